@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test suite: Go unit/conformance/integration tests, then the
+# end-to-end suites in real editors (VS Code via code-server + Chromium,
+# Neovim 0.7/0.10/0.12, Emacs Eglot, Vim ALE). Each editor suite installs
+# what it needs (apt/npm, cached under /opt/dsh-ci) on a fresh Debian 12
+# machine, so this one command is all the set-up a new machine needs.
+#
+# DSH_SKIP_E2E=1 runs only the Go tests.
+set -uo pipefail
+cd "$(dirname "$0")"
+export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
+
+failed=()
+step() {
+	local name=$1
+	shift
+	echo
+	echo "==> $name"
+	local start=$SECONDS
+	if "$@"; then
+		echo "==> $name: ok ($((SECONDS - start)) s)"
+	else
+		echo "==> $name: FAILED ($((SECONDS - start)) s)"
+		failed+=("$name")
+	fi
+}
+
+step "go vet" go vet ./...
+step "go test" go test -count=1 ./...
+step "go test -race (server, core)" go test -count=1 -race ./lsp/... ./reference/... ./sessionstore/...
+
+if [ "${DSH_SKIP_E2E:-}" != 1 ]; then
+	for suite in editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
+		if [ -x "$suite" ]; then
+			step "$suite" "$suite"
+		else
+			echo "==> $suite: missing"
+			failed+=("$suite (missing)")
+		fi
+	done
+fi
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "all test suites passed"
