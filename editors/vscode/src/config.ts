@@ -1,0 +1,176 @@
+// Pure helpers for locating dsh-lsp and building the server settings object; no `vscode`
+// import, so they are unit-tested with plain Node.
+import * as path from 'path';
+
+/** Where the server binary was found, for messages. */
+export type ServerOrigin = 'setting' | 'bundled' | 'path';
+
+/** The resolved server, or why none was found. */
+export type ServerResolution =
+  | { command: string; origin: ServerOrigin }
+  | { error: string };
+
+/** File-system checks resolveServer needs (injected so tests need no real files). */
+export interface FsProbe {
+  /** isExecutable reports whether p is an existing regular file the user may run. */
+  isExecutable(p: string): boolean;
+  /** exists reports whether p exists at all. */
+  exists(p: string): boolean;
+}
+
+/** The binary name on this platform. */
+export function binaryName(platform: string): string {
+  return platform === 'win32' ? 'dsh-lsp.exe' : 'dsh-lsp';
+}
+
+/** bundledServerPath is where the .vsix carries a server: bin/<platform>-<arch>/dsh-lsp. */
+export function bundledServerPath(extensionPath: string, platform: string, arch: string): string {
+  return path.join(extensionPath, 'bin', `${platform}-${arch}`, binaryName(platform));
+}
+
+/**
+ * resolveServer picks the dsh-lsp binary: the `dsh.serverPath` setting, else the binary
+ * bundled for this platform, else `dsh-lsp` on PATH. The error explains the fix.
+ */
+export function resolveServer(opts: {
+  serverPath: string;
+  extensionPath: string;
+  platform: string;
+  arch: string;
+  envPath: string;
+  fs: FsProbe;
+}): ServerResolution {
+  const setting = expandHome(opts.serverPath.trim(), undefined);
+  if (setting !== '') {
+    if (opts.fs.isExecutable(setting)) {
+      return { command: setting, origin: 'setting' };
+    }
+    const why = opts.fs.exists(setting) ? 'is not an executable file' : 'does not exist';
+    return {
+      error: `The setting dsh.serverPath points to ${setting}, which ${why}. ` +
+        'Fix the path (or clear the setting to use the bundled server or dsh-lsp on PATH), then run "dsh: Restart Language Server".',
+    };
+  }
+  const bundled = bundledServerPath(opts.extensionPath, opts.platform, opts.arch);
+  if (opts.fs.isExecutable(bundled)) {
+    return { command: bundled, origin: 'bundled' };
+  }
+  const sep = opts.platform === 'win32' ? ';' : ':';
+  for (const dir of opts.envPath.split(sep)) {
+    if (dir === '') {
+      continue;
+    }
+    const candidate = path.join(dir, binaryName(opts.platform));
+    if (opts.fs.isExecutable(candidate)) {
+      return { command: candidate, origin: 'path' };
+    }
+  }
+  return {
+    error: `dsh-lsp was not found: this extension carries no server for ${opts.platform}-${opts.arch} and dsh-lsp is not on PATH. ` +
+      'Install it (go install github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp@latest) or set dsh.serverPath to the binary, then run "dsh: Restart Language Server".',
+  };
+}
+
+/** expandHome expands a leading `~` and `${workspaceFolder}` in a path setting. */
+export function expandHome(p: string, workspaceFolder: string | undefined, home = process.env.HOME ?? ''): string {
+  let out = p;
+  if (home !== '' && (out === '~' || out.startsWith('~/'))) {
+    out = home + out.slice(1);
+  }
+  if (workspaceFolder !== undefined) {
+    out = out.split('${workspaceFolder}').join(workspaceFolder);
+  }
+  return out;
+}
+
+/** The settings object of CONTRACT.md §2 (all keys optional). */
+export interface ServerSettings {
+  sessionsDir?: string;
+  target?: { sessionId?: string; cwd?: string };
+  maxReferences?: number;
+  candidateLimit?: number;
+  maxReferenceBytes?: number;
+}
+
+/**
+ * serverSettings builds the object sent as initializationOptions and as
+ * didChangeConfiguration {settings: {dsh: …}} from the `dsh.*` configuration. Unset
+ * (empty / null) values are left out so the server applies its defaults; values are passed
+ * through unchanged otherwise, so the server reports invalid ones by key.
+ */
+export function serverSettings(get: (key: string) => unknown, workspaceFolder: string | undefined): ServerSettings {
+  const out: ServerSettings = {};
+  const dir = get('sessionsDir');
+  if (typeof dir === 'string' && dir.trim() !== '') {
+    let p = expandHome(dir.trim(), workspaceFolder);
+    if (workspaceFolder !== undefined && !path.isAbsolute(p)) {
+      p = path.join(workspaceFolder, p);
+    }
+    out.sessionsDir = p;
+  }
+  for (const key of ['maxReferences', 'candidateLimit', 'maxReferenceBytes'] as const) {
+    const v = get(key);
+    if (v !== null && v !== undefined && v !== '') {
+      out[key] = v as number;
+    }
+  }
+  const target = get('target');
+  if (target !== null && typeof target === 'object') {
+    const t = target as { sessionId?: unknown; cwd?: unknown };
+    const clean: { sessionId?: string; cwd?: string } = {};
+    if (typeof t.sessionId === 'string' && t.sessionId !== '') {
+      clean.sessionId = t.sessionId;
+    }
+    if (typeof t.cwd === 'string' && t.cwd !== '') {
+      clean.cwd = expandHome(t.cwd, workspaceFolder);
+    }
+    if (clean.sessionId !== undefined || clean.cwd !== undefined) {
+      out.target = clean;
+    }
+  }
+  return out;
+}
+
+/** A document filter as vscode.DocumentFilter (structural). */
+export interface DocFilter {
+  language?: string;
+  scheme?: string;
+  pattern?: string;
+}
+
+/** The documents dsh-lsp always attaches to. */
+export const builtinSelector: DocFilter[] = [
+  { scheme: 'chatSessionInput' },
+  { language: 'dsh-chat' },
+  { language: 'prompt' },
+];
+
+/**
+ * documentSelector returns the built-in filters plus the user's `dsh.documentSelector`
+ * entries (language ids or filter objects); malformed entries are returned in `invalid`.
+ */
+export function documentSelector(user: unknown): { selector: DocFilter[]; invalid: unknown[] } {
+  const selector = [...builtinSelector];
+  const invalid: unknown[] = [];
+  for (const entry of Array.isArray(user) ? user : []) {
+    if (typeof entry === 'string' && entry !== '') {
+      selector.push({ language: entry });
+      continue;
+    }
+    if (entry !== null && typeof entry === 'object') {
+      const f: DocFilter = {};
+      for (const k of ['language', 'scheme', 'pattern'] as const) {
+        const v = (entry as Record<string, unknown>)[k];
+        if (typeof v === 'string' && v !== '') {
+          f[k] = v;
+        }
+      }
+      if (Object.keys(f).length > 0) {
+        selector.push(f);
+        continue;
+      }
+    }
+    invalid.push(entry);
+  }
+  return { selector, invalid };
+}
