@@ -1,0 +1,288 @@
+package reference
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Reference is one session reference handed to Prepare: a session id and
+// an optional label (nil means the id is the label; "" is a valid label).
+type Reference struct {
+	SessionID string
+	Label     *string
+}
+
+// Prepared is the outcome of preparing a message's references.
+type Prepared struct {
+	// References are the normalized references: deduplicated (the first
+	// occurrence's label wins), labels resolved, in input order.
+	References []ParsedReference
+	// ContextMessage is nil when there is no reference.
+	ContextMessage *ContextMessage
+	// Data holds each reference's tag-safe data object, in order: the
+	// pieces of the prompt's JSON array (each one within the byte budget).
+	Data [][]byte
+}
+
+// PreparedText is the result of preparing a prompt text.
+type PreparedText struct {
+	// Content is the readable text (each mention replaced by @label).
+	Content string `json:"content"`
+	// References are deduplicated, in first-mention order.
+	References []ParsedReference `json:"references"`
+	// ContextMessage is nil when the text has no reference.
+	ContextMessage *ContextMessage `json:"contextMessage,omitempty"`
+}
+
+// PrepareText parses text (ParseText) and prepares its references: the
+// readable content plus the exact dsh context message.
+func (s *Service) PrepareText(ctx context.Context, target Target, text string) (*PreparedText, error) {
+	parsed, err := ParseText(text)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]Reference, len(parsed.References))
+	for i := range parsed.References {
+		refs[i] = Reference{SessionID: parsed.References[i].SessionID, Label: &parsed.References[i].Label}
+	}
+	prepared, err := s.Prepare(ctx, target, refs)
+	if err != nil {
+		return nil, err
+	}
+	return &PreparedText{Content: parsed.Text, References: prepared.References, ContextMessage: prepared.ContextMessage}, nil
+}
+
+// Prepare implements dsh prepare(agent, content, references, signal) for
+// typed references (conformance §7; the content is the caller's and is not
+// touched). See PrepareJSON for the exact order of checks.
+func (s *Service) Prepare(ctx context.Context, target Target, refs []Reference) (*Prepared, error) {
+	n := s.newNormalizer(target)
+	for _, ref := range refs {
+		label := ref.SessionID
+		if ref.Label != nil {
+			label = *ref.Label
+		}
+		if err := n.add(ref.SessionID, label); err != nil {
+			return nil, err
+		}
+	}
+	return s.prepareNormalized(ctx, n)
+}
+
+// PrepareJSON implements dsh prepare for references given as raw JSON
+// values, validated the way dsh validates untrusted input:
+//
+//  1. Normalize in order; the first bad item decides the error: a non-object
+//     (INVALID_REFERENCE "session reference must be an object"), an array or
+//     an object without a string sessionId or with a non-string label
+//     (INVALID_REFERENCE "session reference must contain a string sessionId
+//     and optional string label"), the target's own id (SELF_REFERENCE).
+//     Repeated ids are skipped (first label wins); then more than
+//     maxReferences distinct ids is TOO_MANY, and nothing is read.
+//  2. No reference: an empty result, even when ctx is already cancelled.
+//  3. ctx already cancelled: CANCELLED.
+//  4. Every distinct source is read once, in parallel; the first failure
+//     fails the call (READ_FAILED, or CANCELLED when ctx is done), and a
+//     cancellation while reads are pending returns CANCELLED at once.
+//  5. Each source is projected and retained in input order;
+//     BUDGET_EXCEEDED when one cannot fit, with no partial result.
+func (s *Service) PrepareJSON(ctx context.Context, target Target, items []json.RawMessage) (*Prepared, error) {
+	n := s.newNormalizer(target)
+	for _, item := range items {
+		id, label, err := referenceFromJSON(item)
+		if err != nil {
+			return nil, err
+		}
+		if err := n.add(id, label); err != nil {
+			return nil, err
+		}
+	}
+	return s.prepareNormalized(ctx, n)
+}
+
+// RetainOne reads one session and retains it as a reference with the given
+// label would be: the tag-safe data object (what the reference adds to the
+// prompt's JSON array) and its stats (InputIndex 0). Errors are those of
+// Prepare (READ_FAILED, CANCELLED, BUDGET_EXCEEDED).
+func (s *Service) RetainOne(ctx context.Context, sessionID, label string) ([]byte, ReferenceStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, ReferenceStats{}, errCancelled(err)
+	}
+	surfaces, err := s.readSurfaces(ctx, []string{sessionID})
+	if err != nil {
+		return nil, ReferenceStats{}, err
+	}
+	retained, err := Retain(surfaces[0], label, s.config.MaxReferenceBytes)
+	if err != nil {
+		return nil, ReferenceStats{}, err
+	}
+	ref := ParsedReference{SessionID: sessionID, Label: label}
+	return retained.Data.AppendJSON(nil), newReferenceStats(ref, retained, 0), nil
+}
+
+// normalizer accumulates references in order with dsh's checks.
+type normalizer struct {
+	target Target
+	seen   map[string]bool
+	refs   []ParsedReference
+}
+
+func (s *Service) newNormalizer(target Target) *normalizer {
+	return &normalizer{target: target, seen: make(map[string]bool)}
+}
+
+// add checks one valid reference: self-reference fails at once, a repeated
+// id is skipped.
+func (n *normalizer) add(id, label string) error {
+	if n.target.isSelf(id) {
+		return newError(CodeSelfReference, "session "+quoteJS(id)+" cannot reference itself", nil)
+	}
+	if n.seen[id] {
+		return nil
+	}
+	n.seen[id] = true
+	n.refs = append(n.refs, ParsedReference{SessionID: id, Label: label})
+	return nil
+}
+
+// prepareNormalized runs the steps after normalization.
+func (s *Service) prepareNormalized(ctx context.Context, n *normalizer) (*Prepared, error) {
+	refs := n.refs
+	if int64(len(refs)) > s.config.MaxReferences {
+		return nil, newError(CodeTooMany, "a message may reference at most "+strconv.FormatInt(s.config.MaxReferences, 10)+" sessions", nil)
+	}
+	if len(refs) == 0 {
+		return &Prepared{References: []ParsedReference{}}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errCancelled(err)
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.SessionID
+	}
+	surfaces, err := s.readSurfaces(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	stats := make([]ReferenceStats, len(refs))
+	data := make([][]byte, len(refs))
+	for i, ref := range refs {
+		retained, err := Retain(surfaces[i], ref.Label, s.config.MaxReferenceBytes)
+		if err != nil {
+			return nil, err
+		}
+		stats[i] = newReferenceStats(ref, retained, i)
+		data[i] = retained.Data.AppendJSON(nil)
+	}
+	return &Prepared{References: refs, ContextMessage: NewContextMessage(stats, BuildPrompt(data)), Data: data}, nil
+}
+
+// readSurfaces reads every id in parallel, one ReadSurface each, and fails
+// fast: the first failure ends the call (the other reads are cancelled), and
+// a cancelled ctx ends it at once without waiting for pending reads.
+func (s *Service) readSurfaces(ctx context.Context, ids []string) ([]*Surface, error) {
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops reads still running after a failure
+	type result struct {
+		index   int
+		surface *Surface
+		err     error
+	}
+	results := make(chan result, len(ids))
+	for i, id := range ids {
+		go func() {
+			surface, err := s.source.ReadSurface(readCtx, id)
+			if err == nil && surface == nil {
+				err = fmt.Errorf("session %s: the store returned no surface", quoteJS(id))
+			}
+			results <- result{i, surface, err}
+		}()
+	}
+	surfaces := make([]*Surface, len(ids))
+	for range ids {
+		select {
+		case <-ctx.Done():
+			return nil, errCancelled(ctx.Err())
+		case r := <-results:
+			if r.err != nil {
+				if err := ctx.Err(); err != nil {
+					return nil, errCancelled(err)
+				}
+				return nil, newError(CodeReadFailed, "failed to read referenced session: "+r.err.Error(), r.err)
+			}
+			surfaces[r.index] = r.surface
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errCancelled(err)
+	}
+	return surfaces, nil
+}
+
+// Messages of the reference shape checks.
+const (
+	msgReferenceNotObject = "session reference must be an object"
+	msgReferenceShape     = "session reference must contain a string sessionId and optional string label"
+)
+
+// referenceFromJSON validates one raw reference as dsh does with JS
+// property access: an object (arrays are objects in JS but have no string
+// sessionId) with a string sessionId and, when the key is present, a string
+// label. Extra keys are ignored; the last duplicate key wins.
+func referenceFromJSON(item json.RawMessage) (id, label string, err error) {
+	i := jsonSkipSpace(item, 0)
+	if i >= len(item) || (item[i] != '{' && item[i] != '[') {
+		return "", "", newError(CodeInvalidReference, msgReferenceNotObject, nil)
+	}
+	if item[i] == '[' {
+		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
+	}
+	var rawID, rawLabel []byte
+	if jsonMembers(item, func(key, value []byte) {
+		switch {
+		case jsonKeyIs(key, "sessionId"):
+			rawID = value
+		case jsonKeyIs(key, "label"):
+			rawLabel = value
+		}
+	}) != nil {
+		return "", "", newError(CodeInvalidReference, msgReferenceNotObject, nil)
+	}
+	id, ok := jsonString(rawID)
+	if !ok {
+		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
+	}
+	if rawLabel == nil {
+		return id, id, nil
+	}
+	label, ok = jsonString(rawLabel)
+	if !ok {
+		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
+	}
+	return id, label, nil
+}
+
+// quoteJS is JS JSON.stringify of a string: the tag-safe encoding with its
+// \u003c escapes turned back into "<".
+func quoteJS(s string) string {
+	safe := AppendTagSafeString(nil, s)
+	out := make([]byte, 0, len(safe))
+	for i := 0; i < len(safe); i++ {
+		c := safe[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+5 < len(safe) && string(safe[i+1:i+6]) == "u003c" {
+			out = append(out, '<')
+			i += 5
+			continue
+		}
+		out = append(out, c, safe[i+1])
+		i++
+	}
+	return string(out)
+}
