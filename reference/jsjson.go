@@ -694,3 +694,20 @@ func decodeUTF8Lossy(b []byte) string {
 	}
 	return string(out)
 }
+
+// String names the JSON type: null, boolean, number, string, array or object.
+func (k jsvKind) String() string {
+	switch k {
+	case jsvNull:
+		return "null"
+	case jsvBool:
+		return "boolean"
+	case jsvNumber:
+		return "number"
+	case jsvString:
+		return "string"
+	case jsvArray:
+		return "array"
+	}
+	return "object"
+}
