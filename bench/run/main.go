@@ -1,0 +1,478 @@
+// Command run is the dsh-lsp benchmark driver. It generates stores with
+// bench/workload (kept under -work between runs), drives the real dsh-lsp
+// binary over stdio and reports:
+//
+//   - completion on stores of 1k / 10k sessions: time from process start to
+//     the first completion answer and to the first complete one (no cache,
+//     and after a restart with the cache), the latency of the first request,
+//     warm p50/p99 over many requests, $/progress count, peak RSS;
+//   - prepare with 1 and 3 sources of 4 MB / 20 MB / 200 MB / 2 GB: time per
+//     dsh/prepare, peak RSS of the server, and the floor (read + JSON-decode
+//     of the same bytes with a plain line loop).
+//
+// Latencies are request round trips over the stdio pipe, measured in the
+// driver: server-side time plus about 0.1 ms of framing and pipe transfer.
+//
+//	go run ./bench/run -sessions 1000,10000 -sizes 4MB,20MB,200MB,2GB
+//
+// Large stores (>= 1 GB) are deleted after use unless -keep.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf16"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+)
+
+type config struct {
+	bin, work   string
+	compression workload.Compression
+	warm        int
+	restarts    int
+	prepRuns    int
+	keep        bool
+	sources3Big bool
+}
+
+func main() {
+	var (
+		cfg      config
+		sessions = flag.String("sessions", "1000,10000", "completion store sizes (sessions), comma-separated; empty to skip")
+		sizes    = flag.String("sizes", "4MB,20MB,200MB,2GB", "prepare source sizes, comma-separated; empty to skip")
+		comp     = flag.String("compression", "zstd", "store encoding: none or zstd")
+		out      = flag.String("out", "", "results JSON file (default WORK/results-<compression>.json)")
+	)
+	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
+	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
+	flag.IntVar(&cfg.warm, "warm", 1000, "warm completion requests per store")
+	flag.IntVar(&cfg.restarts, "restarts", 5, "restarts measured with the cache (and min(2, restarts) without)")
+	flag.IntVar(&cfg.prepRuns, "prepare-runs", 3, "prepare requests per case (the first is also reported alone)")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep stores of 1 GB and more")
+	flag.BoolVar(&cfg.sources3Big, "three-big", false, "also run 3 sources at sizes >= 1 GB (needs 3x disk)")
+	flag.Parse()
+	cfg.compression = workload.Compression(*comp)
+	must(os.MkdirAll(cfg.work, 0o755))
+	if cfg.bin == "" {
+		cfg.bin = filepath.Join(cfg.work, "dsh-lsp")
+		build := exec.Command("go", "build", "-o", cfg.bin, "./cmd/dsh-lsp")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		must(build.Run())
+	}
+	if *out == "" {
+		*out = filepath.Join(cfg.work, "results-"+string(cfg.compression)+".json")
+	}
+	res := results{Machine: machine(), Compression: string(cfg.compression), Date: time.Now().UTC().Format(time.RFC3339)}
+	for _, f := range splitList(*sessions) {
+		n, err := strconv.Atoi(f)
+		must(err)
+		r, err := runCompletion(cfg, n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "completion", n, ":", err)
+			r.Error = err.Error()
+		}
+		res.Completion = append(res.Completion, r)
+		save(*out, res)
+	}
+	for _, f := range splitList(*sizes) {
+		size, err := parseSize(f)
+		must(err)
+		rs, err := runPrepare(cfg, f, size)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "prepare", f, ":", err)
+		}
+		res.Prepare = append(res.Prepare, rs...)
+		save(*out, res)
+	}
+	printTable(os.Stdout, res)
+}
+
+type results struct {
+	Machine     map[string]string `json:"machine"`
+	Compression string            `json:"compression"`
+	Date        string            `json:"date"`
+	Completion  []completionResult
+	Prepare     []prepareResult
+}
+
+type startResult struct {
+	FirstAnswerMs   float64 `json:"firstAnswerMs"`   // spawn -> first completion answer
+	FirstCompleteMs float64 `json:"firstCompleteMs"` // spawn -> first answer with isIncomplete false
+	FirstLatencyMs  float64 `json:"firstLatencyMs"`  // round trip of the first completion request
+	FirstIncomplete bool    `json:"firstIncomplete"`
+	Progress        int     `json:"progress"`
+	PeakRSS         int64   `json:"peakRSS"`
+}
+
+type completionResult struct {
+	Sessions  int           `json:"sessions"`
+	FileBytes int64         `json:"fileBytes"`
+	NoCache   []startResult `json:"noCache"`
+	Cache     []startResult `json:"cache"`
+	WarmP50Ms float64       `json:"warmP50Ms"`
+	WarmP99Ms float64       `json:"warmP99Ms"`
+	WarmMaxMs float64       `json:"warmMaxMs"`
+	PerQuery  map[string][2]float64
+	Items     map[string]int
+	PeakRSS   int64  `json:"peakRSS"`
+	Error     string `json:"error,omitempty"`
+}
+
+type prepareResult struct {
+	Size       string  `json:"size"`
+	Sources    int     `json:"sources"`
+	PlainBytes int64   `json:"plainBytes"`
+	FileBytes  int64   `json:"fileBytes"`
+	FirstMs    float64 `json:"firstMs"`
+	BestMs     float64 `json:"bestMs"`
+	FloorMs    float64 `json:"floorMs"`
+	FloorRead  float64 `json:"floorReadMs"`
+	PeakRSS    int64   `json:"peakRSS"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// store generates (or reuses) a store and returns its root and manifest.
+func store(cfg config, name string, opts workload.Options) (string, []workload.Info, error) {
+	root := filepath.Join(cfg.work, "stores", name)
+	stamp := root + ".manifest.json"
+	if data, err := os.ReadFile(stamp); err == nil {
+		var infos []workload.Info
+		if json.Unmarshal(data, &infos) == nil {
+			return root, infos, nil
+		}
+	}
+	os.RemoveAll(root)
+	fmt.Fprintf(os.Stderr, "run: generating %s ...\n", name)
+	start := time.Now()
+	infos, err := workload.Generate(root, opts, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(os.Stderr, "run: generated %s in %.1fs\n", name, time.Since(start).Seconds())
+	data, _ := json.Marshal(infos)
+	return root, infos, os.WriteFile(stamp, data, 0o644)
+}
+
+func removeStore(cfg config, name string) {
+	root := filepath.Join(cfg.work, "stores", name)
+	os.RemoveAll(root)
+	os.Remove(root + ".manifest.json")
+}
+
+var queries = []string{"", "proj", "project-007", "界", "migration", "zzzz-nomatch"}
+
+// queryDoc returns the document text with one "@query" per line.
+func queryDoc(extra []string) (string, []string) {
+	qs := append(append([]string(nil), queries...), extra...)
+	lines := make([]string, len(qs))
+	for i, q := range qs {
+		lines[i] = "@" + q
+	}
+	return strings.Join(lines, "\n") + "\n", qs
+}
+
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
+
+// startAndComplete starts a server, opens the query document and polls
+// completion on the first query until an answer is complete.
+func startAndComplete(cfg config, root, cacheDir, logPath, text string) (*server, startResult, error) {
+	var r startResult
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	s, err := startServer(cfg.bin, []string{"--sessions", root, "--log-level", "warn"}, cacheDir, logPath)
+	if err != nil {
+		return nil, r, err
+	}
+	if err := s.initialize(ctx, root, "/home/alice/work/project-000"); err != nil {
+		s.stop()
+		return nil, r, err
+	}
+	uri := "file:///bench/query.md"
+	if err := s.open(uri, text); err != nil {
+		s.stop()
+		return nil, r, err
+	}
+	// Query "proj" (line 1) matches every session: it needs every title.
+	for first := true; ; first = false {
+		t0 := time.Now()
+		_, incomplete, err := s.completion(ctx, uri, 1, utf16Len("@proj"))
+		if err != nil {
+			s.stop()
+			return nil, r, err
+		}
+		if first {
+			r.FirstLatencyMs = ms(time.Since(t0))
+			r.FirstAnswerMs = ms(time.Since(s.started))
+			r.FirstIncomplete = incomplete
+		}
+		if !incomplete {
+			r.FirstCompleteMs = ms(time.Since(s.started))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.mu.Lock()
+	r.Progress = s.progress
+	s.mu.Unlock()
+	r.PeakRSS = s.peakRSS()
+	return s, r, nil
+}
+
+func runCompletion(cfg config, n int) (completionResult, error) {
+	res := completionResult{Sessions: n, PerQuery: map[string][2]float64{}, Items: map[string]int{}}
+	name := fmt.Sprintf("%s-s%d", cfg.compression, n)
+	root, infos, err := store(cfg, name, workload.Options{
+		Sessions: n, CWDs: max(n/50, 2), Compression: cfg.compression, Multibyte: 0.2,
+		Compactions: 1, NoCWD: 0.05, Seed: int64(n),
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, in := range infos {
+		res.FileBytes += in.File
+	}
+	text, qs := queryDoc([]string{infos[len(infos)/2].ID[:8]})
+	logs := filepath.Join(cfg.work, "logs")
+	os.MkdirAll(logs, 0o755)
+	// No cache: a fresh cache directory per start.
+	for i := 0; i < min(2, cfg.restarts); i++ {
+		cache := filepath.Join(cfg.work, "cache-empty")
+		os.RemoveAll(cache)
+		os.MkdirAll(cache, 0o755)
+		s, r, err := startAndComplete(cfg, root, cache, filepath.Join(logs, name+"-nocache.log"), text)
+		if err != nil {
+			return res, err
+		}
+		s.stop()
+		res.NoCache = append(res.NoCache, r)
+		os.RemoveAll(cache)
+	}
+	// With the cache: prime it once, then measure restarts.
+	cache := filepath.Join(cfg.work, "cache-"+name)
+	os.RemoveAll(cache)
+	os.MkdirAll(cache, 0o755)
+	s, _, err := startAndComplete(cfg, root, cache, filepath.Join(logs, name+"-prime.log"), text)
+	if err != nil {
+		return res, err
+	}
+	s.stop()
+	for i := 0; i < cfg.restarts; i++ {
+		s, r, err := startAndComplete(cfg, root, cache, filepath.Join(logs, name+"-cache.log"), text)
+		if err != nil {
+			return res, err
+		}
+		res.Cache = append(res.Cache, r)
+		if i < cfg.restarts-1 {
+			s.stop()
+			continue
+		}
+		// Warm: the last process answers many requests.
+		ctx := context.Background()
+		uri := "file:///bench/query.md"
+		var all []time.Duration
+		per := map[string][]time.Duration{}
+		for k := 0; k < cfg.warm; k++ {
+			line := k % len(qs)
+			t0 := time.Now()
+			items, _, err := s.completion(ctx, uri, line, utf16Len("@"+qs[line]))
+			d := time.Since(t0)
+			if err != nil {
+				s.stop()
+				return res, err
+			}
+			all = append(all, d)
+			per[qs[line]] = append(per[qs[line]], d)
+			res.Items[qs[line]] = items
+		}
+		res.WarmP50Ms, res.WarmP99Ms, res.WarmMaxMs = pct(all, 50), pct(all, 99), pct(all, 100)
+		for q, ds := range per {
+			res.PerQuery[q] = [2]float64{pct(ds, 50), pct(ds, 99)}
+		}
+		res.PeakRSS = s.peakRSS()
+		s.stop()
+	}
+	os.RemoveAll(cache)
+	return res, nil
+}
+
+func runPrepare(cfg config, label string, size int64) ([]prepareResult, error) {
+	big := size >= 1<<30
+	nsrc := 3
+	if big && !cfg.sources3Big {
+		nsrc = 1
+	}
+	name := fmt.Sprintf("%s-src%s-x%d", cfg.compression, strings.ToLower(label), nsrc)
+	if big {
+		if err := checkDisk(cfg.work, size*int64(nsrc)); err != nil {
+			return nil, err
+		}
+	}
+	root, infos, err := store(cfg, name, workload.Options{
+		Sessions: nsrc, CWDs: 1, Size: size, Compression: cfg.compression, Multibyte: 0.2,
+		Compactions: 2, Seed: size,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if big && !cfg.keep {
+		defer removeStore(cfg, name)
+	}
+	var out []prepareResult
+	for _, k := range []int{1, 3} {
+		if k > nsrc {
+			continue
+		}
+		r := prepareResult{Size: label, Sources: k}
+		var paths []string
+		var mentions []string
+		for i, in := range infos[:k] {
+			r.PlainBytes += in.Plain
+			r.FileBytes += in.File
+			paths = append(paths, in.Path)
+			mentions = append(mentions, fmt.Sprintf("@[src%d](%s)", i, uri(in.ID)))
+		}
+		runs := cfg.prepRuns
+		if big {
+			runs = 1
+		}
+		if err := measurePrepare(cfg, root, name, strings.Join(mentions, " and ")+" please", runs, &r); err != nil {
+			r.Error = err.Error()
+		}
+		fr := min(runs, 3)
+		best, err := bestFloor(paths, workload.FloorDecode, fr)
+		if err != nil {
+			return out, err
+		}
+		r.FloorMs = ms(best)
+		if best, err = bestFloor(paths, workload.FloorRead, fr); err == nil {
+			r.FloorRead = ms(best)
+		}
+		out = append(out, r)
+		fmt.Fprintf(os.Stderr, "run: prepare %s x%d: first %.0f ms, best %.0f ms, floor %.0f ms, rss %d MB\n",
+			label, k, r.FirstMs, r.BestMs, r.FloorMs, r.PeakRSS>>20)
+	}
+	return out, nil
+}
+
+func measurePrepare(cfg config, root, name, text string, runs int, r *prepareResult) error {
+	cache := filepath.Join(cfg.work, "cache-"+name)
+	os.MkdirAll(cache, 0o755)
+	defer os.RemoveAll(cache)
+	doc, _ := queryDoc(nil)
+	s, _, err := startAndComplete(cfg, root, cache, filepath.Join(cfg.work, "logs", name+".log"), doc)
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	for i := 0; i < runs; i++ {
+		t0 := time.Now()
+		_, err := s.call(ctx, "dsh/prepare", map[string]any{"text": text, "target": map[string]any{"cwd": "/bench"}})
+		d := ms(time.Since(t0))
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			r.FirstMs, r.BestMs = d, d
+		}
+		r.BestMs = min(r.BestMs, d)
+	}
+	r.PeakRSS = s.peakRSS()
+	return nil
+}
+
+func bestFloor(paths []string, mode workload.FloorMode, runs int) (time.Duration, error) {
+	var best time.Duration
+	for i := 0; i < max(runs, 1); i++ {
+		fr, err := workload.Floor(paths, mode)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || fr.Elapsed < best {
+			best = fr.Elapsed
+		}
+	}
+	return best, nil
+}
+
+// uri is dsh-session:<base64url(JSON.stringify(id))> for ids that need no
+// JSON escaping (generated UUIDs).
+func uri(id string) string {
+	return "dsh-session:" + base64.RawURLEncoding.EncodeToString([]byte(`"`+id+`"`))
+}
+
+func checkDisk(dir string, need int64) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return err
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if free < need+(10<<30) {
+		return fmt.Errorf("not enough disk in %s: %d GB free, need %d GB + 10 GB headroom", dir, free>>30, need>>30)
+	}
+	return nil
+}
+
+func pct(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return ms(s[min(i, len(s)-1)])
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseSize(s string) (int64, error) {
+	u := strings.ToUpper(s)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if v, ok := strings.CutSuffix(u, suf.s); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			return int64(n * float64(suf.m)), err
+		}
+	}
+	return strconv.ParseInt(u, 10, 64)
+}
+
+func save(path string, res results) {
+	data, _ := json.MarshalIndent(res, "", "  ")
+	os.WriteFile(path, data, 0o644)
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
+		os.Exit(1)
+	}
+}
