@@ -1,47 +1,471 @@
 // Package sessionstore reads real dsh session stores (raw and zstd JSONL)
 // and implements reference.Source over them, read-only.
+//
+// The pipeline follows docs/spec dsh-session-format §1–§9: header-only
+// discovery, raw/zstd log scanning with dsh's torn-tail rules (ScanRaw,
+// ScanZstd, LineScanner), the legacy upgrade, validation and crash closers
+// (LoadLog), the surface fold and the latest-title fold. Memory runs the
+// same pipeline over in-memory logs for tests.
+//
+// Read-only by construction: files are opened with os.Open (O_RDONLY);
+// nothing is written, locked, renamed or created under a root.
+//
+// Availability over strictness (spec Q6): dsh fails the whole listing on
+// one bad directory (identity mismatch, duplicate id, other-suffix or flat
+// transcript, unreadable header frame, retired header fields). This package
+// instead skips that one session and remembers why (Listing.Problems); a
+// session whose header cannot be read is not listed. ReadSurface and
+// ReadTitles look a session up by its directory, not through the listing,
+// so such a session reports its own error class (corrupt, unsupported,
+// I/O) instead of dsh's "not found".
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
-var errPending = errors.New("sessionstore: not implemented yet")
-
 // Store reads one store root. It never writes, locks or renames anything
-// under the root.
+// under the root. It is safe for concurrent use.
 type Store struct {
 	root string
+	// enc is the configured encoding; 0 means detect per listing.
+	enc Encoding
 }
 
 var _ reference.Source = (*Store)(nil)
 
-// Open returns a Store over root. The root need not exist yet (a missing
-// root lists no sessions).
+// Open returns a Store over root that detects the encoding from the files
+// present (zstd when any session.jsonl.zstd exists, else raw). The root
+// need not exist yet (a missing root lists no sessions).
 func Open(root string) (*Store, error) { return &Store{root: root}, nil }
+
+// OpenEncoding returns a Store that reads only enc's transcripts (dsh's
+// compression setting); sessions in the other encoding are reported as
+// problems.
+func OpenEncoding(root string, enc Encoding) (*Store, error) {
+	if enc != Raw && enc != Zstd {
+		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
+	}
+	return &Store{root: root, enc: enc}, nil
+}
 
 // Root returns the store root directory.
 func (s *Store) Root() string { return s.root }
 
-// ListSessions implements reference.Source.
-func (s *Store) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
-	return nil, errPending
+// Listing is the result of discovery: the listed headers (in listSessions
+// order) and the sessions that were skipped, with why.
+type Listing struct {
+	Encoding Encoding
+	Headers  []reference.SessionHeader
+	// Paths maps a listed id to its transcript path.
+	Paths map[string]string
+	// Problems are per-session failures (each an *Error when the id is
+	// known, else an error naming the path).
+	Problems []error
 }
 
-// ReadTitles implements reference.Source.
-func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
-	return nil, errPending
+// ListSessions implements reference.Source.
+func (s *Store) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	l, err := s.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Headers, nil
+}
+
+// Discover lists the store header-only (spec §1.3) without failing on one
+// bad session.
+func (s *Store) Discover(ctx context.Context) (*Listing, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	projects, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Listing{Encoding: s.encodingOr(Zstd), Paths: map[string]string{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: listing root %s: %w", s.root, err)
+	}
+	type candidate struct{ dir, raw, zst string }
+	var cands []candidate
+	var problems []error
+	haveZstd := false
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(s.root, p.Name())
+		entries, err := os.ReadDir(pdir)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("sessionstore: listing project directory %s: %w", pdir, err))
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() {
+				if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd") {
+					problems = append(problems, fmt.Errorf("sessionstore: %s: obsolete flat session file (ignored)", filepath.Join(pdir, name)))
+				}
+				continue
+			}
+			c := candidate{dir: filepath.Join(pdir, name)}
+			if exists(filepath.Join(c.dir, Raw.FileName())) {
+				c.raw = filepath.Join(c.dir, Raw.FileName())
+			}
+			if exists(filepath.Join(c.dir, Zstd.FileName())) {
+				c.zst = filepath.Join(c.dir, Zstd.FileName())
+				haveZstd = true
+			}
+			if c.raw != "" || c.zst != "" {
+				cands = append(cands, c)
+			}
+		}
+	}
+	enc := s.enc
+	if enc == 0 {
+		enc = Raw
+		if haveZstd {
+			enc = Zstd
+		}
+	}
+	l := &Listing{Encoding: enc, Paths: map[string]string{}}
+	l.Problems = problems
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		path, other := c.raw, c.zst
+		if enc == Zstd {
+			path, other = c.zst, c.raw
+		}
+		if other != "" {
+			l.Problems = append(l.Problems, fmt.Errorf("sessionstore: %s: transcript in the other encoding than the root's %s (ignored; use a separate root per compression mode)", other, enc))
+		}
+		if path == "" {
+			continue
+		}
+		h, err := readHeader(path, enc)
+		if err != nil {
+			if err != errNoHeaderYet {
+				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
+			}
+			continue
+		}
+		if err := s.checkIdentity(h, path, enc); err != nil {
+			l.Problems = append(l.Problems, attach(err, h.ID, path))
+			continue
+		}
+		if _, dup := l.Paths[h.ID]; dup {
+			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
+			continue
+		}
+		l.Paths[h.ID] = path
+		l.Headers = append(l.Headers, h.Reference())
+	}
+	SortHeaders(l.Headers)
+	return l, nil
+}
+
+func (s *Store) encodingOr(def Encoding) Encoding {
+	if s.enc != 0 {
+		return s.enc
+	}
+	return def
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// segmentID best-effort decodes a session directory name to the id it
+// encodes (for error messages about sessions whose header is unreadable).
+func segmentID(seg string) string {
+	if id, ok := DecodeSegment(seg); ok {
+		return id
+	}
+	return seg
+}
+
+// checkIdentity recomputes the header's path (spec §1.3 step 6).
+func (s *Store) checkIdentity(h *Header, path string, enc Encoding) error {
+	if h.ID == "" || (h.CWD != nil && *h.CWD == "") {
+		return corruptf("header id or cwd is empty and cannot name a path")
+	}
+	want, err := SessionPath(s.root, h.CWD, h.ID, enc)
+	if err != nil {
+		return corruptf("header cannot name a path: %v", err)
+	}
+	if want == path {
+		return nil
+	}
+	a, errA := filepath.EvalSymlinks(want)
+	b, errB := filepath.EvalSymlinks(path)
+	if errA == nil && errB == nil && a == b {
+		return nil
+	}
+	return corruptf("header (id %s, cwd %s) belongs at %s", jsQuote(h.ID), cwdString(h.CWD), want)
+}
+
+func cwdString(c *string) string {
+	if c == nil {
+		return "none"
+	}
+	return jsQuote(*c)
+}
+
+// errNoHeaderYet: the header line/frame is not complete yet (a session
+// being created); discovery skips it silently.
+var errNoHeaderYet = errors.New("session header not written yet")
+
+// maxHeaderBytes bounds the header-only read.
+const maxHeaderBytes = 1 << 20
+
+// readHeader reads only a transcript's header (spec §1.3 step 4–5).
+func readHeader(path string, enc Encoding) (*Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &logError{kind: KindIO, msg: "cannot open transcript", err: err}
+	}
+	defer f.Close()
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if enc == Raw {
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+				h, perr := ParseHeader(buf[:i])
+				if perr != nil {
+					return nil, perr
+				}
+				return h, nil
+			}
+		} else if len(buf) > 0 {
+			end, complete, ferr := frameEnd(buf, 0)
+			if ferr != nil {
+				return nil, ferr
+			}
+			if complete {
+				text, derr := decodeFrame(buf[:end])
+				if derr != nil {
+					return nil, derr
+				}
+				if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
+					return nil, backendf("first zstd frame is not exactly one header line")
+				}
+				return ParseHeader(text[:len(text)-1])
+			}
+		}
+		if err == io.EOF {
+			return nil, errNoHeaderYet
+		}
+		if err != nil {
+			return nil, &logError{kind: KindIO, msg: "cannot read transcript header", err: err}
+		}
+		if len(buf) > maxHeaderBytes {
+			return nil, corruptf("no header within the first %d bytes", maxHeaderBytes)
+		}
+	}
+}
+
+// find locates the transcript of id (dsh findLog): every project directory
+// is searched for <project>/<encodeSegment(id)>/.
+func (s *Store) find(id string) (string, Encoding, error) {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return "", 0, notFound(id)
+	}
+	projects, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0, notFound(id)
+	}
+	if err != nil {
+		return "", 0, &Error{Kind: KindIO, SessionID: id, Path: s.root, Msg: "cannot list the store root", Err: err}
+	}
+	var matches []string
+	var encs []Encoding
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		dir := filepath.Join(s.root, p.Name(), seg)
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		raw, zst := exists(filepath.Join(dir, Raw.FileName())), exists(filepath.Join(dir, Zstd.FileName()))
+		enc := s.enc
+		switch {
+		case enc == 0 && zst && raw:
+			return "", 0, &Error{Kind: KindIO, SessionID: id, Path: dir, Msg: "session directory holds both a raw and a zstd transcript"}
+		case enc == 0 && zst:
+			enc = Zstd
+		case enc == 0:
+			enc = Raw
+		}
+		if !exists(filepath.Join(dir, enc.FileName())) {
+			continue
+		}
+		matches = append(matches, filepath.Join(dir, enc.FileName()))
+		encs = append(encs, enc)
+	}
+	switch len(matches) {
+	case 0:
+		return "", 0, notFound(id)
+	case 1:
+		return matches[0], encs[0], nil
+	}
+	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
+}
+
+// readStable reads a file that may be growing: it re-reads until a stat
+// before and after agree (as dsh does), a few times at most; the torn-tail
+// rules make any prefix safe to parse anyway.
+func readStable(path string) ([]byte, error) {
+	var data []byte
+	for attempt := 0; attempt < 4; attempt++ {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		st1, err1 := f.Stat()
+		data, err = io.ReadAll(f)
+		st2, err2 := os.Stat(path)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if err1 == nil && err2 == nil && os.SameFile(st1, st2) && st1.Size() == st2.Size() &&
+			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
+			break
+		}
+	}
+	return data, nil
+}
+
+// Load reads, scans and loads one session (spec §4).
+func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, enc, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readStable(path)
+	if err != nil {
+		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var scan *ScannedLog
+	if enc == Zstd {
+		scan, err = ScanZstd(data)
+	} else {
+		scan, err = ScanRaw(data)
+	}
+	if err != nil {
+		return nil, attach(err, id, path)
+	}
+	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
+		return nil, attach(err, id, path)
+	}
+	log, err := LoadLog(scan, id)
+	return log, attach(err, id, path)
 }
 
 // ReadSurface implements reference.Source.
 func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	return nil, errPending
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return log.SurfaceSnapshot(), nil
 }
 
-// ResolveRoot returns the store root: flag (or setting) when non-empty, else
-// $DSH_HOME/sessions when DSH_HOME is set and not blank, else
-// ~/.dsh/sessions.
-func ResolveRoot(flag string) (string, error) { return flag, errPending }
+// ReadTitle loads one session and folds its latest title (nil when none).
+func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := log.Title()
+	return t, attach(err, id, "")
+}
+
+// ReadTitles implements reference.Source (dsh readTitleSnapshots, spec §8).
+func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	return readTitles(ctx, ids, s.ReadTitle)
+}
+
+// titleConcurrency is dsh's persistedInspectConcurrency.
+const titleConcurrency = 4
+
+// readTitles de-duplicates ids (first occurrence wins), reads at most
+// titleConcurrency titles at a time and returns as soon as ctx is done.
+func readTitles(ctx context.Context, ids []string, read func(context.Context, string) (*Title, error)) ([]reference.TitleResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var unique []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
+		}
+	}
+	results := make([]reference.TitleResult, len(unique))
+	sem := make(chan struct{}, titleConcurrency)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, id := range unique {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				wg.Wait()
+				return
+			}
+			wg.Add(1)
+			go func(i int, id string) {
+				defer func() { <-sem; wg.Done() }()
+				r := reference.TitleResult{SessionID: id}
+				t, err := read(ctx, id)
+				if err != nil {
+					r.Err = err
+				} else if t != nil {
+					title := t.Text()
+					r.Title = &title
+				}
+				results[i] = r
+			}(i, id)
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}

@@ -1,0 +1,202 @@
+// Package golden loads the shared golden cases (testdata/golden/<group>.json,
+// produced by the real dsh TypeScript implementation) and turns their
+// "session fields" into a reference.Source for tests.
+//
+// Sessions given as event shorthands are expanded into current-format
+// events exactly as dsh stores them (the shapes of
+// testdata/golden/jsonl-root/**/session.jsonl, written by real dsh from
+// jsonl-root.write-input.json) and served by sessionstore.Memory, which
+// runs the disk store's own scan/upgrade/validate/fold/title pipeline.
+// A case with jsonlRoot reads that real on-disk store with
+// sessionstore.Store.
+//
+// Cancellation ("preAborted": true): the harness does not abort anything
+// itself; Env.PreAborted reports the flag and Env.Context returns an
+// already-cancelled context for such cases, which the caller passes to the
+// operation under test.
+package golden
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// Case is one golden case.
+type Case struct {
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output"`
+}
+
+// RepoRoot returns the repository root: the nearest directory at or above
+// the working directory that holds go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("golden: working directory: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("golden: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Dir returns the absolute path of testdata/golden.
+func Dir(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(RepoRoot(t), "testdata", "golden")
+}
+
+// Load reads testdata/golden/<group>.json.
+func Load(t testing.TB, group string) []Case {
+	t.Helper()
+	path := filepath.Join(Dir(t), group+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden: %v", err)
+	}
+	var cases []Case
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatalf("golden: parsing %s: %v", path, err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("golden: %s holds no cases", path)
+	}
+	return cases
+}
+
+// Env is the environment a case's session fields describe.
+type Env struct {
+	// Source serves the case's sessions (the target included).
+	Source reference.Source
+	// Target is the agent preparing the message.
+	Target reference.Target
+	// TargetCreatedAt is the target's createdAt (0 when absent).
+	TargetCreatedAt int64
+	// Config is the raw "config" object, nil when absent.
+	Config json.RawMessage
+	// PreAborted is the case's "preAborted" flag.
+	PreAborted bool
+	// Memory is the in-memory source (nil for a jsonlRoot case).
+	Memory *sessionstore.Memory
+	// Store is the disk store of a jsonlRoot case (nil otherwise).
+	Store *sessionstore.Store
+}
+
+// Context returns context.Background(), or an already-cancelled context
+// when the case is preAborted.
+func (e *Env) Context() context.Context {
+	if !e.PreAborted {
+		return context.Background()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// Session is one entry of a case's "sessions".
+type Session struct {
+	ID        string            `json:"id"`
+	CWD       *string           `json:"cwd,omitempty"`
+	CreatedAt int64             `json:"createdAt"`
+	Events    []json.RawMessage `json:"events"`
+}
+
+type sessionFields struct {
+	Config json.RawMessage `json:"config"`
+	Target struct {
+		ID        *string `json:"id"`
+		CWD       *string `json:"cwd"`
+		CreatedAt int64   `json:"createdAt"`
+	} `json:"target"`
+	Sessions      []Session                  `json:"sessions"`
+	Surfaces      map[string]json.RawMessage `json:"surfaces"`
+	ReadFailures  map[string]string          `json:"readFailures"`
+	TitleFailures []string                   `json:"titleFailures"`
+	JSONLRoot     string                     `json:"jsonlRoot"`
+	Compression   string                     `json:"compression"`
+	PreAborted    bool                       `json:"preAborted"`
+}
+
+// NewSource builds the Env of a case input's session fields: config,
+// target {id, cwd?, createdAt?}, sessions [{id, cwd?, createdAt?, events}],
+// surfaces (id → raw readSurface snapshot), readFailures (id → message:
+// ReadSurface fails with an error whose Error() is exactly that message),
+// titleFailures (ids whose title read is rejected), or jsonlRoot (+
+// compression) naming a real store under testdata/golden. The target is
+// listed as a session of its own (no events), so self-exclusion is
+// exercised.
+func NewSource(t testing.TB, input json.RawMessage) *Env {
+	t.Helper()
+	var f sessionFields
+	if err := json.Unmarshal(input, &f); err != nil {
+		t.Fatalf("golden: parsing session fields: %v", err)
+	}
+	env := &Env{
+		Target:          reference.Target{SessionID: f.Target.ID, CWD: f.Target.CWD},
+		TargetCreatedAt: f.Target.CreatedAt,
+		Config:          f.Config,
+		PreAborted:      f.PreAborted,
+	}
+	if f.JSONLRoot != "" {
+		enc := sessionstore.Raw
+		if f.Compression == "zstd" {
+			enc = sessionstore.Zstd
+		}
+		st, err := sessionstore.OpenEncoding(filepath.Join(Dir(t), filepath.FromSlash(f.JSONLRoot)), enc)
+		if err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		env.Source, env.Store = st, st
+		return env
+	}
+	m := sessionstore.NewMemory()
+	listed := map[string]bool{}
+	for _, s := range f.Sessions {
+		log, err := BuildLog(s)
+		if err != nil {
+			t.Fatalf("golden: session %q: %v", s.ID, err)
+		}
+		if err := m.Add(log); err != nil {
+			t.Fatalf("golden: session %q: %v", s.ID, err)
+		}
+		listed[s.ID] = true
+	}
+	if f.Target.ID != nil && !listed[*f.Target.ID] {
+		log, err := BuildLog(Session{ID: *f.Target.ID, CWD: f.Target.CWD, CreatedAt: f.Target.CreatedAt})
+		if err != nil {
+			t.Fatalf("golden: target: %v", err)
+		}
+		if err := m.Add(log); err != nil {
+			t.Fatalf("golden: target: %v", err)
+		}
+	}
+	for id, snap := range f.Surfaces {
+		if err := m.SetSurface(id, snap); err != nil {
+			t.Fatalf("golden: surfaces[%q]: %v", id, err)
+		}
+	}
+	for id, msg := range f.ReadFailures {
+		m.FailRead(id, errors.New(msg))
+	}
+	for _, id := range f.TitleFailures {
+		m.FailTitle(id, fmt.Errorf("title read of %q rejected (golden titleFailures)", id))
+	}
+	env.Source, env.Memory = m, m
+	return env
+}

@@ -1,0 +1,201 @@
+package sessionstore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is the dsh error class of a store failure (session-query's error
+// codes, spec §4 "Error mapping").
+type Kind int
+
+// The error classes a read can fail with.
+const (
+	// KindIO is a backend I/O failure (SESSION_QUERY_PERSISTENCE_FAILED).
+	KindIO Kind = iota + 1
+	// KindNotFound means the id is not listed (SESSION_QUERY_SESSION_NOT_FOUND).
+	KindNotFound
+	// KindCorrupt is a validation failure of a stored log
+	// (SESSION_QUERY_CORRUPT_SESSION): bad header, seq gap before a turn/end,
+	// malformed record, invalid surface op, malformed legacy record, ...
+	KindCorrupt
+	// KindUnsupported is a log dsh refuses to read without calling it
+	// corrupt: a foreign format version or an unknown non-ignorable event
+	// type (SessionFormatUnsupportedError).
+	KindUnsupported
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindIO:
+		return "I/O error"
+	case KindNotFound:
+		return "not found"
+	case KindCorrupt:
+		return "corrupt session"
+	case KindUnsupported:
+		return "unsupported session format"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Sentinel errors matched by errors.Is against an *Error of that kind.
+var (
+	ErrNotFound    = errors.New("session not found")
+	ErrCorrupt     = errors.New("corrupt session")
+	ErrUnsupported = errors.New("unsupported session format")
+	ErrIO          = errors.New("session store I/O error")
+)
+
+// Error is a failure to list or read one session. Its message says what
+// failed and where; for KindNotFound it is exactly dsh's
+// `session "<id>" not found`.
+type Error struct {
+	Kind      Kind
+	SessionID string
+	// Path is the file involved, "" when none (in-memory source, not found).
+	Path string
+	// Msg describes the failure without the session/path prefix.
+	Msg string
+	// Err is the underlying cause, if any.
+	Err error
+	// Backend is set for corruption detected while decoding the file
+	// (§3: torn frames, bad records before a turn/end, header-less logs),
+	// which dsh reports as a persistence failure.
+	Backend bool
+}
+
+func (e *Error) Error() string {
+	if e.Kind == KindNotFound {
+		return "session " + jsQuote(e.SessionID) + " not found"
+	}
+	s := "session " + jsQuote(e.SessionID)
+	if e.Path != "" {
+		s += " (" + e.Path + ")"
+	}
+	s += ": " + e.Kind.String() + ": " + e.Msg
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotFound) (and the other sentinels) match by
+// kind.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Kind == KindNotFound
+	case ErrCorrupt:
+		return e.Kind == KindCorrupt
+	case ErrUnsupported:
+		return e.Kind == KindUnsupported
+	case ErrIO:
+		return e.Kind == KindIO
+	}
+	return false
+}
+
+// Code returns the dsh session-query error code for e.
+func (e *Error) Code() string {
+	switch {
+	case e.Kind == KindNotFound:
+		return "SESSION_QUERY_SESSION_NOT_FOUND"
+	case e.Kind == KindCorrupt && !e.Backend:
+		return "SESSION_QUERY_CORRUPT_SESSION"
+	}
+	return "SESSION_QUERY_PERSISTENCE_FAILED"
+}
+
+// KindOf returns the class of err, or 0 when err is not a store *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+func notFound(id string) *Error { return &Error{Kind: KindNotFound, SessionID: id} }
+
+// logError is a failure found while decoding or validating a log, before
+// the session id / path are attached.
+type logError struct {
+	kind Kind
+	msg  string
+	err  error
+	// backend marks corruption found by the backend read (§3) rather than
+	// by validation (§4).
+	backend bool
+}
+
+func (e *logError) Error() string {
+	if e.err != nil {
+		return e.msg + ": " + e.err.Error()
+	}
+	return e.msg
+}
+
+func (e *logError) Unwrap() error { return e.err }
+
+func corruptf(format string, args ...any) *logError {
+	return &logError{kind: KindCorrupt, msg: fmt.Sprintf(format, args...)}
+}
+
+func unsupportedf(format string, args ...any) *logError {
+	return &logError{kind: KindUnsupported, msg: fmt.Sprintf(format, args...)}
+}
+
+// attach turns a log-level error into a session *Error.
+func attach(err error, id, path string) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	var le *logError
+	if errors.As(err, &le) {
+		return &Error{Kind: le.kind, SessionID: id, Path: path, Msg: le.msg, Err: le.err, Backend: le.backend}
+	}
+	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsQuote returns s as JS JSON.stringify writes it: only `"`, `\` and C0
+// controls are escaped (short forms where JS has them, else lowercase
+// \u00xx); everything else is kept raw. Invalid UTF-8 bytes (WTF-8 lone
+// surrogates included) are passed through unchanged.
+func jsQuote(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			b = append(b, '\\', '"')
+		case c == '\\':
+			b = append(b, '\\', '\\')
+		case c == '\b':
+			b = append(b, '\\', 'b')
+		case c == '\f':
+			b = append(b, '\\', 'f')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
+}

@@ -1,0 +1,160 @@
+package sessionstore
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// Header is a parsed session header line (spec §2.2).
+type Header struct {
+	Version   int64
+	ID        string
+	CreatedAt int64
+	// CWD is nil when the header has no cwd.
+	CWD             *string
+	ParentSession   *string
+	SeedLength      *int64
+	Origin          *string
+	DelegationDepth int64
+	AgentPreset     *string
+
+	// fields keeps the raw header values for strict validation.
+	fields object
+}
+
+// errNotHeader marks a first line that is not header-shaped: listing skips
+// such a session, a targeted read fails with it.
+var errNotHeader = corruptf("first line is not a session header")
+
+// ParseHeader parses a header line (without its "\n") the way dsh's
+// isHeaderLine/fromHeaderLine do: the shape must match (type "session",
+// numeric version/createdAt/delegationDepth, string id, optional fields of
+// the right types). It does not check the version number or the value
+// rules of validateSessionHeader; Header.Validate does. A header carrying
+// the retired fields sandboxMode or approvalPolicy is an error.
+func ParseHeader(line []byte) (*Header, error) {
+	o, ok := parseObject(validUTF8(line))
+	if !ok {
+		return nil, errNotHeader
+	}
+	if t, ok := str(o["type"]); !ok || t != "session" {
+		return nil, errNotHeader
+	}
+	h := &Header{fields: o}
+	var okID, okV, okC, okD bool
+	h.ID, okID = str(o["id"])
+	h.Version, okV = intLike(o["version"])
+	h.CreatedAt, okC = intLike(o["createdAt"])
+	h.DelegationDepth, okD = intLike(o["delegationDepth"])
+	if !okID || !okV || !okC || !okD {
+		return nil, errNotHeader
+	}
+	optStr := func(key string, dst **string) bool {
+		v, present := o[key]
+		if !present {
+			return true
+		}
+		s, ok := str(v)
+		if ok {
+			*dst = &s
+		}
+		return ok
+	}
+	if !optStr("cwd", &h.CWD) || !optStr("parentSession", &h.ParentSession) ||
+		!optStr("origin", &h.Origin) || !optStr("agentPreset", &h.AgentPreset) {
+		return nil, errNotHeader
+	}
+	if v, present := o["seedLength"]; present {
+		n, ok := intLike(v)
+		if !ok {
+			return nil, errNotHeader
+		}
+		h.SeedLength = &n
+	}
+	if _, bad := o["sandboxMode"]; bad {
+		return nil, corruptf("session header carries the retired field sandboxMode")
+	}
+	if _, bad := o["approvalPolicy"]; bad {
+		return nil, corruptf("session header carries the retired field approvalPolicy")
+	}
+	return h, nil
+}
+
+// intLike accepts any JSON number (shape check only); the value is
+// truncated. Validate checks the integer rules.
+func intLike(v json.RawMessage) (int64, bool) {
+	f, ok := number(v)
+	if !ok {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// Validate applies validateSessionHeader (spec §2.2, §4 step 6): version
+// 0 (else unsupported), non-empty id, non-negative safe-integer createdAt,
+// delegationDepth and seedLength, absolute cwd, origin "subagent".
+func (h *Header) Validate() error {
+	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
+		return unsupportedf("session format version %s is not supported (want 0)", string(compact(h.fields["version"])))
+	}
+	if h.ID == "" {
+		return corruptf("session header id is empty")
+	}
+	if n, ok := nonNegSafeInt(h.fields["createdAt"]); !ok || isNegZero(h.fields["createdAt"]) {
+		return corruptf("session header createdAt %s is not a non-negative safe integer", string(compact(h.fields["createdAt"])))
+	} else {
+		h.CreatedAt = n
+	}
+	if _, ok := nonNegSafeInt(h.fields["delegationDepth"]); !ok {
+		return corruptf("session header delegationDepth is not a non-negative safe integer")
+	}
+	if v, present := h.fields["seedLength"]; present {
+		if _, ok := nonNegSafeInt(v); !ok {
+			return corruptf("session header seedLength is not a non-negative safe integer")
+		}
+	}
+	if h.CWD != nil && !filepath.IsAbs(*h.CWD) {
+		return corruptf("session header cwd %s is not absolute", jsQuote(*h.CWD))
+	}
+	if h.Origin != nil && *h.Origin != "subagent" {
+		return corruptf("session header origin %s is not \"subagent\"", jsQuote(*h.Origin))
+	}
+	return nil
+}
+
+func isNegZero(v json.RawMessage) bool {
+	f, ok := number(v)
+	return ok && f == 0 && len(v) > 0 && jsonKind(v) == '-'
+}
+
+// Object returns the header as readSurface's "session" object: version,
+// id, createdAt, cwd?, parentSession?, seedLength?, origin?,
+// delegationDepth, agentPreset? (the "type" tag and unknown keys dropped).
+func (h *Header) Object() json.RawMessage {
+	w := newObj()
+	w.raw("version", compact(h.fields["version"])).str("id", h.ID).raw("createdAt", compact(h.fields["createdAt"]))
+	if h.CWD != nil {
+		w.str("cwd", *h.CWD)
+	}
+	if h.ParentSession != nil {
+		w.str("parentSession", *h.ParentSession)
+	}
+	if h.SeedLength != nil {
+		w.raw("seedLength", compact(h.fields["seedLength"]))
+	}
+	if h.Origin != nil {
+		w.str("origin", *h.Origin)
+	}
+	w.raw("delegationDepth", compact(h.fields["delegationDepth"]))
+	if h.AgentPreset != nil {
+		w.str("agentPreset", *h.AgentPreset)
+	}
+	return w.bytes()
+}
+
+// Reference returns the header in the core's form.
+func (h *Header) Reference() reference.SessionHeader {
+	return reference.SessionHeader{ID: h.ID, CWD: h.CWD, CreatedAt: h.CreatedAt, Raw: h.Object()}
+}

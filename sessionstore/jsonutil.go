@@ -1,0 +1,205 @@
+package sessionstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
+const maxSafeInteger = 1<<53 - 1
+
+// object is a decoded JSON object whose values are kept raw.
+type object map[string]json.RawMessage
+
+// parseObject decodes b as a JSON object; ok is false when b is not valid
+// JSON or not an object.
+func parseObject(b []byte) (object, bool) {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' {
+		return nil, false
+	}
+	var o object
+	if err := json.Unmarshal(b, &o); err != nil || o == nil {
+		return nil, false
+	}
+	return o, true
+}
+
+// jsonKind returns the first significant byte of a raw JSON value: '{',
+// '[', '"', 't', 'f', 'n' or a number start; 0 for an empty value.
+func jsonKind(v json.RawMessage) byte {
+	for _, c := range v {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+func isNumber(v json.RawMessage) bool {
+	c := jsonKind(v)
+	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// number returns a JSON number's float64 value.
+func number(v json.RawMessage) (float64, bool) {
+	if !isNumber(v) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// safeInt returns v as an integer when it is a JSON number that JS
+// Number.isSafeInteger accepts.
+func safeInt(v json.RawMessage) (int64, bool) {
+	f, ok := number(v)
+	if !ok || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// nonNegSafeInt is safeInt restricted to n >= 0.
+func nonNegSafeInt(v json.RawMessage) (int64, bool) {
+	n, ok := safeInt(v)
+	return n, ok && n >= 0
+}
+
+// str returns v as a string when it is a JSON string.
+func str(v json.RawMessage) (string, bool) {
+	if jsonKind(v) != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func nonEmptyStr(v json.RawMessage) (string, bool) {
+	s, ok := str(v)
+	return s, ok && s != ""
+}
+
+func isObject(v json.RawMessage) bool { return jsonKind(v) == '{' }
+func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
+
+// array decodes a JSON array into raw elements.
+func array(v json.RawMessage) ([]json.RawMessage, bool) {
+	if !isArray(v) {
+		return nil, false
+	}
+	var a []json.RawMessage
+	if err := json.Unmarshal(v, &a); err != nil {
+		return nil, false
+	}
+	return a, true
+}
+
+// hasExactKeys reports whether o has exactly the given keys.
+func hasExactKeys(o object, keys ...string) bool {
+	if len(o) != len(keys) {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := o[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// objWriter builds a JSON object with keys in insertion order (as JS
+// JSON.stringify writes them).
+type objWriter struct {
+	buf []byte
+}
+
+func newObj() *objWriter { return &objWriter{buf: []byte{'{'}} }
+
+func (w *objWriter) raw(key string, v []byte) *objWriter {
+	if len(w.buf) > 1 {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, jsQuote(key)...)
+	w.buf = append(w.buf, ':')
+	w.buf = append(w.buf, v...)
+	return w
+}
+
+func (w *objWriter) str(key, v string) *objWriter { return w.raw(key, []byte(jsQuote(v))) }
+
+func (w *objWriter) int(key string, n int64) *objWriter {
+	return w.raw(key, strconv.AppendInt(nil, n, 10))
+}
+
+func (w *objWriter) bytes() json.RawMessage { return append(w.buf, '}') }
+
+// orderedKeys returns the keys of a raw JSON object in document order
+// (Go maps lose it), so that rewritten objects keep JS key order.
+func orderedKeys(v json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	t, err := dec.Token()
+	if err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// validUTF8 replaces every invalid byte of b with U+FFFD, as a WHATWG
+// TextDecoder (non-fatal) does, so raw JSON copied from the log stays
+// valid UTF-8.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// decodeRune decodes the first rune of s; an invalid byte decodes as
+// U+FFFD of size 1.
+func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

@@ -1,0 +1,192 @@
+package sessionstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// Encoding is a store's physical encoding (one per root).
+type Encoding int
+
+// Encodings and their transcript file names.
+const (
+	// Raw is compression "none": session.jsonl.
+	Raw Encoding = iota + 1
+	// Zstd is compression "zstd" (dsh's default): session.jsonl.zstd.
+	Zstd
+)
+
+// FileName returns the transcript file name for e.
+func (e Encoding) FileName() string {
+	if e == Zstd {
+		return "session.jsonl.zstd"
+	}
+	return "session.jsonl"
+}
+
+func (e Encoding) String() string {
+	if e == Zstd {
+		return "zstd"
+	}
+	return "raw"
+}
+
+// ScannedLog is the result of scanning one transcript (spec §3): the
+// header and the contiguous event prefix, before the legacy upgrade and
+// validation.
+type ScannedLog struct {
+	Header     *Header
+	HeaderLine []byte
+	// Events is the valid contiguous prefix (packed rows expanded).
+	Events []Event
+	// Offset is the file offset after the last consumed good data: after
+	// the last good line (raw) or after the last complete frame (zstd).
+	// An incremental reader can resume scanning there.
+	Offset int64
+	// TornBytes is the number of logical bytes dropped as a torn tail
+	// (bad line onwards or a final line without "\n").
+	TornBytes int64
+	// Frames is the number of complete zstd frames (0 for raw).
+	Frames int
+}
+
+// LineScanner applies the log rules of spec §3.1 to complete logical lines
+// fed one at a time: packed-row expansion, seq contiguity, and the
+// committed-region rule (a bad line followed, later, by a turn/end is
+// corruption; otherwise the bad line and everything after it are a torn
+// tail). It lets an incremental reader continue a scan from a saved
+// position.
+type LineScanner struct {
+	// NextSeq is the seq the next event must carry.
+	NextSeq int64
+	// Strict makes every bad line corruption (complete zstd frames).
+	Strict bool
+
+	events  []Event
+	bad     bool
+	badLine int
+	badErr  error
+	lines   int
+	// GoodEnd is the logical offset after the last good line.
+	GoodEnd int64
+}
+
+// Feed processes one complete line (without "\n") that ends at logical
+// offset end. It returns an error only for corruption.
+func (s *LineScanner) Feed(line []byte, end int64) error {
+	s.lines++
+	evs, err := DecodeRecord(line)
+	if s.bad {
+		if err == nil && hasTurnEnd(evs) {
+			return s.committedErr()
+		}
+		return nil
+	}
+	if err == nil {
+		for i := range evs {
+			if evs[i].Seq != s.NextSeq+int64(i) {
+				err = corruptf("event seq %d where %d was expected", evs[i].Seq, s.NextSeq+int64(i))
+				if hasTurnEnd(evs) {
+					s.bad, s.badLine, s.badErr = true, s.lines, err
+					return s.committedErr()
+				}
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.bad, s.badLine, s.badErr = true, s.lines, err
+		if s.Strict {
+			return &logError{kind: KindCorrupt, msg: fmt.Sprintf("complete frame contains a torn JSONL record (line %d)", s.lines), err: err}
+		}
+		return nil
+	}
+	s.events = append(s.events, evs...)
+	s.NextSeq += int64(len(evs))
+	s.GoodEnd = end
+	return nil
+}
+
+func (s *LineScanner) committedErr() error {
+	return &logError{kind: KindCorrupt, msg: fmt.Sprintf("bad record at event line %d before a later turn/end", s.badLine), err: s.badErr}
+}
+
+// Bad reports whether a bad line was seen (the rest is a torn tail).
+func (s *LineScanner) Bad() bool { return s.bad }
+
+// Events returns the events accepted so far.
+func (s *LineScanner) Events() []Event { return s.events }
+
+func hasTurnEnd(evs []Event) bool {
+	for _, e := range evs {
+		if e.Type == "turn/end" {
+			return true
+		}
+	}
+	return false
+}
+
+// feedLines feeds every complete line of text (starting at logical offset
+// base) and returns the length of the final partial line.
+func (s *LineScanner) feedLines(text []byte, base int64) (partial int, err error) {
+	for len(text) > 0 {
+		i := bytes.IndexByte(text, '\n')
+		if i < 0 {
+			return len(text), nil
+		}
+		if err := s.Feed(text[:i], base+int64(i)+1); err != nil {
+			return 0, err
+		}
+		base += int64(i) + 1
+		text = text[i+1:]
+	}
+	return 0, nil
+}
+
+// parseHeaderLine parses and version-checks the header (spec §4 step 1: a
+// foreign version is refused before any event is decoded).
+func parseHeaderLine(line []byte) (*Header, error) {
+	h, err := ParseHeader(line)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
+		return nil, unsupportedf("session format version %s is not supported (want 0)", string(compact(h.fields["version"])))
+	}
+	return h, nil
+}
+
+// ScanRaw scans a raw JSONL transcript (spec §3.1).
+func ScanRaw(data []byte) (*ScannedLog, error) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return nil, backendf("empty or header-less session log")
+	}
+	h, err := parseHeaderLine(data[:i])
+	if err != nil {
+		return nil, err
+	}
+	s := &LineScanner{GoodEnd: int64(i) + 1}
+	if _, err := s.feedLines(data[i+1:], int64(i)+1); err != nil {
+		return nil, markBackend(err)
+	}
+	return &ScannedLog{Header: h, HeaderLine: data[:i], Events: s.events, Offset: s.GoodEnd,
+		TornBytes: int64(len(data)) - s.GoodEnd}, nil
+}
+
+// backendf is a corruption detected by the backend read (dsh maps these to
+// SESSION_QUERY_PERSISTENCE_FAILED, not CORRUPT_SESSION).
+func backendf(format string, args ...any) *logError {
+	return &logError{kind: KindCorrupt, msg: fmt.Sprintf(format, args...), backend: true}
+}
+
+func markBackend(err error) error {
+	var le *logError
+	if errors.As(err, &le) {
+		c := *le
+		c.backend = true
+		return &c
+	}
+	return err
+}
