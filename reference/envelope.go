@@ -72,13 +72,13 @@ func newReferenceStats(ref ParsedReference, r *Retained, inputIndex int) Referen
 	}
 }
 
-// AppendJSON appends s as JSON in dsh's key order. Strings use the
-// tag-safe encoder, which keeps lone surrogates (WTF-8) as \udxxx escapes.
+// AppendJSON appends s as JS JSON.stringify writes it, in dsh's key order
+// (lone surrogates, held as WTF-8, are written as \udxxx escapes).
 func (s *ReferenceStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"sessionId":`...)
-	dst = AppendTagSafeString(dst, s.SessionID)
+	dst = AppendJSString(dst, s.SessionID)
 	dst = append(dst, `,"label":`...)
-	dst = AppendTagSafeString(dst, s.Label)
+	dst = AppendJSString(dst, s.Label)
 	dst = append(dst, `,"capturedThroughSeq":`...)
 	if s.CapturedThroughSeq != nil {
 		dst = strconv.AppendInt(dst, *s.CapturedThroughSeq, 10)
@@ -150,14 +150,15 @@ func NewContextMessage(refs []ReferenceStats, prompt string) *ContextMessage {
 	return &ContextMessage{Source: ContextSource{References: refs}, Text: prompt, ID: uuid.NewString()}
 }
 
-// AppendJSON appends the message in dsh's key order.
+// AppendJSON appends the message as JS JSON.stringify writes it, in dsh's
+// key order.
 func (m *ContextMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"source":`...)
 	dst = m.Source.AppendJSON(dst)
 	dst = append(dst, `,"content":[{"type":"text","text":`...)
-	dst = AppendTagSafeString(dst, m.Text)
+	dst = AppendJSString(dst, m.Text)
 	dst = append(dst, `}],"role":"user","id":`...)
-	dst = AppendTagSafeString(dst, m.ID)
+	dst = AppendJSString(dst, m.ID)
 	return append(dst, '}')
 }
 

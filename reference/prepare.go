@@ -137,7 +137,7 @@ func (s *Service) newNormalizer(target Target) *normalizer {
 // id is skipped.
 func (n *normalizer) add(id, label string) error {
 	if n.target.isSelf(id) {
-		return newError(CodeSelfReference, "session "+quoteJS(id)+" cannot reference itself", nil)
+		return newError(CodeSelfReference, "session "+QuoteJS(id)+" cannot reference itself", nil)
 	}
 	if n.seen[id] {
 		return nil
@@ -196,7 +196,7 @@ func (s *Service) readSurfaces(ctx context.Context, ids []string) ([]*Surface, e
 		go func() {
 			surface, err := s.source.ReadSurface(readCtx, id)
 			if err == nil && surface == nil {
-				err = fmt.Errorf("session %s: the store returned no surface", quoteJS(id))
+				err = fmt.Errorf("session %s: the store returned no surface", QuoteJS(id))
 			}
 			results <- result{i, surface, err}
 		}()
@@ -263,26 +263,4 @@ func referenceFromJSON(item json.RawMessage) (id, label string, err error) {
 		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
 	}
 	return id, label, nil
-}
-
-// quoteJS is JS JSON.stringify of a string: the tag-safe encoding with its
-// \u003c escapes turned back into "<".
-func quoteJS(s string) string {
-	safe := AppendTagSafeString(nil, s)
-	out := make([]byte, 0, len(safe))
-	for i := 0; i < len(safe); i++ {
-		c := safe[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i+5 < len(safe) && string(safe[i+1:i+6]) == "u003c" {
-			out = append(out, '<')
-			i += 5
-			continue
-		}
-		out = append(out, c, safe[i+1])
-		i++
-	}
-	return string(out)
 }

@@ -98,7 +98,7 @@ func rewriteDirectMessage(msg []byte) (rewritten []byte, refs []Reference, err e
 			label := r.Label
 			refs = append(refs, Reference{SessionID: r.SessionID, Label: &label})
 		}
-		blocks = append(blocks, replaceJSONMember(block, "text", []byte(quoteJS(parsed.Text))))
+		blocks = append(blocks, replaceJSONMember(block, "text", []byte(QuoteJS(parsed.Text))))
 	})
 	if parseErr != nil {
 		return nil, nil, parseErr
@@ -144,7 +144,7 @@ func replaceJSONMember(obj []byte, name string, value []byte) []byte {
 		if n > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, quoteJS(name)...)
+		out = append(out, QuoteJS(name)...)
 		out = append(out, ':')
 		out = append(out, value...)
 	}

@@ -314,9 +314,15 @@ func noticeLen(n int64) int64 {
 // prefix cut back to a whole UTF-8 sequence, the kept suffix without leading
 // continuation bytes, and the omitted byte count (before BOM stripping).
 func headTailCut(b []byte, r int64) (head, tail []byte, omitted int64) {
+	return headTail(b, (r+1)/2, r/2)
+}
+
+// headTail is TextRetainer headTail over the whole of b with the given head
+// and tail byte budgets.
+func headTail(b []byte, headBytes, tailBytes int64) (head, tail []byte, omitted int64) {
 	total := int64(len(b))
-	prefixLen := min(total, (r+1)/2)
-	suffixLen := min(total-prefixLen, r/2)
+	prefixLen := min(total, headBytes)
+	suffixLen := min(total-prefixLen, tailBytes)
 	if total-prefixLen-suffixLen == 0 {
 		// Nothing trimmed: the whole text (never reached by retention,
 		// whose target is always below the text size).
