@@ -43,7 +43,7 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)
 	}
-	needle := lowerJS(query)
+	needle := LowerJS(query)
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
 	}
@@ -163,11 +163,11 @@ func sortByRank(records []rankedHeader) {
 // candidateMatches is dsh's filter: the needle in the lowercased id, cwd or
 // label. Message bodies are not searched.
 func candidateMatches(h SessionHeader, label, needle string) bool {
-	if strings.Contains(lowerJS(h.ID), needle) {
+	if strings.Contains(LowerJS(h.ID), needle) {
 		return true
 	}
-	if h.CWD != nil && strings.Contains(lowerJS(*h.CWD), needle) {
+	if h.CWD != nil && strings.Contains(LowerJS(*h.CWD), needle) {
 		return true
 	}
-	return strings.Contains(lowerJS(label), needle)
+	return strings.Contains(LowerJS(label), needle)
 }

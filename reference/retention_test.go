@@ -435,9 +435,9 @@ func TestTruncateWithNotice(t *testing.T) {
 // count as U+FFFD, as JS TextEncoder does.
 func TestTextEncoderBytes(t *testing.T) {
 	tests := map[string]string{
-		"plain":            "plain",
-		"a\xed\xa0\x80b":   "a\uFFFDb",
-		"\xff":             "\uFFFD",
+		"plain":          "plain",
+		"a\xed\xa0\x80b": "a\uFFFDb",
+		"\xff":           "\uFFFD",
 		"界\xed\xbf\xbf🙂": "界\uFFFD🙂",
 	}
 	for in, want := range tests {
