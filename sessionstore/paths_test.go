@@ -1,0 +1,147 @@
+package sessionstore
+
+import (
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// TestPathVectors checks encodeSegment and projectKey against the vectors
+// computed by HEAD dsh (retention-and-path-vectors.json) plus spec §1.2.
+func TestPathVectors(t *testing.T) {
+	var v struct {
+		IDVectors []struct {
+			ID            string `json:"id"`
+			EncodeSegment string `json:"encodeSegment"`
+		} `json:"idVectors"`
+		CwdVectors []struct {
+			CWD        string `json:"cwd"`
+			ProjectKey string `json:"projectKey"`
+		} `json:"cwdVectors"`
+	}
+	readJSON(t, filepath.Join(testdata(t), "fixtures", "expected", "retention-and-path-vectors.json"), &v)
+	if len(v.IDVectors) == 0 || len(v.CwdVectors) == 0 {
+		t.Fatal("no vectors")
+	}
+	for _, c := range v.IDVectors {
+		got, err := EncodeSegment(c.ID)
+		if err != nil || got != c.EncodeSegment {
+			t.Errorf("EncodeSegment(%q) = %q, %v; want %q", c.ID, got, err, c.EncodeSegment)
+		}
+		back, ok := DecodeSegment(got)
+		if !ok || back != c.ID {
+			t.Errorf("DecodeSegment(%q) = %q, %v; want %q", got, back, ok, c.ID)
+		}
+	}
+	for _, c := range v.CwdVectors {
+		if got, err := ProjectKey(c.CWD); err != nil || got != c.ProjectKey {
+			t.Errorf("ProjectKey(%q) = %q, %v; want %q", c.CWD, got, err, c.ProjectKey)
+		}
+	}
+	extra := []struct{ id, seg string }{
+		{"abc-123", "abc-123"},
+		{"x\xed\xa0\x80y", "x~D800y"}, // WTF-8 lone surrogate
+		{"~", "~007E"},
+		{"...", "..."},
+	}
+	for _, c := range extra {
+		if got, _ := EncodeSegment(c.id); got != c.seg {
+			t.Errorf("EncodeSegment(%q) = %q, want %q", c.id, got, c.seg)
+		}
+		if back, ok := DecodeSegment(c.seg); !ok || back != c.id {
+			t.Errorf("DecodeSegment(%q) = %q, %v", c.seg, back, ok)
+		}
+	}
+	for _, bad := range []string{"", "a~00e9", "a/b", "~12", "a~0061"} {
+		if _, ok := DecodeSegment(bad); ok {
+			t.Errorf("DecodeSegment(%q) accepted a non-canonical segment", bad)
+		}
+	}
+	if _, err := EncodeSegment(""); err == nil {
+		t.Error("EncodeSegment(\"\") accepted the empty id")
+	}
+	if _, err := ProjectKey(""); err == nil {
+		t.Error("ProjectKey(\"\") accepted the empty cwd")
+	}
+	long := "/" + repeat("a", 300)
+	if got, _ := ProjectKey(long); len(got) != 251+4 {
+		t.Errorf("ProjectKey of a 300-char cwd has length %d, want 255", len(got))
+	}
+	cwd := "/home/alice/proj"
+	if p, _ := SessionPath("/r", &cwd, "a/b", Zstd); p != "/r/--home-alice-proj--/a~002Fb/session.jsonl.zstd" {
+		t.Errorf("SessionPath = %s", p)
+	}
+	if p, _ := SessionPath("/r", nil, "x", Raw); p != "/r/_no-cwd/x/session.jsonl" {
+		t.Errorf("SessionPath = %s", p)
+	}
+}
+
+func repeat(s string, n int) string {
+	b := make([]byte, 0, len(s)*n)
+	for i := 0; i < n; i++ {
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// TestListOrderTieBreak checks the conformance §6 tie-break order (ICU root
+// collation of ids with equal createdAt), from shuffled input.
+func TestListOrderTieBreak(t *testing.T) {
+	want := []string{"_x", "-x", "~", "10", "9", "a", "A", "ä", "a10", "a9", "b", "B", "e", "é", "f", "z", "Z", "あ", "中"}
+	r := rand.New(rand.NewSource(1))
+	for round := 0; round < 5; round++ {
+		hs := make([]reference.SessionHeader, 0, len(want)+2)
+		for _, id := range want {
+			hs = append(hs, reference.SessionHeader{ID: id, CreatedAt: 5})
+		}
+		hs = append(hs, reference.SessionHeader{ID: "zz-newest", CreatedAt: 9}, reference.SessionHeader{ID: "0-oldest", CreatedAt: 1})
+		r.Shuffle(len(hs), func(i, j int) { hs[i], hs[j] = hs[j], hs[i] })
+		SortHeaders(hs)
+		var got []string
+		for _, h := range hs {
+			got = append(got, h.ID)
+		}
+		full := append(append([]string{"zz-newest"}, want...), "0-oldest")
+		if !reflect.DeepEqual(got, full) {
+			t.Fatalf("order %q\nwant  %q", got, full)
+		}
+	}
+}
+
+func TestResolveRoot(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cases := []struct {
+		name, flag, dshHome, want string
+		unset                     bool
+	}{
+		{"flag wins", "/x/store", "/dsh", "/x/store", false},
+		{"flag tilde", "~/s", "", filepath.Join(home, "s"), false},
+		{"DSH_HOME", "", "/dsh", "/dsh/sessions", false},
+		{"DSH_HOME tilde", "", "~/h", filepath.Join(home, "h", "sessions"), false},
+		{"blank DSH_HOME", "", "  \t", filepath.Join(home, ".dsh", "sessions"), false},
+		{"unset DSH_HOME", "", "", filepath.Join(home, ".dsh", "sessions"), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.unset {
+				t.Setenv("DSH_HOME", "")
+				os.Unsetenv("DSH_HOME")
+			} else {
+				t.Setenv("DSH_HOME", c.dshHome)
+			}
+			got, err := ResolveRoot(c.flag)
+			if err != nil || got != c.want {
+				t.Errorf("ResolveRoot(%q) = %q, %v; want %q", c.flag, got, err, c.want)
+			}
+		})
+	}
+	wd, _ := os.Getwd()
+	if got, _ := ResolveRoot("rel"); got != filepath.Join(wd, "rel") {
+		t.Errorf("relative flag resolved to %q", got)
+	}
+}
