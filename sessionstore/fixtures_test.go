@@ -8,8 +8,8 @@ import (
 )
 
 type fixtureExpected struct {
-	Root     string            `json:"root"`
-	Mode     string            `json:"mode"`
+	Root     string           `json:"root"`
+	Mode     string           `json:"mode"`
 	Sessions []fixtureSession `json:"sessions"`
 }
 
