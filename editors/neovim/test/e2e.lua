@@ -1,0 +1,350 @@
+-- Headless end-to-end test of the dsh_lsp plugin against the real dsh-lsp binary.
+-- Run by e2e.sh:  nvim --headless -u NONE -i NONE -n -c 'luafile e2e.lua'
+-- Environment: DSH_LSP_BIN (server), DSH_STORE (a COPY of testdata/fixtures/store-raw),
+-- DSH_EXPECTED (testdata/fixtures/expected/store-raw.expected.json), DSH_PLUGIN
+-- (editors/neovim), DSH_WORK (scratch directory). Prints 'N passed, M failed'.
+local uv = vim.uv or vim.loop
+local api = vim.api
+local t0 = uv.hrtime()
+local passed, failed = 0, 0
+local nv = vim.version()
+local tag = ('nvim-%d.%d.%d'):format(nv.major, nv.minor, nv.patch)
+
+local function out(s) io.stdout:write(s .. '\n') end
+local function log(...)
+  out(('%s %6.0fms %s'):format(tag, (uv.hrtime() - t0) / 1e6, table.concat({ ... }, ' ')))
+end
+local function check(ok, what, detail)
+  if ok then passed = passed + 1 else failed = failed + 1 end
+  log(ok and 'PASS' or 'FAIL', what .. ((not ok and detail) and ('\n      ' .. detail) or ''))
+  return ok
+end
+local function eq(got, want, what)
+  return check(vim.deep_equal(got, want), what, 'got:  ' .. vim.inspect(got) .. '\n      want: ' .. vim.inspect(want))
+end
+
+local env = function(name)
+  local v = os.getenv(name)
+  assert(v and v ~= '', name .. ' is not set')
+  return v
+end
+local BIN, STORE, EXPECTED = env('DSH_LSP_BIN'), env('DSH_STORE'), env('DSH_EXPECTED')
+local PLUGIN, WORK = env('DSH_PLUGIN'), env('DSH_WORK')
+
+-- Fixture facts (testdata/fixtures/README.md): session A is titled "Renaming git branches",
+-- E cites A; both live in /home/alice/proj.
+local A = '0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0001'
+local E = '0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0005'
+local PROJ = '/home/alice/proj'
+local BUDGET = 65536
+
+local omni = not (vim.lsp.completion and vim.lsp.completion.enable) -- 0.7/0.10: <C-x><C-o>
+
+vim.o.showmode = false
+vim.o.swapfile = false
+vim.opt.shortmess:append('c')
+vim.opt.completeopt = { 'menuone', 'noinsert' }
+vim.o.hidden = true
+
+-- ---------------------------------------------------------------- reference values (CLI, fixtures)
+local function cli(args)
+  local argv = { BIN }
+  vim.list_extend(argv, args)
+  local o = vim.fn.system(argv)
+  assert(vim.v.shell_error == 0, 'dsh-lsp ' .. table.concat(args, ' ') .. ' failed: ' .. o)
+  return vim.json.decode(o)
+end
+
+local function read_json(path)
+  return vim.json.decode(table.concat(vim.fn.readfile(path), '\n'))
+end
+
+local expected_prompt
+for _, s in ipairs(read_json(EXPECTED).sessions) do
+  if s.header.id == A then
+    for _, r in ipairs(s.references) do
+      if r.maxReferenceBytes == BUDGET then expected_prompt = r.prompt end
+    end
+  end
+end
+assert(expected_prompt, 'no expected prompt for session A at budget 65536')
+
+local cands_proj = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ })
+local cands_e = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, '--target-id', E })
+local function find(list, id)
+  for i, c in ipairs(list) do if c.sessionId == id then return c, i end end
+end
+local function labels(list) return vim.tbl_map(function(c) return c.label end, list) end
+local mention_a = assert(find(cands_proj, A), 'CLI candidates lack session A').mention
+local mention_e = assert(find(cands_proj, E), 'CLI candidates lack session E').mention
+local unknown_uri = cli({ 'uri', 'encode', 'no-such-session' }).uri
+local label_a = find(cands_proj, A).label
+
+-- ---------------------------------------------------------------- coroutine helpers
+local co
+local function finish()
+  out(('%s: %d passed, %d failed'):format(tag, passed, failed))
+  vim.cmd(failed == 0 and 'qa!' or 'cq!')
+end
+local function resume()
+  local ok, err = coroutine.resume(co)
+  if not ok then
+    failed = failed + 1
+    log('FAIL', 'test script error: ' .. tostring(err))
+    if debug and debug.traceback then out(debug.traceback(co)) end
+    finish()
+  end
+end
+-- Give control back to Neovim's main loop (typeahead, RPC, timers) for ms milliseconds.
+local function sleep(ms)
+  local t = uv.new_timer()
+  t:start(ms, 0, function()
+    t:stop(); t:close()
+    vim.schedule(resume)
+  end)
+  coroutine.yield()
+end
+local function wait_for(pred, ms)
+  local deadline = uv.hrtime() + (ms or 5000) * 1e6
+  while true do
+    local ok, v = pcall(pred)
+    if ok and v then return true end
+    if uv.hrtime() > deadline then return false end
+    sleep(15)
+  end
+end
+local function keys(s) api.nvim_feedkeys(api.nvim_replace_termcodes(s, true, false, true), 't', false) end
+
+local dsh -- the plugin module
+
+local function attached_clients(buf)
+  local res = {}
+  local list = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
+  for _, c in pairs(list) do if c.name == 'dsh_lsp' then table.insert(res, c) end end
+  return res
+end
+
+local function item_label(it)
+  local ud = it.user_data
+  if type(ud) == 'string' and ud ~= '' then
+    local ok, d = pcall(vim.json.decode, ud)
+    ud = ok and d or nil
+  end
+  local ci = type(ud) == 'table' and ud.nvim and ud.nvim.lsp and ud.nvim.lsp.completion_item
+  return ci and ci.label or it.abbr or it.word
+end
+
+-- Types '@' at the end of the line `prefix` like a user (omnifunc on 0.7/0.10, autotrigger on
+-- 0.11+), checks the menu lists want_labels in order, selects want_label and accepts it.
+local function complete_and_accept(buf, prefix, want_labels, want_label, want_line, what)
+  api.nvim_set_current_buf(buf)
+  api.nvim_buf_set_lines(buf, 0, -1, false, { prefix })
+  sleep(50)
+  keys('A@' .. (omni and '<C-x><C-o>' or ''))
+  local ok = wait_for(function()
+    local ci = vim.fn.complete_info({ 'items', 'pum_visible' })
+    return #ci.items > 0
+  end, 8000)
+  if not check(ok, what .. ': completion menu opens after @' .. (omni and ' + <C-x><C-o>' or ' (autotrigger)'),
+        'mode=' .. vim.fn.mode() .. ' line=' .. api.nvim_get_current_line()) then
+    keys('<Esc>')
+    sleep(50)
+    return
+  end
+  local ci = vim.fn.complete_info({ 'items', 'selected' })
+  local got = vim.tbl_map(item_label, ci.items)
+  eq(got, want_labels, what .. ': menu lists the candidates in dsh order')
+  local idx
+  for i, l in ipairs(got) do if l == want_label and not idx then idx = i - 1 end end
+  if not check(idx ~= nil, what .. ': menu has ' .. want_label) then
+    keys('<Esc>')
+    sleep(50)
+    return
+  end
+  local presses = idx - math.max(ci.selected, -1)
+  keys(string.rep('<C-n>', presses))
+  wait_for(function() return vim.fn.complete_info({ 'selected' }).selected == idx end, 2000)
+  keys('<C-y>')
+  sleep(100)
+  keys('<Esc>')
+  wait_for(function() return vim.fn.mode() == 'n' end, 2000)
+  sleep(50)
+  eq(api.nvim_buf_get_lines(buf, 0, -1, false), { want_line }, what .. ': accepting inserts exactly the canonical mention')
+end
+
+local function diags(buf, code)
+  return vim.tbl_filter(function(d) return d.code == code and d.source == 'dsh' end, vim.diagnostic.get(buf))
+end
+
+-- Writes `line`, waits for a diagnostic `code` at byte column `col` (or one of the columns in a
+-- list), then writes `fixed` and waits until every dsh diagnostic is gone.
+local function diag_cycle(buf, line, code, severity, cols, fixed, what)
+  api.nvim_buf_set_lines(buf, 0, -1, false, { line })
+  local ok = wait_for(function() return #diags(buf, code) > 0 end, 5000)
+  local d = diags(buf, code)[1]
+  if check(ok, what .. ': ' .. code .. ' diagnostic appears', vim.inspect(vim.diagnostic.get(buf))) then
+    check(d.severity == severity and d.lnum == 0 and vim.tbl_contains(cols, d.col),
+      what .. ': ' .. code .. ' severity and position',
+      ('got severity=%s lnum=%s col=%s, want severity=%s lnum=0 col in %s'):format(
+        d.severity, d.lnum, d.col, severity, vim.inspect(cols)))
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, { fixed })
+  check(wait_for(function() return #vim.tbl_filter(function(x) return x.source == 'dsh' end,
+    vim.diagnostic.get(buf)) == 0 end, 5000), what .. ': diagnostics clear after the fix',
+    vim.inspect(vim.diagnostic.get(buf)))
+end
+
+local function check_prepare(res, err, want_content, what)
+  if not check(err == nil and type(res) == 'table', what .. ': prepare succeeds', vim.inspect(err)) then return end
+  eq(res.content, want_content, what .. ': readable text')
+  eq(res.references, { { sessionId = A, label = label_a } }, what .. ': references')
+  local msg = res.contextMessage or {}
+  eq(msg.source and msg.source.kind, 'session-reference', what .. ': context message source kind')
+  eq(msg.role, 'user', what .. ': context message role')
+  check(dsh.context_text(res) == expected_prompt, what .. ': context message text is byte-exact (expected.json, budget 65536)',
+    'got ' .. #dsh.context_text(res) .. ' bytes: ' .. dsh.context_text(res):sub(1, 300))
+end
+
+-- ---------------------------------------------------------------- the scenario
+local function main()
+  log('server', BIN, 'store', STORE)
+  vim.opt.runtimepath:prepend(PLUGIN)
+  vim.cmd('filetype on')
+  vim.cmd('runtime plugin/dsh_lsp.lua')
+  dsh = require('dsh_lsp')
+  check(vim.fn.exists(':DshPrepare') == 2 and vim.fn.exists(':DshMention') == 2, 'commands defined by plugin/dsh_lsp.lua')
+
+  dsh.setup({
+    cmd = { BIN },
+    sessions_dir = STORE,
+    target = function(bufnr)
+      -- per-buffer target: the *.dshchat file is the chat of session E
+      if api.nvim_buf_get_name(bufnr):match('%.dshchat$') then return { sessionId = E, cwd = PROJ } end
+      return { cwd = PROJ }
+    end,
+    log_level = 'debug',
+    log_file = WORK .. '/dsh-lsp.log',
+  })
+
+  -- 1. a codecompanion scratch buffer (no name, buftype=nofile)
+  local scratch = api.nvim_create_buf(true, true)
+  api.nvim_set_current_buf(scratch)
+  vim.bo[scratch].filetype = 'codecompanion'
+  check(vim.bo[scratch].buftype == 'nofile', 'scratch buffer has buftype=nofile')
+  local ok = wait_for(function()
+    local cs = attached_clients(scratch)
+    return #cs == 1 and cs[1].initialized
+  end, 8000)
+  if not check(ok, 'client attached to the codecompanion scratch buffer and initialized') then return end
+  local client = attached_clients(scratch)[1]
+  local tc = (client.server_capabilities.completionProvider or {}).triggerCharacters or {}
+  check(vim.tbl_contains(tc, '@'), 'server triggerCharacters contain @', vim.inspect(tc))
+
+  complete_and_accept(scratch, 'see ', labels(cands_proj), label_a, 'see ' .. mention_a, 'scratch')
+
+  -- diagnostics: malformed explicit mention after multibyte text (position encoding), unknown id
+  local pre = 'café 🙂 see '
+  local broken = '@[x](dsh-session:not-canonical)'
+  diag_cycle(scratch, pre .. broken .. ' ok', 'invalid-uri', vim.diagnostic.severity.ERROR,
+    { #pre, #pre + #'@[x](' }, pre .. mention_a .. ' ok', 'scratch')
+  diag_cycle(scratch, 'ask ' .. unknown_uri, 'unknown-session', vim.diagnostic.severity.WARN,
+    { #'ask ' }, 'ask ' .. mention_a, 'scratch')
+
+  -- prepare via the Lua API, compared with expected.json and with `dsh-lsp prepare`
+  api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see ' .. mention_a })
+  local done, res, err = false, nil, nil
+  dsh.prepare(scratch, function(e, r) done, res, err = true, r, e end)
+  wait_for(function() return done end, 8000)
+  check_prepare(res, err, 'see @' .. label_a, 'scratch Lua API')
+  local cli_prep = cli({ 'prepare', '--sessions', STORE, '--target-cwd', PROJ, 'see ' .. mention_a })
+  check(res and dsh.context_text(res) == dsh.context_text(cli_prep), 'scratch Lua API: same context text as `dsh-lsp prepare`')
+
+  -- :DshPrepare → register "d and a scratch split
+  vim.fn.setreg('d', 'old')
+  local wins = #api.nvim_list_wins()
+  vim.cmd('DshPrepare')
+  ok = wait_for(function() return #api.nvim_list_wins() == wins + 1 end, 8000)
+  check(ok and vim.fn.getreg('d') == expected_prompt, ':DshPrepare puts the exact context message in register "d',
+    vim.fn.getreg('d'):sub(1, 200))
+  local split = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(ok and split:find('see @' .. label_a, 1, true) ~= nil and split:find(expected_prompt, 1, true) ~= nil,
+    ':DshPrepare split shows readable text and context', split:sub(1, 300))
+  if ok then vim.cmd('close') end
+
+  -- 2. a *.dshchat file: same client, its own target (session E → excluded, self-reference)
+  local file = WORK .. '/prompt.dshchat'
+  vim.fn.writefile({ 'ask ' }, file)
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local fbuf = api.nvim_get_current_buf()
+  check(vim.bo[fbuf].filetype == 'dsh-chat', '*.dshchat file has filetype dsh-chat', vim.bo[fbuf].filetype)
+  ok = wait_for(function() return #attached_clients(fbuf) == 1 end, 8000)
+  check(ok and attached_clients(fbuf)[1].id == client.id, '*.dshchat file attached to the same client')
+  local all = vim.tbl_filter(function(c) return c.name == 'dsh_lsp' end,
+    vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients())
+  eq(#all, 1, 'one dsh-lsp client for all prompt buffers')
+  sleep(100)
+
+  check(find(cands_e, E) == nil, 'CLI: target session E is not a candidate of its own chat')
+  complete_and_accept(fbuf, 'ask ', labels(cands_e), label_a, 'ask ' .. mention_a, 'dshchat')
+  diag_cycle(fbuf, 'compare ' .. mention_e, 'self-reference', vim.diagnostic.severity.ERROR,
+    { #'compare ', #'compare @[' .. find(cands_proj, E).label .. '](' }, 'compare ' .. mention_a, 'dshchat')
+
+  api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'compare ' .. mention_a })
+  local r2, e2 = dsh.prepare_sync(fbuf)
+  check_prepare(r2, e2, 'compare @' .. label_a, 'dshchat prepare_sync')
+
+  -- :DshMention with a picker that chooses session A like a user would
+  api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'x' })
+  api.nvim_win_set_cursor(0, { 1, 0 })
+  local offered
+  local orig_select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    offered = items
+    for i, it in ipairs(items) do
+      if it.sessionId == A then return on_choice(it, i) end
+    end
+    on_choice(nil, nil)
+  end
+  vim.cmd('DshMention')
+  wait_for(function() return api.nvim_buf_get_lines(fbuf, 0, 1, false)[1] ~= 'x' end, 8000)
+  vim.ui.select = orig_select
+  eq(offered and labels(offered), labels(cands_e), ':DshMention offers the dsh/candidates of the buffer')
+  eq(api.nvim_buf_get_lines(fbuf, 0, -1, false), { 'x' .. mention_a }, ':DshMention inserts the mention after the cursor')
+
+  -- setup() again with other settings → workspace/didChangeConfiguration
+  dsh.setup({ cmd = { BIN }, sessions_dir = STORE, target = { cwd = PROJ }, candidate_limit = 2 })
+  sleep(200)
+  api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see @' })
+  local resp = vim.lsp.buf_request_sync(scratch, 'textDocument/completion', {
+    textDocument = { uri = vim.uri_from_bufnr(scratch) },
+    position = { line = 0, character = 5 },
+    context = { triggerKind = 2, triggerCharacter = '@' },
+  }, 5000)
+  local result = resp and resp[client.id] and resp[client.id].result
+  local items = type(result) == 'table' and (result.items or result) or {}
+  eq(#items, 2, 'candidate_limit=2 from a second setup() reaches the server')
+
+  -- :checkhealth dsh_lsp
+  vim.cmd('checkhealth dsh_lsp')
+  sleep(200)
+  local health = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(health:find('OK', 1, true) ~= nil and health:find('7 session(s) in the store', 1, true) ~= nil,
+    ':checkhealth dsh_lsp reports OK with the 7 sessions of the store', health)
+  check(not health:find('ERROR', 1, true), ':checkhealth dsh_lsp has no ERROR', health)
+
+  vim.lsp.stop_client(client.id)
+  wait_for(function() return vim.lsp.get_client_by_id(client.id) == nil end, 3000)
+end
+
+co = coroutine.create(function()
+  main()
+  finish()
+end)
+-- watchdog: never hang CI
+local dog = uv.new_timer()
+dog:start(120000, 0, vim.schedule_wrap(function()
+  failed = failed + 1
+  log('FAIL', 'watchdog: test did not finish in 120 s')
+  finish()
+end))
+vim.schedule(resume)
