@@ -1,0 +1,95 @@
+package reference
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func rawEvent(seq int64, typ, data string) SurfaceEvent {
+	return SurfaceEvent{Type: typ, Seq: seq, Data: json.RawMessage(data),
+		Raw: json.RawMessage(fmt.Sprintf(`{"type":%q,"seq":%d,"time":0,"data":%s,"surfaceOp":"append"}`, typ, seq, data))}
+}
+
+func projected(items []projectedItem) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		cp := ""
+		if it.checkpoint {
+			cp = "*"
+		}
+		parts[i] = it.role + cp + ":" + it.text
+	}
+	return strings.Join(parts, "|")
+}
+
+func TestProjectSurface(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []SurfaceEvent
+		want   string
+	}{
+		{"spec scenario after the fold", []SurfaceEvent{
+			userEvent(2, "plugin", "compact", "<compacted-summary>checkpoint</compacted-summary>"),
+			userEvent(3, "user", "", "recent user"),
+			rawEvent(4, eventUserMessage, `{"content":[{"type":"text","text":"workspace secret"}],"source":{"kind":"plugin","plugin":"workspace"},"role":"user","id":"p"}`),
+			userEvent(5, "user", "", "human steer"),
+			rawEvent(7, eventToolResult, `{"turn":2,"step":1,"message":{"role":"user","id":"t","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"tool output"}]}]}}`),
+			rawEvent(8, eventAssistantMessage, `{"turn":2,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"private reasoning"},{"type":"text","text":"visible answer"}],"source":{"kind":"model","provider":"p","model":"m"},"id":"a"}}`),
+			rawEvent(10, eventUserMessage, `{"content":[{"type":"reasoning","text":"empty projected user"}],"source":{"kind":"user"},"role":"user","id":"u"}`),
+			rawEvent(12, eventAssistantMessage, `{"turn":2,"step":2,"message":{"role":"assistant","content":[{"type":"reasoning","text":"x"}],"source":{"kind":"model","provider":"p","model":"m"},"id":"a"}}`),
+		}, "user*:<compacted-summary>checkpoint</compacted-summary>|user:recent user|user:human steer|assistant:visible answer"},
+		{"checkpoint source with extra fields, other sources dropped", []SurfaceEvent{
+			rawEvent(0, eventUserMessage, `{"content":[{"type":"text","text":"cp"}],"source":{"form":"x","plugin":"compact","kind":"plugin","extra":1}}`),
+			rawEvent(1, eventUserMessage, `{"content":[{"type":"text","text":"injected"}],"source":{"kind":"session-reference","form":"recall","version":1,"references":[]}}`),
+			rawEvent(2, eventUserMessage, `{"content":[{"type":"text","text":"tool"}],"source":{"kind":"tool","callId":"c"}}`),
+			rawEvent(3, eventUserMessage, `{"content":[{"type":"text","text":"goal"}],"source":{"kind":"goal"}}`),
+			rawEvent(4, eventUserMessage, `{"content":[{"type":"text","text":"no source"}]}`),
+			rawEvent(5, eventUserMessage, `{"content":[{"type":"text","text":"KIND"}],"source":{"Kind":"user"}}`),
+		}, "user*:cp"},
+		{"empty text blocks still separate", []SurfaceEvent{
+			userEvent(0, "user", "", "", "after-empty"),
+			userEvent(1, "user", "", "", ""),
+			userEvent(2, "user", "", ""),
+			rawEvent(3, eventUserMessage, `{"content":[{"type":"text","text":5},{"type":"text"},"str",null,{"type":"text","text":"a\u2028b\ud83d\ude42\ud800"}],"source":{"kind":"user"}}`),
+		}, "user:\nafter-empty|user:\n|user:a\u2028b🙂\xed\xa0\x80"},
+		// Deliberate difference from dsh (CONTRACT.md): displayContent wins.
+		{"legacy envelope displayContent", []SurfaceEvent{
+			rawEvent(4, eventUserMessage, `{"content":[{"type":"text","text":"## Referenced sessions\n…"},{"type":"text","text":"\n\n## My request:\n"},{"type":"text","text":"Summarise @Fix login bug"}],"source":{"kind":"user"},"envelope":{"displayContent":[{"type":"text","text":"Summarise @Fix login bug"}],"prefixContexts":[]},"id":"legacy-message:s:4","role":"user"}`),
+			rawEvent(5, eventUserMessage, `{"content":[{"type":"text","text":"no display"}],"source":{"kind":"user"},"envelope":{"prefixContexts":[]}}`),
+			rawEvent(6, eventUserMessage, `{"content":[{"type":"text","text":"display not an array"}],"source":{"kind":"user"},"envelope":{"displayContent":"x"}}`),
+			rawEvent(7, eventUserMessage, `{"content":[{"type":"text","text":"hidden"}],"source":{"kind":"user"},"envelope":{"displayContent":[]}}`),
+		}, "user:Summarise @Fix login bug|user:no display|user:display not an array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			items, err := projectSurface(&Surface{Events: tt.events})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := projected(items); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProjectSurfaceUnknownType(t *testing.T) {
+	ev := SurfaceEvent{Type: "turn/start", Seq: 0, Data: json.RawMessage(`{}`),
+		Raw: json.RawMessage(`{"type": "turn/start", "seq":0,"time":0,"surfaceOp":"append","data":{}}`)}
+	_, err := projectSurface(&Surface{Events: []SurfaceEvent{userEvent(0, "user", "", "x"), ev}})
+	want := `unreachable variant in session-reference surface event: {"type":"turn/start","seq":0,"time":0,"surfaceOp":"append","data":{}}`
+	if err == nil || err.Error() != want || CodeOf(err) != "" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestJSONReaderMalformed(t *testing.T) {
+	for _, data := range []string{`{"content":[`, `{"source":{"kind":"user"},"content":[{"type":"text","text":"x}]}`, `[1]`, `{"a" 1}`, `{"a":1,}`} {
+		_, _, err := projectUserMessage([]byte(data))
+		if err == nil {
+			t.Errorf("%s: no error", data)
+		}
+	}
+}
