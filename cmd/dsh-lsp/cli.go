@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/diagnostics"
+	"github.com/dsh-lsp/dsh-lsp/lsp"
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// cliError is a failure reported as {"error":{"code","message"}}.
+type cliError struct {
+	Code    reference.Code `json:"code"`
+	Message string         `json:"message"`
+}
+
+func (e *cliError) Error() string { return e.Message }
+
+// usageError is a command-line mistake; dsh has no usage code, so it is
+// reported as an invalid configuration.
+func usageError(format string, args ...any) error {
+	return &cliError{Code: reference.CodeInvalidConfig, Message: fmt.Sprintf(format, args...)}
+}
+
+// toCLIError maps any error to its dsh code.
+func toCLIError(err error) *cliError {
+	var ce *cliError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	code := reference.CodeOf(err)
+	if code == "" {
+		code = reference.CodeReadFailed
+	}
+	return &cliError{Code: code, Message: err.Error()}
+}
+
+// writeJSON prints v as JSON (no HTML escaping) and a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// cliMain runs f and prints its JSON result, or the error JSON on stdout
+// plus a one-line message on stderr (exit 1).
+func cliMain(stdout, stderr io.Writer, f func() (any, error)) int {
+	v, err := f()
+	if err == nil {
+		if raw, ok := v.(json.RawMessage); ok {
+			stdout.Write(append(raw, '\n'))
+			return 0
+		}
+		if err = writeJSON(stdout, v); err == nil {
+			return 0
+		}
+	}
+	ce := toCLIError(err)
+	writeJSON(stdout, map[string]*cliError{"error": ce})
+	fmt.Fprintf(stderr, "dsh-lsp: %s: %s\n", ce.Code, oneLine(ce.Message))
+	return 1
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// common holds the common flags.
+type common struct {
+	sessions, targetID, targetCWD              string
+	maxReferences, candidateLimit, maxRefBytes string
+	targetIDSet, targetCWDSet                  bool
+	fs                                         *flag.FlagSet
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	c.fs = fs
+	fs.StringVar(&c.sessions, "sessions", "", "session store root")
+	fs.StringVar(&c.targetID, "target-id", "", "the preparing chat's own session id")
+	fs.StringVar(&c.targetCWD, "target-cwd", "", "the preparing chat's cwd (default: the current directory)")
+	fs.StringVar(&c.maxReferences, "max-references", "", "maxReferences (1..3)")
+	fs.StringVar(&c.candidateLimit, "candidate-limit", "", "candidateLimit")
+	fs.StringVar(&c.maxRefBytes, "max-reference-bytes", "", "maxReferenceBytes")
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments; "--" ends flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		// Did Parse stop at "--"?
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// config builds the reference config from the flags with dsh's checks.
+func (c *common) config() (reference.Config, error) {
+	obj := map[string]json.RawMessage{}
+	for _, f := range []struct{ key, val, flag string }{
+		{"maxReferences", c.maxReferences, "max-references"},
+		{"candidateLimit", c.candidateLimit, "candidate-limit"},
+		{"maxReferenceBytes", c.maxRefBytes, "max-reference-bytes"},
+	} {
+		if !c.isSet(f.flag) {
+			continue
+		}
+		if _, err := strconv.ParseFloat(f.val, 64); err == nil && json.Valid([]byte(f.val)) {
+			obj[f.key] = json.RawMessage(f.val)
+		} else {
+			b, _ := json.Marshal(f.val) // a string: refused by the core with dsh's message
+			obj[f.key] = b
+		}
+	}
+	raw, _ := json.Marshal(obj)
+	return reference.ConfigFromJSON(raw)
+}
+
+func (c *common) isSet(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// target builds the target from --target-id/--target-cwd; the cwd defaults
+// to the current directory (as a dsh agent's cwd would).
+func (c *common) target() reference.Target {
+	var t reference.Target
+	if c.isSet("target-id") {
+		id := c.targetID
+		t.SessionID = &id
+	}
+	if c.isSet("target-cwd") {
+		cwd := c.targetCWD
+		t.CWD = &cwd
+	} else if wd, err := os.Getwd(); err == nil {
+		t.CWD = &wd
+	}
+	return t
+}
+
+// service opens the store and the service.
+func (c *common) service() (*reference.Service, reference.Source, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := sessionstore.ResolveRoot(c.sessions)
+	if err != nil {
+		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
+	}
+	st, err := sessionstore.Open(root)
+	if err != nil {
+		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
+	}
+	svc, err := reference.NewService(st, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, st, nil
+}
+
+// readText returns the TEXT argument, or stdin for "-" or no argument.
+func readText(args []string, stdin io.Reader, cmd string) (string, error) {
+	switch {
+	case len(args) > 1:
+		return "", usageError("%s takes one TEXT argument (quote it, or use - for stdin); got %d", cmd, len(args))
+	case len(args) == 1 && args[0] != "-":
+		return args[0], nil
+	}
+	b, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", &cliError{Code: reference.CodeReadFailed, Message: "cannot read stdin: " + err.Error()}
+	}
+	return string(b), nil
+}
+
+func prepareCmd(args []string, stdin io.Reader) (any, error) {
+	var c common
+	fs := newFlagSet("prepare")
+	c.register(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	text, err := readText(pos, stdin, "prepare")
+	if err != nil {
+		return nil, err
+	}
+	svc, _, err := c.service()
+	if err != nil {
+		return nil, err
+	}
+	pt, err := svc.PrepareText(context.Background(), c.target(), text)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lsp.MarshalPrepared(pt)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
+}
+
+func candidatesCmd(args []string) (any, error) {
+	var c common
+	fs := newFlagSet("candidates")
+	c.register(fs)
+	limitStr := fs.String("limit", "", "maximum number of candidates (default: --candidate-limit)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 1 {
+		return nil, usageError("candidates takes at most one QUERY argument; got %d", len(pos))
+	}
+	query := ""
+	if len(pos) == 1 {
+		query = pos[0]
+	}
+	svc, _, err := c.service()
+	if err != nil {
+		return nil, err
+	}
+	limit := svc.Config().CandidateLimit
+	if c.isSet("limit") {
+		v, perr := strconv.ParseFloat(*limitStr, 64)
+		if perr != nil {
+			v = 0.5 // not a number: refused below with dsh's message
+		}
+		if limit, err = lsp.CheckLimit(v); err != nil {
+			return nil, err
+		}
+	}
+	cands, err := svc.ListCandidates(context.Background(), c.target(), query, limit)
+	if err != nil {
+		return nil, err
+	}
+	return lsp.CandidateItems(cands), nil
+}
+
+func mentionsCmd(args []string, stdin io.Reader) (any, error) {
+	fs := newFlagSet("mentions")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	text, err := readText(pos, stdin, "mentions")
+	if err != nil {
+		return nil, err
+	}
+	res, err := reference.ParseText(text)
+	if err != nil {
+		return nil, err
+	}
+	if res.References == nil {
+		res.References = []reference.ParsedReference{}
+	}
+	return res, nil
+}
+
+func uriCmd(args []string) (any, error) {
+	if len(args) != 2 {
+		return nil, usageError("usage: dsh-lsp uri encode ID | dsh-lsp uri decode URI")
+	}
+	switch args[0] {
+	case "encode":
+		return map[string]string{"uri": reference.EncodeURI(args[1])}, nil
+	case "decode":
+		id, err := reference.DecodeURI(args[1])
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"sessionId": id}, nil
+	}
+	return nil, usageError("unknown uri subcommand %q (want encode or decode)", args[0])
+}
+
+// checkMain prints FILE:LINE:COL: severity: message [code] per finding and
+// exits 1 if any finding is an error.
+func checkMain(args []string, stdout, stderr io.Writer) int {
+	var c common
+	fs := newFlagSet("check")
+	c.register(fs)
+	files, err := parseInterleaved(fs, args)
+	if err == nil && len(files) == 0 {
+		err = usageError("check needs at least one FILE")
+	}
+	var cfg reference.Config
+	var src reference.Source
+	if err == nil {
+		var svc *reference.Service
+		svc, src, err = c.service()
+		if svc != nil {
+			cfg = svc.Config()
+		}
+	}
+	if err != nil {
+		return cliMain(stdout, stderr, func() (any, error) { return nil, err })
+	}
+	env := diagnostics.Env{Target: c.target(), MaxReferences: cfg.MaxReferences}
+	if headers, lerr := src.ListSessions(context.Background()); lerr == nil {
+		known := make(map[string]bool, len(headers))
+		for _, h := range headers {
+			known[h.ID] = true
+		}
+		env.Known = func(id string) bool { return known[id] }
+	} else {
+		fmt.Fprintf(stderr, "dsh-lsp: warning: cannot list sessions (unknown-session not checked): %v\n", lerr)
+	}
+	var out bytes.Buffer
+	failed := false
+	for _, file := range files {
+		b, rerr := os.ReadFile(file)
+		if rerr != nil {
+			return cliMain(stdout, stderr, func() (any, error) {
+				return nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot read %s: %v", file, rerr)}
+			})
+		}
+		text := string(b)
+		m := protocol.NewMapper(text, protocol.UTF8)
+		for _, f := range diagnostics.Check(text, env) {
+			p := m.Position(f.Span.Start)
+			fmt.Fprintf(&out, "%s:%d:%d: %s: %s [%s]\n", file, p.Line+1, p.Character+1, f.Severity, oneLine(f.Message), f.Code)
+			if f.Severity == diagnostics.Error {
+				failed = true
+			}
+		}
+	}
+	stdout.Write(out.Bytes())
+	if failed {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,100 @@
+// Command dsh-lsp is a language server that lets users cite other dsh
+// (DeepSeek-Harness) chat sessions in a prompt with mentions
+// `@[label](dsh-session:…)`, plus a command line for scripts.
+//
+// Usage:
+//
+//	dsh-lsp [serve] [--stdio] [--listen ADDR] [--sessions DIR] [--log-file F] [--log-level L]
+//	dsh-lsp prepare [flags] [TEXT | -]
+//	dsh-lsp candidates [flags] [--limit N] [QUERY]
+//	dsh-lsp mentions [TEXT | -]
+//	dsh-lsp uri encode ID | uri decode URI
+//	dsh-lsp check [flags] FILE…
+//	dsh-lsp demo
+//	dsh-lsp version
+//
+// Common flags: --sessions DIR, --target-id ID, --target-cwd DIR,
+// --max-references N, --candidate-limit N, --max-reference-bytes N.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one invocation and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		return serveMain(args, stderr)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serveMain(rest, stderr)
+	case "prepare":
+		return cliMain(stdout, stderr, func() (any, error) { return prepareCmd(rest, stdin) })
+	case "candidates":
+		return cliMain(stdout, stderr, func() (any, error) { return candidatesCmd(rest) })
+	case "mentions":
+		return cliMain(stdout, stderr, func() (any, error) { return mentionsCmd(rest, stdin) })
+	case "uri":
+		return cliMain(stdout, stderr, func() (any, error) { return uriCmd(rest) })
+	case "check":
+		return checkMain(rest, stdout, stderr)
+	case "demo":
+		return demoMain(rest, stdout, stderr)
+	case "version":
+		return cliMain(stdout, stderr, func() (any, error) {
+			return map[string]string{"name": "dsh-lsp", "version": versionString()}, nil
+		})
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	return cliMain(stdout, stderr, func() (any, error) {
+		return nil, usageError("unknown command %q (try dsh-lsp help)", cmd)
+	})
+}
+
+const usage = `dsh-lsp: cite dsh sessions in prompts with @[label](dsh-session:…) mentions
+
+  dsh-lsp [serve] [--stdio] [--listen 127.0.0.1:PORT] [--sessions DIR]
+          [--log-file FILE] [--log-level debug|info|warn|error]
+                                       LSP server over stdio (or TCP)
+  dsh-lsp prepare [flags] [TEXT | -]   readable text + context message (JSON)
+  dsh-lsp candidates [flags] [--limit N] [QUERY]
+                                       sessions a mention can cite (JSON)
+  dsh-lsp mentions [TEXT | -]          mentions found in TEXT (JSON)
+  dsh-lsp uri encode ID | decode URI   session reference URIs (JSON)
+  dsh-lsp check [flags] FILE…          FILE:LINE:COL: severity: message [code]
+  dsh-lsp demo                         walkthrough on a built-in sample store
+  dsh-lsp version
+
+Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
+  --target-id ID, --target-cwd DIR, --max-references N, --candidate-limit N,
+  --max-reference-bytes N
+`

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp"
+)
+
+// serveMain runs the language server and returns the process exit code.
+func serveMain(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dsh-lsp serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the default; accepted for vscode-languageclient)")
+	listen := fs.String("listen", "", "serve LSP over TCP on this address (e.g. 127.0.0.1:7777) instead of stdio")
+	sessions := fs.String("sessions", "", "session store root (default $DSH_HOME/sessions or ~/.dsh/sessions)")
+	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dsh-lsp serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	zl, closeLog, err := newZapLogger(*logFile, *logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-lsp: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	logger := slog.New(newZapHandler(zl))
+
+	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString()}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *listen != "" {
+		return serveTCP(ctx, *listen, opts, logger, stderr)
+	}
+	logger.Info("dsh-lsp serving on stdio", "version", opts.Version, "pid", os.Getpid())
+	stream := jsonrpc2.NewHeaderStream(stdio{})
+	code := lsp.New(opts).Serve(ctx, stream)
+	logger.Info("dsh-lsp exiting", "code", code)
+	return code
+}
+
+// stdio is stdin+stdout as one connection. Close is a no-op: the process
+// exits right after.
+type stdio struct{}
+
+func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdio) Close() error                { return nil }
+
+// serveTCP accepts LSP clients on addr, one server session per connection,
+// until interrupted.
+func serveTCP(ctx context.Context, addr string, opts lsp.Options, logger *slog.Logger, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-lsp: cannot listen on %s: %v\n", addr, err)
+		return 1
+	}
+	logger.Info("dsh-lsp listening", "addr", ln.Addr().String())
+	fmt.Fprintf(stderr, "dsh-lsp listening on %s\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	var wg sync.WaitGroup
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			logger.Info("client connected", "remote", c.RemoteAddr().String())
+			code := lsp.New(opts).Serve(ctx, jsonrpc2.NewHeaderStream(c))
+			logger.Info("client session ended", "remote", c.RemoteAddr().String(), "code", code)
+		}()
+	}
+	wg.Wait()
+	return 0
+}
+
+// newZapLogger builds a zap logger writing to file (or w) at level.
+func newZapLogger(file, level string, w io.Writer) (*zap.Logger, func(), error) {
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, nil, fmt.Errorf("invalid --log-level %q (want debug, info, warn or error)", level)
+	}
+	sink := zapcore.AddSync(w)
+	closeFn := func() {}
+	if file != "" {
+		f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open --log-file: %w", err)
+		}
+		sink = zapcore.AddSync(f)
+		closeFn = func() { f.Close() }
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(sink), lvl)
+	zl := zap.New(core)
+	return zl, func() { _ = zl.Sync(); closeFn() }, nil
+}

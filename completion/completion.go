@@ -1,0 +1,185 @@
+// Package completion implements session-mention completion: when a mention
+// query is active at the cursor (CONTRACT §3) and which completion items the
+// dsh candidates become, in a shape that every tested LSP client (VS Code,
+// Neovim 0.7–0.12, Emacs Eglot, Vim ALE) turns into exactly the canonical
+// mention `@[escaped label](dsh-session:…)`.
+package completion
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// Query is an active mention query: the text between an `@` and the cursor.
+type Query struct {
+	// Text is QUERY (possibly empty).
+	Text string
+	// Start is the byte offset just after the `@`; End is the cursor.
+	Start, End int
+}
+
+// IsSpace reports whether r is whitespace in the JavaScript sense (\s), the
+// set dsh's mention grammar uses.
+func IsSpace(r rune) bool { return reference.IsJSWhitespace(r) }
+
+// opensMention reports whether r may directly precede the `@` of a mention.
+func opensMention(r rune) bool {
+	switch r {
+	case '(', '[', '{', '"', '\'', '`':
+		return true
+	}
+	return IsSpace(r)
+}
+
+// inQuery reports whether r may be part of QUERY.
+func inQuery(r rune) bool {
+	switch r {
+	case '@', '[', ']', '(', ')':
+		return false
+	}
+	return !IsSpace(r) && r != utf8.RuneError
+}
+
+// FindQuery returns the mention query active at byte offset cursor of text,
+// if any: the text before the cursor on its line ends with `@`+QUERY, the
+// `@` starts the line or follows whitespace or one of ( [ { " ' `, and the
+// cursor is not inside an existing @[…](…) mention or bare URI.
+func FindQuery(text string, cursor int) (Query, bool) {
+	if cursor < 0 || cursor > len(text) {
+		return Query{}, false
+	}
+	// Walk back over QUERY characters to the `@`.
+	i := cursor
+	for i > 0 {
+		r, n := utf8.DecodeLastRuneInString(text[:i])
+		if r == '\n' || r == '\r' {
+			return Query{}, false
+		}
+		if r == '@' {
+			break
+		}
+		if !inQuery(r) {
+			return Query{}, false
+		}
+		i -= n
+	}
+	if i == 0 {
+		return Query{}, false // no `@`
+	}
+	at := i - 1 // offset of '@'
+	if at > 0 {
+		r, _ := utf8.DecodeLastRuneInString(text[:at])
+		if r != '\n' && r != '\r' && !opensMention(r) {
+			return Query{}, false // a@b
+		}
+	}
+	if insideMention(text, cursor) {
+		return Query{}, false
+	}
+	return Query{Text: text[at+1 : cursor], Start: at + 1, End: cursor}, true
+}
+
+// insideMention reports whether cursor lies strictly inside a mention or a
+// rejected mention-shaped URI of text.
+func insideMention(text string, cursor int) bool {
+	mentions, problems := reference.ScanText(text)
+	for _, m := range mentions {
+		if m.Span.Start < cursor && cursor < m.Span.End {
+			return true
+		}
+	}
+	for _, p := range problems {
+		if p.Span.Start < cursor && cursor < p.Span.End {
+			return true
+		}
+	}
+	return false
+}
+
+// VisibleLabel returns label with control characters made visible: C0
+// controls as their Control Pictures (␊ for a newline), DEL as ␡, other
+// controls and line/paragraph separators as \uXXXX. An empty label shows as
+// `""`.
+func VisibleLabel(label string) string {
+	if label == "" {
+		return `""`
+	}
+	var b strings.Builder
+	for _, r := range label {
+		switch {
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune('␡')
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\uFEFF':
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// ItemData is the data carried by a completion item for
+// completionItem/resolve.
+type ItemData struct {
+	SessionID string  `json:"sessionId"`
+	Label     string  `json:"label"`
+	CWD       *string `json:"cwd,omitempty"`
+	CreatedAt int64   `json:"createdAt"`
+}
+
+// FormatTime formats a dsh createdAt (Unix milliseconds) for people.
+func FormatTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// Detail is an item's detail line: the cwd (or "no cwd") and creation time.
+func Detail(cwd *string, createdAt int64) string {
+	where := "no cwd"
+	if cwd != nil {
+		where = *cwd
+	}
+	return where + " · " + FormatTime(createdAt)
+}
+
+// Items turns candidates into completion items for query q. Accepting an
+// item leaves the `@` in place and replaces QUERY with `[escaped
+// label](uri)`, so the text becomes exactly reference.FormatMention. The
+// item carries that text both as textEdit (range QUERY) and insertText,
+// because Neovim 0.7 and ALE ignore the range and insert at the keyword
+// start (after the `@`, which is no keyword character anywhere).
+// filterText begins with QUERY so that client-side filtering keeps every
+// item the server matched (on id or cwd too); sortText keeps dsh's order.
+func Items(cands []reference.Candidate, q Query, m *protocol.Mapper) []protocol.CompletionItem {
+	rng := m.Range(q.Start, q.End)
+	items := make([]protocol.CompletionItem, 0, len(cands))
+	width := len(fmt.Sprint(len(cands)))
+	if width < 4 {
+		width = 4
+	}
+	for i, c := range cands {
+		label := c.Label
+		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
+		visible := VisibleLabel(c.Label)
+		data, _ := json.Marshal(ItemData{SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt})
+		items = append(items, protocol.CompletionItem{
+			Label:      visible,
+			Kind:       protocol.CompletionItemKindReference,
+			Detail:     Detail(c.CWD, c.CreatedAt),
+			SortText:   fmt.Sprintf("%0*d", width, i),
+			FilterText: q.Text + visible,
+			InsertText: newText,
+			TextEdit:   &protocol.TextEdit{Range: rng, NewText: newText},
+			Data:       data,
+		})
+	}
+	return items
+}

@@ -1,0 +1,157 @@
+package completion
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// Message is one model-visible message of a session, for previews.
+type Message struct {
+	Role string
+	Text string
+	// Checkpoint marks a compaction summary.
+	Checkpoint bool
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text *string
+}
+
+type messageData struct {
+	Content []textBlock `json:"content"`
+	Source  *struct {
+		Kind   string `json:"kind"`
+		Plugin string `json:"plugin"`
+	} `json:"source"`
+	Message *struct {
+		Content []textBlock `json:"content"`
+	} `json:"message"`
+}
+
+func joinText(blocks []textBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" && b.Text != nil {
+			parts = append(parts, *b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// VisibleMessages returns the conversation dsh would show a referencing
+// session (the projection of conformance §8): user messages written by the
+// user or compaction checkpoints, and assistant messages; tool results,
+// plugin and session-reference context are left out. It is for previews
+// only; the exact projection is the core's.
+func VisibleMessages(surf *reference.Surface) []Message {
+	if surf == nil {
+		return nil
+	}
+	var out []Message
+	for _, ev := range surf.Events {
+		var d messageData
+		if json.Unmarshal(ev.Data, &d) != nil {
+			continue
+		}
+		var m Message
+		switch ev.Type {
+		case "user/message":
+			if d.Source == nil {
+				continue
+			}
+			m.Checkpoint = d.Source.Kind == "plugin" && d.Source.Plugin == "compact"
+			if d.Source.Kind != "user" && !m.Checkpoint {
+				continue
+			}
+			m.Role, m.Text = "user", joinText(d.Content)
+		case "assistant/message":
+			blocks := d.Content
+			if d.Message != nil {
+				blocks = d.Message.Content
+			}
+			m.Role, m.Text = "assistant", joinText(blocks)
+		default:
+			continue
+		}
+		if m.Text == "" {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// oneLine shortens s to at most n runes on one line.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Documentation renders a candidate's documentation: id, cwd, created time
+// and a short preview (the first and last visible messages).
+func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.MarkupContent {
+	cwd := "no cwd"
+	if d.CWD != nil {
+		cwd = *d.CWD
+	}
+	var b strings.Builder
+	msgs := VisibleMessages(surf)
+	if markdown {
+		fmt.Fprintf(&b, "**%s**\n\n", escapeMarkdown(VisibleLabel(d.Label)))
+		fmt.Fprintf(&b, "- id: `%s`\n- cwd: `%s`\n- created: %s\n- messages: %d\n", d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
+	} else {
+		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
+	}
+	if len(msgs) > 0 {
+		b.WriteString("\n")
+		show := msgs
+		skipped := 0
+		if len(msgs) > 4 {
+			show = append(append([]Message{}, msgs[:2]...), msgs[len(msgs)-2:]...)
+			skipped = len(msgs) - 4
+		}
+		for i, m := range show {
+			if skipped > 0 && i == 2 {
+				fmt.Fprintf(&b, "\n… %d more messages …\n", skipped)
+			}
+			role := m.Role
+			if m.Checkpoint {
+				role = "summary"
+			}
+			line := oneLine(m.Text, 160)
+			if markdown {
+				fmt.Fprintf(&b, "\n> **%s:** %s\n", role, escapeMarkdown(line))
+			} else {
+				fmt.Fprintf(&b, "\n%s: %s\n", role, line)
+			}
+		}
+	}
+	kind := "plaintext"
+	if markdown {
+		kind = "markdown"
+	}
+	return protocol.MarkupContent{Kind: kind, Value: strings.TrimRight(b.String(), "\n")}
+}
+
+// escapeMarkdown backslash-escapes markdown punctuation so session text
+// shows literally.
+func escapeMarkdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_{}[]()#+-.!<>|~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,167 @@
+// Package diagnostics finds the session-mention problems of CONTRACT §4 in
+// a prompt text and the quick fixes for them. Findings are in byte offsets;
+// ToLSP converts them to LSP diagnostics in the negotiated encoding.
+package diagnostics
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// Source is the diagnostic source name.
+const Source = "dsh"
+
+// Diagnostic codes (CONTRACT §4).
+const (
+	CodeInvalidURI        = "invalid-uri"
+	CodeNoncanonicalURI   = "noncanonical-uri"
+	CodeUnknownSession    = "unknown-session"
+	CodeSelfReference     = "self-reference"
+	CodeTooManyReferences = "too-many-references"
+)
+
+// Severity is an LSP diagnostic severity.
+type Severity int
+
+// Severities used here.
+const (
+	Error   Severity = protocol.SeverityError
+	Warning Severity = protocol.SeverityWarning
+)
+
+// String returns "error" or "warning", as `dsh-lsp check` prints them.
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// Finding is one problem in a text.
+type Finding struct {
+	Span     reference.Span
+	Severity Severity
+	Code     string
+	Message  string
+}
+
+// Env is what checking needs besides the text.
+type Env struct {
+	// Target is the document's target (self-reference check).
+	Target reference.Target
+	// MaxReferences is the configured limit of distinct references.
+	MaxReferences int64
+	// Known reports whether the store lists a session id. Nil when the
+	// listing is not available: unknown-session is then not reported.
+	Known func(id string) bool
+}
+
+// Check returns the findings of text in appearance order.
+func Check(text string, env Env) []Finding {
+	mentions, problems := reference.ScanText(text)
+	var out []Finding
+	for _, p := range problems {
+		f := Finding{Span: p.URISpan, Severity: Error, Message: problemMessage(p)}
+		if p.Kind == reference.MentionMarkdown {
+			f.Code = CodeInvalidURI
+		} else {
+			f.Code = CodeNoncanonicalURI
+		}
+		out = append(out, f)
+	}
+	seen := map[string]int{} // id → distinct index (self excluded)
+	for _, m := range mentions {
+		self := env.Target.SessionID != nil && *env.Target.SessionID == m.SessionID
+		if self {
+			out = append(out, Finding{Span: m.Span, Severity: Error, Code: CodeSelfReference,
+				Message: fmt.Sprintf("session %s cannot reference itself", reference.QuoteJS(m.SessionID))})
+			continue
+		}
+		idx, ok := seen[m.SessionID]
+		if !ok {
+			idx = len(seen)
+			seen[m.SessionID] = idx
+		}
+		if env.MaxReferences > 0 && int64(idx) >= env.MaxReferences {
+			out = append(out, Finding{Span: m.Span, Severity: Error, Code: CodeTooManyReferences,
+				Message: fmt.Sprintf("a message may reference at most %d sessions", env.MaxReferences)})
+		}
+		if env.Known != nil && !env.Known(m.SessionID) {
+			out = append(out, Finding{Span: m.Span, Severity: Warning, Code: CodeUnknownSession,
+				Message: fmt.Sprintf("unknown session %s: the session store does not list it", reference.QuoteJS(m.SessionID))})
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+func problemMessage(p reference.Problem) string {
+	msg := "invalid session reference URI " + reference.QuoteJS(p.URI)
+	if p.Err != nil {
+		msg = p.Err.Message
+	}
+	if canon, ok := CanonicalURI(p.URI); ok {
+		msg += "; the canonical URI is " + canon
+	}
+	return msg
+}
+
+// sortFindings orders findings by start offset, stable.
+func sortFindings(fs []Finding) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].Span.Start < fs[j-1].Span.Start; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
+
+// ToLSP converts findings to LSP diagnostics with ranges from m.
+func ToLSP(fs []Finding, m *protocol.Mapper) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, protocol.Diagnostic{
+			Range:    m.Range(f.Span.Start, f.Span.End),
+			Severity: int(f.Severity),
+			Code:     f.Code,
+			Source:   Source,
+			Message:  f.Message,
+		})
+	}
+	return out
+}
+
+// CanonicalURI decodes a malformed or non-canonical session URI leniently
+// (padding, standard-alphabet characters, non-zero trailing bits,
+// whitespace or unneeded escapes in the JSON) and returns the canonical URI
+// of the id it denotes. ok is false when uri does not denote a string id or
+// is already canonical.
+func CanonicalURI(uri string) (string, bool) {
+	payload, ok := strings.CutPrefix(uri, reference.URIPrefix)
+	if !ok {
+		return "", false
+	}
+	payload = strings.TrimRight(strings.TrimSpace(payload), "=")
+	payload = strings.NewReplacer("+", "-", "/", "_").Replace(payload)
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil || !utf8.Valid(raw) {
+		return "", false
+	}
+	var id string
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return "", false
+	}
+	canon := reference.EncodeURI(id)
+	if canon == uri {
+		return "", false
+	}
+	return canon, true
+}

@@ -1,0 +1,143 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/completion"
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// completion answers textDocument/completion with the dsh candidates for
+// the active mention query, or an empty list when none is active.
+func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, error) {
+	var p protocol.CompletionParams
+	if err := decodeParams("textDocument/completion", params, &p); err != nil {
+		return nil, err
+	}
+	snap, ok := s.snapshot(p.TextDocument.URI)
+	if !ok {
+		return nil, invalidParams("textDocument/completion: document %s is not open", p.TextDocument.URI)
+	}
+	release(ctx)
+	empty := protocol.CompletionList{IsIncomplete: false, Items: []protocol.CompletionItem{}}
+	cursor, err := snap.mapper.Offset(p.Position)
+	if err != nil {
+		return nil, invalidParams("textDocument/completion: %v", err)
+	}
+	q, ok := completion.FindQuery(snap.mapper.Content, cursor)
+	if !ok || snap.env == nil {
+		return empty, nil
+	}
+	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit)
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	// Incomplete: the server filters (on id and cwd too, with dsh's
+	// lowercasing), so clients must re-query as the user types.
+	return protocol.CompletionList{IsIncomplete: true, Items: completion.Items(cands, q, snap.mapper)}, nil
+}
+
+// completionResolve adds documentation with a conversation preview.
+func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) (any, error) {
+	var item protocol.CompletionItem
+	if err := decodeParams("completionItem/resolve", params, &item); err != nil {
+		return nil, err
+	}
+	var data completion.ItemData
+	if len(item.Data) == 0 || json.Unmarshal(item.Data, &data) != nil || data.SessionID == "" {
+		return item, nil // not ours: nothing to add
+	}
+	env, _ := s.snapshotEnv()
+	s.mu.Lock()
+	markdown := s.caps.docMarkdown
+	s.mu.Unlock()
+	release(ctx)
+	var surf *reference.Surface
+	if env != nil {
+		var err error
+		surf, err = env.source.ReadSurface(ctx, data.SessionID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, requestError(ctx, ctx.Err())
+			}
+			s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
+		}
+	}
+	doc := completion.Documentation(data, surf, markdown)
+	item.Documentation = &doc
+	return item, nil
+}
+
+// candidateCacheTTL bounds how stale a cached candidate list may be: a
+// completion session (typing @, @a, @ab…) reuses lists, a new session
+// created by dsh appears within this time.
+const candidateCacheTTL = 3 * time.Second
+
+// candidateCache caches ListCandidates results per query generation.
+type candidateCache struct {
+	mu      sync.Mutex
+	gen     int
+	entries map[candidateKey]candidateEntry
+}
+
+type candidateKey struct {
+	gen       int
+	env       *environment
+	target    string
+	query     string
+	limit     int64
+	sessionID string
+}
+
+type candidateEntry struct {
+	at    time.Time
+	cands []reference.Candidate
+}
+
+// reset starts a new generation (settings changed).
+func (c *candidateCache) reset() {
+	c.mu.Lock()
+	c.gen++
+	c.entries = nil
+	c.mu.Unlock()
+}
+
+func targetKey(t reference.Target) (string, string) {
+	cwd, id := "\x00", "\x00"
+	if t.CWD != nil {
+		cwd = *t.CWD
+	}
+	if t.SessionID != nil {
+		id = *t.SessionID
+	}
+	return cwd, id
+}
+
+// candidates returns ListCandidates, cached for candidateCacheTTL.
+func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64) ([]reference.Candidate, error) {
+	cwd, id := targetKey(t)
+	s.cache.mu.Lock()
+	key := candidateKey{gen: s.cache.gen, env: env, target: cwd, sessionID: id, query: query, limit: limit}
+	if e, ok := s.cache.entries[key]; ok && time.Since(e.at) < candidateCacheTTL {
+		s.cache.mu.Unlock()
+		return e.cands, nil
+	}
+	s.cache.mu.Unlock()
+	cands, err := env.service.ListCandidates(ctx, t, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.mu.Lock()
+	if s.cache.entries == nil || len(s.cache.entries) > 256 {
+		s.cache.entries = make(map[candidateKey]candidateEntry)
+	}
+	if key.gen == s.cache.gen {
+		s.cache.entries[key] = candidateEntry{at: time.Now(), cands: cands}
+	}
+	s.cache.mu.Unlock()
+	return cands, nil
+}

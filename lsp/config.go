@@ -1,0 +1,235 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// settings are the dsh settings of CONTRACT §2.
+type settings struct {
+	// sessionsDir is the sessionsDir setting ("" when absent).
+	sessionsDir string
+	// target is settings.target (nil when absent).
+	target *reference.Target
+	config reference.Config
+}
+
+func defaultSettings() settings { return settings{config: reference.DefaultConfig()} }
+
+// SettingsError is an invalid setting; its message names the key.
+type SettingsError struct{ Msg string }
+
+func (e *SettingsError) Error() string { return "invalid dsh settings: " + e.Msg }
+
+// parseSettings reads a dsh settings object. Absent or null means defaults.
+// Unknown keys are ignored (editors add their own).
+func parseSettings(raw json.RawMessage) (settings, error) {
+	st := defaultSettings()
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return st, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return st, &SettingsError{"the settings must be a JSON object"}
+	}
+	if v, ok := obj["sessionsDir"]; ok && string(v) != "null" {
+		var dir string
+		if err := json.Unmarshal(v, &dir); err != nil {
+			return st, &SettingsError{"sessionsDir must be a string"}
+		}
+		if strings.TrimSpace(dir) == "" {
+			return st, &SettingsError{"sessionsDir must not be empty"}
+		}
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			return st, &SettingsError{fmt.Sprintf("sessionsDir %q is not a directory", dir)}
+		}
+		st.sessionsDir = dir
+	}
+	if v, ok := obj["target"]; ok && string(v) != "null" {
+		t, err := parseTarget(v, "target")
+		if err != nil {
+			return st, err
+		}
+		st.target = t
+	}
+	// Hand the core only its own keys, so that its checks (numbers only,
+	// safe integers, ranges) and messages apply exactly.
+	core := map[string]json.RawMessage{}
+	for _, k := range []string{"maxReferences", "candidateLimit", "maxReferenceBytes"} {
+		if v, ok := obj[k]; ok {
+			core[k] = v
+		}
+	}
+	coreRaw, _ := json.Marshal(core)
+	cfg, err := reference.ConfigFromJSON(coreRaw)
+	if err != nil {
+		return st, &SettingsError{err.Error()}
+	}
+	st.config = cfg
+	return st, nil
+}
+
+// parseTarget reads a {sessionId?, cwd?} object; key names the setting or
+// parameter for error messages.
+func parseTarget(raw json.RawMessage, key string) (*reference.Target, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, &SettingsError{key + " must be an object {\"sessionId\"?: string, \"cwd\"?: string}"}
+	}
+	t := &reference.Target{}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"sessionId", &t.SessionID}, {"cwd", &t.CWD}} {
+		v, ok := obj[f.name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var str string
+		if err := json.Unmarshal(v, &str); err != nil {
+			return nil, &SettingsError{fmt.Sprintf("%s.%s must be a string", key, f.name)}
+		}
+		*f.dst = &str
+	}
+	return t, nil
+}
+
+// environment is what the settings resolve to: the store and the service.
+type environment struct {
+	root    string
+	source  reference.Source
+	service *reference.Service
+	config  reference.Config
+}
+
+// buildEnvironment opens the store for st.
+func (s *Server) buildEnvironment(st settings) (*environment, error) {
+	flag := st.sessionsDir
+	if flag == "" {
+		flag = s.opts.SessionsDir
+	}
+	root, err := s.opts.ResolveRoot(flag)
+	if err != nil {
+		return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot resolve the session store root: %v", err)}
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	src, err := s.opts.OpenSource(root)
+	if err != nil {
+		return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot open session store %q: %v", root, err)}
+	}
+	svc, err := reference.NewService(src, st.config)
+	if err != nil {
+		return nil, &SettingsError{err.Error()}
+	}
+	return &environment{root: root, source: src, service: svc, config: st.config}, nil
+}
+
+// didChangeConfiguration applies settings.dsh; invalid settings are shown as
+// an error and the previous settings stay.
+func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMessage) {
+	var p protocol.DidChangeConfigurationParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		s.showMessage(protocol.MessageError, "dsh-lsp: invalid workspace/didChangeConfiguration params: "+err.Error())
+		return
+	}
+	var wrapper map[string]json.RawMessage
+	if err := json.Unmarshal(p.Settings, &wrapper); err != nil || wrapper == nil {
+		// Not an object (or null): nothing for us.
+		return
+	}
+	raw, ok := wrapper["dsh"]
+	if !ok {
+		// Clients send their whole settings tree; no dsh section means no
+		// change for us (Neovim sends {} after initialize).
+		return
+	}
+	st, err := parseSettings(raw)
+	var env *environment
+	if err == nil {
+		env, err = s.buildEnvironment(st)
+	}
+	if err != nil {
+		s.logger.Warn("settings refused", "error", err)
+		s.showMessage(protocol.MessageError, "dsh-lsp: "+err.Error()+" (previous settings kept)")
+		return
+	}
+	s.mu.Lock()
+	s.settings = st
+	s.env = env
+	s.mu.Unlock()
+	s.cache.reset()
+	s.logger.Info("settings changed", "root", env.root, "config", fmt.Sprintf("%+v", st.config))
+	s.rediagnoseAll()
+}
+
+// snapshotEnv returns the current environment and settings.
+func (s *Server) snapshotEnv() (*environment, settings) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.env, s.settings
+}
+
+// targetFor resolves the target of a document (CONTRACT §2): its own
+// dsh/setTarget, else settings.target, else the first workspace folder's
+// cwd. Call with s.mu held.
+func (s *Server) targetForLocked(uri string) reference.Target {
+	if d, ok := s.docs[uri]; ok && d.target != nil {
+		return *d.target
+	}
+	if t, ok := s.pendingTargets[uri]; ok {
+		return t
+	}
+	if s.settings.target != nil {
+		return *s.settings.target
+	}
+	if s.workspace != nil {
+		cwd := *s.workspace
+		return reference.Target{CWD: &cwd}
+	}
+	return reference.Target{}
+}
+
+// setTargetParams is dsh/setTarget.
+type setTargetParams struct {
+	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
+	Target       json.RawMessage                 `json:"target"`
+}
+
+// setTarget sets a document's own target (it may precede didOpen).
+func (s *Server) setTarget(ctx context.Context, params json.RawMessage) {
+	var p setTargetParams
+	if err := json.Unmarshal(params, &p); err != nil || p.TextDocument.URI == "" {
+		s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget needs {\"textDocument\":{\"uri\":…},\"target\":{…}}")
+		return
+	}
+	var t *reference.Target
+	if len(p.Target) > 0 && string(p.Target) != "null" {
+		var err error
+		t, err = parseTarget(p.Target, "target")
+		if err != nil {
+			s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget: "+strings.TrimPrefix(err.Error(), "invalid dsh settings: "))
+			return
+		}
+	}
+	s.mu.Lock()
+	if d, ok := s.docs[p.TextDocument.URI]; ok {
+		d.target = t
+	} else if t != nil {
+		s.pendingTargets[p.TextDocument.URI] = *t
+	} else {
+		delete(s.pendingTargets, p.TextDocument.URI)
+	}
+	s.mu.Unlock()
+	s.scheduleDiagnostics(p.TextDocument.URI)
+}

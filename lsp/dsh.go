@@ -1,0 +1,212 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// PrepareArgs is the argument object of dsh.prepare / dsh/prepare.
+type PrepareArgs struct {
+	TextDocument *protocol.TextDocumentIdentifier `json:"textDocument,omitempty"`
+	Text         *string                          `json:"text,omitempty"`
+	Target       json.RawMessage                  `json:"target,omitempty"`
+}
+
+// parsePrepareArgs decodes and checks prepare arguments. A bare JSON string
+// is taken as a document URI (some clients pass command arguments that way).
+func parsePrepareArgs(raw json.RawMessage) (PrepareArgs, *reference.Target, error) {
+	var a PrepareArgs
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var uri string
+		if err := json.Unmarshal(raw, &uri); err != nil {
+			return a, nil, invalidParams("dsh.prepare: invalid argument: %v", err)
+		}
+		a.TextDocument = &protocol.TextDocumentIdentifier{URI: uri}
+		return a, nil, nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return a, nil, invalidParams(`dsh.prepare: the argument must be an object {"textDocument":{"uri":…}} or {"text":…}`)
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, nil, invalidParams("dsh.prepare: invalid argument: %v", err)
+	}
+	hasDoc := a.TextDocument != nil && a.TextDocument.URI != ""
+	switch {
+	case hasDoc && a.Text != nil:
+		return a, nil, invalidParams("dsh.prepare: give either textDocument or text, not both")
+	case !hasDoc && a.Text == nil:
+		return a, nil, invalidParams(`dsh.prepare: missing "textDocument.uri" or "text"`)
+	}
+	var t *reference.Target
+	if len(a.Target) > 0 && string(a.Target) != "null" {
+		var err error
+		if t, err = parseTarget(a.Target, "target"); err != nil {
+			return a, nil, invalidParams("dsh.prepare: %s", err.(*SettingsError).Msg)
+		}
+	}
+	return a, t, nil
+}
+
+// dshPrepare is the dsh/prepare request.
+func (s *Server) dshPrepare(ctx context.Context, params json.RawMessage) (any, error) {
+	return s.prepare(ctx, params)
+}
+
+// prepare runs a prepare request: parse the arguments, snapshot the text
+// and target inline, then prepare concurrently.
+func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) {
+	args, target, err := parsePrepareArgs(raw)
+	if err != nil {
+		return nil, err
+	}
+	var text string
+	s.mu.Lock()
+	env := s.env
+	if args.Text != nil {
+		text = *args.Text
+		if target == nil {
+			t := s.targetForLocked("")
+			target = &t
+		}
+	} else {
+		d, ok := s.docs[args.TextDocument.URI]
+		if !ok {
+			s.mu.Unlock()
+			return nil, invalidParams("dsh.prepare: document %s is not open", args.TextDocument.URI)
+		}
+		text = d.text
+		if target == nil {
+			t := s.targetForLocked(d.uri)
+			target = &t
+		}
+	}
+	s.mu.Unlock()
+	release(ctx)
+	if env == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session store configured")
+	}
+	pt, err := env.service.PrepareText(ctx, *target, text)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	b, err := MarshalPrepared(pt)
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+	}
+	return jsonrpc2.RawMessage(b), nil
+}
+
+// MarshalPrepared encodes a prepare result as CONTRACT §5 shows it:
+// {"content","references","contextMessage"?}, without HTML escaping.
+func MarshalPrepared(pt *reference.PreparedText) ([]byte, error) {
+	if pt.References == nil {
+		pt.References = []reference.ParsedReference{}
+	}
+	return protocol.Marshal(pt)
+}
+
+// CandidateItem is one dsh/candidates result item.
+type CandidateItem struct {
+	SessionID string  `json:"sessionId"`
+	Label     string  `json:"label"`
+	CWD       *string `json:"cwd,omitempty"`
+	CreatedAt int64   `json:"createdAt"`
+	URI       string  `json:"uri"`
+	Mention   string  `json:"mention"`
+}
+
+// CandidateItems converts candidates to dsh/candidates items.
+func CandidateItems(cands []reference.Candidate) []CandidateItem {
+	out := make([]CandidateItem, 0, len(cands))
+	for _, c := range cands {
+		label := c.Label
+		out = append(out, CandidateItem{
+			SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt,
+			URI: reference.EncodeURI(c.SessionID), Mention: reference.FormatMention(c.SessionID, &label),
+		})
+	}
+	return out
+}
+
+// candidatesParams is dsh/candidates.
+type candidatesParams struct {
+	Query        *string                          `json:"query"`
+	Limit        *float64                         `json:"limit"`
+	TextDocument *protocol.TextDocumentIdentifier `json:"textDocument"`
+	Target       json.RawMessage                  `json:"target"`
+}
+
+// CheckLimit validates a candidate limit as dsh does.
+func CheckLimit(v float64) (int64, error) {
+	if v != math.Trunc(v) || v <= 0 || v > 1<<53-1 || math.IsNaN(v) {
+		return 0, &reference.Error{Code: reference.CodeInvalidReference, Message: "candidate limit must be a positive safe integer"}
+	}
+	return int64(v), nil
+}
+
+// dshCandidates is dsh/candidates: the candidate list for hosts with their
+// own picker.
+func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any, error) {
+	var p candidatesParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams("dsh/candidates: invalid params: %v", err)
+		}
+	}
+	var target *reference.Target
+	if len(p.Target) > 0 && string(p.Target) != "null" {
+		t, err := parseTarget(p.Target, "target")
+		if err != nil {
+			return nil, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
+		}
+		target = t
+	}
+	s.mu.Lock()
+	env := s.env
+	limit := s.settings.config.CandidateLimit
+	if target == nil {
+		uri := ""
+		if p.TextDocument != nil {
+			uri = p.TextDocument.URI
+		}
+		t := s.targetForLocked(uri)
+		target = &t
+	}
+	s.mu.Unlock()
+	if p.Limit != nil {
+		l, err := CheckLimit(*p.Limit)
+		if err != nil {
+			return nil, requestError(ctx, err)
+		}
+		limit = l
+	}
+	query := ""
+	if p.Query != nil {
+		query = *p.Query
+	}
+	release(ctx)
+	if env == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session store configured")
+	}
+	cands, err := env.service.ListCandidates(ctx, *target, query, limit)
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	b, err := protocol.Marshal(CandidateItems(cands))
+	if err != nil {
+		return nil, fmt.Errorf("dsh/candidates: %w", err)
+	}
+	return jsonrpc2.RawMessage(b), nil
+}

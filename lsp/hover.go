@@ -1,0 +1,148 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/completion"
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// hover describes the mention under the cursor: title, id, cwd, created
+// time, message count, compaction, and the bytes it adds to the prompt under
+// the current maxReferenceBytes budget.
+func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error) {
+	var p protocol.HoverParams
+	if err := decodeParams("textDocument/hover", params, &p); err != nil {
+		return nil, err
+	}
+	snap, ok := s.snapshot(p.TextDocument.URI)
+	if !ok {
+		return nil, invalidParams("textDocument/hover: document %s is not open", p.TextDocument.URI)
+	}
+	off, err := snap.mapper.Offset(p.Position)
+	if err != nil {
+		return nil, invalidParams("textDocument/hover: %v", err)
+	}
+	release(ctx)
+	text := snap.mapper.Content
+	mentions, problems := reference.ScanText(text)
+	for _, pr := range problems {
+		if pr.Span.Start <= off && off <= pr.Span.End {
+			rng := snap.mapper.Range(pr.Span.Start, pr.Span.End)
+			msg := "invalid session reference URI"
+			if pr.Err != nil {
+				msg = pr.Err.Message
+			}
+			return protocol.Hover{Contents: protocol.MarkupContent{Kind: "plaintext", Value: msg}, Range: &rng}, nil
+		}
+	}
+	for _, m := range mentions {
+		if m.Span.Start <= off && off <= m.Span.End {
+			rng := snap.mapper.Range(m.Span.Start, m.Span.End)
+			value, err := s.describeMention(ctx, snap, m)
+			if err != nil {
+				return nil, requestError(ctx, err)
+			}
+			kind := "plaintext"
+			if snap.caps.hoverMarkdown {
+				kind = "markdown"
+			}
+			return protocol.Hover{Contents: protocol.MarkupContent{Kind: kind, Value: value}, Range: &rng}, nil
+		}
+	}
+	return nil, nil
+}
+
+// describeMention renders the hover text of one mention.
+func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m reference.Mention) (string, error) {
+	md := snap.caps.hoverMarkdown
+	var lines []string
+	add := func(k, v string) {
+		if md {
+			lines = append(lines, fmt.Sprintf("- %s: %s", k, v))
+		} else {
+			lines = append(lines, k+": "+v)
+		}
+	}
+	code := func(v string) string {
+		if md {
+			return "`" + strings.ReplaceAll(v, "`", "'") + "`"
+		}
+		return v
+	}
+	env := snap.env
+	if env == nil {
+		return "no session store configured", nil
+	}
+	title := titleOf(ctx, env.source, m.SessionID)
+	heading := m.SessionID
+	if title != nil {
+		heading = *title
+	}
+	heading = completion.VisibleLabel(heading)
+	if md {
+		heading = "**" + escapeMD(heading) + "**"
+	}
+	add("id", code(m.SessionID))
+	if m.Label != heading && m.Kind == reference.MentionMarkdown {
+		add("label", code(completion.VisibleLabel(m.Label)))
+	}
+	surf, err := env.source.ReadSurface(ctx, m.SessionID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		add("status", "cannot be read: "+err.Error())
+		return heading + "\n\n" + strings.Join(lines, "\n"), nil
+	}
+	cwd := "no cwd"
+	if surf.Header.CWD != nil {
+		cwd = *surf.Header.CWD
+	}
+	add("cwd", code(cwd))
+	add("created", completion.FormatTime(surf.Header.CreatedAt))
+	if snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID {
+		add("status", "this is the document's own session: it cannot reference itself")
+		return heading + "\n\n" + strings.Join(lines, "\n"), nil
+	}
+	budget := snap.config.MaxReferenceBytes
+	data, stats, err := env.service.RetainOne(ctx, m.SessionID, m.Label)
+	switch {
+	case err != nil && reference.CodeOf(err) == reference.CodeBudgetExceeded:
+		add("messages", fmt.Sprint(len(completion.VisibleMessages(surf))))
+		add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
+	case err != nil:
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		add("status", err.Error())
+	default:
+		add("messages", fmt.Sprint(stats.OriginalMessages))
+		compacted := "no"
+		if stats.Compacted {
+			compacted = "yes"
+		}
+		add("compacted", compacted)
+		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", len(data), budget)
+		if stats.Truncated {
+			size += fmt.Sprintf("; %d of %d messages kept, %d bytes omitted", stats.RetainedMessages, stats.OriginalMessages, stats.OmittedBytes)
+		}
+		add("prompt size", size)
+	}
+	return heading + "\n\n" + strings.Join(lines, "\n"), nil
+}
+
+func escapeMD(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_{}[]()#+-.!<>|~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,158 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+)
+
+// Command names announced in executeCommandProvider.
+const (
+	// CommandPrepare prepares a prompt (CONTRACT §5).
+	CommandPrepare = "dsh.prepare"
+)
+
+// initialize negotiates the position encoding, reads initializationOptions
+// and answers the capabilities. Invalid settings fail initialize with an
+// error naming the key.
+func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var p protocol.InitializeParams
+	if err := decodeParams("initialize", params, &p); err != nil {
+		return nil, err
+	}
+	st, err := parseSettings(p.InitializationOptions)
+	if err != nil {
+		return nil, invalidParams("initializationOptions: %s", err.Error())
+	}
+	env, err := s.buildEnvironment(st)
+	if err != nil {
+		return nil, invalidParams("initializationOptions: %s", err.Error())
+	}
+
+	var offered []string
+	if p.Capabilities.General != nil {
+		offered = p.Capabilities.General.PositionEncodings
+	}
+	enc := protocol.NegotiateEncoding(offered)
+	caps := clientCaps{}
+	if p.Capabilities.Window != nil {
+		caps.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
+	}
+	if td := p.Capabilities.TextDocument; td != nil {
+		if td.Hover != nil {
+			caps.hoverMarkdown = contains(td.Hover.ContentFormat, "markdown")
+		}
+		if td.Completion != nil && td.Completion.CompletionItem != nil {
+			caps.docMarkdown = contains(td.Completion.CompletionItem.DocumentationFormat, "markdown")
+		}
+	}
+
+	s.mu.Lock()
+	s.state = stateInitialized
+	s.encoding = enc
+	s.caps = caps
+	s.settings = st
+	s.env = env
+	s.workspace = workspaceCWD(&p)
+	s.mu.Unlock()
+	s.cache.reset()
+
+	client := ""
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+	}
+	s.logger.Info("initialize", "client", client, "positionEncoding", string(enc), "root", env.root)
+
+	return protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			PositionEncoding: string(enc),
+			TextDocumentSync: protocol.TextDocumentSyncOptions{OpenClose: true, Change: protocol.SyncIncremental},
+			CompletionProvider: &protocol.CompletionOptions{
+				TriggerCharacters: []string{"@"},
+				ResolveProvider:   true,
+			},
+			HoverProvider:          true,
+			CodeActionProvider:     &protocol.CodeActionOptions{CodeActionKinds: []string{protocol.CodeActionKindQuickFix}},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: []string{CommandPrepare}},
+		},
+		ServerInfo: protocol.ServerInfo{Name: "dsh-lsp", Version: s.opts.Version},
+	}, nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// workspaceCWD returns the path of the first workspace folder (or rootUri,
+// rootPath), nil when there is none.
+func workspaceCWD(p *protocol.InitializeParams) *string {
+	var u string
+	switch {
+	case len(p.WorkspaceFolders) > 0:
+		u = p.WorkspaceFolders[0].URI
+	case p.RootURI != nil && *p.RootURI != "":
+		u = *p.RootURI
+	case p.RootPath != nil && *p.RootPath != "":
+		path := *p.RootPath
+		return &path
+	default:
+		return nil
+	}
+	if path, ok := fileURIPath(u); ok {
+		return &path
+	}
+	return nil
+}
+
+// fileURIPath converts a file: URI to a clean OS path.
+func fileURIPath(u string) (string, bool) {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "file" {
+		return "", false
+	}
+	path := pu.Path
+	if path == "" {
+		return "", false
+	}
+	path = filepath.Clean(filepath.FromSlash(path))
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, string(filepath.Separator))
+	}
+	return path, true
+}
+
+// initialized starts indexing the store in the background (with progress).
+func (s *Server) initialized(ctx context.Context, params json.RawMessage) {
+	s.startIndexing()
+}
+
+// shutdown moves to the shut-down state: later requests fail.
+func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, error) {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+	s.diag.stopAll(&s.bg)
+	s.logger.Info("shutdown")
+	return nil, nil
+}
+
+// exit ends the session; Serve returns the exit code.
+func (s *Server) exit(ctx context.Context, params json.RawMessage) {
+	s.mu.Lock()
+	already := s.exited
+	s.exited = true
+	s.mu.Unlock()
+	if !already {
+		s.logger.Info("exit")
+		close(s.exitCh)
+	}
+}

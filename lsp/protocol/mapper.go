@@ -1,0 +1,198 @@
+package protocol
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Encoding is a position encoding: the unit of Position.Character.
+type Encoding string
+
+// The position encodings of LSP 3.17.
+const (
+	UTF8  Encoding = "utf-8"
+	UTF16 Encoding = "utf-16"
+	UTF32 Encoding = "utf-32"
+)
+
+// NegotiateEncoding picks the server's position encoding from the client's
+// general.positionEncodings: utf-8 when offered (no conversion), else utf-32,
+// else the mandatory utf-16.
+func NegotiateEncoding(offered []string) Encoding {
+	has := func(e Encoding) bool {
+		for _, o := range offered {
+			if Encoding(o) == e {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(UTF8):
+		return UTF8
+	case has(UTF32):
+		return UTF32
+	}
+	return UTF16
+}
+
+// Mapper converts between byte offsets in a text and LSP positions. Lines
+// end at "\n", "\r\n" or "\r", as LSP defines. Invalid UTF-8 bytes count as
+// one unit each (one U+FFFD) in every encoding. A Mapper is immutable.
+type Mapper struct {
+	Content  string
+	Encoding Encoding
+	// lineStart[i] is the byte offset of line i; lineEnd[i] the offset of
+	// its terminator (or len(Content) for the last line).
+	lineStart, lineEnd []int
+}
+
+// NewMapper indexes content for the given encoding.
+func NewMapper(content string, enc Encoding) *Mapper {
+	m := &Mapper{Content: content, Encoding: enc}
+	start := 0
+	for i := 0; i < len(content); i++ {
+		switch content[i] {
+		case '\n':
+			m.lineStart = append(m.lineStart, start)
+			m.lineEnd = append(m.lineEnd, i)
+			start = i + 1
+		case '\r':
+			m.lineStart = append(m.lineStart, start)
+			m.lineEnd = append(m.lineEnd, i)
+			if i+1 < len(content) && content[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	m.lineStart = append(m.lineStart, start)
+	m.lineEnd = append(m.lineEnd, len(content))
+	return m
+}
+
+// LineCount returns the number of lines (a text ending in a newline has an
+// empty last line).
+func (m *Mapper) LineCount() int { return len(m.lineStart) }
+
+// Line returns the text of line i without its terminator, and its start
+// offset.
+func (m *Mapper) Line(i int) (string, int) {
+	return m.Content[m.lineStart[i]:m.lineEnd[i]], m.lineStart[i]
+}
+
+// unitLen is the length of rune r (encoded in n bytes) in the encoding.
+func (m *Mapper) unitLen(r rune, n int) int {
+	switch m.Encoding {
+	case UTF8:
+		return n
+	case UTF32:
+		return 1
+	}
+	if r >= 0x10000 && r != utf8.RuneError {
+		return 2
+	}
+	return 1
+}
+
+// Offset returns the byte offset of p. A character past the end of its line
+// is clamped to the line end (as LSP specifies); a character inside a
+// multi-unit character (half a surrogate pair, inside a UTF-8 sequence) is
+// rounded down to its start. A line past the end of the text is an error.
+func (m *Mapper) Offset(p Position) (int, error) {
+	line := int(p.Line)
+	if line >= len(m.lineStart) {
+		// One past the last line at character 0 is the end of the text
+		// (clients send it for edits that append at the end).
+		if line == len(m.lineStart) && p.Character == 0 {
+			return len(m.Content), nil
+		}
+		return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, len(m.lineStart))
+	}
+	off, end := m.lineStart[line], m.lineEnd[line]
+	want := int(p.Character)
+	units := 0
+	for off < end {
+		r, n := utf8.DecodeRuneInString(m.Content[off:end])
+		u := m.unitLen(r, n)
+		if units+u > want {
+			break
+		}
+		units += u
+		off += n
+	}
+	return off, nil
+}
+
+// ClampedOffset is Offset with a line past the end clamped to the end of
+// the text.
+func (m *Mapper) ClampedOffset(p Position) int {
+	off, err := m.Offset(p)
+	if err != nil {
+		return len(m.Content)
+	}
+	return off
+}
+
+// Position returns the position of byte offset off (clamped to [0,len]).
+// An offset inside a line terminator or a multi-byte sequence maps to the
+// position of the start of that terminator or sequence.
+func (m *Mapper) Position(off int) Position {
+	if off < 0 {
+		off = 0
+	}
+	if off > len(m.Content) {
+		off = len(m.Content)
+	}
+	// binary search the last line starting at or before off
+	lo, hi := 0, len(m.lineStart)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if m.lineStart[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	line := lo
+	start, end := m.lineStart[line], m.lineEnd[line]
+	if off > end {
+		off = end
+	}
+	units := 0
+	for i := start; i < off; {
+		r, n := utf8.DecodeRuneInString(m.Content[i:end])
+		if i+n > off {
+			break
+		}
+		units += m.unitLen(r, n)
+		i += n
+	}
+	return Position{Line: uint32(line), Character: uint32(units)}
+}
+
+// Range returns the range of the byte span [start, end).
+func (m *Mapper) Range(start, end int) Range {
+	return Range{Start: m.Position(start), End: m.Position(end)}
+}
+
+// ApplyChanges applies LSP content changes in order to content and returns
+// the new text. A change without a range replaces the whole text. Ranges
+// are read in enc; a reversed range is an error.
+func ApplyChanges(content string, enc Encoding, changes []TextDocumentContentChangeEvent) (string, error) {
+	for i, ch := range changes {
+		if ch.Range == nil {
+			content = ch.Text
+			continue
+		}
+		m := NewMapper(content, enc)
+		start := m.ClampedOffset(ch.Range.Start)
+		end := m.ClampedOffset(ch.Range.End)
+		if end < start {
+			return "", fmt.Errorf("content change %d: range end %d:%d is before its start %d:%d", i,
+				ch.Range.End.Line, ch.Range.End.Character, ch.Range.Start.Line, ch.Range.Start.Character)
+		}
+		content = content[:start] + ch.Text + content[end:]
+	}
+	return content, nil
+}
