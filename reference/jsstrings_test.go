@@ -97,3 +97,13 @@ func TestLowerJSSimpleMappings(t *testing.T) {
 		t.Errorf("only %d code points checked", n)
 	}
 }
+
+func BenchmarkLowerJS(b *testing.B) {
+	for _, s := range []string{"/home/alice/proj-Session-1", "Ünïcode STRASSE İstanbul ΑΣ"} {
+		b.Run(s[:5], func(b *testing.B) {
+			for b.Loop() {
+				LowerJS(s)
+			}
+		})
+	}
+}

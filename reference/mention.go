@@ -199,7 +199,14 @@ func escapableAt(s string, i int) (rune, int, bool) {
 // every match in order, with either an accepted Mention or a Problem. It
 // stops when yield returns false.
 func scanMentions(text string, yield func(Mention, *Problem) bool) {
-	s := mentionScanner{text: text}
+	scanMentionsMemo(text, 2*len(text)+256, yield)
+}
+
+// scanMentionsMemo is scanMentions with the number of bytes the label and
+// URI runs may scan before the scanner starts memoizing them (tests force
+// 0 to check that both ways agree).
+func scanMentionsMemo(text string, memoAfter int, yield func(Mention, *Problem) bool) {
+	s := mentionScanner{text: text, memoAfter: memoAfter}
 	for i := 0; i < len(text); {
 		j := strings.IndexAny(text[i:], "@d")
 		if j < 0 {
@@ -238,12 +245,15 @@ func (m rawMatch) resolve(text string) (Mention, *Problem) {
 	return mention, nil
 }
 
-// mentionScanner matches the pattern at given positions. The label and
-// URI runs are memoized per byte offset: a failed markdown attempt can
-// scan far ahead, and without the memo texts with many "@[" would take
-// quadratic time (the JS regex does; we need not).
+// mentionScanner matches the pattern at given positions. A failed
+// markdown attempt can scan far ahead, so texts with many "@[" would take
+// quadratic time (the JS regex does; we need not): once the label and URI
+// runs have scanned more than memoAfter bytes, every run end is memoized
+// per byte offset, which makes the rest of the scan linear.
 type mentionScanner struct {
 	text      string
+	memoAfter int     // bytes to scan before memoizing
+	scanned   int     // bytes scanned by unmemoized runs
 	labelStop []int32 // 0 = unknown, else stop offset + 1
 	uriStop   []int32
 }
@@ -291,10 +301,18 @@ func (s *mentionScanner) matchAt(i int) (rawMatch, bool) {
 
 // runEnd follows unit(text, p) (which returns the size of the unit at p,
 // or 0 when no unit starts there) from p and returns the offset where the
-// run stops, memoizing every offset it passes through.
+// run stops.
 func (s *mentionScanner) runEnd(memo *[]int32, p int, unit func(string, int) int) int {
 	text := s.text
 	if *memo == nil {
+		if s.scanned < s.memoAfter || len(text) >= 1<<31-1 {
+			stop := p
+			for n := unit(text, stop); n > 0; n = unit(text, stop) {
+				stop += n
+			}
+			s.scanned += stop - p
+			return stop
+		}
 		*memo = make([]int32, len(text)+1)
 	}
 	m := *memo

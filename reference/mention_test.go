@@ -200,6 +200,11 @@ func checkScanAgrees(t *testing.T, text string) {
 	} else if !sameMentions(mentions, res.Mentions) {
 		t.Errorf("ScanText mentions %+v, ParseText %+v", mentions, res.Mentions)
 	}
+	// The memoized scanner finds the same matches as the direct one.
+	memoMentions, memoProblems := scanWithMemoAfter(text, 0)
+	if !sameMentions(memoMentions, mentions) || !reflect.DeepEqual(memoProblems, problems) {
+		t.Errorf("memoized scan %+v %+v, direct %+v %+v", memoMentions, memoProblems, mentions, problems)
+	}
 	prev := 0
 	var spans []Span
 	for _, m := range mentions {
@@ -232,6 +237,19 @@ func checkScanAgrees(t *testing.T, text string) {
 		}
 		prev = s.End
 	}
+}
+
+// scanWithMemoAfter is ScanText with the scanner's memo threshold set.
+func scanWithMemoAfter(text string, memoAfter int) (mentions []Mention, problems []Problem) {
+	scanMentionsMemo(text, memoAfter, func(m Mention, p *Problem) bool {
+		if p != nil {
+			problems = append(problems, *p)
+		} else {
+			mentions = append(mentions, m)
+		}
+		return true
+	})
+	return mentions, problems
 }
 
 func checkSpans(t *testing.T, text string, kind MentionKind, span, uriSpan Span, uri string) {
@@ -405,5 +423,24 @@ func TestParseResultJSON(t *testing.T) {
 	b, _ := json.Marshal(res)
 	if string(b) != `{"text":"hi","references":[]}` {
 		t.Errorf("json = %s", b)
+	}
+}
+
+func BenchmarkParseText(b *testing.B) {
+	prompt := strings.Repeat("Some prose about the change, with a path a/b/c.go and an email a@b.dev. ", 50) +
+		"See @[Research notes](" + uSrc + ") and " + uOuter + " and @[x\\]y](" + uUID + ").\n"
+	b.SetBytes(int64(len(prompt)))
+	for b.Loop() {
+		if _, err := ParseText(prompt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScanTextOpenBrackets(b *testing.B) {
+	text := strings.Repeat("@[a](dsh-session:", 5000)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		ScanText(text)
 	}
 }

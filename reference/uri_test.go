@@ -164,3 +164,12 @@ func TestURIFixtureVectors(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkDecodeURI(b *testing.B) {
+	uri := EncodeURI("0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0001")
+	for b.Loop() {
+		if _, err := DecodeURI(uri); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
