@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# End-to-end test of dsh-lsp in Emacs 30 + built-in Eglot (batch), with the shipped
+# editors/emacs/dsh-lsp.el. Installs emacs-nox from bookworm-backports if needed, using a
+# private apt source list under $DSH_CI_DIR (the system's apt sources stay untouched).
+# Prints 'N passed, M failed'; exits non-zero on failure. Env: DSH_CI_DIR, DSH_LSP_BIN.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+ci=${DSH_CI_DIR:-/opt/dsh-ci}
+mkdir -p "$ci"
+say() { printf '[emacs-e2e] %s\n' "$*" >&2; }
+fail() { say "$*"; echo "0 passed, 1 failed"; exit 1; }
+
+emacs_major() { emacs --version 2>/dev/null | sed -n '1s/^GNU Emacs \([0-9]*\).*/\1/p'; }
+
+install_emacs() {
+  local st=$ci/apt-bookworm-backports
+  mkdir -p "$st/lists/partial"
+  cat >"$st/sources.list" <<'SRC'
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-updates main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bookworm-security main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
+SRC
+  local apto=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+              -o Dir::State::Lists="$st/lists" -o DPkg::Lock::Timeout=600)
+  say "installing emacs-nox from bookworm-backports"
+  apt-get "${apto[@]}" update -q >"$ci/apt-emacs.log" 2>&1 || { cat "$ci/apt-emacs.log" >&2; return 1; }
+  DEBIAN_FRONTEND=noninteractive apt-get "${apto[@]}" install -y -q --no-install-recommends \
+    -t bookworm-backports emacs-nox >>"$ci/apt-emacs.log" 2>&1 || { cat "$ci/apt-emacs.log" >&2; return 1; }
+}
+
+if [ "$(emacs_major)" != 30 ]; then install_emacs || fail "could not install Emacs 30"; fi
+[ "$(emacs_major)" = 30 ] || fail "Emacs 30 not available: $(emacs --version 2>&1 | head -1)"
+say "$(emacs --version | head -1)"
+
+work=$(mktemp -d /tmp/dsh-emacs-e2e.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+bin=${DSH_LSP_BIN:-}
+if [ -z "$bin" ]; then
+  bin=$work/dsh-lsp
+  say "building dsh-lsp"
+  (cd "$repo" && go build -o "$bin" ./cmd/dsh-lsp) || fail "go build ./cmd/dsh-lsp failed"
+fi
+cp -r "$repo/testdata/fixtures/store-raw" "$work/store"
+mkdir -p "$work/run" "$work/home"
+
+HOME=$work/home DSH_LSP_BIN=$bin DSH_STORE=$work/store DSH_WORK=$work/run DSH_EL_DIR=$repo/editors/emacs \
+DSH_EXPECTED=$repo/testdata/fixtures/expected/store-raw.expected.json \
+  timeout 180 emacs -Q --batch -l "$here/e2e.el" >"$work/out.txt" 2>"$work/err.txt" </dev/null
+rc=$?
+cat "$work/out.txt"
+line=$(grep -E '^emacs: [0-9]+ passed, [0-9]+ failed$' "$work/out.txt" | tail -1)
+if [ -z "$line" ]; then
+  say "no result line (exit $rc); stderr:"; tail -30 "$work/err.txt" >&2
+  echo "0 passed, 1 failed"; exit 1
+fi
+p=$(sed -n 's/^emacs: \([0-9]*\) passed.*/\1/p' <<<"$line")
+f=$(sed -n 's/.* \([0-9]*\) failed$/\1/p' <<<"$line")
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+[ "$f" -eq 0 ] || { say "stderr (last 30 lines):"; tail -30 "$work/err.txt" >&2; }
+echo "$p passed, $f failed"
+[ "$f" -eq 0 ]
