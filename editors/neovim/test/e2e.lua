@@ -259,6 +259,17 @@ local function main()
   local cli_prep = cli({ 'prepare', '--sessions', STORE, '--target-cwd', PROJ, 'see ' .. mention_a })
   check(res and dsh.context_text(res) == dsh.context_text(cli_prep), 'scratch Lua API: same context text as `dsh-lsp prepare`')
 
+  -- prepare_text (the running server) and inline (rewrites an input buffer)
+  local r3, e3 = dsh.prepare_text_sync('see ' .. mention_a, { cwd = PROJ })
+  check_prepare(r3, e3, 'see @' .. label_a, 'prepare_text_sync via the server')
+  local inline_done = false
+  dsh.inline(scratch, function() inline_done = true end)
+  wait_for(function() return inline_done end, 8000)
+  eq(api.nvim_buf_get_lines(scratch, 0, -1, false),
+    vim.split('see @' .. label_a .. '\n\n' .. expected_prompt, '\n', { plain = true }),
+    'inline rewrites the input buffer into readable text + context')
+  api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see ' .. mention_a })
+
   -- :DshPrepare → register "d and a scratch split
   vim.fn.setreg('d', 'old')
   local wins = #api.nvim_list_wins()
@@ -326,14 +337,18 @@ local function main()
 
   -- :checkhealth dsh_lsp
   vim.cmd('checkhealth dsh_lsp')
-  sleep(200)
-  local health = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  local function health_text() return table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n') end
+  wait_for(function() return health_text():find('prompt filetypes', 1, true) ~= nil end, 5000)
+  local health = health_text()
   check(health:find('OK', 1, true) ~= nil and health:find('7 session(s) in the store', 1, true) ~= nil,
     ':checkhealth dsh_lsp reports OK with the 7 sessions of the store', health)
   check(not health:find('ERROR', 1, true), ':checkhealth dsh_lsp has no ERROR', health)
 
   vim.lsp.stop_client(client.id)
   wait_for(function() return vim.lsp.get_client_by_id(client.id) == nil end, 3000)
+  -- without a running server prepare_text falls back to `dsh-lsp prepare`
+  local r4, e4 = dsh.prepare_text_sync('see ' .. mention_a)
+  check_prepare(r4, e4, 'see @' .. label_a, 'prepare_text_sync via the CLI fallback')
 end
 
 co = coroutine.create(function()

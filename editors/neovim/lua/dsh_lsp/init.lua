@@ -346,6 +346,94 @@ function M.prepare_sync(bufnr, timeout_ms)
   return res, err
 end
 
+-- CLI flags equivalent to the settings (for the command-line fallback of prepare_text).
+local function cli_flags(opts, target)
+  local flags = {}
+  local s = M.settings(opts)
+  if s.sessionsDir then vim.list_extend(flags, { '--sessions', s.sessionsDir }) end
+  target = target or (type(opts.target) == 'table' and opts.target) or nil
+  if target and target.sessionId then vim.list_extend(flags, { '--target-id', target.sessionId }) end
+  if target and target.cwd then vim.list_extend(flags, { '--target-cwd', target.cwd }) end
+  if s.maxReferences then vim.list_extend(flags, { '--max-references', tostring(s.maxReferences) }) end
+  if s.candidateLimit then vim.list_extend(flags, { '--candidate-limit', tostring(s.candidateLimit) }) end
+  if s.maxReferenceBytes then vim.list_extend(flags, { '--max-reference-bytes', tostring(s.maxReferenceBytes) }) end
+  return flags
+end
+
+--- Prepares a text that is not in a buffer (e.g. the message a chat plugin is about to send):
+--- callback(err, result). Uses the running server, else `dsh-lsp prepare` (same result).
+--- target: optional {sessionId?, cwd?}, default the table target of setup().
+function M.prepare_text(text, callback, target)
+  local opts = M.get_config()
+  target = target or (type(opts.target) == 'table' and opts.target) or nil
+  local client = M.get_client()
+  if client and client.initialized then
+    local params = { text = text }
+    if target then params.target = target end
+    client_request(client, 'dsh/prepare', params, function(e, result)
+      if e then return callback(rpc_error(e), nil) end
+      callback(nil, result)
+    end)
+    return
+  end
+  local argv = { server_cmd(opts)[1], 'prepare' }
+  vim.list_extend(argv, cli_flags(opts, target))
+  table.insert(argv, '-')
+  local stdout = {}
+  local job = vim.fn.jobstart(argv, {
+    stdout_buffered = true,
+    env = opts.cmd_env,
+    on_stdout = function(_, data) stdout = data end,
+    on_exit = function(_, code)
+      local ok, decoded = pcall(vim.json.decode, table.concat(stdout, '\n'))
+      if not ok or type(decoded) ~= 'table' then
+        return callback({ message = 'dsh-lsp prepare: unreadable output' }, nil)
+      end
+      if code ~= 0 or decoded.error then
+        local e = decoded.error or {}
+        return callback({ message = e.message or ('exit ' .. code), data = { code = e.code } }, nil)
+      end
+      callback(nil, decoded)
+    end,
+  })
+  if job <= 0 then return callback({ message = 'cannot run ' .. argv[1] }, nil) end
+  vim.fn.chansend(job, text)
+  vim.fn.chanclose(job, 'stdin')
+end
+
+--- Synchronous prepare_text: returns result, err.
+function M.prepare_text_sync(text, target, timeout_ms)
+  local done, res, err = false, nil, nil
+  M.prepare_text(text, function(e, r) done, res, err = true, r, e end, target)
+  if not vim.wait(timeout_ms or M.get_config().timeout_ms, function() return done end, 10) then
+    return nil, { message = 'dsh prepare timed out' }
+  end
+  return res, err
+end
+
+--- The text a chat plugin should send for a prepare result: the readable text, followed by
+--- the context message when the text cites sessions (for plugins that take one string).
+function M.message_text(result)
+  local ctx = M.context_text(result)
+  if ctx == '' then return result.content end
+  return result.content .. '\n\n' .. ctx
+end
+
+--- Rewrites bufnr (a prompt input buffer) into message_text() of its prepare result, so that
+--- whatever the chat plugin sends next carries the context: callback(err, result).
+function M.inline(bufnr, callback)
+  bufnr = resolve_bufnr(bufnr)
+  M.prepare(bufnr, function(err, result)
+    vim.schedule(function()
+      if not err and result.contextMessage then
+        api.nvim_buf_set_lines(bufnr, 0, -1, false, vim.split(M.message_text(result), '\n', { plain = true }))
+      end
+      if err then notify('prepare failed: ' .. err.message, vim.log.levels.ERROR) end
+      if callback then callback(err, result) end
+    end)
+  end)
+end
+
 --- Text of the context message of a prepare result ('' when the text cites no session).
 function M.context_text(result)
   local msg = result and result.contextMessage
