@@ -40,6 +40,7 @@ local BUDGET = 65536
 
 local omni = not (vim.lsp.completion and vim.lsp.completion.enable) -- 0.7/0.10: <C-x><C-o>
 
+vim.notify = function(msg, level) log('notify', tostring(level), msg) end
 vim.o.showmode = false
 vim.o.swapfile = false
 vim.opt.shortmess:append('c')
@@ -194,6 +195,11 @@ local function diag_cycle(buf, line, code, severity, cols, fixed, what)
     vim.inspect(vim.diagnostic.get(buf)))
 end
 
+-- What the client sends as the document text: lines joined by \n, plus \n when 'eol' is set.
+local function sent_text(buf, text)
+  return text .. (vim.bo[buf].eol and '\n' or '')
+end
+
 local function check_prepare(res, err, want_content, what)
   if not check(err == nil and type(res) == 'table', what .. ': prepare succeeds', vim.inspect(err)) then return end
   eq(res.content, want_content, what .. ': readable text')
@@ -255,7 +261,7 @@ local function main()
   local done, res, err = false, nil, nil
   dsh.prepare(scratch, function(e, r) done, res, err = true, r, e end)
   wait_for(function() return done end, 8000)
-  check_prepare(res, err, 'see @' .. label_a, 'scratch Lua API')
+  check_prepare(res, err, sent_text(scratch, 'see @' .. label_a), 'scratch Lua API')
   local cli_prep = cli({ 'prepare', '--sessions', STORE, '--target-cwd', PROJ, 'see ' .. mention_a })
   check(res and dsh.context_text(res) == dsh.context_text(cli_prep), 'scratch Lua API: same context text as `dsh-lsp prepare`')
 
@@ -302,7 +308,7 @@ local function main()
 
   api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'compare ' .. mention_a })
   local r2, e2 = dsh.prepare_sync(fbuf)
-  check_prepare(r2, e2, 'compare @' .. label_a, 'dshchat prepare_sync')
+  check_prepare(r2, e2, sent_text(fbuf, 'compare @' .. label_a), 'dshchat prepare_sync')
 
   -- :DshMention with a picker that chooses session A like a user would
   api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'x' })
@@ -344,7 +350,7 @@ local function main()
     ':checkhealth dsh_lsp reports OK with the 7 sessions of the store', health)
   check(not health:find('ERROR', 1, true), ':checkhealth dsh_lsp has no ERROR', health)
 
-  vim.lsp.stop_client(client.id)
+  if vim.fn.has('nvim-0.11') == 1 then client:stop() else vim.lsp.stop_client(client.id) end
   wait_for(function() return vim.lsp.get_client_by_id(client.id) == nil end, 3000)
   -- without a running server prepare_text falls back to `dsh-lsp prepare`
   local r4, e4 = dsh.prepare_text_sync('see ' .. mention_a)

@@ -51,7 +51,8 @@ function M.check()
 
   local code, out = run({ path, 'version' })
   if code == 0 then
-    r.ok('version: ' .. vim.trim(out))
+    local ok, v = pcall(vim.json.decode, out)
+    r.ok('version: ' .. ((ok and type(v) == 'table' and v.version) and (tostring(v.name or 'dsh-lsp') .. ' ' .. v.version) or vim.trim(out)))
   else
     r.error('`dsh-lsp version` failed: ' .. vim.trim(out))
   end

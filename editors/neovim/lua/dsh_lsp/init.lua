@@ -416,7 +416,8 @@ end
 function M.message_text(result)
   local ctx = M.context_text(result)
   if ctx == '' then return result.content end
-  return result.content .. '\n\n' .. ctx
+  -- a buffer's text ends with its final newline: one blank line before the context
+  return (result.content:gsub('\n+$', '')) .. '\n\n' .. ctx
 end
 
 --- Rewrites bufnr (a prompt input buffer) into message_text() of its prepare result, so that
