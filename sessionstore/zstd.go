@@ -119,14 +119,27 @@ func decodeFrame(frame []byte) ([]byte, error) {
 	return out, nil
 }
 
-// decodePartialFrame stream-decodes a torn final frame and returns the
-// plaintext produced before the data ran out (no checksum).
-func decodePartialFrame(frame []byte) []byte {
-	d, err := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxFrameMemory), zstd.IgnoreChecksum(true))
+// streamDecoders are reused for torn final frames (creating a decoder
+// allocates its window buffers).
+var streamDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxFrameMemory), zstd.IgnoreChecksum(true))
 	if err != nil {
 		return nil
 	}
-	defer d.Close()
+	return d
+}}
+
+// decodePartialFrame stream-decodes a torn final frame and returns the
+// plaintext produced before the data ran out (no checksum).
+func decodePartialFrame(frame []byte) []byte {
+	d, _ := streamDecoders.Get().(*zstd.Decoder)
+	if d == nil {
+		return nil
+	}
+	defer streamDecoders.Put(d)
+	if err := d.Reset(bytes.NewReader(frame)); err != nil {
+		return nil
+	}
 	var buf bytes.Buffer
 	_, _ = io.Copy(&buf, d)
 	return buf.Bytes()

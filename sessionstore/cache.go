@@ -1,0 +1,181 @@
+package sessionstore
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The persisted index is one file per store root in the cache directory:
+//
+//	"DSHLSPIX" | uint32 version | gob(cacheFile) | uint32 CRC-32 of the gob bytes
+//
+// written to a temporary file in the cache directory and renamed into
+// place. A missing, foreign-version, corrupt or other-root file is ignored
+// and the index is rebuilt. Nothing is ever written under the store root.
+
+const (
+	cacheMagic   = "DSHLSPIX"
+	cacheVersion = 1
+	// persistEvery bounds how often background refreshes rewrite the
+	// cache file.
+	persistEvery = 5 * time.Second
+)
+
+type cacheFile struct {
+	Root    string
+	Pinned  Encoding
+	Enc     Encoding
+	Entries []*entry
+}
+
+// resolveCachePath returns the cache file path, or "" when the index is
+// memory only (NoCache, no cache directory, or a cache directory inside
+// the store root).
+func (x *Indexed) resolveCachePath() string {
+	dir := x.opts.CacheDir
+	if dir == NoCache {
+		return ""
+	}
+	if dir == "" {
+		d, err := DefaultCacheDir()
+		if err != nil {
+			x.logf("sessionstore: no user cache directory (%v); index kept in memory", err)
+			return ""
+		}
+		dir = d
+	}
+	absDir, err1 := filepath.Abs(dir)
+	absRoot, err2 := filepath.Abs(x.root)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	if rel, err := filepath.Rel(absRoot, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		x.logf("sessionstore: cache directory %s is inside the store root; index kept in memory", absDir)
+		return ""
+	}
+	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(x.opts.Encoding)))
+	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
+}
+
+// loadCache reads the persisted index, if valid, into x.
+func (x *Indexed) loadCache() error {
+	data, err := os.ReadFile(x.cachePath)
+	if err != nil {
+		return err
+	}
+	cf, err := decodeCache(data)
+	if err != nil {
+		return err
+	}
+	absRoot, _ := filepath.Abs(x.root)
+	if cf.Root != absRoot || cf.Pinned != x.opts.Encoding {
+		return fmt.Errorf("cache is for another root (%s)", cf.Root)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, e := range cf.Entries {
+		if e == nil {
+			continue
+		}
+		if e.State != nil && e.State.ToolResults == nil {
+			e.State.ToolResults = map[int64]recLoc{}
+		}
+		e.derive(e.State)
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	x.enc = cf.Enc
+	x.rebuildListing()
+	return nil
+}
+
+func decodeCache(data []byte) (*cacheFile, error) {
+	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
+		return nil, errors.New("not an index cache file")
+	}
+	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
+		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
+	}
+	body := data[len(cacheMagic)+4 : len(data)-4]
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, errors.New("index cache checksum mismatch")
+	}
+	var cf cacheFile
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&cf); err != nil {
+		return nil, fmt.Errorf("index cache does not decode: %w", err)
+	}
+	return &cf, nil
+}
+
+// persist writes the index when it changed (force: regardless of the last
+// write time). Failures are logged; the index stays in memory.
+func (x *Indexed) persist(force bool) {
+	if x.cachePath == "" {
+		return
+	}
+	x.mu.Lock()
+	if !x.dirty || !x.complete || (!force && time.Since(x.lastPersist) < persistEvery) {
+		x.mu.Unlock()
+		return
+	}
+	absRoot, _ := filepath.Abs(x.root)
+	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Enc: x.enc, Entries: make([]*entry, 0, len(x.entries))}
+	for _, e := range x.entries {
+		p := *e
+		if e.state != e.State {
+			// The view holds lines of a torn final frame; force the next
+			// refresh to parse again from the committed offset.
+			p.Sig.Size = -1
+		}
+		cf.Entries = append(cf.Entries, &p)
+	}
+	x.dirty = false
+	x.lastPersist = time.Now()
+	x.mu.Unlock()
+	if err := writeCache(x.cachePath, &cf); err != nil {
+		x.logf("sessionstore: cannot write index cache %s: %v", x.cachePath, err)
+		x.mu.Lock()
+		x.dirty = true
+		x.mu.Unlock()
+	}
+}
+
+func writeCache(path string, cf *cacheFile) error {
+	var body bytes.Buffer
+	if err := gob.NewEncoder(&body).Encode(cf); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".index-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	var hdr [len(cacheMagic) + 4]byte
+	copy(hdr[:], cacheMagic)
+	binary.LittleEndian.PutUint32(hdr[len(cacheMagic):], cacheVersion)
+	var trailer [4]byte
+	binary.LittleEndian.PutUint32(trailer[:], crc32.ChecksumIEEE(body.Bytes()))
+	for _, b := range [][]byte{hdr[:], body.Bytes(), trailer[:]} {
+		if _, err := tmp.Write(b); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

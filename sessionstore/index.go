@@ -1,0 +1,423 @@
+package sessionstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// IndexOptions configures OpenIndexed.
+type IndexOptions struct {
+	// Encoding pins the store encoding like OpenEncoding; 0 detects it
+	// like Open.
+	Encoding Encoding
+	// CacheDir is the directory the index is persisted in. "" means
+	// DefaultCacheDir(); NoCache keeps the index in memory only. The
+	// directory must not be inside the store root (persistence is then
+	// disabled).
+	CacheDir string
+	// RefreshInterval is how stale a query may find the index before it
+	// starts a background refresh (a stat scan of the store, parsing only
+	// what changed). 0 means DefaultRefreshInterval; a negative value
+	// refreshes synchronously before every query.
+	RefreshInterval time.Duration
+	// Progress, when set, is called during the first indexing pass with
+	// the number of transcripts parsed so far and the number to parse.
+	Progress func(done, total int)
+	// Logf, when set, receives warnings (cache unreadable or unwritable).
+	Logf func(format string, args ...any)
+}
+
+// NoCache as IndexOptions.CacheDir keeps the index in memory only.
+const NoCache = "-"
+
+// DefaultRefreshInterval is the default IndexOptions.RefreshInterval.
+const DefaultRefreshInterval = time.Second
+
+// DefaultCacheDir returns $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir).
+func DefaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "dsh-lsp"), nil
+}
+
+// Indexed is a reference.Source that answers ListSessions and ReadTitles
+// from an in-memory index of session metadata (header, latest title, and
+// the incremental parse state of each transcript), persisted outside the
+// store and refreshed incrementally: new sessions are parsed, grown files
+// only from where the last parse stopped (raw: the last complete line;
+// zstd: the last complete frame), replaced or truncated files again from
+// the start. ReadSurface reads the log through the store.
+//
+// Answers equal the store's full re-read (Store.ListSessions and
+// Store.ReadTitles) at the time of the last refresh; logs the incremental
+// path does not decide (legacy shapes, bad lines, validation failures) are
+// read by the store itself.
+type Indexed struct {
+	store     *Store
+	root      string
+	opts      IndexOptions
+	interval  time.Duration
+	cachePath string
+
+	mu       sync.RWMutex
+	entries  map[string]*entry
+	listing  []reference.SessionHeader
+	bySeg    map[string][]*entry
+	enc      Encoding
+	complete bool
+	lastScan time.Time
+	dirty    bool
+
+	refreshMu   sync.Mutex
+	refreshing  sync.Mutex // held by the background refresher
+	projects    map[string]projectScan
+	lastPersist time.Time
+
+	ready  chan struct{}
+	closed chan struct{}
+	bg     sync.WaitGroup
+
+	// parsed counts transcripts (re)indexed, grown those continued from
+	// their saved offset (tests and benchmarks).
+	parsed, grown atomic.Int64
+}
+
+var _ reference.Source = (*Indexed)(nil)
+
+// OpenIndexed opens root (like Open) behind an index. It loads the
+// persisted index when there is a valid one and starts the first refresh
+// in the background: until it finishes (Complete reports true, Wait
+// returns) queries answer from what is indexed so far.
+func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
+	var st *Store
+	var err error
+	if opts.Encoding != 0 {
+		st, err = OpenEncoding(root, opts.Encoding)
+	} else {
+		st, err = Open(root)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x := &Indexed{
+		store:    st,
+		root:     root,
+		opts:     opts,
+		interval: opts.RefreshInterval,
+		entries:  map[string]*entry{},
+		bySeg:    map[string][]*entry{},
+		projects: map[string]projectScan{},
+		ready:    make(chan struct{}),
+		closed:   make(chan struct{}),
+	}
+	if x.interval == 0 {
+		x.interval = DefaultRefreshInterval
+	}
+	x.cachePath = x.resolveCachePath()
+	if x.cachePath != "" {
+		if err := x.loadCache(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			x.logf("sessionstore: ignoring index cache %s: %v", x.cachePath, err)
+		}
+	}
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		defer close(x.ready)
+		if err := x.refresh(context.Background(), true); err != nil {
+			x.logf("sessionstore: indexing %s: %v", root, err)
+		}
+		x.mu.Lock()
+		x.complete = true
+		x.mu.Unlock()
+		x.persist(true)
+	}()
+	return x, nil
+}
+
+// Store returns the underlying store reader.
+func (x *Indexed) Store() *Store { return x.store }
+
+// Root returns the store root.
+func (x *Indexed) Root() string { return x.root }
+
+// CachePath returns the index cache file, "" when the index is memory
+// only.
+func (x *Indexed) CachePath() string { return x.cachePath }
+
+// Complete reports whether the first indexing pass has finished. Before
+// that, ListSessions and ReadTitles answer from what is indexed so far.
+func (x *Indexed) Complete() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.complete
+}
+
+// Wait blocks until the first indexing pass has finished or ctx is done.
+func (x *Indexed) Wait(ctx context.Context) error {
+	select {
+	case <-x.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Refresh brings the index up to date synchronously (after the first
+// indexing pass, which it waits for).
+func (x *Indexed) Refresh(ctx context.Context) error {
+	if err := x.Wait(ctx); err != nil {
+		return err
+	}
+	err := x.refresh(ctx, false)
+	x.persist(false)
+	return err
+}
+
+// Close stops background work and persists the index.
+func (x *Indexed) Close() error {
+	select {
+	case <-x.closed:
+		return nil
+	default:
+	}
+	close(x.closed)
+	x.bg.Wait()
+	x.persist(true)
+	return nil
+}
+
+// maybeRefresh keeps the index fresh before a query: synchronously when
+// the interval is negative, else by starting a background refresh when
+// the last scan is older than the interval.
+func (x *Indexed) maybeRefresh(ctx context.Context) error {
+	if x.interval < 0 {
+		x.mu.RLock()
+		complete := x.complete
+		x.mu.RUnlock()
+		if complete {
+			return x.Refresh(ctx)
+		}
+		return nil
+	}
+	x.mu.RLock()
+	stale := x.complete && time.Since(x.lastScan) > x.interval
+	x.mu.RUnlock()
+	if !stale || !x.refreshing.TryLock() {
+		return nil
+	}
+	select {
+	case <-x.closed:
+		x.refreshing.Unlock()
+		return nil
+	default:
+	}
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		defer x.refreshing.Unlock()
+		if err := x.refresh(context.Background(), false); err != nil {
+			x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
+		}
+		x.persist(false)
+	}()
+	return nil
+}
+
+// ListSessions implements reference.Source from the index.
+func (x *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := x.maybeRefresh(ctx); err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return append([]reference.SessionHeader(nil), x.listing...), nil
+}
+
+// ReadTitles implements reference.Source from the index.
+func (x *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := x.maybeRefresh(ctx); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(ids))
+	out := make([]reference.TitleResult, 0, len(ids))
+	var fallback []int
+	x.mu.RLock()
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		r := reference.TitleResult{SessionID: id}
+		if e := x.titleEntry(id); e != nil && e.state != nil && e.TitleID == id {
+			r.Title, r.Err = e.title, e.titleErr
+		} else {
+			fallback = append(fallback, len(out))
+		}
+		out = append(out, r)
+	}
+	slow := make([]*entry, len(fallback))
+	for i, k := range fallback {
+		slow[i] = x.titleEntry(out[k].SessionID)
+	}
+	x.mu.RUnlock()
+	for i, k := range fallback {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		title, err := x.slowTitle(ctx, slow[i], out[k].SessionID)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out[k].Title, out[k].Err = title, err
+	}
+	return out, nil
+}
+
+// slowTitle reads a title with the store's full read, memoised on the
+// entry (entries are replaced when their file changes).
+func (x *Indexed) slowTitle(ctx context.Context, e *entry, id string) (*string, error) {
+	read := func() (*string, error) {
+		t, err := x.store.ReadTitle(ctx, id)
+		if err != nil || t == nil {
+			return nil, err
+		}
+		s := t.Text()
+		return &s, nil
+	}
+	if e == nil {
+		return read()
+	}
+	m := e.memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.done {
+		m.title, m.err = read()
+		if ctx.Err() != nil {
+			return m.title, m.err
+		}
+		m.done = true
+	}
+	return m.title, m.err
+}
+
+// titleEntry returns the entry a full read of id would load (the store's
+// find: every project directory holding <encodeSegment(id)>/), or nil when
+// that is not exactly one indexed transcript whose header names id.
+// Callers hold x.mu.
+func (x *Indexed) titleEntry(id string) *entry {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return nil
+	}
+	var match *entry
+	n := 0
+	for _, e := range x.bySeg[seg] {
+		enc := x.store.enc
+		if enc == 0 {
+			switch {
+			case e.HasRaw && e.HasZstd:
+				return nil
+			case e.HasZstd:
+				enc = Zstd
+			default:
+				enc = Raw
+			}
+		}
+		if !e.has(enc) {
+			continue
+		}
+		n++
+		if enc == e.Enc {
+			match = e
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	return match
+}
+
+// ReadSurface implements reference.Source by reading the log.
+func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	return x.store.ReadSurface(ctx, id)
+}
+
+// rebuildListing recomputes the listing (Store.Discover's rules: root
+// encoding, readable header, identity, first of duplicate ids in
+// enumeration order) and the by-segment map. Callers hold x.mu.
+func (x *Indexed) rebuildListing() {
+	all := make([]*entry, 0, len(x.entries))
+	for _, e := range x.entries {
+		all = append(all, e)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Proj != all[j].Proj {
+			return all[i].Proj < all[j].Proj
+		}
+		return all[i].Seg < all[j].Seg
+	})
+	bySeg := make(map[string][]*entry, len(all))
+	listing := make([]reference.SessionHeader, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for _, e := range all {
+		bySeg[e.Seg] = append(bySeg[e.Seg], e)
+		if e.Enc != x.enc || !e.has(x.enc) || !e.Listed || !e.IdentityOK || seen[e.RefID] {
+			continue
+		}
+		seen[e.RefID] = true
+		listing = append(listing, e.ref)
+	}
+	SortHeaders(listing)
+	x.listing, x.bySeg = listing, bySeg
+}
+
+func (x *Indexed) logf(format string, args ...any) {
+	if x.opts.Logf != nil {
+		x.opts.Logf(format, args...)
+	}
+}
+
+// Stats describes the index (for logs and benchmarks).
+type Stats struct {
+	Sessions, Listed, Slow int
+	// Parsed counts transcripts (re)indexed since open, Grown those
+	// parsed only from their saved offset.
+	Parsed, Grown int64
+	Complete      bool
+	LastScan      time.Time
+}
+
+// Stats returns counters of the index.
+func (x *Indexed) Stats() Stats {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s := Stats{Sessions: len(x.entries), Listed: len(x.listing), Complete: x.complete, LastScan: x.lastScan,
+		Parsed: x.parsed.Load(), Grown: x.grown.Load()}
+	for _, e := range x.entries {
+		if e.state == nil {
+			s.Slow++
+		}
+	}
+	return s
+}
+
+func (x *Indexed) String() string {
+	return fmt.Sprintf("sessionstore.Indexed(%s)", x.root)
+}

@@ -1,0 +1,506 @@
+package sessionstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// fileSig identifies one version of a file: a different device/inode
+// means the file was replaced, a smaller size that it was truncated.
+type fileSig struct {
+	Dev, Ino uint64
+	Size     int64
+	MtimeNs  int64
+}
+
+func sigOf(fi fs.FileInfo) fileSig {
+	s := fileSig{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.Dev, s.Ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	return s
+}
+
+// lstatSig reports whether path exists (Lstat, as discovery checks) and
+// the signature of what it resolves to.
+func lstatSig(path string) (fileSig, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileSig{}, false
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := os.Stat(path); err == nil {
+			fi = t
+		}
+	}
+	return sigOf(fi), true
+}
+
+// slowMemo memoises a title read by the store's full read.
+type slowMemo struct {
+	mu    sync.Mutex
+	done  bool
+	title *string
+	err   error
+}
+
+// entry is the index record of one session directory. Exported fields are
+// persisted in the cache; the rest is derived.
+type entry struct {
+	Proj, Seg       string
+	HasRaw, HasZstd bool
+	// Enc is the encoding of the indexed transcript (the root's).
+	Enc Encoding
+	// Sig is the indexed transcript's signature at the last parse.
+	Sig fileSig
+	// NoHeaderYet: the header line/frame was not complete (not listed).
+	NoHeaderYet bool
+	// HeaderErr is why the header could not be read (not listed).
+	HeaderErr string
+	// Listed is true when the header was read; Ref* are its listing form.
+	Listed       bool
+	RefID        string
+	RefCWD       *string
+	RefCreatedAt int64
+	RefRaw       []byte
+	IdentityOK   bool
+	// TitleID is the id of the validated header of the full-read path
+	// ("" when the log is slow).
+	TitleID string
+	// State is the committed parse state, nil for a slow log.
+	State *logState
+
+	ref      reference.SessionHeader
+	state    *logState // view: State plus a torn final frame, if any
+	title    *string
+	titleErr error
+	memo     *slowMemo
+}
+
+func (e *entry) has(enc Encoding) bool {
+	if enc == Zstd {
+		return e.HasZstd
+	}
+	return e.HasRaw
+}
+
+func (e *entry) path(root string) string {
+	return filepath.Join(root, e.Proj, e.Seg, e.Enc.FileName())
+}
+
+// derive fills the derived fields from the persisted ones and view.
+func (e *entry) derive(view *logState) {
+	e.memo = &slowMemo{}
+	if e.Listed {
+		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
+	}
+	e.state, e.title, e.titleErr = view, nil, nil
+	if view == nil || view.Title == nil {
+		return
+	}
+	t, err := (&Log{Events: []Event{*view.Title}}).Title()
+	if err != nil {
+		e.titleErr = attach(err, e.TitleID, "")
+		return
+	}
+	if t != nil {
+		s := t.Text()
+		e.title = &s
+	}
+}
+
+// projectScan remembers a project directory's session directories.
+type projectScan struct {
+	mtime int64
+	segs  []string
+}
+
+type candidate struct {
+	proj, seg      string
+	raw, zst       fileSig
+	hasRaw, hasZst bool
+}
+
+func (c *candidate) key() string { return c.proj + "/" + c.seg }
+
+func (c *candidate) sig(enc Encoding) (fileSig, bool) {
+	if enc == Zstd {
+		return c.zst, c.hasZst
+	}
+	return c.raw, c.hasRaw
+}
+
+// dirTrustAge is how old a project directory's mtime must be before an
+// unchanged mtime is trusted to mean an unchanged listing (mtime
+// granularity and racing writers).
+const dirTrustAge = 2 * time.Second
+
+// scan stats the store: project directories (re-listed only when their
+// mtime changed) and the transcripts of every session directory.
+func (x *Indexed) scan(ctx context.Context, now time.Time) ([]candidate, error) {
+	projects, err := os.ReadDir(x.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		x.projects = map[string]projectScan{}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
+	}
+	var cands []candidate
+	seen := make(map[string]projectScan, len(projects))
+	for _, p := range projects {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !p.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(x.root, p.Name())
+		fi, err := os.Stat(pdir)
+		if err != nil {
+			continue
+		}
+		ps, known := x.projects[p.Name()]
+		if !known || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge {
+			ents, err := os.ReadDir(pdir)
+			if err != nil {
+				continue
+			}
+			ps = projectScan{mtime: fi.ModTime().UnixNano()}
+			for _, e := range ents {
+				if e.IsDir() {
+					ps.segs = append(ps.segs, e.Name())
+				}
+			}
+		}
+		seen[p.Name()] = ps
+		for _, seg := range ps.segs {
+			dir := filepath.Join(pdir, seg)
+			c := candidate{proj: p.Name(), seg: seg}
+			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+			c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
+			if c.hasRaw || c.hasZst {
+				cands = append(cands, c)
+			}
+		}
+	}
+	x.projects = seen
+	return cands, nil
+}
+
+type indexJob struct {
+	c   candidate
+	old *entry
+	sig fileSig
+}
+
+// refresh brings the index up to date: a stat scan, then parsing of new,
+// grown, replaced or truncated transcripts (newest first, in parallel),
+// published in batches so queries see progress during the first pass.
+func (x *Indexed) refresh(ctx context.Context, initial bool) error {
+	x.refreshMu.Lock()
+	defer x.refreshMu.Unlock()
+	start := time.Now()
+	cands, err := x.scan(ctx, start)
+	if err != nil {
+		return err
+	}
+	enc := x.store.enc
+	if enc == 0 {
+		enc = Zstd
+		if len(cands) > 0 {
+			enc = Raw
+			for i := range cands {
+				if cands[i].hasZst {
+					enc = Zstd
+					break
+				}
+			}
+		}
+	}
+	// x.entries is only written by the refresher (refreshMu), so reading
+	// it here without x.mu is safe.
+	var jobs []indexJob
+	var flagOnly []*entry
+	present := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		present[c.key()] = true
+		old := x.entries[c.key()]
+		sig, _ := c.sig(enc)
+		if old != nil && old.Enc == enc && old.Sig == sig {
+			if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
+				ne := *old
+				ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
+				ne.derive(old.state)
+				flagOnly = append(flagOnly, &ne)
+			}
+			continue
+		}
+		jobs = append(jobs, indexJob{c: c, old: old, sig: sig})
+	}
+	var removed []string
+	for k := range x.entries {
+		if !present[k] {
+			removed = append(removed, k)
+		}
+	}
+	changed := len(jobs) > 0 || len(removed) > 0 || len(flagOnly) > 0 || enc != x.enc
+	x.mu.Lock()
+	for _, k := range removed {
+		delete(x.entries, k)
+	}
+	for _, e := range flagOnly {
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	x.enc = enc
+	if changed && (initial || len(jobs) == 0) {
+		x.rebuildListing()
+	}
+	if changed {
+		x.dirty = true
+	}
+	if len(jobs) == 0 {
+		x.lastScan = start
+	}
+	x.mu.Unlock()
+	if len(jobs) == 0 {
+		return nil
+	}
+	// Newest files first: the sessions completion shows first are
+	// indexed first.
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].sig.MtimeNs > jobs[j].sig.MtimeNs })
+	total := len(jobs)
+	if initial && x.opts.Progress != nil {
+		x.opts.Progress(0, total)
+	}
+	work := make(chan indexJob)
+	results := make(chan *entry, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				results <- x.index(j.c, j.old, enc)
+			}
+		}()
+	}
+	go func() {
+		defer close(work)
+		for _, j := range jobs {
+			select {
+			case work <- j:
+			case <-ctx.Done():
+				return
+			case <-x.closed:
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	done := 0
+	var batch []*entry
+	lastPublish := time.Now()
+	publish := func() {
+		x.mu.Lock()
+		for _, e := range batch {
+			x.entries[e.Proj+"/"+e.Seg] = e
+		}
+		if initial {
+			x.rebuildListing()
+		}
+		x.mu.Unlock()
+		batch = batch[:0]
+		lastPublish = time.Now()
+		if initial && x.opts.Progress != nil {
+			x.opts.Progress(done, total)
+		}
+	}
+	for e := range results {
+		batch = append(batch, e)
+		done++
+		if initial && (len(batch) >= 256 || time.Since(lastPublish) > 100*time.Millisecond) {
+			publish()
+		}
+	}
+	if len(batch) > 0 || !initial {
+		publish()
+	}
+	x.mu.Lock()
+	x.rebuildListing()
+	x.dirty = true
+	if done == total {
+		x.lastScan = start
+	}
+	x.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// index (re)builds the entry of one session directory.
+func (x *Indexed) index(c candidate, old *entry, enc Encoding) *entry {
+	x.parsed.Add(1)
+	e := &entry{Proj: c.proj, Seg: c.seg, HasRaw: c.hasRaw, HasZstd: c.hasZst, Enc: enc}
+	sig, ok := c.sig(enc)
+	e.Sig = sig
+	if !ok {
+		e.derive(nil)
+		return e
+	}
+	path := e.path(x.root)
+	if old != nil && old.Enc == enc && old.State != nil && old.Listed && old.Sig.Dev == sig.Dev &&
+		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
+		if view, ok := x.grow(e, old, path); ok {
+			x.grown.Add(1)
+			e.derive(view)
+			return e
+		}
+	}
+	x.full(e, path)
+	return e
+}
+
+// grow continues old's parse over the appended bytes.
+func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false
+	}
+	sig := sigOf(fi)
+	if sig.Dev != old.Sig.Dev || sig.Ino != old.Sig.Ino || sig.Size < old.State.Offset {
+		return nil, false
+	}
+	if crc, err := tailCRC(f, old.State.Offset); err != nil || crc != old.State.TailCRC {
+		return nil, false
+	}
+	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
+	e.IdentityOK, e.TitleID, e.Sig = old.IdentityOK, old.TitleID, sig
+	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone()}
+	view, err := x.parse(p, sig.Size)
+	if err != nil {
+		// The appended part needs the full read (slow); the header
+		// facts still stand.
+		e.State = nil
+		return nil, true
+	}
+	e.State = p.st
+	return view, true
+}
+
+// full parses a transcript from the start.
+func (x *Indexed) full(e *entry, path string) {
+	h, err := readHeader(path, e.Enc)
+	switch {
+	case errors.Is(err, errNoHeaderYet):
+		e.NoHeaderYet = true
+	case err != nil:
+		e.HeaderErr = err.Error()
+	default:
+		e.Listed = true
+		r := h.Reference()
+		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
+		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
+	}
+	e.derive(nil)
+	if !e.Listed || !e.IdentityOK {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	e.Sig = sigOf(fi)
+	var line []byte
+	var headerLen int64
+	if e.Enc == Raw {
+		line, err = readLineAt(f, 0)
+		headerLen = int64(len(line)) + 1
+	} else {
+		var frame []byte
+		if frame, err = readFrameAt(f, 0); err == nil {
+			var text []byte
+			if text, err = decodeFrame(frame); err == nil {
+				if len(text) == 0 || indexByte(text, '\n') != len(text)-1 {
+					return
+				}
+				line, headerLen = text[:len(text)-1], int64(len(frame))
+			}
+		}
+	}
+	if err != nil || headerLen > e.Sig.Size {
+		return
+	}
+	hv, err := parseHeaderLine(line)
+	if err != nil || hv.Validate() != nil || hv.ID != e.RefID {
+		return
+	}
+	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen, ToolResults: map[int64]recLoc{}}}
+	view, err := x.parse(p, e.Sig.Size)
+	if err != nil {
+		return
+	}
+	e.TitleID, e.State = hv.ID, p.st
+	e.derive(view)
+}
+
+// parse runs p to size and returns the view state (p.st, or a clone
+// extended by the lines of a torn final zstd frame). p.st.TailCRC is
+// updated.
+func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
+	var torn []byte
+	var err error
+	if p.enc == Raw {
+		err = p.parseRaw(size)
+	} else {
+		torn, err = p.parseZstd(size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.st.TailCRC, err = tailCRC(p.f, p.st.Offset); err != nil {
+		return nil, err
+	}
+	if torn == nil {
+		return p.st, nil
+	}
+	committed := p.st
+	view := committed.clone()
+	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view}
+	if err := tp.parseTorn(torn); err != nil {
+		return nil, err
+	}
+	p.st = committed
+	return view, nil
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,555 @@
+package sessionstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// copyTree copies a directory tree (a testdata store) to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openIndexed opens root with a private cache directory and waits for the
+// first pass.
+func openIndexed(t *testing.T, root, cacheDir string) *Indexed {
+	t.Helper()
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+type titleView struct {
+	ID    string
+	Title *string
+	Err   string
+}
+
+func titlesOf(t *testing.T, src reference.Source, ids []string) []titleView {
+	t.Helper()
+	rs, err := src.ReadTitles(context.Background(), ids)
+	if err != nil {
+		t.Fatalf("ReadTitles: %v", err)
+	}
+	out := make([]titleView, len(rs))
+	for i, r := range rs {
+		out[i] = titleView{ID: r.SessionID, Title: r.Title}
+		if r.Err != nil {
+			out[i].Err = r.Err.Error()
+		}
+	}
+	return out
+}
+
+// sameAsStore checks that the index answers exactly what a fresh full read
+// of the store answers: the listing (headers in order) and the titles of
+// every listed id, of every session directory's id, and of an unknown id.
+func sameAsStore(t *testing.T, x *Indexed, root string) {
+	t.Helper()
+	st, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := st.ListSessions(context.Background())
+	got, gerr := x.ListSessions(context.Background())
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("ListSessions errors differ: index %v, store %v", gerr, werr)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("index lists %d sessions, store %d", len(got), len(want))
+	}
+	ids := []string{"no-such-session"}
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].CreatedAt != want[i].CreatedAt ||
+			!reflect.DeepEqual(got[i].CWD, want[i].CWD) || !bytes.Equal(got[i].Raw, want[i].Raw) {
+			t.Fatalf("listing[%d]: index %+v, store %+v", i, got[i], want[i])
+		}
+		ids = append(ids, want[i].ID)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "*"))
+	for _, d := range dirs {
+		if id, ok := DecodeSegment(filepath.Base(d)); ok {
+			ids = append(ids, id)
+		}
+	}
+	gt, wt := titlesOf(t, x, ids), titlesOf(t, st, ids)
+	if !reflect.DeepEqual(gt, wt) {
+		for i := range gt {
+			if !reflect.DeepEqual(gt[i], wt[i]) {
+				t.Errorf("title of %s: index %s, store %s", gt[i].ID, fmtTitle(gt[i]), fmtTitle(wt[i]))
+			}
+		}
+		t.FailNow()
+	}
+}
+
+func fmtTitle(v titleView) string {
+	if v.Title != nil {
+		return fmt.Sprintf("%q err=%q", *v.Title, v.Err)
+	}
+	return fmt.Sprintf("<none> err=%q", v.Err)
+}
+
+func TestIndexedMatchesStoreOnFixtures(t *testing.T) {
+	for _, name := range []string{"store-raw", "store-zstd"} {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join(testdata(t), "fixtures", name)
+			guardTree(t, src)
+			root := t.TempDir()
+			copyTree(t, src, root)
+			x := openIndexed(t, root, t.TempDir())
+			if !x.Complete() {
+				t.Fatal("Complete() is false after Wait")
+			}
+			sameAsStore(t, x, root)
+		})
+	}
+}
+
+// genStore writes n sessions with only their first `keep` batches and
+// returns the specs, full batches and paths.
+type genSession struct {
+	spec    workload.SessionSpec
+	header  []byte
+	batches [][]byte
+	path    string
+	written int
+}
+
+func genStore(t *testing.T, root string, comp workload.Compression, n, keep int, seed int64) []*genSession {
+	t.Helper()
+	specs := workload.Specs(workload.Options{Sessions: n, CWDs: 3, Turns: 10, Compactions: 1, Multibyte: 0.3, NoCWD: 0.2, Seed: seed})
+	var out []*genSession
+	for _, sp := range specs {
+		h, b := workload.Batches(sp)
+		g := &genSession{spec: sp, header: h, batches: b, path: workload.PathOf(root, sp, comp)}
+		if err := os.MkdirAll(filepath.Dir(g.path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := workload.EncodeBatch(comp, h)
+		for _, bb := range b[:keep] {
+			data = append(data, workload.EncodeBatch(comp, bb)...)
+		}
+		if err := os.WriteFile(g.path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g.written = keep
+		out = append(out, g)
+	}
+	return out
+}
+
+func appendFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendBatches appends k more batches of g (in its encoding).
+func (g *genSession) appendBatches(t *testing.T, comp workload.Compression, k int) {
+	t.Helper()
+	var data []byte
+	for ; k > 0 && g.written < len(g.batches); k-- {
+		data = append(data, workload.EncodeBatch(comp, g.batches[g.written])...)
+		g.written++
+	}
+	appendFile(t, g.path, data)
+}
+
+func TestIndexedIncrementalRefresh(t *testing.T) {
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			root := t.TempDir()
+			ss := genStore(t, root, comp, 6, 3, 7)
+			x := openIndexed(t, root, t.TempDir())
+			sameAsStore(t, x, root)
+			if got := x.Stats(); got.Parsed != 6 || got.Slow != 0 {
+				t.Fatalf("first pass: %+v, want 6 parsed, none slow", got)
+			}
+			ctx := context.Background()
+			steps := []struct {
+				name       string
+				do         func()
+				wantParsed int64
+				wantGrown  int64
+			}{
+				{"append to two", func() {
+					ss[0].appendBatches(t, comp, 2)
+					ss[3].appendBatches(t, comp, 5)
+				}, 2, 2},
+				{"append everything", func() {
+					for _, g := range ss {
+						g.appendBatches(t, comp, len(g.batches))
+					}
+				}, 6, 6},
+				{"nothing changed", func() {}, 0, 0},
+				{"new session", func() {
+					extra := genStore(t, root, comp, 1, 4, 8)[0]
+					ss = append(ss, extra)
+				}, 1, 0},
+				{"deleted session", func() {
+					if err := os.RemoveAll(filepath.Dir(ss[1].path)); err != nil {
+						t.Fatal(err)
+					}
+				}, 0, 0},
+				{"truncated file", func() {
+					g := ss[2]
+					data := workload.EncodeBatch(comp, g.header)
+					for _, b := range g.batches[:2] {
+						data = append(data, workload.EncodeBatch(comp, b)...)
+					}
+					if err := os.Truncate(g.path, int64(len(data))); err != nil {
+						t.Fatal(err)
+					}
+				}, 1, 0},
+				{"replaced file", func() {
+					// Same session, other content, new inode: rename over.
+					g := ss[4]
+					data := workload.EncodeBatch(comp, g.header)
+					data = append(data, workload.EncodeBatch(comp, g.batches[0])...)
+					tmp := filepath.Join(t.TempDir(), "x")
+					if err := os.WriteFile(tmp, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Rename(tmp, g.path); err != nil {
+						t.Fatal(err)
+					}
+				}, 1, 0},
+			}
+			for _, s := range steps {
+				before := x.Stats()
+				s.do()
+				if err := x.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				after := x.Stats()
+				if p, g := after.Parsed-before.Parsed, after.Grown-before.Grown; p != s.wantParsed || g != s.wantGrown {
+					t.Errorf("%s: parsed %d (grown %d), want %d (%d)", s.name, p, g, s.wantParsed, s.wantGrown)
+				}
+				sameAsStore(t, x, root)
+			}
+		})
+	}
+}
+
+// TestIndexedEqualsFullReadAfterRandomChanges is the correctness check of
+// issue 7: after random appends, truncations (also mid-line / mid-frame),
+// replacements, garbage and bad lines, the index answers what a full
+// re-read answers.
+func TestIndexedEqualsFullReadAfterRandomChanges(t *testing.T) {
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			root := t.TempDir()
+			ss := genStore(t, root, comp, 8, 2, 11)
+			x := openIndexed(t, root, t.TempDir())
+			r := rand.New(rand.NewSource(42))
+			ctx := context.Background()
+			for round := 0; round < 60; round++ {
+				g := ss[r.Intn(len(ss))]
+				var what string
+				switch op := r.Intn(10); {
+				case op < 5:
+					what = "append"
+					g.appendBatches(t, comp, 1+r.Intn(3))
+				case op == 5:
+					what = "truncate at a random byte"
+					if fi, err := os.Stat(g.path); err == nil && fi.Size() > 0 {
+						os.Truncate(g.path, r.Int63n(fi.Size()))
+					}
+				case op == 6:
+					what = "replace with another prefix"
+					k := r.Intn(len(g.batches) + 1)
+					data := workload.EncodeBatch(comp, g.header)
+					for _, b := range g.batches[:k] {
+						data = append(data, workload.EncodeBatch(comp, b)...)
+					}
+					tmp := filepath.Join(t.TempDir(), "x")
+					os.WriteFile(tmp, data, 0o644)
+					os.Rename(tmp, g.path)
+					g.written = k
+				case op == 7:
+					what = "append a partial line / frame"
+					b := workload.EncodeBatch(comp, []byte(`{"type":"turn/start","seq":999999,"time":1,"data":{"turn":99}}`+"\n"))
+					appendFile(t, g.path, b[:len(b)/2])
+				case op == 8:
+					what = "append a bad line"
+					appendFile(t, g.path, workload.EncodeBatch(comp, []byte("{not json}\n")))
+				default:
+					what = "append a valid title event with the next seq"
+					st, err := Open(root)
+					if err != nil {
+						t.Fatal(err)
+					}
+					log, err := st.Load(ctx, g.spec.ID)
+					if err != nil {
+						continue
+					}
+					line := fmt.Sprintf(`{"type":"session/title","seq":%d,"time":1,"data":{"title":"round %d","messageSeqs":[],"source":{"kind":"user"}}}`+"\n", log.Stored, round)
+					appendFile(t, g.path, workload.EncodeBatch(comp, []byte(line)))
+				}
+				if err := x.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("round %d: %s on %s", round, what, g.spec.ID)
+				sameAsStore(t, x, root)
+			}
+		})
+	}
+}
+
+func TestIndexedCache(t *testing.T) {
+	root := t.TempDir()
+	ss := genStore(t, root, workload.Zstd, 5, 3, 21)
+	cacheDir := t.TempDir()
+	x := openIndexed(t, root, cacheDir)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cachePath := x.CachePath()
+	if _, err := os.Stat(cachePath); err != nil {
+		t.Fatalf("no cache file after Close: %v", err)
+	}
+	if !strings.HasPrefix(cachePath, cacheDir+string(filepath.Separator)) {
+		t.Fatalf("cache file %s is not in %s", cachePath, cacheDir)
+	}
+
+	t.Run("restart reuses the cache and grows appended files", func(t *testing.T) {
+		ss[0].appendBatches(t, workload.Zstd, 2)
+		y := openIndexed(t, root, cacheDir)
+		if got := y.Stats(); got.Parsed != 1 || got.Grown != 1 {
+			t.Fatalf("restart parsed %d (grown %d), want only the appended file grown", got.Parsed, got.Grown)
+		}
+		sameAsStore(t, y, root)
+		y.Close()
+	})
+
+	corruptions := []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"garbage", func(p string) error { return os.WriteFile(p, []byte("not an index"), 0o600) }},
+		{"truncated", func(p string) error {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, data[:len(data)/2], 0o600)
+		}},
+		{"flipped byte", func(p string) error {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			data[len(data)/2] ^= 0xff
+			return os.WriteFile(p, data, 0o600)
+		}},
+		{"other version", func(p string) error {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			data[len(cacheMagic)]++
+			return os.WriteFile(p, data, 0o600)
+		}},
+	}
+	for _, c := range corruptions {
+		t.Run("corrupt cache: "+c.name, func(t *testing.T) {
+			if err := c.write(cachePath); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var warnings []string
+			y, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, Logf: func(f string, a ...any) {
+				mu.Lock()
+				warnings = append(warnings, fmt.Sprintf(f, a...))
+				mu.Unlock()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := y.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := y.Stats(); got.Parsed != int64(len(ss)) {
+				t.Fatalf("rebuilt %d transcripts, want all %d", got.Parsed, len(ss))
+			}
+			sameAsStore(t, y, root)
+			y.Close()
+			mu.Lock()
+			n := len(warnings)
+			mu.Unlock()
+			if n == 0 {
+				t.Error("no warning about the unreadable cache")
+			}
+			data, _ := os.ReadFile(cachePath)
+			if _, err := decodeCache(data); err != nil {
+				t.Fatalf("cache not rewritten valid: %v", err)
+			}
+		})
+	}
+}
+
+func TestIndexedUnwritableCacheFallsBackToMemory(t *testing.T) {
+	root := t.TempDir()
+	genStore(t, root, workload.None, 3, 4, 5)
+	// A cache "directory" below a regular file cannot be created, even
+	// by root.
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, []byte("x"), 0o600)
+	var warned bool
+	var mu sync.Mutex
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: filepath.Join(blocker, "cache"), Logf: func(string, ...any) {
+		mu.Lock()
+		warned = true
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sameAsStore(t, x, root)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !warned {
+		t.Error("no warning about the unwritable cache")
+	}
+}
+
+func TestIndexedNeverWritesUnderRoot(t *testing.T) {
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			root := t.TempDir()
+			ss := genStore(t, root, comp, 4, 3, 3)
+			x, err := OpenIndexed(root, IndexOptions{CacheDir: t.TempDir(), RefreshInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.Wait(context.Background())
+			before := treeHash(t, root)
+			ctx := context.Background()
+			for i := 0; i < 3; i++ {
+				if _, err := x.ListSessions(ctx); err != nil {
+					t.Fatal(err)
+				}
+				x.ReadTitles(ctx, []string{ss[0].spec.ID, ss[1].spec.ID})
+				x.ReadSurface(ctx, ss[2].spec.ID)
+			}
+			x.Close()
+			if after := treeHash(t, root); after != before {
+				t.Fatal("the store root changed while indexing")
+			}
+			// A cache directory inside the root is refused.
+			inside := filepath.Join(root, "cache")
+			y, err := OpenIndexed(root, IndexOptions{CacheDir: inside})
+			if err != nil {
+				t.Fatal(err)
+			}
+			y.Wait(ctx)
+			y.Close()
+			if y.CachePath() != "" {
+				t.Fatalf("cache path %s inside the root accepted", y.CachePath())
+			}
+			if _, err := os.Stat(inside); err == nil {
+				t.Fatal("cache directory created inside the root")
+			}
+			if after := treeHash(t, root); after != before {
+				t.Fatal("the store root changed")
+			}
+		})
+	}
+}
+
+func TestIndexedProgressAndPartialAnswers(t *testing.T) {
+	root := t.TempDir()
+	genStore(t, root, workload.None, 20, 4, 9)
+	var mu sync.Mutex
+	var calls [][2]int
+	gate := make(chan struct{})
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, Progress: func(done, total int) {
+		if done == 0 {
+			<-gate
+		}
+		mu.Lock()
+		calls = append(calls, [2]int{done, total})
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	// The first pass is held at its start: nothing indexed, not complete.
+	if x.Complete() {
+		t.Fatal("complete before indexing")
+	}
+	got, err := x.ListSessions(context.Background())
+	if err != nil || len(got) != 0 {
+		t.Fatalf("during indexing: %d sessions, %v", len(got), err)
+	}
+	close(gate)
+	x.Wait(context.Background())
+	if !x.Complete() {
+		t.Fatal("not complete after Wait")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := calls[len(calls)-1]
+	if last != [2]int{20, 20} {
+		t.Fatalf("last progress %v, want [20 20]", last)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i][0] < calls[i-1][0] {
+			t.Fatalf("progress went backwards: %v", calls)
+		}
+	}
+	sameAsStore(t, x, root)
+}
