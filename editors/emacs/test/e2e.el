@@ -82,13 +82,30 @@
   (insert text)
   (eglot--signal-textDocument/didChange))
 
+;; Flymake drops overlays of edited text by itself, so "cleared" is judged on what the server
+;; published: count and content of the last textDocument/publishDiagnostics.
+(defvar e2e-publish-count 0)
+(defvar e2e-published nil)
+(advice-add 'eglot-handle-notification :before
+            (lambda (_server method &rest params)
+              (when (eq method 'textDocument/publishDiagnostics)
+                (setq e2e-publish-count (1+ e2e-publish-count)
+                      e2e-published (append (plist-get params :diagnostics) nil)))))
+(defun e2e-published-codes ()
+  (mapcar (lambda (d) (plist-get d :code)) e2e-published))
+
 (defun e2e-diag-cycle (text code fixed what)
   (e2e-set-text text)
-  (e2e-check (e2e-wait (lambda () (e2e-dsh-diags code)) 5) (format "%s: %s diagnostic appears" what code)
-             (format "%S" (mapcar #'flymake-diagnostic-text (flymake-diagnostics))))
-  (e2e-set-text fixed)
-  (e2e-check (e2e-wait (lambda () (null (flymake-diagnostics))) 5) (format "%s: diagnostics clear after the fix" what)
-             (format "%S" (mapcar #'flymake-diagnostic-text (flymake-diagnostics)))))
+  (e2e-check (e2e-wait (lambda () (and (e2e-dsh-diags code) (member code (e2e-published-codes)))) 5)
+             (format "%s: %s diagnostic appears (published and in flymake)" what code)
+             (format "%S / %S" (mapcar #'flymake-diagnostic-text (flymake-diagnostics)) e2e-published))
+  (let ((before e2e-publish-count))
+    (e2e-set-text fixed)
+    (e2e-check (e2e-wait (lambda () (and (> e2e-publish-count before) (null e2e-published)
+                                         (null (flymake-diagnostics))))
+                         5)
+               (format "%s: diagnostics clear after the fix (empty publish)" what)
+               (format "%S / %S" (mapcar #'flymake-diagnostic-text (flymake-diagnostics)) e2e-published))))
 
 (let* ((file (expand-file-name "prompt.dshchat" e2e-work)))
   (with-temp-file file (insert "see "))
