@@ -10,7 +10,10 @@ let s:lines = []
 let s:passed = 0
 let s:failed = 0
 function! s:Log(msg) abort
-  call add(s:lines, printf('vim %6dms %s', float2nr(reltimefloat(reltime(s:t0)) * 1000), a:msg))
+  " one report line per text line (writefile() would turn a newline inside an item into NUL)
+  let l:parts = split(a:msg, "\n", 1)
+  call add(s:lines, printf('vim %6dms %s', float2nr(reltimefloat(reltime(s:t0)) * 1000), l:parts[0]))
+  call extend(s:lines, l:parts[1:])
   call writefile(s:lines, $DSH_OUT . '.partial')
 endfunction
 function! s:Check(ok, what, ...) abort
@@ -200,7 +203,8 @@ function! s:Prepare() abort
 endfunction
 function! s:Prepared() abort
   if !exists('g:dsh_lsp_last_prepared') | return 0 | endif
-  call s:Eq(get(g:dsh_lsp_last_prepared, 'content', ''), 'compare @' . s:label_a, ':DshPrepare readable text')
+  " ALE sends the buffer text with its final newline
+  call s:Eq(get(g:dsh_lsp_last_prepared, 'content', ''), 'compare @' . s:label_a . "\n", ':DshPrepare readable text')
   call s:Check(getreg('d') ==# s:expected_prompt,
   \ ':DshPrepare register d holds the exact context message (expected.json, budget 65536)', getreg('d')[:200])
   call s:Check(stridx(join(getline(1, '$'), "\n"), s:expected_prompt) >= 0, ':DshPrepare split shows the context')
