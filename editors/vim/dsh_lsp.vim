@@ -38,8 +38,55 @@ for s:ft in g:dsh_lsp_filetypes
   \   'project_root': {buffer -> getcwd()},
   \   'initialization_options': {buffer -> g:dsh_lsp_settings},
   \   'lsp_config': {buffer -> {'dsh': g:dsh_lsp_settings}},
+  \   'completion_filter': 'DshLspCompletionFilter',
   \})
 endfor
+
+" ALE inserts only the text before the first '(' of a completion item (it drops function
+" signatures that way), which would cut a mention `[label](dsh-session:…)` after `[label]`.
+" ALE hands every LSP item to the linter's completion_filter first: remember the cut tail,
+" keyed by the word and menu ALE will show, and append it when the item is accepted.
+let s:tails = {}
+function! DshLspCompletionFilter(buffer, item) abort
+  if get(a:item, 'insertTextFormat', 1) == 1 && type(get(a:item, 'textEdit')) is v:t_dict
+    let l:text = a:item.textEdit.newText
+  elseif type(get(a:item, 'insertText')) is v:t_string
+    let l:text = a:item.insertText
+  else
+    let l:text = a:item.label
+  endif
+  let l:word = matchstr(l:text, '\v^[^(]+')
+  if !empty(l:word) && l:word isnot# l:text
+    if len(s:tails) > 2000 | let s:tails = {} | endif
+    let l:menu = substitute(get(a:item, 'detail', ''), '\_s\+', ' ', 'g')
+    let s:tails[l:word . "\x01" . l:menu] = strpart(l:text, len(l:word))
+  endif
+  return 1
+endfunction
+
+function! s:CompleteDone() abort
+  let l:item = v:completed_item
+  if type(l:item) isnot v:t_dict || empty(l:item)
+    return
+  endif
+  let l:word = get(l:item, 'word', '')
+  let l:tail = get(s:tails, l:word . "\x01" . get(l:item, 'menu', ''), '')
+  if empty(l:tail)
+    return
+  endif
+  let l:line = getline('.')
+  let l:col = col('.') - 1
+  if strpart(l:line, l:col - len(l:word), len(l:word)) isnot# l:word || strpart(l:line, l:col, len(l:tail)) is# l:tail
+    return
+  endif
+  call setline('.', strpart(l:line, 0, l:col) . l:tail . strpart(l:line, l:col))
+  call cursor(line('.'), l:col + len(l:tail) + 1)
+endfunction
+
+augroup dsh_lsp_complete
+  autocmd!
+  autocmd CompleteDone * if index(g:dsh_lsp_filetypes, &filetype) >= 0 | call s:CompleteDone() | endif
+augroup END
 
 function! s:Uri(buffer) abort
   return ale#util#ToURI(expand('#' . a:buffer . ':p'))

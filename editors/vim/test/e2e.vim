@@ -4,7 +4,7 @@
 " testdata/fixtures/store-raw), DSH_EXPECTED, DSH_VIM_DIR (editors/vim), DSH_WORK, DSH_OUT.
 " Writes the report and 'vim: N passed, M failed' to $DSH_OUT, then quits.
 set nocompatible
-set noswapfile nobackup noshowmode shortmess+=c completeopt=menuone,noinsert hidden
+set noswapfile nobackup noshowmode shortmess+=c completeopt=menuone,noinsert hidden ttimeout ttimeoutlen=10
 let s:t0 = reltime()
 let s:lines = []
 let s:passed = 0
