@@ -307,14 +307,24 @@ func TestGoldenRetain(t *testing.T) {
 }
 
 // TestFixtureStoreReferences retains every session of the real-format
-// fixture store at the budgets of store-raw.expected.json and compares the
+// fixture store (raw and zstd copies) at the budgets of
+// store-*.expected.json and compares the
 // data, stats, byte count and full prompt text exactly. Session D (legacy
 // baked prefix context) is expected to differ by design: dsh-lsp projects
 // envelope.displayContent (CONTRACT.md), so its first item is the user's
 // own text instead of the embedded older snapshot.
 func TestFixtureStoreReferences(t *testing.T) {
+	for _, store := range []struct {
+		name string
+		want int
+	}{{"store-raw", 21}, {"store-zstd", 6}} {
+		t.Run(store.name, func(t *testing.T) { testFixtureStoreReferences(t, store.name, store.want) })
+	}
+}
+
+func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 	root := filepath.Join(golden.RepoRoot(t), "testdata", "fixtures")
-	raw, err := os.ReadFile(filepath.Join(root, "expected", "store-raw.expected.json"))
+	raw, err := os.ReadFile(filepath.Join(root, "expected", name+".expected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +346,7 @@ func TestFixtureStoreReferences(t *testing.T) {
 	if err := json.Unmarshal(raw, &expected); err != nil {
 		t.Fatal(err)
 	}
-	store, err := sessionstore.Open(filepath.Join(root, "store-raw"))
+	store, err := sessionstore.Open(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,8 +411,8 @@ func TestFixtureStoreReferences(t *testing.T) {
 			})
 		}
 	}
-	if checked != 21 {
-		t.Errorf("checked %d references, want 21", checked)
+	if checked != wantChecked {
+		t.Errorf("checked %d references, want %d", checked, wantChecked)
 	}
 }
 

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -88,15 +89,23 @@ func jsonValueEnd(b []byte, i int) (int, error) {
 
 // jsonStringEnd returns the index just past the string literal at b[i].
 func jsonStringEnd(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, errBadJSON
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1, nil
 		}
+		j++
 	}
-	return 0, errBadJSON
 }
 
 // jsonMembers calls fn for every member of the object b (keys raw, quotes
@@ -214,19 +223,28 @@ func jsonString(v []byte) (string, bool) {
 		return "", false
 	}
 	body := v[1 : len(v)-1]
-	plain := true
-	for _, c := range body {
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	firstEscape := bytes.IndexByte(body, '\\')
+	if firstEscape < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); {
 		c := body[i]
+		if c != '\\' {
+			// Copy the run up to the next escape in one piece when it is
+			// valid UTF-8 (the usual case).
+			end := bytes.IndexByte(body[i:], '\\')
+			if end < 0 {
+				end = len(body)
+			} else {
+				end += i
+			}
+			if utf8.Valid(body[i:end]) {
+				out = append(out, body[i:end]...)
+				i = end
+				continue
+			}
+		}
 		if c == '\\' {
 			if i+1 >= len(body) {
 				return "", false

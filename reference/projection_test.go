@@ -3,6 +3,7 @@ package reference
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -90,6 +91,37 @@ func TestJSONReaderMalformed(t *testing.T) {
 		_, _, err := projectUserMessage([]byte(data))
 		if err == nil {
 			t.Errorf("%s: no error", data)
+		}
+	}
+}
+
+// TestJSONStringDecoding checks the projection's string reader against
+// encoding/json on random strings written by two different encoders, and
+// the string-end scan on runs of backslashes.
+func TestJSONStringDecoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		s := randomText(rng, 40)
+		std, _ := json.Marshal(s)
+		for _, lit := range [][]byte{std, AppendJSString(nil, s), AppendTagSafeString(nil, s)} {
+			got, ok := jsonString(lit)
+			if !ok || got != s {
+				t.Fatalf("jsonString(%s) = %q, %v; want %q", lit, got, ok, s)
+			}
+			wrapped := append(append([]byte(`{"k":`), lit...), `,"z":1}`...)
+			if v := jsonObjectField(wrapped, "z"); string(v) != "1" {
+				t.Fatalf("field after %s: %q", lit, v)
+			}
+		}
+	}
+	for lit, want := range map[string]string{`"\ud800x"`: "\xed\xa0\x80x", `"\ud83d\ude42"`: "🙂", `"\udc00\ud800"`: "\xed\xb0\x80\xed\xa0\x80", "\"a\xffb\"": "a\uFFFDb"} {
+		if got, ok := jsonString([]byte(lit)); !ok || got != want {
+			t.Errorf("jsonString(%s) = %q, want %q", lit, got, want)
+		}
+	}
+	for _, bad := range []string{`"\x"`, `"\u12"`, `x`, `"abc`} {
+		if _, ok := jsonString([]byte(bad)); ok {
+			t.Errorf("jsonString(%s) accepted", bad)
 		}
 	}
 }
