@@ -71,6 +71,7 @@ end
 assert(expected_prompt, 'no expected prompt for session A at budget 65536')
 
 local cands_proj = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ })
+local cands_alice = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, 'alice' })
 local cands_e = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, '--target-id', E })
 local function find(list, id)
   for i, c in ipairs(list) do if c.sessionId == id then return c, i end end
@@ -137,16 +138,16 @@ end
 
 -- Types '@' at the end of the line `prefix` like a user (omnifunc on 0.7/0.10, autotrigger on
 -- 0.11+), checks the menu lists want_labels in order, selects want_label and accepts it.
-local function complete_and_accept(buf, prefix, want_labels, want_label, want_line, what)
+local function complete_and_accept(buf, prefix, typed, use_omni, want_labels, want_label, want_line, what)
   api.nvim_set_current_buf(buf)
   api.nvim_buf_set_lines(buf, 0, -1, false, { prefix })
   sleep(50)
-  keys('A@' .. (omni and '<C-x><C-o>' or ''))
+  keys('A' .. typed .. (use_omni and '<C-x><C-o>' or ''))
   local ok = wait_for(function()
     local ci = vim.fn.complete_info({ 'items', 'pum_visible' })
     return #ci.items > 0
   end, 8000)
-  if not check(ok, what .. ': completion menu opens after @' .. (omni and ' + <C-x><C-o>' or ' (autotrigger)'),
+  if not check(ok, what .. ': completion menu opens' .. (use_omni and (' with <C-x><C-o> (' .. vim.bo[buf].omnifunc .. ')') or ' on @ (autotrigger)'),
         'mode=' .. vim.fn.mode() .. ' line=' .. api.nvim_get_current_line()) then
     keys('<Esc>')
     sleep(50)
@@ -246,7 +247,9 @@ local function main()
   local tc = (client.server_capabilities.completionProvider or {}).triggerCharacters or {}
   check(vim.tbl_contains(tc, '@'), 'server triggerCharacters contain @', vim.inspect(tc))
 
-  complete_and_accept(scratch, 'see ', labels(cands_proj), label_a, 'see ' .. mention_a, 'scratch')
+  complete_and_accept(scratch, 'see ', '@', omni, labels(cands_proj), label_a, 'see ' .. mention_a, 'scratch @')
+  -- a query matched on the cwd: the plugin's omnifunc keeps what the server found and replaces the query
+  complete_and_accept(scratch, 'see @alice', '', true, labels(cands_alice), label_a, 'see ' .. mention_a, 'scratch @alice')
 
   -- diagnostics: malformed explicit mention after multibyte text (position encoding), unknown id
   local pre = 'café 🙂 see '
@@ -302,7 +305,9 @@ local function main()
   sleep(100)
 
   check(find(cands_e, E) == nil, 'CLI: target session E is not a candidate of its own chat')
-  complete_and_accept(fbuf, 'ask ', labels(cands_e), label_a, 'ask ' .. mention_a, 'dshchat')
+  -- Neovim's own vim.lsp.omnifunc on 0.7/0.10 (what vim.lsp users without the plugin get)
+  if omni then vim.bo[fbuf].omnifunc = 'v:lua.vim.lsp.omnifunc' end
+  complete_and_accept(fbuf, 'ask ', '@', omni, labels(cands_e), label_a, 'ask ' .. mention_a, 'dshchat @')
   diag_cycle(fbuf, 'compare ' .. mention_e, 'self-reference', vim.diagnostic.severity.ERROR,
     { #'compare ', #'compare @[' .. find(cands_proj, E).label .. '](' }, 'compare ' .. mention_a, 'dshchat')
 

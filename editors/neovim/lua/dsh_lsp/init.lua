@@ -172,6 +172,86 @@ function M.set_target(bufnr, target)
   return true
 end
 
+-- Last completion response of omnifunc(): findstart asks the server, the second call returns it.
+local omni_items = {}
+
+local function item_text(item)
+  if type(item.textEdit) == 'table' and item.textEdit.newText then return item.textEdit.newText end
+  if type(item.insertText) == 'string' and item.insertText ~= '' then return item.insertText end
+  return item.label
+end
+
+-- Byte column of an LSP character offset in line, for the negotiated position encoding.
+local function byte_col(line, character, encoding)
+  if encoding == 'utf-8' then return math.min(character, #line) end
+  local ok, col
+  if has('nvim-0.11') then
+    ok, col = pcall(vim.str_byteindex, line, encoding == 'utf-32' and 'utf-32' or 'utf-16', character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, character, encoding ~= 'utf-32')
+  end
+  return (ok and col) or math.min(character, #line)
+end
+
+local function documentation(item)
+  local doc = item.documentation
+  if type(doc) == 'table' then doc = doc.value end
+  return type(doc) == 'string' and doc or ''
+end
+
+--- 'omnifunc' for prompt buffers (set by on_attach; see the omnifunc option). Unlike
+--- vim.lsp.omnifunc of Neovim 0.7-0.10, it does not drop items whose insert text does not
+--- start with the typed query (a mention starts with '[', the query is a title, cwd or id),
+--- keeps the server's order, and replaces the query: `@git<C-x><C-o>` works.
+function M.omnifunc(findstart, base)
+  local bufnr = api.nvim_get_current_buf()
+  if findstart ~= 1 then
+    local items = omni_items
+    omni_items = {}
+    return items
+  end
+  omni_items = {}
+  local client
+  for _, c in ipairs(list_clients({ bufnr = bufnr })) do
+    if c.name == M.client_name then client = c end
+  end
+  if not client then return -3 end
+  local pos = api.nvim_win_get_cursor(0)
+  local line = api.nvim_get_current_line()
+  local before = line:sub(1, pos[2])
+  local at = before:match('()@[^%s@%[%]%(%)]*$')
+  local start = at and at or pos[2] -- byte column after '@' (0-based), else the cursor
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.context = { triggerKind = 1 }
+  local resp = vim.lsp.buf_request_sync(bufnr, 'textDocument/completion', params, M.get_config().timeout_ms)
+  local result = resp and resp[client.id] and resp[client.id].result
+  local list = type(result) == 'table' and (result.items or result) or {}
+  -- The server's edit range decides where the replaced text starts (after the '@').
+  for _, item in ipairs(list) do
+    local te = item.textEdit
+    local range = type(te) == 'table' and (te.range or te.insert)
+    if range and range.start.line == pos[1] - 1 then
+      start = byte_col(line, range.start.character, client.offset_encoding)
+      break
+    end
+  end
+  table.sort(list, function(a, b) return (a.sortText or a.label) < (b.sortText or b.label) end)
+  for _, item in ipairs(list) do
+    table.insert(omni_items, {
+      word = item_text(item),
+      abbr = item.label,
+      menu = item.detail or '',
+      info = documentation(item),
+      kind = vim.lsp.protocol.CompletionItemKind[item.kind] or '',
+      icase = 1,
+      dup = 1,
+      empty = 1,
+      user_data = { dsh_lsp = { completion_item = item } },
+    })
+  end
+  return start
+end
+
 -- Called for every buffer the client attaches to (after initialize and didOpen).
 function M._on_attach(client, bufnr)
   local opts = M.get_config()
@@ -181,8 +261,10 @@ function M._on_attach(client, bufnr)
     -- Must run after initialize: the server's triggerCharacters ('@') are known only then.
     completion.enable(true, client.id, bufnr, { autotrigger = true })
   end
-  if opts.omnifunc == 'always' or (opts.omnifunc and vim.bo[bufnr].omnifunc == '') then
-    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  -- Neovim 0.11+ sets vim.lsp.omnifunc by itself before on_attach: replace that one too.
+  local current = vim.bo[bufnr].omnifunc
+  if opts.omnifunc == 'always' or (opts.omnifunc and (current == '' or current == 'v:lua.vim.lsp.omnifunc')) then
+    vim.bo[bufnr].omnifunc = "v:lua.require'dsh_lsp'.omnifunc"
   end
   local target = M.buffer_target(bufnr)
   if target then
