@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Surface event types the projection knows (conformance §8).
@@ -22,12 +21,36 @@ const (
 )
 
 // projectedItem is one conversation item of a referenced session before
-// retention.
+// retention. Its text is kept undecoded (the raw JSON string literals of its
+// text blocks, pointing into the event data) with its decoded length:
+// retention decodes only the items it keeps, which for a large source is a
+// small fraction of the log.
 type projectedItem struct {
 	role string
-	text string
+	// parts are the raw JSON string literals of the text blocks.
+	parts [][]byte
+	// textLen is the UTF-8 length of the joined decoded text, separators
+	// included (equal to what JS TextEncoder counts).
+	textLen int
 	// checkpoint marks a compaction checkpoint: never dropped by retention.
 	checkpoint bool
+}
+
+// text decodes the item's text: the block texts joined with "\n".
+func (it *projectedItem) text() string {
+	if len(it.parts) == 1 {
+		s, _ := jsonString(it.parts[0])
+		return s
+	}
+	buf := make([]byte, 0, it.textLen)
+	for i, part := range it.parts {
+		if i > 0 {
+			buf = append(buf, '\n')
+		}
+		s, _ := jsonString(part)
+		buf = append(buf, s...)
+	}
+	return string(buf)
 }
 
 // projectSurface turns a surface into conversation items (conformance §8):
@@ -56,12 +79,12 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 				items = append(items, item)
 			}
 		case eventAssistantMessage:
-			text, err := joinTextBlocks(jsonObjectField(jsonObjectField(ev.Data, "message"), "content"))
+			parts, n, err := textBlocks(jsonObjectField(jsonObjectField(ev.Data, "message"), "content"))
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: assistant/message seq %d: %w", ev.Seq, err)
 			}
-			if text != "" {
-				items = append(items, projectedItem{role: roleAssistant, text: text})
+			if n > 0 {
+				items = append(items, projectedItem{role: roleAssistant, parts: parts, textLen: n})
 			}
 		case eventToolResult:
 			// Tool output is never part of a reference snapshot.
@@ -107,11 +130,11 @@ func projectUserMessage(data []byte) (item projectedItem, keep bool, err error) 
 	if display := jsonObjectField(envelope, "displayContent"); isJSONArray(display) {
 		content = display
 	}
-	text, err := joinTextBlocks(content)
-	if err != nil || text == "" {
+	parts, n, err := textBlocks(content)
+	if err != nil || n == 0 {
 		return projectedItem{}, false, err
 	}
-	return projectedItem{role: roleUser, text: text, checkpoint: checkpoint}, true, nil
+	return projectedItem{role: roleUser, parts: parts, textLen: n, checkpoint: checkpoint}, true, nil
 }
 
 func isJSONArray(b []byte) bool {
@@ -119,11 +142,12 @@ func isJSONArray(b []byte) bool {
 	return i < len(b) && b[i] == '['
 }
 
-// joinTextBlocks joins the text of every {"type":"text","text":<string>}
-// block of a content array with "\n". Empty texts still add a separator, as
-// in dsh. A missing or non-array content gives "".
-func joinTextBlocks(content []byte) (string, error) {
-	var parts []string
+// textBlocks returns the raw text literals of every
+// {"type":"text","text":<string>} block of a content array and the UTF-8
+// length of their decoded texts joined with "\n". Empty texts still add a
+// separator, as in dsh: the joined text is empty only when n is 0. A
+// missing or non-array content has no text.
+func textBlocks(content []byte) (parts [][]byte, n int, err error) {
 	ok, err := jsonElements(content, func(block []byte) {
 		var typ, text []byte
 		if jsonMembers(block, func(key, value []byte) {
@@ -139,20 +163,18 @@ func joinTextBlocks(content []byte) (string, error) {
 		if t, _ := jsonString(typ); t != "text" {
 			return
 		}
-		if s, isString := jsonString(text); isString {
-			parts = append(parts, s)
+		if size, isString := jsonStringLen(text); isString {
+			if len(parts) > 0 {
+				n++ // the "\n" separator
+			}
+			parts = append(parts, text)
+			n += size
 		}
 	})
 	if !ok || err != nil {
-		return "", err
+		return nil, 0, err
 	}
-	switch len(parts) {
-	case 0:
-		return "", nil
-	case 1:
-		return parts[0], nil
-	}
-	return strings.Join(parts, "\n"), nil
+	return parts, n, nil
 }
 
 // unreachableEventError is dsh's internal error for a surface event of an

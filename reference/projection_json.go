@@ -325,3 +325,73 @@ func hex4(b []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
+
+// jsonStringLen returns len(jsonString(v)) without building the string.
+func jsonStringLen(v []byte) (int, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return 0, false
+	}
+	body := v[1 : len(v)-1]
+	n := 0
+	for i := 0; i < len(body); {
+		if body[i] != '\\' {
+			end := bytes.IndexByte(body[i:], '\\')
+			if end < 0 {
+				end = len(body)
+			} else {
+				end += i
+			}
+			n += validatedLen(body[i:end])
+			i = end
+			continue
+		}
+		if i+1 >= len(body) {
+			return 0, false
+		}
+		switch body[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			n++
+			i += 2
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return 0, false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if r2, ok := hex4(body, i+2); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+						n += 4
+						i += 6
+						continue
+					}
+				}
+				n += 3 // WTF-8 lone surrogate
+				continue
+			}
+			n += utf8.RuneLen(r)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// validatedLen is the length of b with each invalid UTF-8 byte counted as
+// U+FFFD (3 bytes), as jsonString decodes it.
+func validatedLen(b []byte) int {
+	if utf8.Valid(b) {
+		return len(b)
+	}
+	n := 0
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 3
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
+}

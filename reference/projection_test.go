@@ -20,7 +20,10 @@ func projected(items []projectedItem) string {
 		if it.checkpoint {
 			cp = "*"
 		}
-		parts[i] = it.role + cp + ":" + it.text
+		parts[i] = it.role + cp + ":" + it.text()
+		if len(it.text()) != it.textLen {
+			parts[i] += fmt.Sprintf("(textLen %d != %d)", it.textLen, len(it.text()))
+		}
 	}
 	return strings.Join(parts, "|")
 }
@@ -105,6 +108,9 @@ func TestJSONStringDecoding(t *testing.T) {
 		std, _ := json.Marshal(s)
 		for _, lit := range [][]byte{std, AppendJSString(nil, s), AppendTagSafeString(nil, s)} {
 			got, ok := jsonString(lit)
+			if n, isString := jsonStringLen(lit); !isString || n != len(got) {
+				t.Fatalf("jsonStringLen(%s) = %d, %v; want %d", lit, n, isString, len(got))
+			}
 			if !ok || got != s {
 				t.Fatalf("jsonString(%s) = %q, %v; want %q", lit, got, ok, s)
 			}
@@ -115,11 +121,17 @@ func TestJSONStringDecoding(t *testing.T) {
 		}
 	}
 	for lit, want := range map[string]string{`"\ud800x"`: "\xed\xa0\x80x", `"\ud83d\ude42"`: "🙂", `"\udc00\ud800"`: "\xed\xb0\x80\xed\xa0\x80", "\"a\xffb\"": "a\uFFFDb"} {
+		if n, _ := jsonStringLen([]byte(lit)); n != len(want) {
+			t.Errorf("jsonStringLen(%s) = %d, want %d", lit, n, len(want))
+		}
 		if got, ok := jsonString([]byte(lit)); !ok || got != want {
 			t.Errorf("jsonString(%s) = %q, want %q", lit, got, want)
 		}
 	}
 	for _, bad := range []string{`"\x"`, `"\u12"`, `x`, `"abc`} {
+		if _, ok := jsonStringLen([]byte(bad)); ok {
+			t.Errorf("jsonStringLen(%s) accepted", bad)
+		}
 		if _, ok := jsonString([]byte(bad)); ok {
 			t.Errorf("jsonString(%s) accepted", bad)
 		}

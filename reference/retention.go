@@ -125,8 +125,9 @@ func errBudgetExceeded() *Error {
 // surface event type fails with a plain internal error.
 //
 // Unlike dsh, which re-serializes the whole data object after every step,
-// the size is kept as an incremental byte account, so retention costs one
-// pass over the projected text plus O(log n) work per truncation step.
+// the size is kept as an incremental byte account, and items the drop
+// phase removes are never decoded: retention costs one scan of the source
+// plus work proportional to the budget (see retainer.drop).
 func Retain(surface *Surface, label string, maxBytes int64) (*Retained, error) {
 	items, err := projectSurface(surface)
 	if err != nil {
@@ -141,19 +142,33 @@ func Retain(surface *Surface, label string, maxBytes int64) (*Retained, error) {
 
 // retainItem is one projected item during retention.
 type retainItem struct {
-	role       string
-	original   string
-	text       string
-	checkpoint bool
-	dropped    bool
-	// textLen is TagSafeStringLen(text), kept to update the account.
-	textLen int
+	projectedItem
+	dropped bool
+	// measured is set once original, text and tagSafeLen are known. Items
+	// the drop phase removes unseen are never decoded nor measured.
+	measured bool
+	original string
+	text     string
+	// tagSafeLen is TagSafeStringLen(text), kept to update the account.
+	tagSafeLen int
 	// omitted is the bytes the latest truncation of this item left out.
 	omitted int64
 }
 
-// retainer holds the state of one retention run. size is the incremental
-// byte account: always equal to the length of the serialized data object.
+// measure decodes the item and returns its serialized size.
+func (it *retainItem) measure() int64 {
+	if !it.measured {
+		it.original = it.projectedItem.text()
+		it.text = it.original
+		it.tagSafeLen = TagSafeStringLen(it.text)
+		it.measured = true
+	}
+	return conversationItemSize(it.role, it.tagSafeLen)
+}
+
+// retainer holds the state of one retention run. After the drop phase,
+// size is an exact byte account of the data object (fixed part, items,
+// commas), updated by every truncation instead of re-serializing.
 type retainer struct {
 	head   DataObject // everything but the conversation
 	items  []retainItem
@@ -163,7 +178,8 @@ type retainer struct {
 
 	omittedMessages int
 	droppedBytes    int64
-	// step, when set (tests), is called after every drop or truncation.
+	// step, when set (tests), is called after the drop phase and after
+	// every truncation.
 	step func()
 }
 
@@ -179,36 +195,17 @@ func newRetainer(surface *Surface, label string, items []projectedItem, budget i
 		live:   len(items),
 		budget: budget,
 	}
-	r.size = r.head.Size() // fixed part: "conversation":[] with no item
 	for i, it := range items {
-		n := TagSafeStringLen(it.text)
-		r.items[i] = retainItem{role: it.role, original: it.text, text: it.text, checkpoint: it.checkpoint, textLen: n}
-		r.size += conversationItemSize(it.role, n)
-		if i > 0 {
-			r.size++ // comma
-		}
+		r.items[i] = retainItem{projectedItem: it}
 	}
 	return r
 }
 
 // run applies the drop phase then the truncate phase.
 func (r *retainer) run() error {
-	// Drop phase: the oldest item that is neither a checkpoint nor the last
-	// item, while over budget. The last item never changes here, so one
-	// forward scan visits the candidates in dsh's order.
-	for i := 0; i+1 < len(r.items) && r.size > r.budget; i++ {
-		it := &r.items[i]
-		if it.checkpoint {
-			continue
-		}
-		it.dropped = true
-		r.live--
-		r.size -= conversationItemSize(it.role, it.textLen) + 1 // the item and one comma
-		r.omittedMessages++
-		r.droppedBytes += int64(len(it.original))
-		if r.step != nil {
-			r.step()
-		}
+	r.drop()
+	if r.step != nil {
+		r.step()
 	}
 	// Truncate phase: the item with the longest current text (earliest on
 	// ties), cut from its original text to fit the overflow.
@@ -230,13 +227,69 @@ func (r *retainer) run() error {
 			return errBudgetExceeded()
 		}
 		n := TagSafeStringLen(text)
-		r.size += int64(n - it.textLen)
-		it.text, it.textLen, it.omitted = text, n, omitted
+		r.size += int64(n - it.tagSafeLen)
+		it.text, it.tagSafeLen, it.omitted = text, n, omitted
 		if r.step != nil {
 			r.step()
 		}
 	}
 	return nil
+}
+
+// drop is dsh's drop phase: while the object is over budget, remove the
+// oldest item that is neither a checkpoint nor the last item.
+//
+// dsh re-serializes the object after each removal. Here the sizes are summed
+// from the newest end instead: the items that are always kept (checkpoints
+// and the last item) plus the newest droppable items while the total fits.
+// The dsh loop stops at exactly that point (the size after k removals is
+// the sum over the newest D-k droppable items, which grows as k shrinks),
+// so the older droppable items are dropped without ever being decoded or
+// measured: the phase costs O(budget + checkpoints) bytes of work, not the
+// whole source.
+func (r *retainer) drop() {
+	r.size = r.head.Size() // fixed part, "conversation":[] with no item
+	n := len(r.items)
+	if n == 0 {
+		return
+	}
+	kept := 0 // items counted in size
+	add := func(it *retainItem) {
+		r.size += it.measure()
+		if kept > 0 {
+			r.size++ // comma
+		}
+		kept++
+	}
+	var droppable []int
+	for i := range r.items[:n-1] {
+		if r.items[i].checkpoint {
+			add(&r.items[i])
+		} else {
+			droppable = append(droppable, i)
+		}
+	}
+	add(&r.items[n-1])
+	// Keep the newest droppable items while the total stays within budget.
+	keepFrom := len(droppable)
+	for keepFrom > 0 {
+		it := &r.items[droppable[keepFrom-1]]
+		if r.size+it.measure()+1 > r.budget {
+			break
+		}
+		add(it)
+		keepFrom--
+	}
+	if keepFrom == 0 {
+		return // everything fits: nothing dropped
+	}
+	for _, i := range droppable[:keepFrom] {
+		it := &r.items[i]
+		it.dropped = true
+		r.live--
+		r.omittedMessages++
+		r.droppedBytes += int64(it.textLen)
+	}
 }
 
 // data returns the current data object.
