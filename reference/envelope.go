@@ -1,6 +1,8 @@
 package reference
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -164,3 +166,35 @@ func (m *ContextMessage) AppendJSON(dst []byte) []byte {
 
 // MarshalJSON returns the message in dsh's key order.
 func (m ContextMessage) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil), nil }
+
+// UnmarshalJSON reads a context message written by MarshalJSON (or by
+// dsh): the references of its source, the text of its single text block
+// and its id. It rejects a message whose source is not a session-reference
+// recall source or whose content is not exactly one text block.
+func (m *ContextMessage) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Source struct {
+			Kind       string           `json:"kind"`
+			Form       string           `json:"form"`
+			Version    int              `json:"version"`
+			References []ReferenceStats `json:"references"`
+		} `json:"source"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("context message: %w", err)
+	}
+	if v.Source.Kind != ContextSourceKind || v.Source.Form != ContextSourceForm || v.Source.Version != ContextSourceVersion {
+		return fmt.Errorf("context message: source is %q/%q version %d, want %s/%s version %d",
+			v.Source.Kind, v.Source.Form, v.Source.Version, ContextSourceKind, ContextSourceForm, ContextSourceVersion)
+	}
+	if len(v.Content) != 1 || v.Content[0].Type != "text" {
+		return fmt.Errorf("context message: content must be exactly one text block, got %d blocks", len(v.Content))
+	}
+	*m = ContextMessage{Source: ContextSource{References: v.Source.References}, Text: v.Content[0].Text, ID: v.ID}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -225,6 +226,13 @@ func TestPrepareContextMessage(t *testing.T) {
 	}
 	if !jsonEqual(t, b, []byte(wantJSON)) {
 		t.Errorf("JSON\n got %s\nwant %s", b, wantJSON)
+	}
+	var back ContextMessage
+	if err := json.Unmarshal(b, &back); err != nil || back.Text != m.Text || back.ID != m.ID || len(back.Source.References) != 2 || !reflect.DeepEqual(back.Source.References, m.Source.References) {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"source":{"kind":"plugin"},"content":[],"id":"x"}`), &back); err == nil {
+		t.Error("a non-reference message was accepted")
 	}
 	if len(got.Data) != 2 || string(got.Data[1]) != wantArray[strings.Index(wantArray, `},{`)+2:len(wantArray)-1] {
 		t.Errorf("data %q", got.Data)
