@@ -1,7 +1,6 @@
 package reference
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,15 +177,14 @@ func textBlocks(content []byte) (parts [][]byte, n int, err error) {
 }
 
 // unreachableEventError is dsh's internal error for a surface event of an
-// unknown type. The event is quoted as compact JSON.
+// unknown type. The event is quoted as JS JSON.stringify writes it.
 func unreachableEventError(ev *SurfaceEvent) error {
-	raw := ev.Raw
+	raw := []byte(ev.Raw)
 	if len(raw) == 0 {
 		raw, _ = json.Marshal(map[string]any{"type": ev.Type, "seq": ev.Seq, "data": ev.Data})
 	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, raw) == nil {
-		raw = compact.Bytes()
+	if v, err := parseJSValue(decodeUTF8Lossy(raw)); err == nil {
+		raw = appendJSValue(nil, v, false)
 	}
 	return errors.New("unreachable variant in session-reference surface event: " + string(raw))
 }

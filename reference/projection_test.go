@@ -81,9 +81,9 @@ func TestProjectSurface(t *testing.T) {
 
 func TestProjectSurfaceUnknownType(t *testing.T) {
 	ev := SurfaceEvent{Type: "turn/start", Seq: 0, Data: json.RawMessage(`{}`),
-		Raw: json.RawMessage(`{"type": "turn/start", "seq":0,"time":0,"surfaceOp":"append","data":{}}`)}
+		Raw: json.RawMessage(`{"type": "turn/start", "seq":0,"time":0.0,"surfaceOp":"append","data":{"a":"\u00e9<"}}`)}
 	_, err := projectSurface(&Surface{Events: []SurfaceEvent{userEvent(0, "user", "", "x"), ev}})
-	want := `unreachable variant in session-reference surface event: {"type":"turn/start","seq":0,"time":0,"surfaceOp":"append","data":{}}`
+	want := `unreachable variant in session-reference surface event: {"type":"turn/start","seq":0,"time":0,"surfaceOp":"append","data":{"a":"é<"}}`
 	if err == nil || err.Error() != want || CodeOf(err) != "" {
 		t.Fatalf("err = %v", err)
 	}
