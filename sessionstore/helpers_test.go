@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,8 +100,32 @@ func treeHash(t testing.TB, root string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestMain-free guard: every test that reads testdata stores checks the
-// bytes are unchanged afterwards.
+// TestMain checks that the whole test binary (internal and external tests)
+// leaves the stores in testdata byte-for-byte unchanged.
+func TestMain(m *testing.M) {
+	roots := []string{filepath.Join("..", "testdata", "fixtures"), filepath.Join("..", "testdata", "golden", "jsonl-root")}
+	before := make([]string, len(roots))
+	for i, r := range roots {
+		before[i] = treeHash(panicTB{}, r)
+	}
+	code := m.Run()
+	for i, r := range roots {
+		if after := treeHash(panicTB{}, r); after != before[i] {
+			fmt.Fprintf(os.Stderr, "FAIL: store bytes under %s changed during the tests\n", r)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// panicTB is a testing.TB for use outside a test (TestMain).
+type panicTB struct{ testing.TB }
+
+func (panicTB) Helper()                   {}
+func (panicTB) Fatal(args ...any)         { panic(fmt.Sprint(args...)) }
+func (panicTB) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
+
+// guardTree checks the bytes under root are unchanged when the test ends.
 func guardTree(t *testing.T, root string) {
 	t.Helper()
 	before := treeHash(t, root)

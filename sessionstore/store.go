@@ -155,7 +155,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 		if path == "" {
 			continue
 		}
-		h, err := readHeader(path, enc)
+		h, err := ReadHeader(path, enc)
 		if err != nil {
 			if err != errNoHeaderYet {
 				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
@@ -233,7 +233,7 @@ var errNoHeaderYet = errors.New("session header not written yet")
 const maxHeaderBytes = 1 << 20
 
 // readHeader reads only a transcript's header (spec §1.3 step 4–5).
-func readHeader(path string, enc Encoding) (*Header, error) {
+func ReadHeader(path string, enc Encoding) (*Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &logError{kind: KindIO, msg: "cannot open transcript", err: err}
@@ -255,12 +255,12 @@ func readHeader(path string, enc Encoding) (*Header, error) {
 				return h, nil
 			}
 		} else if len(buf) > 0 {
-			end, complete, ferr := frameEnd(buf, 0)
+			end, complete, ferr := FrameEnd(buf, 0)
 			if ferr != nil {
 				return nil, ferr
 			}
 			if complete {
-				text, derr := decodeFrame(buf[:end])
+				text, derr := DecodeFrame(buf[:end])
 				if derr != nil {
 					return nil, derr
 				}
@@ -469,3 +469,5 @@ func readTitles(ctx context.Context, ids []string, read func(context.Context, st
 	}
 	return results, nil
 }
+
+func readHeader(path string, enc Encoding) (*Header, error) { return ReadHeader(path, enc) }

@@ -20,7 +20,7 @@ type frameSpan struct{ Start, End int }
 func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 	off := 0
 	for off < len(data) {
-		end, complete, err := frameEnd(data, off)
+		end, complete, err := FrameEnd(data, off)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -35,7 +35,7 @@ func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 
 // frameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
-func frameEnd(data []byte, off int) (end int, complete bool, err error) {
+func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
 	p := off
 	if len(data)-p < 4 {
 		return 0, false, nil
@@ -111,7 +111,7 @@ func sharedDecoder() *zstd.Decoder {
 }
 
 // decodeFrame decompresses one complete frame and verifies its checksum.
-func decodeFrame(frame []byte) ([]byte, error) {
+func DecodeFrame(frame []byte) ([]byte, error) {
 	out, err := sharedDecoder().DecodeAll(frame, nil)
 	if err != nil {
 		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
@@ -154,7 +154,7 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	if len(frames) == 0 {
 		return nil, backendf("empty or header-less Zstandard session log")
 	}
-	first, err := decodeFrame(data[frames[0].Start:frames[0].End])
+	first, err := DecodeFrame(data[frames[0].Start:frames[0].End])
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	logical := int64(len(first))
 	s := &LineScanner{Strict: true, GoodEnd: logical}
 	for i, f := range frames[1:] {
-		text, err := decodeFrame(data[f.Start:f.End])
+		text, err := DecodeFrame(data[f.Start:f.End])
 		if err != nil {
 			return nil, err
 		}
@@ -195,3 +195,7 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	out.TornBytes = logical - s.GoodEnd
 	return out, nil
 }
+
+// Unexported names kept for the index code.
+func frameEnd(data []byte, off int) (int, bool, error) { return FrameEnd(data, off) }
+func decodeFrame(frame []byte) ([]byte, error)         { return DecodeFrame(frame) }
