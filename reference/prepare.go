@@ -110,15 +110,12 @@ func (s *Service) RetainOne(ctx context.Context, sessionID, label string) ([]byt
 	if err := ctx.Err(); err != nil {
 		return nil, ReferenceStats{}, errCancelled(err)
 	}
-	surfaces, err := s.readSurfaces(ctx, []string{sessionID})
-	if err != nil {
-		return nil, ReferenceStats{}, err
-	}
-	retained, err := Retain(surfaces[0], label, s.config.MaxReferenceBytes)
-	if err != nil {
-		return nil, ReferenceStats{}, err
-	}
 	ref := ParsedReference{SessionID: sessionID, Label: label}
+	all, err := s.readAndRetain(ctx, []ParsedReference{ref})
+	if err != nil {
+		return nil, ReferenceStats{}, err
+	}
+	retained := all[0]
 	return retained.Data.AppendJSON(nil), newReferenceStats(ref, retained, 0), nil
 }
 
@@ -159,67 +156,75 @@ func (s *Service) prepareNormalized(ctx context.Context, n *normalizer) (*Prepar
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
 	}
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.SessionID
-	}
-	surfaces, err := s.readSurfaces(ctx, ids)
+	all, err := s.readAndRetain(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
 	stats := make([]ReferenceStats, len(refs))
 	data := make([][]byte, len(refs))
 	for i, ref := range refs {
-		retained, err := Retain(surfaces[i], ref.Label, s.config.MaxReferenceBytes)
-		if err != nil {
-			return nil, err
-		}
-		stats[i] = newReferenceStats(ref, retained, i)
-		data[i] = retained.Data.AppendJSON(nil)
+		stats[i] = newReferenceStats(ref, all[i], i)
+		data[i] = all[i].Data.AppendJSON(nil)
 	}
 	return &Prepared{References: refs, ContextMessage: NewContextMessage(stats, BuildPrompt(data)), Data: data}, nil
 }
 
-// readSurfaces reads every id in parallel, one ReadSurface each, and fails
-// fast: the first failure ends the call (the other reads are cancelled), and
-// a cancelled ctx ends it at once without waiting for pending reads.
-func (s *Service) readSurfaces(ctx context.Context, ids []string) ([]*Surface, error) {
+// readAndRetain reads every source in parallel, one ReadSurface each, and
+// retains each one in its own goroutine as soon as it is read, so that
+// the (large) surfaces need not all be held at once. It fails fast on a
+// read failure (the other reads are cancelled) and returns as soon as ctx
+// is cancelled, without waiting for pending reads. Retention failures are
+// reported only once every read succeeded, in reference order, as dsh
+// retains its sources in order after reading them all.
+func (s *Service) readAndRetain(ctx context.Context, refs []ParsedReference) ([]*Retained, error) {
 	readCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops reads still running after a failure
 	type result struct {
-		index   int
-		surface *Surface
-		err     error
+		index     int
+		retained  *Retained
+		readErr   error
+		retainErr error
 	}
-	results := make(chan result, len(ids))
-	for i, id := range ids {
+	results := make(chan result, len(refs))
+	for i, ref := range refs {
 		go func() {
-			surface, err := s.source.ReadSurface(readCtx, id)
+			surface, err := s.source.ReadSurface(readCtx, ref.SessionID)
 			if err == nil && surface == nil {
-				err = fmt.Errorf("session %s: the store returned no surface", QuoteJS(id))
+				err = fmt.Errorf("session %s: the store returned no surface", QuoteJS(ref.SessionID))
 			}
-			results <- result{i, surface, err}
+			if err != nil {
+				results <- result{index: i, readErr: err}
+				return
+			}
+			retained, err := Retain(surface, ref.Label, s.config.MaxReferenceBytes)
+			results <- result{index: i, retained: retained, retainErr: err}
 		}()
 	}
-	surfaces := make([]*Surface, len(ids))
-	for range ids {
+	all := make([]*Retained, len(refs))
+	retainErrs := make([]error, len(refs))
+	for range refs {
 		select {
 		case <-ctx.Done():
 			return nil, errCancelled(ctx.Err())
 		case r := <-results:
-			if r.err != nil {
+			if r.readErr != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, errCancelled(err)
 				}
-				return nil, newError(CodeReadFailed, "failed to read referenced session: "+r.err.Error(), r.err)
+				return nil, newError(CodeReadFailed, "failed to read referenced session: "+r.readErr.Error(), r.readErr)
 			}
-			surfaces[r.index] = r.surface
+			all[r.index], retainErrs[r.index] = r.retained, r.retainErr
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
 	}
-	return surfaces, nil
+	for _, err := range retainErrs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
 }
 
 // Messages of the reference shape checks.

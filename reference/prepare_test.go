@@ -305,3 +305,25 @@ func TestRetainOne(t *testing.T) {
 		t.Errorf("small budget: %v", err)
 	}
 }
+
+// TestPrepareErrorPrecedence: every read happens before any retention
+// result counts (a read failure beats an earlier source's budget failure),
+// and retention failures count in reference order.
+func TestPrepareErrorPrecedence(t *testing.T) {
+	src := prepareSource()
+	src.sessions[0].events = []SurfaceEvent{userEvent(0, "user", "", strings.Repeat("x", 1000)), assistantEvent(1, "y")}
+	src.sessions[0].events = append(src.sessions[0].events, rawEvent(2, "turn/start", `{"turn":1}`))
+	src.sessions[1].readErr = errDisk
+	cfg := DefaultConfig()
+	cfg.MaxReferenceBytes = 100
+	s := newTestService(t, src, cfg)
+	// "one" cannot fit and has an unknown event; "two" fails to read.
+	if _, err := s.PrepareJSON(context.Background(), prepareTarget, rawItems(t, `[{"sessionId":"one"},{"sessionId":"two"}]`)); CodeOf(err) != CodeReadFailed {
+		t.Errorf("read failure after a retention failure: %v", err)
+	}
+	// "four" (empty, fits) then "three" (fits) then "one" (internal error).
+	_, err := s.PrepareJSON(context.Background(), prepareTarget, rawItems(t, `[{"sessionId":"four"},{"sessionId":"one"},{"sessionId":"three","label":"`+strings.Repeat("L", 100)+`"}]`))
+	if err == nil || CodeOf(err) != "" || !strings.HasPrefix(err.Error(), "unreachable variant in session-reference surface event: ") {
+		t.Errorf("internal error first in reference order: %v", err)
+	}
+}
