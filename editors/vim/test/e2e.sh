@@ -51,7 +51,7 @@ export DSH_LSP_BIN='$bin' DSH_STORE='$work/store' DSH_WORK='$work/run' DSH_OUT='
 export DSH_VIM_DIR='$repo/editors/vim' DSH_EXPECTED='$repo/testdata/fixtures/expected/store-raw.expected.json'
 cd '$work/run'
 vim -N -u NONE -i NONE -n -S '$here/e2e.vim'
-echo "exit \$?" > '$work/vim-exit'
+echo "exit \$?" > '$work/vim-exit.tmp' && mv '$work/vim-exit.tmp' '$work/vim-exit'   # atomic: polled below
 EOF
 chmod +x "$work/run.sh"
 tmux -L "$sock" -f /dev/null new-session -d -s e2e -x 160 -y 40 "$work/run.sh" || fail "tmux could not start"
