@@ -76,9 +76,11 @@ type logParser struct {
 func (p *logParser) apply(e *Event, loc recLoc) error {
 	// Legacy shapes are upgraded by the full read (with cross-event
 	// state); a current-format event comes out of the upgrade unchanged.
-	up := []Event{*e}
-	if err := upgradeLegacy(p.id, up); err != nil || up[0].Type != e.Type || !bytes.Equal(up[0].Data, e.Data) {
-		return errSlow
+	if needsUpgradeCheck(e) {
+		up := []Event{*e}
+		if err := upgradeLegacy(p.id, up); err != nil || up[0].Type != e.Type || !bytes.Equal(up[0].Data, e.Data) {
+			return errSlow
+		}
 	}
 	if !knownEventTypes[e.Type] && !e.Ignorable {
 		return errSlow
@@ -384,4 +386,149 @@ func (p *logParser) parseTorn(frame []byte) error {
 		pos += i + 1
 	}
 	return nil
+}
+
+// Top-level data keys the legacy upgrade looks at (legacy.go).
+const (
+	keyContent uint16 = 1 << iota
+	keySource
+	keyID
+	keyRole
+	keyMessage
+	keyProvenance
+	keyCallID
+	keyIsError
+)
+
+var legacyKeyBits = map[string]uint16{
+	"content": keyContent, "source": keySource, "id": keyID, "role": keyRole, "message": keyMessage,
+	"provenance": keyProvenance, "callId": keyCallID, "isError": keyIsError,
+}
+
+// needsUpgradeCheck reports whether the legacy upgrade could change or
+// reject e, so that apply must run it. Current-format messages (the bulk
+// of a log) are recognised from their top-level data keys alone, which
+// is much cheaper than the upgrade's full parse.
+func needsUpgradeCheck(e *Event) bool {
+	switch e.Type {
+	case "user/message", "assistant/message", "tool/result":
+	case "request/header-delta", "mode/set", "request/header", "turn/start", "turn/end", "steering/message":
+		return true
+	default:
+		return false
+	}
+	m, ok := topKeys(e.Data)
+	if !ok {
+		return true
+	}
+	has := func(bits uint16) bool { return m&bits == bits }
+	switch e.Type {
+	case "user/message":
+		return has(keyContent|keySource) && m&(keyID|keyRole|keyMessage) == 0
+	case "assistant/message":
+		return has(keyContent|keyProvenance) && m&keyMessage == 0
+	default:
+		return has(keyCallID|keyContent|keyIsError) && m&keyMessage == 0
+	}
+}
+
+// topKeys returns the legacyKeyBits of an object's top-level keys; ok is
+// false for anything but a plain object (escaped keys included), in which
+// case callers fall back to the full check.
+func topKeys(b []byte) (mask uint16, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return 0, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		end, ok := skipString(b, i)
+		if !ok {
+			return 0, false
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return 0, false
+		}
+		mask |= legacyKeyBits[string(key)]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		if i, ok = skipValue(b, skipSpace(b, i+1)); !ok {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return mask, true
+		}
+		return 0, false
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index after the JSON value starting at b[i]
+// (already known to be valid JSON).
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, ok := skipString(b, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j, j > i
 }
