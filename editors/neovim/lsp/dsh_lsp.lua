@@ -11,6 +11,8 @@ return {
   -- Same object as settings.dsh: sessionsDir, target, maxReferences, candidateLimit, maxReferenceBytes.
   init_options = vim.empty_dict(),
   settings = { dsh = vim.empty_dict() },
+  -- one client for every prompt buffer, whatever its root (setup() adopts it too)
+  reuse_client = function(client, config) return client.name == config.name end,
   on_attach = function(client, bufnr)
     local ok, dsh = pcall(require, 'dsh_lsp')
     if ok then dsh._on_attach(client, bufnr) end

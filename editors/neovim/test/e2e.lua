@@ -360,6 +360,31 @@ local function main()
   -- without a running server prepare_text falls back to `dsh-lsp prepare`
   local r4, e4 = dsh.prepare_text_sync('see ' .. mention_a)
   check_prepare(r4, e4, 'see @' .. label_a, 'prepare_text_sync via the CLI fallback')
+
+  -- Neovim 0.11+: lsp/dsh_lsp.lua through vim.lsp.config/enable, then setup() adopts that client
+  if vim.lsp.config and vim.lsp.enable then
+    api.nvim_del_augroup_by_name('dsh_lsp') -- only vim.lsp.enable may start the server here
+    vim.lsp.config('dsh_lsp', { cmd = { BIN }, init_options = { sessionsDir = STORE } })
+    vim.lsp.enable('dsh_lsp')
+    local file2 = WORK .. '/second.dshchat'
+    vim.fn.writefile({ 'see @[x](dsh-session:not-canonical)' }, file2)
+    vim.cmd('edit ' .. vim.fn.fnameescape(file2))
+    local b2 = api.nvim_get_current_buf()
+    ok = wait_for(function() return #attached_clients(b2) == 1 and attached_clients(b2)[1].initialized end, 8000)
+    if check(ok, 'vim.lsp.enable(\'dsh_lsp\') attaches the *.dshchat file (lsp/dsh_lsp.lua)') then
+      local c2 = attached_clients(b2)[1]
+      eq(c2.config.init_options, { sessionsDir = STORE }, 'vim.lsp.config settings reach the client')
+      check(wait_for(function() return #diags(b2, 'invalid-uri') > 0 end, 5000), 'vim.lsp.config client publishes diagnostics')
+      eq(vim.bo[b2].omnifunc, "v:lua.require'dsh_lsp'.omnifunc", 'lsp/dsh_lsp.lua on_attach runs the plugin attach logic')
+      dsh.setup({ cmd = { BIN }, sessions_dir = STORE })
+      local s2 = api.nvim_create_buf(true, true)
+      api.nvim_set_current_buf(s2)
+      vim.bo[s2].filetype = 'codecompanion'
+      ok = wait_for(function() return #attached_clients(s2) == 1 end, 8000)
+      check(ok and attached_clients(s2)[1].id == c2.id, 'setup() attaches scratch buffers to the vim.lsp.enable client')
+      c2:stop()
+    end
+  end
 end
 
 co = coroutine.create(function()
