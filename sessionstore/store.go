@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -41,6 +42,9 @@ type Store struct {
 	root string
 	// enc is the configured encoding; 0 means detect per listing.
 	enc Encoding
+	// detected is the encoding the last Discover found (auto mode), so
+	// that lookups by id read the same files listing does.
+	detected atomic.Int32
 }
 
 var _ reference.Source = (*Store)(nil)
@@ -139,6 +143,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			enc = Zstd
 		}
 	}
+	s.detected.Store(int32(enc))
 	l := &Listing{Encoding: enc, Paths: map[string]string{}}
 	l.Problems = problems
 	for _, c := range cands {
@@ -307,15 +312,15 @@ func (s *Store) find(id string) (string, Encoding, error) {
 		if err != nil || !st.IsDir() {
 			continue
 		}
-		raw, zst := exists(filepath.Join(dir, Raw.FileName())), exists(filepath.Join(dir, Zstd.FileName()))
 		enc := s.enc
-		switch {
-		case enc == 0 && zst && raw:
-			return "", 0, &Error{Kind: KindIO, SessionID: id, Path: dir, Msg: "session directory holds both a raw and a zstd transcript"}
-		case enc == 0 && zst:
-			enc = Zstd
-		case enc == 0:
+		if enc == 0 {
+			enc = Encoding(s.detected.Load())
+		}
+		if enc == 0 { // never listed: probe, preferring dsh's default
 			enc = Raw
+			if exists(filepath.Join(dir, Zstd.FileName())) {
+				enc = Zstd
+			}
 		}
 		if !exists(filepath.Join(dir, enc.FileName())) {
 			continue

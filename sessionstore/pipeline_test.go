@@ -1,0 +1,240 @@
+package sessionstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+const testHeader = `{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}`
+
+// load runs the full pipeline over a logical log of the given lines.
+func load(t *testing.T, lines ...string) (*Log, error) {
+	t.Helper()
+	scan, err := ScanRaw([]byte(testHeader + "\n" + strings.Join(lines, "\n") + "\n"))
+	if err != nil {
+		return nil, err
+	}
+	return LoadLog(scan, "s")
+}
+
+func ev(typ string, seq int, data string, extra ...string) string {
+	s := `{"type":"` + typ + `","seq":` + itoa(int64(seq)) + `,"time":10,"data":` + data
+	for _, e := range extra {
+		s += "," + e
+	}
+	return s + "}"
+}
+
+const userMsg = `{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"u"}`
+
+func TestLegacyUpgrade(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		want    string // data after upgrade ("" when an error is expected)
+		wantTyp string
+	}{
+		{"turn/start trigger dropped", ev("turn/start", 0, `{"turn":1,"trigger":{"kind":"message"}}`), `{"turn":1}`, "turn/start"},
+		{"turn/start malformed trigger", ev("turn/start", 0, `{"turn":1,"trigger":{"kind":""}}`), "", ""},
+		{"turn/start trigger with extra key", ev("turn/start", 0, `{"turn":1,"trigger":{"kind":"m"},"x":1}`), "", ""},
+		{"turn/end completed", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"completed"}}`), `{"turn":1,"reason":{"kind":"completed"}}`, "turn/end"},
+		{"turn/end completed with extra", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"completed","x":1}}`), "", ""},
+		{"turn/end aborted legacy", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"aborted"}}`), `{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"legacy"}}}`, "turn/end"},
+		{"turn/end disposed", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"disposed"}}`), `{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"disposed"}}}`, "turn/end"},
+		{"turn/end error failure", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"error","step":2,"failure":{"message":"m","code":"C"}}}`), `{"turn":1,"reason":{"kind":"error","error":{"message":"m","code":"C"}}}`, "turn/end"},
+		{"turn/end error message", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"error","step":0,"message":"boom"}}`), `{"turn":1,"reason":{"kind":"error","error":{"message":"boom","code":"UNKNOWN"}}}`, "turn/end"},
+		{"turn/end error without step", ev("turn/end", 0, `{"turn":1,"reason":{"kind":"error","message":"boom"}}`), "", ""},
+		{"turn/end turn 0", ev("turn/end", 0, `{"turn":0,"reason":{"kind":"completed"}}`), "", ""},
+		{"steering {turn,message}", ev("steering/message", 0, `{"turn":1,"message":`+userMsg+`}`, `"surfaceOp":"append"`), userMsg, "user/message"},
+		{"steering {turn,content,source}", ev("steering/message", 0, `{"turn":1,"content":[],"source":{"kind":"user"}}`, `"surfaceOp":"append"`),
+			`{"content":[],"source":{"kind":"user"},"id":"legacy-message:s:0","role":"user"}`, "user/message"},
+		{"steering with envelope", ev("steering/message", 0, `{"turn":1,"content":[],"source":{"kind":"user"},"envelope":{}}`, `"surfaceOp":"append"`), "", ""},
+		{"pre-identity user keeps envelope", ev("user/message", 0, `{"content":[],"source":{"kind":"user"},"envelope":{"displayContent":[]}}`, `"surfaceOp":"append"`),
+			`{"content":[],"source":{"kind":"user"},"envelope":{"displayContent":[]},"id":"legacy-message:s:0","role":"user"}`, "user/message"},
+		{"pre-identity assistant", ev("assistant/message", 0, `{"turn":1,"step":1,"content":[],"provenance":{"provider":"p","model":"m"}}`, `"surfaceOp":"append"`),
+			`{"turn":1,"step":1,"message":{"id":"legacy-message:s:0","role":"assistant","content":[],"source":{"provider":"p","model":"m","kind":"model"}}}`, "assistant/message"},
+		{"retired mode/set", ev("mode/set", 0, `{}`), "", ""},
+		{"retired request/header fallback", ev("request/header", 0, `{"reason":"fallback","header":{"config":{"provider":"p","model":"m"}}}`), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, err := load(t, tt.line)
+			if tt.want == "" {
+				if err == nil {
+					t.Fatalf("accepted: %s", log.Events[0].Data)
+				}
+				if KindOf(attach(err, "s", "")) != KindCorrupt {
+					t.Errorf("error class %v, want corrupt (%v)", KindOf(attach(err, "s", "")), err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := log.Events[0]; got.Type != tt.wantTyp || string(got.Data) != tt.want {
+				t.Errorf("got %s %s\nwant %s %s", got.Type, got.Data, tt.wantTyp, tt.want)
+			}
+		})
+	}
+}
+
+// TestLegacyToolResultReplaceInheritsID: a pre-identity tool/result that
+// replaces another inherits the replaced message's id.
+func TestLegacyToolResultReplaceInheritsID(t *testing.T) {
+	log, err := load(t,
+		ev("tool/result", 0, `{"turn":1,"step":1,"callId":"c","content":[{"type":"text","text":"long"}],"isError":false}`, `"surfaceOp":"append"`),
+		ev("compaction/prune", 1, `{}`),
+		ev("tool/result", 2, `{"turn":1,"step":1,"callId":"c","content":[{"type":"text","text":"short"}],"isError":false}`,
+			`"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := messageID(&log.Events[2]); id != "legacy-message:s:0" {
+		t.Errorf("replacing result id %q", id)
+	}
+	if len(log.Surface) != 1 || log.Surface[0] != 2 {
+		t.Errorf("surface %v", log.Surface)
+	}
+}
+
+func TestFoldRules(t *testing.T) {
+	user := func(seq int, extra ...string) string {
+		return ev("user/message", seq, `{"content":[],"source":{"kind":"user"},"role":"user","id":"u`+itoa(int64(seq))+`"}`, extra...)
+	}
+	tool := func(seq int, text string, extra ...string) string {
+		return ev("tool/result", seq, `{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"`+text+`"}],"isError":false}],"role":"user","id":"t"}}`, extra...)
+	}
+	app := `"surfaceOp":"append"`
+	tests := []struct {
+		name    string
+		lines   []string
+		surface string // "" when corrupt
+	}{
+		{"appends", []string{user(0, app), user(1, app)}, "[0 1]"},
+		{"replace span", []string{user(0, app), user(1, app), user(2, app), user(3, `"sourceEventSeqs":[0,1]`, `"surfaceOp":{"op":"replace","start":0,"end":1}`)}, "[3 2]"},
+		{"start > end after an earlier replace", []string{user(0, app), user(1, app), user(2, `"sourceEventSeqs":[1]`, `"surfaceOp":{"op":"replace","start":1,"end":1}`),
+			user(3, app), user(4, `"sourceEventSeqs":[0,2,3]`, `"surfaceOp":{"op":"replace","start":2,"end":3}`)}, "[0 4]"},
+		{"replace not citing a shadowed seq", []string{user(0, app), user(1, app), user(2, `"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":1}`)}, ""},
+		{"replace of a non-surface seq", []string{user(0, app), user(1, `"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":5}`)}, ""},
+		{"replace reversed positions", []string{user(0, app), user(1, app), user(2, `"sourceEventSeqs":[0,1]`, `"surfaceOp":{"op":"replace","start":1,"end":0}`)}, ""},
+		{"surfaceOp extra key", []string{user(0, `"surfaceOp":{"op":"replace","start":0,"end":0,"x":1}`)}, ""},
+		{"surfaceOp missing", []string{user(0)}, ""},
+		{"surfaceOp on log-only", []string{ev("todo/write", 0, `{}`, app)}, ""},
+		{"sourceEventSeqs on log-only", []string{ev("todo/write", 0, `{}`, `"sourceEventSeqs":[]`)}, ""},
+		{"sourceEventSeqs not earlier", []string{user(0, app), user(1, `"sourceEventSeqs":[1]`, app)}, ""},
+		{"sourceEventSeqs duplicate", []string{user(0, app), user(1, app), user(2, `"sourceEventSeqs":[0,0]`, app)}, ""},
+		{"empty sourceEventSeqs on user", []string{user(0, `"sourceEventSeqs":[]`, app)}, ""},
+		{"tool result replace changing only content", []string{tool(0, "long", app), tool(1, "short", `"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":0}`)}, "[1]"},
+		{"tool result replace changing more", []string{tool(0, "long", app), strings.Replace(tool(1, "short", `"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":0}`), `"step":1`, `"step":2`, 1)}, ""},
+		{"tool result replacing a user message", []string{user(0, app), tool(1, "x", `"sourceEventSeqs":[0]`, `"surfaceOp":{"op":"replace","start":0,"end":0}`)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, err := load(t, tt.lines...)
+			if tt.surface == "" {
+				if err == nil {
+					t.Fatalf("accepted, surface %v", log.Surface)
+				}
+				if KindOf(attach(err, "s", "")) != KindCorrupt {
+					t.Errorf("class %v (%v)", KindOf(attach(err, "s", "")), err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(log.Surface); got != tt.surface {
+				t.Errorf("surface %s, want %s", got, tt.surface)
+			}
+		})
+	}
+}
+
+// TestReadTitlesConcurrencyAndCancel: at most 4 title reads run at once,
+// duplicate ids are read once, and a cancelled context returns at once
+// without waiting for pending reads.
+func TestReadTitlesConcurrencyAndCancel(t *testing.T) {
+	var running, peak atomic.Int32
+	var calls sync.Map
+	release := make(chan struct{})
+	started := make(chan struct{}, 100)
+	read := func(ctx context.Context, id string) (*Title, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if _, dup := calls.LoadOrStore(id, true); dup {
+			t.Errorf("id %s read twice", id)
+		}
+		started <- struct{}{}
+		<-release
+		if id == "bad" {
+			return nil, errors.New("rejected")
+		}
+		return &Title{Title: []byte(`"T-` + id + `"`)}, nil
+	}
+	ids := []string{"a", "b", "bad", "c", "a", "d", "e", "f", "g"}
+	done := make(chan struct{})
+	var res []string
+	go func() {
+		defer close(done)
+		out, err := readTitles(context.Background(), ids, read)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, r := range out {
+			switch {
+			case r.Err != nil:
+				res = append(res, r.SessionID+"!")
+			default:
+				res = append(res, *r.Title)
+			}
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		<-started
+	}
+	close(release)
+	<-done
+	if p := peak.Load(); p > titleConcurrency || p < 2 {
+		t.Errorf("peak concurrency %d, want 2..%d", p, titleConcurrency)
+	}
+	if got := strings.Join(res, ","); got != "T-a,T-b,bad!,T-c,T-d,T-e,T-f,T-g" {
+		t.Errorf("results %s", got)
+	}
+
+	// Cancellation while reads are blocked.
+	block := make(chan struct{})
+	defer close(block)
+	ctx, cancel := context.WithCancel(context.Background())
+	entered := make(chan struct{}, 10)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := readTitles(ctx, []string{"x", "y"}, func(context.Context, string) (*Title, error) {
+			entered <- struct{}{}
+			<-block
+			return nil, nil
+		})
+		errc <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ReadTitles returned %v", err)
+	}
+	pre, cancelPre := context.WithCancel(context.Background())
+	cancelPre()
+	if _, err := readTitles(pre, []string{"x"}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("pre-cancelled ReadTitles returned %v", err)
+	}
+}
