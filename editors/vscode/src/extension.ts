@@ -276,8 +276,14 @@ async function pickCandidate(c: LanguageClient, doc: vscode.TextDocument | undef
   qp.matchOnDetail = true;
   let latest = 0;
   let candidates: CandidateItem[] = [];
-  const typedItem = (): CandidateItem[] =>
-    allowTypedId && qp.value.trim() !== '' ? [{ label: `$(edit) Use "${qp.value.trim()}" as the session id`, typedId: qp.value.trim(), alwaysShow: true }] : [];
+  // typedItem offers the typed text as a session id unless a listed candidate has that id.
+  const typedItem = (): CandidateItem[] => {
+    const v = qp.value.trim();
+    if (!allowTypedId || v === '' || candidates.some((i) => i.candidate?.sessionId === v)) {
+      return [];
+    }
+    return [{ label: `$(edit) Use "${v}" as the session id`, typedId: v, alwaysShow: true }];
+  };
   const load = async (query: string) => {
     const seq = ++latest;
     qp.busy = true;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# End-to-end test of the VS Code extension in a real VS Code (code-server 4.100.3 = Code
+# 1.100.3) driven by headless Chromium: completion after "@", the canonical mention on
+# accept, a diagnostic squiggle with its hover, "dsh: Prepare Message" (exact context text),
+# "dsh: Insert Session Mention" and "dsh: Set Chat Session".
+#
+# Fresh Debian 12 as root: installs what it needs (cached under /opt/dsh-ci, see
+# install-deps.sh), builds dsh-lsp and the .vsix, runs the unit tests, then the UI test.
+# Screenshots go to editors/vscode/test/artifacts/. Prints "N passed, M failed"; exits
+# non-zero on any failure.
+#
+# Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), PORT (default 18091),
+# DSH_E2E_KEEP=1 keeps the temporary workspace, DSH_E2E_SKIP_INSTALL=1 skips install-deps.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ext=$(cd "$here/.." && pwd)
+root=$(cd "$ext/../.." && pwd)
+ci=${DSH_CI_DIR:-/opt/dsh-ci}
+cs="$ci/code-server-4.100.3/node_modules/.bin/code-server"
+tools="$ci/vscode-tools"
+port=${PORT:-18091}
+artifacts="$here/artifacts"
+passed=0 failed=0
+t0=$(date +%s)
+log() { echo "[e2e $(($(date +%s) - t0))s] $*"; }
+check() { # check NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); log "PASS $name"; else failed=$((failed + 1)); log "FAIL $name"; fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+  exit $?
+}
+die() { log "FAIL $*"; failed=$((failed + 1)); finish; }
+
+if [ "${DSH_E2E_SKIP_INSTALL:-}" != 1 ]; then
+  log "installing dependencies (cached in $ci)"
+  DSH_CI_DIR=$ci "$here/install-deps.sh" || die "install-deps.sh"
+fi
+
+work=$(mktemp -d /tmp/dsh-vscode-e2e.XXXXXX)
+csid=
+cleanup() {
+  [ -n "$csid" ] && kill -- "-$csid" 2>/dev/null
+  [ "${DSH_E2E_KEEP:-}" = 1 ] && log "kept $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+log "building the extension"
+cd "$ext"
+# npm ci only when the lock changed since the last install (node_modules/.package-lock.json)
+if ! cmp -s package-lock.json node_modules/.dsh-lock 2>/dev/null; then
+  npm ci --no-audit --no-fund >/dev/null 2>&1 || die "npm ci in editors/vscode"
+  cp package-lock.json node_modules/.dsh-lock
+fi
+unit_tests() { npm test >"$work/unit.log" 2>&1 || { tail -40 "$work/unit.log"; return 1; }; grep -E '^. (tests|pass|fail) ' "$work/unit.log"; }
+check "unit tests (npm test)" unit_tests
+rm -f dsh-lsp.vsix
+npm run package >"$work/package.log" 2>&1 || { tail -30 "$work/package.log"; die "npm run package"; }
+vsix="$ext/dsh-lsp.vsix"
+bundled() { python3 -c 'import sys, zipfile; sys.exit("extension/bin/linux-x64/dsh-lsp" not in zipfile.ZipFile(sys.argv[1]).namelist())' "$vsix"; }
+check "the .vsix bundles bin/linux-x64/dsh-lsp" bundled
+
+# Workspace: a .dshchat message, a broken one, and settings pointing at a copy of the
+# fixture store (the server must never write to it: checked at the end).
+mkdir -p "$work/ws/.vscode" "$work/user/User" "$work/ext"
+cp -r "$root/testdata/fixtures/store-raw" "$work/store"
+store_sum() { (cd "$work/store" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . | sort) | sha256sum; }
+before=$(store_sum)
+printf 'What was the login fix in ' > "$work/ws/prompt.dshchat"
+printf 'See @[x](dsh-session:%%%%%%) for details\n' > "$work/ws/broken.dshchat"
+printf 'Ask about ' > "$work/ws/insert.dshchat"
+cat > "$work/ws/.vscode/settings.json" <<JSON
+{ "dsh.sessionsDir": "$work/store" }
+JSON
+cat > "$work/user/User/settings.json" <<'JSON'
+{
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.enableExperiments": false,
+  "security.workspace.trust.enabled": false,
+  "extensions.ignoreRecommendations": true,
+  "editor.acceptSuggestionOnEnter": "on",
+  "editor.stopRenderingLineAfter": -1,
+  "editor.wordWrap": "off",
+  "[markdown]": { "editor.wordWrap": "off" },
+  "editor.minimap.enabled": false,
+  "files.insertFinalNewline": false,
+  "telemetry.telemetryLevel": "off",
+  "chat.commandCenter.enabled": false,
+  "window.restoreWindows": "none"
+}
+JSON
+
+log "installing the .vsix into a fresh user-data dir"
+"$cs" --user-data-dir "$work/user" --extensions-dir "$work/ext" --install-extension "$vsix" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log"; die "code-server --install-extension"; }
+
+# setsid: own process group, so code-server, the extension host and dsh-lsp stop together.
+# PATH without dsh-lsp: the bundled binary must be the one that runs.
+PATH=/usr/local/bin:/usr/bin:/bin setsid "$cs" --auth none --bind-addr "127.0.0.1:$port" \
+  --user-data-dir "$work/user" --extensions-dir "$work/ext" --disable-telemetry \
+  --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+  "$work/ws" >"$work/code-server.log" 2>&1 &
+csid=$!
+for _ in $(seq 1 150); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
+curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" || { tail -20 "$work/code-server.log"; die "code-server did not start"; }
+
+rm -rf "$artifacts"; mkdir -p "$artifacts"
+log "driving VS Code in headless Chromium"
+DSH_E2E_URL="http://127.0.0.1:$port/?folder=$work/ws" DSH_E2E_WS="$work/ws" DSH_E2E_ARTIFACTS="$artifacts" \
+  DSH_E2E_EXPECTED="$root/testdata/fixtures/expected/store-raw.expected.json" \
+  NODE_PATH="$tools/node_modules" node "$here/e2e-ui.js" | tee "$work/ui.log"
+ui_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/ui.log" | tail -1)
+if [ -n "$ui_summary" ]; then
+  passed=$((passed + ${ui_summary%% passed*}))
+  f=${ui_summary#*, }; failed=$((failed + ${f%% failed}))
+else
+  log "FAIL UI driver crashed"; failed=$((failed + 1))
+fi
+cp "$work/code-server.log" "$artifacts/code-server.log" 2>/dev/null
+find "$work/user" -name '*dsh*.log' -path '*exthost*' -exec cp {} "$artifacts/" \; 2>/dev/null
+
+check "the store copy is unchanged (dsh-lsp never writes)" test "$before" = "$(store_sum)"
+log "total $(($(date +%s) - t0))s"
+finish
