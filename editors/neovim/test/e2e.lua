@@ -311,6 +311,13 @@ local function main()
   diag_cycle(fbuf, 'compare ' .. mention_e, 'self-reference', vim.diagnostic.severity.ERROR,
     { #'compare ', #'compare @[' .. find(cands_proj, E).label .. '](' }, 'compare ' .. mention_a, 'dshchat')
 
+  -- a failing prepare: the JSON-RPC error reaches the caller with the dsh code
+  api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'compare ' .. mention_e })
+  local rs, es = dsh.prepare_sync(fbuf)
+  check(rs == nil and type(es) == 'table' and es.code == -32803 and type(es.data) == 'table'
+    and es.data.code == 'SESSION_REFERENCE_SELF_REFERENCE',
+    'prepare of a self reference fails with -32803 SESSION_REFERENCE_SELF_REFERENCE', vim.inspect(es))
+
   api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'compare ' .. mention_a })
   local r2, e2 = dsh.prepare_sync(fbuf)
   check_prepare(r2, e2, sent_text(fbuf, 'compare @' .. label_a), 'dshchat prepare_sync')
