@@ -25,9 +25,17 @@ SRC
   local apto=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=/nonexistent
               -o Dir::State::Lists="$st/lists" -o DPkg::Lock::Timeout=600)
   say "installing emacs-nox from bookworm-backports"
-  apt-get "${apto[@]}" update -q >"$ci/apt-emacs.log" 2>&1 || { cat "$ci/apt-emacs.log" >&2; return 1; }
-  DEBIAN_FRONTEND=noninteractive apt-get "${apto[@]}" install -y -q --no-install-recommends \
-    -t bookworm-backports emacs-nox >>"$ci/apt-emacs.log" 2>&1 || { cat "$ci/apt-emacs.log" >&2; return 1; }
+  local try
+  for try in 1 2 3; do   # retried: other jobs may hold apt's cache lock for a moment
+    if apt-get "${apto[@]}" update -q >"$ci/apt-emacs.log" 2>&1 &&
+       DEBIAN_FRONTEND=noninteractive apt-get "${apto[@]}" install -y -q --no-install-recommends \
+         -t bookworm-backports emacs-nox >>"$ci/apt-emacs.log" 2>&1; then
+      return 0
+    fi
+    say "apt failed (try $try)"; sleep 10
+  done
+  cat "$ci/apt-emacs.log" >&2
+  return 1
 }
 
 if [ "$(emacs_major)" != 30 ]; then install_emacs || fail "could not install Emacs 30"; fi
