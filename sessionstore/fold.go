@@ -147,7 +147,7 @@ func crashClosers(events []Event) []Event {
 	}
 	for i := range events {
 		e := &events[i]
-		d, _ := parseObject(e.Data)
+		d, _ := e.obj()
 		switch e.Type {
 		case "turn/start":
 			openTurn, openStep, calls = compact(d["turn"]), nil, nil

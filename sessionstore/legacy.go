@@ -9,16 +9,13 @@ import (
 // (spec §2.9, steps 0–4) to events in place. sessionID names upgraded
 // messages legacy-message:<sessionId>:<seq>.
 func upgradeLegacy(sessionID string, events []Event) error {
-	// ids of message events by seq, for tool/result replaces that inherit
-	// the id of the message they replace.
-	ids := map[int64]string{}
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
 		case "request/header-delta", "mode/set":
 			return corruptf("event %d: retired event type %s", e.Seq, jsQuote(e.Type))
 		case "request/header":
-			if d, ok := parseObject(e.Data); ok {
+			if d, ok := e.obj(); ok {
 				if r, _ := str(d["reason"]); r == "fallback" {
 					return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 				}
@@ -36,10 +33,7 @@ func upgradeLegacy(sessionID string, events []Event) error {
 				return err
 			}
 		}
-		upgradeMessage(sessionID, e, ids)
-		if id := messageID(e); id != "" {
-			ids[e.Seq] = id
-		}
+		upgradeMessage(sessionID, e, events[:i])
 	}
 	return nil
 }
@@ -49,7 +43,7 @@ func legacyID(sessionID string, seq int64) string {
 }
 
 func upgradeTurnStart(e *Event) error {
-	d, ok := parseObject(e.Data)
+	d, ok := e.obj()
 	if !ok {
 		return nil
 	}
@@ -65,13 +59,13 @@ func upgradeTurnStart(e *Event) error {
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
 		return corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.Data = newObj().raw("turn", compact(d["turn"])).bytes()
+	e.setData(newObj().raw("turn", compact(d["turn"])).bytes())
 	return nil
 }
 
 func upgradeTurnEnd(e *Event) error {
 	bad := corruptf("event %d: malformed turn/end", e.Seq)
-	d, ok := parseObject(e.Data)
+	d, ok := e.obj()
 	if !ok {
 		return bad
 	}
@@ -88,7 +82,7 @@ func upgradeTurnEnd(e *Event) error {
 		return bad
 	}
 	setReason := func(reason json.RawMessage) {
-		e.Data = newObj().raw("turn", compact(d["turn"])).raw("reason", reason).bytes()
+		e.setData(newObj().raw("turn", compact(d["turn"])).raw("reason", reason).bytes())
 	}
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
@@ -155,37 +149,38 @@ func validFailure(f object) bool {
 }
 
 func upgradeSteering(sessionID string, e *Event) error {
-	d, ok := parseObject(e.Data)
+	d, ok := e.obj()
 	if !ok {
 		return corruptf("event %d: malformed legacy steering/message", e.Seq)
 	}
 	if hasExactKeys(d, "turn", "message") {
 		if _, ok := safeInt(d["turn"]); ok && isObject(d["message"]) {
 			e.Type = "user/message"
-			e.Data = compact(d["message"])
+			e.setData(compact(d["message"]))
 			return nil
 		}
 	}
 	if hasExactKeys(d, "turn", "content", "source") {
 		e.Type = "user/message"
-		e.Data = newObj().raw("content", compact(d["content"])).raw("source", compact(d["source"])).
-			str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes()
+		e.setData(newObj().raw("content", compact(d["content"])).raw("source", compact(d["source"])).
+			str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes())
 		return nil
 	}
 	return corruptf("event %d: malformed legacy steering/message", e.Seq)
 }
 
 // upgradeMessage upgrades pre-identity message data (§2.9 step 4).
-func upgradeMessage(sessionID string, e *Event, ids map[int64]string) {
-	d, ok := parseObject(e.Data)
+// earlier are the already-upgraded events before e (earlier[k].Seq == k),
+// whose message ids a replacing tool/result inherits.
+func upgradeMessage(sessionID string, e *Event, earlier []Event) {
+	d, ok := e.obj()
 	if !ok {
 		return
 	}
 	has := func(k string) bool { _, ok := d[k]; return ok }
-	keys := orderedKeys(e.Data)
 	copyExcept := func(w *objWriter, skip ...string) {
 	next:
-		for _, k := range keys {
+		for _, k := range orderedKeys(e.Data) {
 			for _, s := range skip {
 				if k == s {
 					continue next
@@ -199,7 +194,7 @@ func upgradeMessage(sessionID string, e *Event, ids map[int64]string) {
 		if has("content") && has("source") && !has("id") && !has("role") && !has("message") {
 			w := newObj()
 			copyExcept(w)
-			e.Data = w.str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes()
+			e.setData(w.str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes())
 		}
 	case "assistant/message":
 		if has("content") && has("provenance") && !has("message") {
@@ -222,13 +217,16 @@ func upgradeMessage(sessionID string, e *Event, ids map[int64]string) {
 				raw("content", compact(d["content"])).raw("source", src.bytes()).bytes()
 			w := newObj()
 			copyExcept(w, "content", "provenance")
-			e.Data = w.raw("message", msg).bytes()
+			e.setData(w.raw("message", msg).bytes())
 		}
 	case "tool/result":
 		if has("callId") && has("content") && has("isError") && !has("message") {
 			id := legacyID(sessionID, e.Seq)
 			if start, ok := replaceStart(e.SurfaceOp); ok {
-				id = ids[start]
+				id = ""
+				if start < int64(len(earlier)) {
+					id = messageID(&earlier[start])
+				}
 			}
 			callID := compact(d["callId"])
 			block := newObj().str("type", "tool-result").raw("toolCallId", callID).
@@ -238,7 +236,7 @@ func upgradeMessage(sessionID string, e *Event, ids map[int64]string) {
 				raw("source", newObj().str("kind", "tool").raw("callId", callID).bytes()).bytes()
 			w := newObj()
 			copyExcept(w, "callId", "content", "isError")
-			e.Data = w.raw("message", msg).bytes()
+			e.setData(w.raw("message", msg).bytes())
 		}
 	}
 }
@@ -257,7 +255,7 @@ func replaceStart(op json.RawMessage) (int64, bool) {
 
 // messageID returns the id of a message event ("" when it has none).
 func messageID(e *Event) string {
-	d, ok := parseObject(e.Data)
+	d, ok := e.obj()
 	if !ok {
 		return ""
 	}

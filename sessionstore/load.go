@@ -64,13 +64,19 @@ func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 				return nil, err
 			}
 		}
-		if err := checkMessage(e); err != nil {
-			return nil, err
+		// Stored events passed the message checks above (step 3).
+		if i >= stored {
+			if err := checkMessage(e); err != nil {
+				return nil, err
+			}
 		}
 	}
 	nodes, reps, err := foldSurface(events)
 	if err != nil {
 		return nil, err
+	}
+	for i := range events {
+		events[i].dropCache()
 	}
 	return &Log{Header: h, Events: events, Stored: stored, TornBytes: scan.TornBytes, Frames: scan.Frames,
 		Surface: nodes, Replacements: reps}, nil
@@ -120,7 +126,7 @@ func (l *Log) Title() (*Title, error) {
 		if e.Type != "session/title" {
 			continue
 		}
-		d, ok := parseObject(e.Data)
+		d, ok := e.obj()
 		if !ok {
 			return nil, corruptf("event %d: session/title data is not an object", e.Seq)
 		}

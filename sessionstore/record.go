@@ -23,6 +23,31 @@ type Event struct {
 	// env holds the envelope as stored, for validation (nil for events made
 	// by expansion or repair, which are well-formed by construction).
 	env object
+	// dataObj caches Data parsed as an object while a log is loaded.
+	dataObj          object
+	dataOK, dataDone bool
+}
+
+// obj returns Data parsed as a JSON object (cached; ok is false when Data
+// is not an object).
+func (e *Event) obj() (object, bool) {
+	if !e.dataDone {
+		e.dataObj, e.dataOK = parseObject(e.Data)
+		e.dataDone = true
+	}
+	return e.dataObj, e.dataOK
+}
+
+// setData replaces Data and drops the cached parse.
+func (e *Event) setData(d json.RawMessage) {
+	e.Data = d
+	e.dataObj, e.dataOK, e.dataDone = nil, false, false
+}
+
+// dropCache releases the parsed data and envelope once a log is loaded.
+func (e *Event) dropCache() {
+	e.dataObj, e.dataOK, e.dataDone = nil, false, false
+	e.env = nil
 }
 
 // MarshalJSON writes the complete event object as dsh stores and returns

@@ -32,12 +32,12 @@ func isSurfaceType(t string) bool {
 func checkMessage(e *Event) error {
 	switch e.Type {
 	case "user/message":
-		d, ok := parseObject(e.Data)
+		d, ok := e.obj()
 		if !ok || !validMessage(d, "user") {
 			return corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
-		d, ok := parseObject(e.Data)
+		d, ok := e.obj()
 		m, ok2 := parseObject(d["message"])
 		if !ok || !ok2 || !validMessage(m, "assistant") {
 			return corruptf("event %d: malformed assistant/message", e.Seq)
@@ -50,7 +50,7 @@ func checkMessage(e *Event) error {
 			return corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
 		}
 	case "tool/result":
-		d, ok := parseObject(e.Data)
+		d, ok := e.obj()
 		m, ok2 := parseObject(d["message"])
 		if !ok || !ok2 || !validMessage(m, "user") {
 			return corruptf("event %d: malformed tool/result", e.Seq)
@@ -126,7 +126,7 @@ func checkEnvelope(e *Event) error {
 // checkRequestHeader applies the request/header rules of spec §4 step 6.
 func checkRequestHeader(e *Event) error {
 	bad := func(what string) error { return corruptf("event %d: request/header %s", e.Seq, what) }
-	d, ok := parseObject(e.Data)
+	d, ok := e.obj()
 	if !ok {
 		return bad("data is not an object")
 	}
