@@ -1,23 +1,45 @@
 // Package sessionstore reads real dsh session stores (raw and zstd JSONL)
 // and implements reference.Source over them, read-only.
 //
-// The pipeline follows docs/spec dsh-session-format §1–§9: header-only
-// discovery, raw/zstd log scanning with dsh's torn-tail rules (ScanRaw,
-// ScanZstd, LineScanner), the legacy upgrade, validation and crash closers
-// (LoadLog), the surface fold and the latest-title fold. Memory runs the
+// The pipeline follows the dsh session format (spec §1–§9): header-only
+// discovery (ReadHeader), raw/zstd log scanning with dsh's torn-tail and
+// committed-region rules (ScanRaw, ScanZstd, LineScanner, FrameEnd,
+// DecodeFrame), then LoadLog: the legacy upgrade of §2.9, message and
+// envelope validation, the unknown-type refusal, crash closers and the
+// surface fold; Log.Title folds the latest session/title. Memory runs the
 // same pipeline over in-memory logs for tests.
 //
 // Read-only by construction: files are opened with os.Open (O_RDONLY);
-// nothing is written, locked, renamed or created under a root.
+// nothing is written, locked, renamed or created under a root. A file that
+// grows while it is read is re-read until two stats agree (a few times),
+// and any torn final line or frame is the end of the log, never an error.
 //
-// Availability over strictness (spec Q6): dsh fails the whole listing on
-// one bad directory (identity mismatch, duplicate id, other-suffix or flat
-// transcript, unreadable header frame, retired header fields). This package
-// instead skips that one session and remembers why (Listing.Problems); a
-// session whose header cannot be read is not listed. ReadSurface and
-// ReadTitles look a session up by its directory, not through the listing,
-// so such a session reports its own error class (corrupt, unsupported,
-// I/O) instead of dsh's "not found".
+// Errors are *Error values with a Kind (KindNotFound, KindCorrupt,
+// KindUnsupported, KindIO) and dsh's session-query code (Error.Code). A
+// missing session's message is exactly dsh's `session "<id>" not found`.
+//
+// Policy choices where dsh's behaviour is not what an editor wants, or is
+// open (spec §13):
+//   - Q6, availability over strictness: dsh fails the whole listing on one
+//     bad directory (identity mismatch, duplicate id, other-suffix or flat
+//     transcript, unreadable header frame, retired header fields). This
+//     package skips that session and reports it in Listing.Problems; a
+//     session whose header cannot be read is not listed. ReadSurface and
+//     ReadTitles find a session by its directory (dsh findLog), not through
+//     the listing, so such a session fails with its own class (corrupt,
+//     unsupported, I/O) instead of dsh's "not found".
+//   - One encoding per root: Open detects it (zstd if any session.jsonl.zstd
+//     exists, else raw); transcripts in the other encoding are reported and
+//     ignored. OpenEncoding pins it, like dsh's compression setting.
+//   - Q3: a header without delegationDepth is not a header (as in HEAD):
+//     not listed, and a read fails as corrupt.
+//   - Q7: unknown event types without "ignorable": true are refused as
+//     KindUnsupported (as in HEAD).
+//   - Q1: upgraded July-era user messages keep their "envelope" in data;
+//     choosing displayContent is the projection's job (package reference).
+//   - A session/title whose title is not a string is a rejected title read
+//     (dsh passes it through; a label must be a string).
+package sessionstore
 package sessionstore
 
 import (
