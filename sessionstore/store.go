@@ -40,7 +40,6 @@
 //   - A session/title whose title is not a string is a rejected title read
 //     (dsh passes it through; a label must be a string).
 package sessionstore
-package sessionstore
 
 import (
 	"bytes"
