@@ -92,6 +92,8 @@ func TestCorruptSessionsAreIsolated(t *testing.T) {
 			kind: sessionstore.KindCorrupt, listed: true},
 		{id: "extra-envelope-key", data: []byte(header("extra-envelope-key") + `{"type":"todo/write","seq":0,"time":1,"data":{},"parent":3}` + "\n"),
 			kind: sessionstore.KindCorrupt, listed: true},
+		{id: "numeric-type", data: []byte(header("numeric-type") + `{"type":5,"seq":0,"time":1,"data":{}}` + "\n"),
+			kind: sessionstore.KindUnsupported, listed: true},
 		{id: "binary-junk", data: junk, kind: sessionstore.KindCorrupt},
 		{id: "empty-file", data: []byte{}, kind: sessionstore.KindCorrupt},
 		{id: "wrong-dir", data: []byte(header("someone-else")), kind: sessionstore.KindCorrupt},

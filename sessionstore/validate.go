@@ -108,6 +108,9 @@ func checkEnvelope(e *Event) error {
 			return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(k))
 		}
 	}
+	if _, ok := str(e.env["type"]); !ok {
+		return corruptf("event %d: type is not a string", e.Seq)
+	}
 	if _, ok := nonNegSafeInt(e.env["seq"]); !ok {
 		return corruptf("event %d: seq is not a non-negative safe integer", e.Seq)
 	}
