@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // Command names announced in executeCommandProvider.
@@ -25,12 +28,14 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		return nil, err
 	}
 	st, err := parseSettings(p.InitializationOptions)
-	if err != nil {
-		return nil, invalidParams("initializationOptions: %s", err.Error())
+	var env *environment
+	if err == nil {
+		env, err = s.buildEnvironment(st)
 	}
-	env, err := s.buildEnvironment(st)
 	if err != nil {
-		return nil, invalidParams("initializationOptions: %s", err.Error())
+		// -32602 naming the key, with dsh's code for scripts.
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: "initializationOptions: " + err.Error(),
+			Data: errorData(reference.CodeInvalidConfig)}
 	}
 
 	var offered []string

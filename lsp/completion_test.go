@@ -1,0 +1,158 @@
+package lsp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+func complete(t *testing.T, s *session, uri string, pos protocol.Position) protocol.CompletionList {
+	t.Helper()
+	var list protocol.CompletionList
+	trigger := "@"
+	err := s.Call(context.Background(), "textDocument/completion", map[string]any{
+		"textDocument": map[string]any{"uri": uri},
+		"position":     pos,
+		"context":      map[string]any{"triggerKind": 2, "triggerCharacter": trigger},
+	}, &list)
+	if err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	return list
+}
+
+func TestCompletion(t *testing.T) {
+	labelA := "Renaming git branches"
+	mentionInLabel := reference.FormatMention(idA, ptr("a @b c"))
+	tests := []struct {
+		name string
+		// text with "|" marking the cursor
+		text string
+		// wantFirst is the first item's label ("" = no items)
+		wantFirst string
+		// wantIDs, if set, are the expected session ids in order
+		wantIDs []string
+		// accept: the text after accepting the first item
+		accept string
+	}{
+		{name: "line start", text: "@|", wantIDs: []string{idE, idC, idB, idA, idF, idG, idD},
+			accept: reference.FormatMention(idE, ptr("What did we decide in"))},
+		{name: "after paren", text: "see (@Ren|", wantFirst: labelA, accept: "see (" + reference.FormatMention(idA, &labelA)},
+		{name: "after quote, second line", text: "x\n\"@ren|\"", wantFirst: labelA, accept: "x\n\"" + reference.FormatMention(idA, &labelA) + "\""},
+		{name: "cwd match", text: "@bob|", wantIDs: []string{idG}},
+		{name: "id match", text: "@2d51-4c8e-9f0a-5d3c2b1a0004|", wantIDs: []string{idD}},
+		{name: "no match", text: "@zzzz|", wantIDs: []string{}},
+		{name: "mid word", text: "mail@Ren|"},
+		{name: "after bracket-less word", text: "see x@|"},
+		{name: "space in query", text: "@Ren ing|"},
+		{name: "inside mention label", text: strings.Replace(mentionInLabel, "@b", "@b|", 1)},
+		{name: "multibyte before cursor", text: "héllo 🙂 世界 @Ren|", wantFirst: labelA,
+			accept: "héllo 🙂 世界 " + reference.FormatMention(idA, &labelA)},
+	}
+	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
+		for _, tt := range tests {
+			t.Run(enc+"/"+tt.name, func(t *testing.T) {
+				s := startInit(t, nil, enc)
+				if got := s.Encoding(); string(got) != enc {
+					t.Fatalf("negotiated %q, want %q", got, enc)
+				}
+				cursor := strings.Index(tt.text, "|")
+				text := strings.Replace(tt.text, "|", "", 1)
+				uri := "file:///home/alice/proj/prompt.dsh"
+				s.Open(uri, text)
+				list := complete(t, s, uri, s.Pos(uri, cursor))
+				if tt.wantFirst == "" && tt.wantIDs == nil {
+					if len(list.Items) != 0 {
+						t.Fatalf("want no items, got %d (first %q)", len(list.Items), list.Items[0].Label)
+					}
+					return
+				}
+				if tt.wantIDs != nil {
+					var got []string
+					for _, it := range list.Items {
+						got = append(got, itemID(t, it))
+					}
+					if strings.Join(got, ",") != strings.Join(tt.wantIDs, ",") {
+						t.Fatalf("ids = %v, want %v", got, tt.wantIDs)
+					}
+				}
+				if tt.wantFirst != "" && (len(list.Items) == 0 || list.Items[0].Label != tt.wantFirst) {
+					t.Fatalf("first item = %+v, want label %q", list.Items, tt.wantFirst)
+				}
+				if !list.IsIncomplete {
+					t.Error("isIncomplete = false, want true")
+				}
+				query := text[strings.LastIndex(text[:cursor], "@")+1 : cursor]
+				for i, it := range list.Items {
+					if it.Kind != protocol.CompletionItemKindReference || it.TextEdit == nil || it.InsertText != it.TextEdit.NewText ||
+						!strings.HasPrefix(it.FilterText, query) || it.Detail == "" {
+						t.Errorf("item %d malformed: %+v", i, it)
+					}
+					if i > 0 && it.SortText <= list.Items[i-1].SortText {
+						t.Errorf("sortText not increasing at %d: %q after %q", i, it.SortText, list.Items[i-1].SortText)
+					}
+				}
+				if tt.accept != "" {
+					s.ApplyEdit(uri, *list.Items[0].TextEdit)
+					if got := s.Text(uri); got != tt.accept {
+						t.Errorf("after accepting:\n got %q\nwant %q", got, tt.accept)
+					}
+				}
+			})
+		}
+	}
+}
+
+func itemID(t *testing.T, it protocol.CompletionItem) string {
+	t.Helper()
+	// The inserted text is "[label](uri)": decode the uri.
+	i := strings.LastIndex(it.InsertText, "](")
+	id, err := reference.DecodeURI(strings.TrimSuffix(it.InsertText[i+2:], ")"))
+	if err != nil {
+		t.Fatalf("item %q: %v", it.InsertText, err)
+	}
+	return id
+}
+
+func ptr(s string) *string { return &s }
+
+func TestCompletionAfterIncrementalTyping(t *testing.T) {
+	s := startInit(t, nil, "utf-16")
+	uri := "file:///p.dsh"
+	s.Open(uri, "Über 🙂 ")
+	s.Append(uri, "@")
+	s.Append(uri, "Re")
+	list := complete(t, s, uri, s.Pos(uri, len(s.Text(uri))))
+	if len(list.Items) == 0 || list.Items[0].Label != "Renaming git branches" {
+		t.Fatalf("items after typing @Re: %+v", list.Items)
+	}
+}
+
+func TestCompletionResolve(t *testing.T) {
+	s := startInit(t, nil)
+	uri := "file:///p.dsh"
+	s.Open(uri, "@Renaming")
+	list := complete(t, s, uri, s.Pos(uri, len("@Renaming")))
+	if len(list.Items) != 1 {
+		t.Fatalf("want 1 item, got %d", len(list.Items))
+	}
+	var resolved protocol.CompletionItem
+	if err := s.Call(context.Background(), "completionItem/resolve", list.Items[0], &resolved); err != nil {
+		t.Fatal(err)
+	}
+	if resolved.Documentation == nil {
+		t.Fatal("no documentation after resolve")
+	}
+	doc := resolved.Documentation.Value
+	for _, want := range []string{idA, "/home/alice/proj", "messages: 4", "rename a local git branch", "2026-08-06"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("documentation lacks %q:\n%s", want, doc)
+		}
+	}
+	if resolved.TextEdit == nil || resolved.TextEdit.NewText != list.Items[0].TextEdit.NewText {
+		t.Errorf("resolve changed the edit: %+v", resolved.TextEdit)
+	}
+}
