@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -155,8 +156,18 @@ func checkFixtureSession(t *testing.T, st *Store, id string, s fixtureSession) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := MarshalSurface(surface); !jsonEqual(t, got, s.ReadSurface) {
+	got := MarshalSurface(surface)
+	if !jsonEqual(t, got, s.ReadSurface) {
 		t.Errorf("readSurface:\n got %s\nwant %s", got, s.ReadSurface)
+	}
+	// Beyond equal values: the bytes are what dsh's JSON.stringify writes
+	// (key order and escapes), so they can be compared verbatim.
+	var want bytes.Buffer
+	if err := json.Compact(&want, s.ReadSurface); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("readSurface is not byte-exact:\n got %s\nwant %s", got, want.Bytes())
 	}
 	title, err := st.ReadTitle(ctx, id)
 	if err != nil {

@@ -214,7 +214,7 @@ func crashClosers(events []Event) []Event {
 		}
 		data := newObj().raw("turn", openTurn).raw("step", step).raw("message", msg).
 			raw("error", newObj().str("name", name).str("code", code).bytes()).bytes()
-		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`)}
+		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.logged {
 			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.callSeq)))
 		}

@@ -19,6 +19,9 @@ type Event struct {
 	SurfaceOp       json.RawMessage
 	// Ignorable is the envelope's "ignorable": true marker.
 	Ignorable bool
+	// opFirst writes surfaceOp before sourceEventSeqs, the key order of
+	// dsh's in-memory crash closers.
+	opFirst bool
 
 	// env holds the envelope as stored, for validation (nil for events made
 	// by expansion or repair, which are well-formed by construction).
@@ -57,10 +60,13 @@ func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
 func (e Event) appendJSON(dst []byte) []byte {
 	w := objWriter{buf: append(dst, '{')}
 	w.str("type", e.Type).int("seq", e.Seq).int("time", e.Time).raw("data", e.Data)
+	if e.SurfaceOp != nil && e.opFirst {
+		w.raw("surfaceOp", e.SurfaceOp)
+	}
 	if e.SourceEventSeqs != nil {
 		w.raw("sourceEventSeqs", e.SourceEventSeqs)
 	}
-	if e.SurfaceOp != nil {
+	if e.SurfaceOp != nil && !e.opFirst {
 		w.raw("surfaceOp", e.SurfaceOp)
 	}
 	if e.Ignorable {
