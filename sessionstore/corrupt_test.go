@@ -189,6 +189,10 @@ func TestCorruptSessionsAreIsolated(t *testing.T) {
 	if _, err := st.ReadSurface(ctx, "quote\"d"); err == nil || err.Error() != `session "quote\"d" not found` {
 		t.Errorf("missing quoted id error %v", err)
 	}
+	// A lone surrogate (WTF-8, see package reference) is quoted as JS does.
+	if _, err := st.ReadSurface(ctx, "x\xed\xa0\x80<\n"); err == nil || err.Error() != `session "x\ud800<\n" not found` {
+		t.Errorf("missing lone-surrogate id error %v", err)
+	}
 }
 
 // TestTornTailIsNotCorruption: a bad record after the last turn/end is an

@@ -3,6 +3,8 @@ package sessionstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // Kind is the dsh error class of a store failure (session-query's error
@@ -165,37 +167,6 @@ func attach(err error, id, path string) error {
 	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
 }
 
-const hexDigits = "0123456789abcdef"
-
-// jsQuote returns s as JS JSON.stringify writes it: only `"`, `\` and C0
-// controls are escaped (short forms where JS has them, else lowercase
-// \u00xx); everything else is kept raw. Invalid UTF-8 bytes (WTF-8 lone
-// surrogates included) are passed through unchanged.
-func jsQuote(s string) string {
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			b = append(b, '\\', '"')
-		case c == '\\':
-			b = append(b, '\\', '\\')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(append(b, '"'))
-}
+// jsQuote returns s as JS JSON.stringify writes it (reference.AppendJSString:
+// only `"`, `\`, C0 controls and lone surrogates are escaped).
+func jsQuote(s string) string { return string(reference.AppendJSString(nil, s)) }
