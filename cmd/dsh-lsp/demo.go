@@ -1,5 +1,217 @@
 package main
 
-import "io"
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
-func demoMain(args []string, stdout, stderr io.Writer) int { return 0 }
+	"github.com/dsh-lsp/dsh-lsp/completion"
+	"github.com/dsh-lsp/dsh-lsp/diagnostics"
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// demoStore is a small dsh session store in the real raw JSONL format
+// (copies of fixture sessions: a titled chat, a compacted one, one with
+// tool calls, a crashed one in another project, and one without cwd).
+//
+//go:embed all:demostore
+var demoStore embed.FS
+
+// demoCWD is the cwd of the demo's chat (the project of most samples).
+const demoCWD = "/home/alice/proj"
+
+// extractDemoStore writes the embedded store to a new temporary directory,
+// read-only, and returns it with a cleanup function.
+func extractDemoStore() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "dsh-lsp-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	var dirs []string
+	cleanup := func() {
+		for _, d := range dirs {
+			os.Chmod(d, 0o755)
+		}
+		os.RemoveAll(dir)
+	}
+	err = fs.WalkDir(demoStore, "demostore", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(path, "demostore")))
+		if d.IsDir() {
+			dirs = append(dirs, dst)
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := demoStore.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o444)
+	})
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Chmod(dirs[i], 0o555)
+	}
+	return dir, cleanup, nil
+}
+
+// demoMain prints a walkthrough of completion, diagnostics and prepare on
+// the built-in sample store.
+func demoMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "dsh-lsp demo takes no arguments\n")
+		return 2
+	}
+	if err := runDemo(stdout); err != nil {
+		fmt.Fprintf(stderr, "dsh-lsp demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runDemo(w io.Writer) error {
+	root, cleanup, err := extractDemoStore()
+	if err != nil {
+		return fmt.Errorf("cannot unpack the sample store: %w", err)
+	}
+	defer cleanup()
+	store, err := sessionstore.Open(root)
+	if err != nil {
+		return err
+	}
+	svc, err := reference.NewService(store, reference.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	cwd := demoCWD
+	target := reference.Target{CWD: &cwd}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	rule := strings.Repeat("─", 72)
+
+	p("dsh-lsp demo: what an editor shows while you write a dsh prompt.\n")
+	p("It uses a sample session store built into the binary (unpacked read-only\n")
+	p("to a temporary directory); your own ~/.dsh/sessions is not read.\n")
+	p("Your chat runs in %s.\n\n", demoCWD)
+
+	// 1. Completion.
+	p("%s\n1. Completion: type @ to cite another session\n%s\n\n", rule, rule)
+	prompt := "Compare with @"
+	cands, err := demoComplete(ctx, svc, target, prompt, w)
+	if err != nil {
+		return err
+	}
+	prompt = "Compare with @git"
+	p("\nKeep typing to filter (id, cwd or title, case-insensitive):\n\n")
+	cands, err = demoComplete(ctx, svc, target, prompt, w)
+	if err != nil {
+		return err
+	}
+	if len(cands) == 0 {
+		return fmt.Errorf("the sample store has no session matching %q", "git")
+	}
+	label := cands[0].Label
+	mention := reference.FormatMention(cands[0].SessionID, &label)
+	accepted := "Compare with " + mention
+	p("\nAccepting the first item turns @git into the mention:\n\n    %s\n\n", accepted)
+
+	// 2. Diagnostics.
+	p("%s\n2. Diagnostics: mistakes are flagged as you type\n%s\n\n", rule, rule)
+	broken := "Also see @[old notes](dsh-session:InNyYyJ) and @[gone](dsh-session:ImdvbmUi)."
+	p("    %s\n", broken)
+	known := map[string]bool{}
+	if headers, err := store.ListSessions(ctx); err == nil {
+		for _, h := range headers {
+			known[h.ID] = true
+		}
+	}
+	findings := diagnostics.Check(broken, diagnostics.Env{Target: target, MaxReferences: 3, Known: func(id string) bool { return known[id] }})
+	m := protocol.NewMapper(broken, protocol.UTF8)
+	for _, f := range findings {
+		pos := m.Position(f.Span.Start)
+		width := len([]rune(broken[f.Span.Start:f.Span.End]))
+		p("    %s%s\n", strings.Repeat(" ", len([]rune(broken[:f.Span.Start]))), strings.Repeat("^", width))
+		p("    line %d, column %d: %s: %s [%s]\n", pos.Line+1, pos.Character+1, f.Severity, f.Message, f.Code)
+	}
+	for _, fix := range diagnostics.Fixes(broken, 0, len(broken), nil) {
+		if fix.Code != "" {
+			p("    quick fix: %s\n", fix.Title)
+		}
+	}
+	p("\nOther checks: self-reference (citing the chat itself), too-many-references\n")
+	p("(more than %d distinct sessions), noncanonical-uri (a mangled bare URI).\n\n", reference.DefaultConfig().MaxReferences)
+
+	// 3. Prepare.
+	p("%s\n3. Prepare: what is sent to the model\n%s\n\n", rule, rule)
+	final := accepted + " and tell me what we still have to do."
+	p("Prompt:\n\n    %s\n\n", final)
+	pt, err := svc.PrepareText(ctx, target, final)
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	p("The message keeps a readable text (each mention becomes @label):\n\n    %s\n\n", pt.Content)
+	if pt.ContextMessage != nil {
+		refs := pt.ContextMessage.Source.References
+		p("and dsh sends a separate context message (role \"user\", %d bytes of text) with a\n", len(pt.ContextMessage.Text))
+		p("read-only snapshot of the cited session")
+		if len(refs) == 1 {
+			r := refs[0]
+			p(" (%d messages, compacted: %v, truncated: %v)", r.OriginalMessages, r.Compacted, r.Truncated)
+		}
+		p(":\n\n")
+		for _, line := range strings.Split(pt.ContextMessage.Text, "\n") {
+			p("    │ %s\n", line)
+		}
+	}
+	p("\nTry it on your own store:\n")
+	p("    dsh-lsp candidates git            # sessions matching \"git\" (JSON)\n")
+	p("    dsh-lsp prepare 'see @[x](dsh-session:…)'\n")
+	p("    dsh-lsp check prompt.md           # FILE:LINE:COL diagnostics\n")
+	p("and point your editor at `dsh-lsp` (LSP over stdio).\n")
+	return nil
+}
+
+// demoComplete shows the completion popup for the prompt (cursor at end).
+func demoComplete(ctx context.Context, svc *reference.Service, target reference.Target, prompt string, w io.Writer) ([]reference.Candidate, error) {
+	q, ok := completion.FindQuery(prompt, len(prompt))
+	if !ok {
+		return nil, fmt.Errorf("no mention query in %q", prompt)
+	}
+	cands, err := svc.ListCandidates(ctx, target, q.Text, svc.Config().CandidateLimit)
+	if err != nil {
+		return nil, err
+	}
+	items := completion.Items(cands, q, protocol.NewMapper(prompt, protocol.UTF16))
+	fmt.Fprintf(w, "    %s▏\n", prompt)
+	width := 0
+	for _, it := range items {
+		if n := len([]rune(it.Label)); n > width {
+			width = n
+		}
+	}
+	if width > 40 {
+		width = 40
+	}
+	for _, it := range items {
+		label := []rune(it.Label)
+		if len(label) > width {
+			label = append(label[:width-1], '…')
+		}
+		fmt.Fprintf(w, "      │ %-*s  %s\n", width, string(label), it.Detail)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(w, "      │ (no matching session)\n")
+	}
+	return cands, nil
+}
