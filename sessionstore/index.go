@@ -70,14 +70,18 @@ type Indexed struct {
 	interval  time.Duration
 	cachePath string
 
-	mu       sync.RWMutex
-	entries  map[string]*entry
-	listing  []reference.SessionHeader
-	bySeg    map[string][]*entry
-	enc      Encoding
-	complete bool
-	lastScan time.Time
-	dirty    bool
+	mu      sync.RWMutex
+	entries map[string]*entry
+	listing []reference.SessionHeader
+	bySeg   map[string][]*entry
+	// byTitleID maps the id of each indexed log that a full read of that
+	// id would load to its entry (the fast path of ReadTitles).
+	byTitleID map[string]*entry
+	enc       Encoding
+	complete  bool
+	lastScan  time.Time
+	lastFull  time.Time
+	dirty     bool
 
 	refreshMu   sync.Mutex
 	refreshing  sync.Mutex // held by the background refresher
@@ -134,7 +138,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	go func() {
 		defer x.bg.Done()
 		defer close(x.ready)
-		if err := x.refresh(context.Background(), true); err != nil {
+		if err := x.refresh(context.Background(), true, true); err != nil {
 			x.logf("sessionstore: indexing %s: %v", root, err)
 		}
 		x.mu.Lock()
@@ -179,7 +183,7 @@ func (x *Indexed) Refresh(ctx context.Context) error {
 	if err := x.Wait(ctx); err != nil {
 		return err
 	}
-	err := x.refresh(ctx, false)
+	err := x.refresh(ctx, false, true)
 	x.persist(false)
 	return err
 }
@@ -226,7 +230,7 @@ func (x *Indexed) maybeRefresh(ctx context.Context) error {
 	go func() {
 		defer x.bg.Done()
 		defer x.refreshing.Unlock()
-		if err := x.refresh(context.Background(), false); err != nil {
+		if err := x.refresh(context.Background(), false, false); err != nil {
 			x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
 		}
 		x.persist(false)
@@ -319,16 +323,24 @@ func (x *Indexed) slowTitle(ctx context.Context, e *entry, id string) (*string, 
 
 // titleEntry returns the entry a full read of id would load (the store's
 // find: every project directory holding <encodeSegment(id)>/), or nil when
-// that is not exactly one indexed transcript whose header names id.
-// Callers hold x.mu.
+// that is not exactly one indexed transcript. Callers hold x.mu.
 func (x *Indexed) titleEntry(id string) *entry {
+	if e := x.byTitleID[id]; e != nil {
+		return e
+	}
 	seg, err := EncodeSegment(id)
 	if err != nil {
 		return nil
 	}
+	return x.findEntry(x.bySeg[seg])
+}
+
+// findEntry applies the store's find rules to the directories named by
+// one segment.
+func (x *Indexed) findEntry(group []*entry) *entry {
 	var match *entry
 	n := 0
-	for _, e := range x.bySeg[seg] {
+	for _, e := range group {
 		enc := x.store.enc
 		if enc == 0 {
 			switch {
@@ -385,7 +397,13 @@ func (x *Indexed) rebuildListing() {
 		listing = append(listing, e.ref)
 	}
 	SortHeaders(listing)
-	x.listing, x.bySeg = listing, bySeg
+	byTitleID := make(map[string]*entry, len(bySeg))
+	for _, group := range bySeg {
+		if e := x.findEntry(group); e != nil && e.state != nil && e.TitleID != "" {
+			byTitleID[e.TitleID] = e
+		}
+	}
+	x.listing, x.bySeg, x.byTitleID = listing, bySeg, byTitleID
 }
 
 func (x *Indexed) logf(format string, args ...any) {

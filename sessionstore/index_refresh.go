@@ -146,9 +146,35 @@ func (c *candidate) sig(enc Encoding) (fileSig, bool) {
 // granularity and racing writers).
 const dirTrustAge = 2 * time.Second
 
+// hotWindow: a quick scan re-stats only transcripts modified within this
+// window (live sessions); the others are re-stated by the periodic full
+// scan (fullScanEvery) and by Refresh.
+const (
+	hotWindow     = 10 * time.Minute
+	fullScanEvery = 30 * time.Second
+)
+
+// hot reports whether a quick scan must stat e's transcript.
+func (e *entry) hot(now time.Time) bool {
+	return e.Sig.Size < 0 || e.NoHeaderYet || now.UnixNano()-e.Sig.MtimeNs < int64(hotWindow)
+}
+
+// candidateOf is e's last known scan result.
+func candidateOf(e *entry) candidate {
+	c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
+	if e.Enc == Zstd {
+		c.zst = e.Sig
+	} else {
+		c.raw = e.Sig
+	}
+	return c
+}
+
 // scan stats the store: project directories (re-listed only when their
-// mtime changed) and the transcripts of every session directory.
-func (x *Indexed) scan(ctx context.Context, now time.Time) ([]candidate, error) {
+// mtime changed) and the transcripts of the session directories. A quick
+// scan (full false) stats only the transcripts of new directories,
+// changed project directories and hot (recently modified) sessions.
+func (x *Indexed) scan(ctx context.Context, now time.Time, full bool) ([]candidate, error) {
 	projects, err := os.ReadDir(x.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.projects = map[string]projectScan{}
@@ -157,7 +183,7 @@ func (x *Indexed) scan(ctx context.Context, now time.Time) ([]candidate, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
 	}
-	var cands []candidate
+	cands := make([]candidate, 0, len(x.entries))
 	seen := make(map[string]projectScan, len(projects))
 	for _, p := range projects {
 		if err := ctx.Err(); err != nil {
@@ -172,7 +198,8 @@ func (x *Indexed) scan(ctx context.Context, now time.Time) ([]candidate, error) 
 			continue
 		}
 		ps, known := x.projects[p.Name()]
-		if !known || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge {
+		changed := !known || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge
+		if changed {
 			ents, err := os.ReadDir(pdir)
 			if err != nil {
 				continue
@@ -186,6 +213,12 @@ func (x *Indexed) scan(ctx context.Context, now time.Time) ([]candidate, error) 
 		}
 		seen[p.Name()] = ps
 		for _, seg := range ps.segs {
+			if !full && !changed {
+				if old := x.entries[p.Name()+"/"+seg]; old != nil && !old.hot(now) {
+					cands = append(cands, candidateOf(old))
+					continue
+				}
+			}
 			dir := filepath.Join(pdir, seg)
 			c := candidate{proj: p.Name(), seg: seg}
 			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
@@ -208,11 +241,12 @@ type indexJob struct {
 // refresh brings the index up to date: a stat scan, then parsing of new,
 // grown, replaced or truncated transcripts (newest first, in parallel),
 // published in batches so queries see progress during the first pass.
-func (x *Indexed) refresh(ctx context.Context, initial bool) error {
+func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
 	start := time.Now()
-	cands, err := x.scan(ctx, start)
+	full = full || initial || start.Sub(x.lastFull) >= fullScanEvery
+	cands, err := x.scan(ctx, start, full)
 	if err != nil {
 		return err
 	}
@@ -272,6 +306,9 @@ func (x *Indexed) refresh(ctx context.Context, initial bool) error {
 	}
 	if len(jobs) == 0 {
 		x.lastScan = start
+		if full {
+			x.lastFull = start
+		}
 	}
 	x.mu.Unlock()
 	if len(jobs) == 0 {
@@ -342,6 +379,9 @@ func (x *Indexed) refresh(ctx context.Context, initial bool) error {
 	x.dirty = true
 	if done == total {
 		x.lastScan = start
+		if full {
+			x.lastFull = start
+		}
 	}
 	x.mu.Unlock()
 	if err := ctx.Err(); err != nil {

@@ -553,3 +553,49 @@ func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 	}
 	sameAsStore(t, x, root)
 }
+
+// TestIndexedQuickScan checks the background refresh's quick scan: it
+// sees appends to live (recently modified) sessions and new sessions, and
+// skips stat calls for cold ones until the next full scan.
+func TestIndexedQuickScan(t *testing.T) {
+	root := t.TempDir()
+	ss := genStore(t, root, workload.None, 4, 3, 13)
+	// Session 0 is cold: modified long ago.
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(ss[0].path, old, old)
+	x := openIndexed(t, root, NoCache)
+	ctx := context.Background()
+	ss[1].appendBatches(t, workload.None, 2) // live session
+	extra := genStore(t, root, workload.None, 1, 2, 14)[0]
+	before := x.Stats()
+	if err := x.refresh(ctx, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Stats(); got.Parsed-before.Parsed != 2 || got.Grown-before.Grown != 1 {
+		t.Fatalf("quick scan parsed %d (grown %d), want the live append and the new session", got.Parsed-before.Parsed, got.Grown-before.Grown)
+	}
+	sameAsStore(t, x, root)
+	_ = extra
+	// An append to the cold session keeping its old mtime is only seen by
+	// a full scan (once the project directories' mtimes are old enough to
+	// be trusted).
+	projects, _ := filepath.Glob(filepath.Join(root, "*"))
+	for _, p := range projects {
+		os.Chtimes(p, old, old)
+	}
+	x.refresh(ctx, false, false)
+	ss[0].appendBatches(t, workload.None, 1)
+	os.Chtimes(ss[0].path, old, old)
+	before = x.Stats()
+	x.refresh(ctx, false, false)
+	if got := x.Stats(); got.Parsed != before.Parsed {
+		t.Fatalf("quick scan re-parsed a cold session")
+	}
+	if err := x.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Stats(); got.Grown-before.Grown != 1 {
+		t.Fatalf("full scan did not grow the cold session")
+	}
+	sameAsStore(t, x, root)
+}
