@@ -110,3 +110,28 @@ func TestMixedEncodings(t *testing.T) {
 		t.Errorf("problems %v", l.Problems)
 	}
 }
+
+// TestLoneSurrogateID: an id holding an escaped lone surrogate keeps it
+// (as WTF-8, like package reference and JS JSON.parse), so its path is
+// encodeSegment's ~D800 and readSurface writes it back as \ud800.
+func TestLoneSurrogateID(t *testing.T) {
+	root := t.TempDir()
+	id := "x\xed\xa0\x80\U0001F600"
+	data := []byte(`{"type":"session","version":0,"id":"x\ud800\ud83d\ude00","createdAt":1,"delegationDepth":0}` + "\n")
+	path := writeSession(t, root, nil, id, data)
+	if filepath.Base(filepath.Dir(path)) != "x~D800~D83D~DE00" {
+		t.Fatalf("path %s", path)
+	}
+	st, _ := sessionstore.Open(root)
+	l, err := st.Discover(context.Background())
+	if err != nil || len(l.Headers) != 1 || l.Headers[0].ID != id || len(l.Problems) != 0 {
+		t.Fatalf("listing %+v, %v", l, err)
+	}
+	s, err := st.ReadSurface(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.Session); got != `{"version":0,"id":"x\ud800😀","createdAt":1,"delegationDepth":0}` {
+		t.Errorf("session object %s", got)
+	}
+}
