@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // BuildLog returns the logical JSONL text (header line plus one event per
@@ -15,12 +17,12 @@ import (
 func BuildLog(s Session) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"type":"session","version":0,"id":`)
-	buf.Write(jsonValue(s.ID))
+	buf.Write(jsString(s.ID))
 	buf.WriteString(`,"createdAt":`)
 	buf.WriteString(strconv.FormatInt(s.CreatedAt, 10))
 	if s.CWD != nil {
 		buf.WriteString(`,"cwd":`)
-		buf.Write(jsonValue(*s.CWD))
+		buf.Write(jsString(*s.CWD))
 	}
 	buf.WriteString(`,"delegationDepth":0}` + "\n")
 	var nodes []int64
@@ -61,6 +63,10 @@ type shorthand struct {
 	SourceEventSeqs json.RawMessage `json:"sourceEventSeqs"`
 }
 
+// jsString quotes s as JS JSON.stringify does (lone surrogates held as
+// WTF-8 are written back as \udxxx escapes).
+func jsString(s string) []byte { return reference.AppendJSString(nil, s) }
+
 func jsonValue(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -80,7 +86,7 @@ func (o *obj) add(k string, v []byte) *obj {
 	} else {
 		o.b = append(o.b, ',')
 	}
-	o.b = append(o.b, jsonValue(k)...)
+	o.b = append(o.b, jsString(k)...)
 	o.b = append(o.b, ':')
 	o.b = append(o.b, v...)
 	return o
@@ -114,7 +120,7 @@ func content(v json.RawMessage) ([]byte, error) {
 }
 
 func textBlocks(s string) []byte {
-	return []byte(`[` + string((&obj{}).add("type", []byte(`"text"`)).add("text", jsonValue(s)).bytes()) + `]`)
+	return []byte(`[` + string((&obj{}).add("type", []byte(`"text"`)).add("text", jsString(s)).bytes()) + `]`)
 }
 
 func orDefault(v json.RawMessage, def string) []byte {
@@ -133,7 +139,7 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 	if err := json.Unmarshal(raw, &sh); err != nil {
 		return nil, err
 	}
-	msgID := jsonValue(fmt.Sprintf("golden-%s-%d", s.ID, seq))
+	msgID := jsString(fmt.Sprintf("golden-%s-%d", s.ID, seq))
 	userMessage := func(c, source []byte) []byte {
 		return (&obj{}).add("content", c).add("source", source).add("role", []byte(`"user"`)).add("id", msgID).bytes()
 	}
@@ -153,7 +159,7 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 	case sh.Checkpoint != nil:
 		src := (&obj{}).add("kind", []byte(`"plugin"`)).add("plugin", []byte(`"compact"`))
 		if sh.CompactionID != nil {
-			src.add("compactionId", jsonValue(*sh.CompactionID))
+			src.add("compactionId", jsString(*sh.CompactionID))
 		}
 		typ, data = "user/message", userMessage(textBlocks(*sh.Checkpoint), src.bytes())
 	case sh.Plugin != nil:
@@ -161,7 +167,7 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		if sh.PluginName != nil {
 			name = *sh.PluginName
 		}
-		src := (&obj{}).add("kind", []byte(`"plugin"`)).add("plugin", jsonValue(name)).bytes()
+		src := (&obj{}).add("kind", []byte(`"plugin"`)).add("plugin", jsString(name)).bytes()
 		typ, data = "user/message", userMessage(textBlocks(*sh.Plugin), src)
 	case sh.Injected != nil:
 		src := []byte(`{"kind":"session-reference","form":"recall","version":1,"references":[]}`)
@@ -185,7 +191,7 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		if sh.CallID != nil {
 			callID = *sh.CallID
 		}
-		cid := jsonValue(callID)
+		cid := jsString(callID)
 		block := (&obj{}).add("type", []byte(`"tool-result"`)).add("toolCallId", cid).
 			add("content", textBlocks(*sh.Tool)).add("isError", []byte("false")).bytes()
 		msg := (&obj{}).add("source", (&obj{}).add("kind", []byte(`"tool"`)).add("callId", cid).bytes()).
@@ -196,12 +202,12 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		data = (&obj{}).add("title", orDefault(sh.Title, `""`)).add("messageSeqs", []byte("[]")).
 			add("source", []byte(`{"kind":"fallback"}`)).bytes()
 	case sh.Chunk != nil:
-		chunk := (&obj{}).add("type", []byte(`"text-delta"`)).add("index", []byte("0")).add("text", jsonValue(*sh.Chunk)).bytes()
+		chunk := (&obj{}).add("type", []byte(`"text-delta"`)).add("index", []byte("0")).add("text", jsString(*sh.Chunk)).bytes()
 		typ, data = "assistant/chunk", (&obj{}).add("turn", turn).add("step", step).add("chunk", chunk).bytes()
 	default:
 		return nil, fmt.Errorf("unknown event shorthand %s", raw)
 	}
-	ev := (&obj{}).add("type", jsonValue(typ)).add("seq", []byte(strconv.FormatInt(seq, 10))).
+	ev := (&obj{}).add("type", jsString(typ)).add("seq", []byte(strconv.FormatInt(seq, 10))).
 		add("time", []byte(strconv.FormatInt(s.CreatedAt+seq+1, 10))).add("data", data)
 	surface := typ == "user/message" || typ == "assistant/message" || typ == "tool/result"
 	switch {
