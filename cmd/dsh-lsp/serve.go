@@ -51,19 +51,30 @@ func serveMain(args []string, stderr io.Writer) int {
 		return serveTCP(ctx, *listen, opts, logger, stderr)
 	}
 	logger.Info("dsh-lsp serving on stdio", "version", opts.Version, "pid", os.Getpid())
-	stream := jsonrpc2.NewHeaderStream(stdio{})
+	stream := jsonrpc2.NewHeaderStream(newStdio())
 	code := lsp.New(opts).Serve(ctx, stream)
 	logger.Info("dsh-lsp exiting", "code", code)
 	return code
 }
 
-// stdio is stdin+stdout as one connection. Close is a no-op: the process
-// exits right after.
-type stdio struct{}
+// stdio is stdin+stdout as one connection. Closing it closes stdin, which
+// must unblock the pending read so the server can finish right after exit
+// even though the client keeps its end of the pipe open.
+type stdio struct{ in *os.File }
 
-func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
-func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
-func (stdio) Close() error                { return nil }
+// newStdio opens stdin in non-blocking mode: Go then reads it through the
+// runtime poller, where Close interrupts a blocked Read (a blocking fd's
+// read(2) would wait for the client forever).
+func newStdio() stdio {
+	if err := syscall.SetNonblock(int(os.Stdin.Fd()), true); err == nil {
+		return stdio{in: os.NewFile(os.Stdin.Fd(), "/dev/stdin")}
+	}
+	return stdio{in: os.Stdin}
+}
+
+func (s stdio) Read(p []byte) (int, error) { return s.in.Read(p) }
+func (stdio) Write(p []byte) (int, error)  { return os.Stdout.Write(p) }
+func (s stdio) Close() error               { return s.in.Close() }
 
 // serveTCP accepts LSP clients on addr, one server session per connection,
 // until interrupted.
