@@ -1,0 +1,127 @@
+package completion
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+func TestFindQuery(t *testing.T) {
+	mention := reference.FormatMention("src", nil) // @[src](dsh-session:InNyYyI)
+	tests := []struct {
+		text string // "|" marks the cursor
+		want string // query, or "-" for none
+	}{
+		{"@|", ""},
+		{"@abc|", "abc"},
+		{"x @abc|", "abc"},
+		{"x\t@abc|", "abc"},
+		{"x\u3000@abc|", "abc"}, // ideographic space (JS \s)
+		{"x\u00a0@abc|", "abc"}, // no-break space
+		{"(@a|", "a"}, {"[@a|", "a"}, {"{@a|", "a"}, {"\"@a|", "a"}, {"'@a|", "a"}, {"`@a|", "a"},
+		{"line1\n@q|", "q"},
+		{"line1\r\n@q|", "q"},
+		{"a@b|", "-"},
+		{"x.@b|", "-"},
+		{"@a b|", "-"},
+		{"@a|b", "a"}, // cursor in the middle of a word: the text before it counts
+		{"@a[b|", "-"}, {"@a]b|", "-"}, {"@a(b|", "-"}, {"@a)b|", "-"}, {"@a@b|", "-"},
+		{"@|\n", ""},
+		{"no at|", "-"},
+		{"@é🙂|", "é🙂"},
+		{strings.Replace(mention, "@[", "@|[", 1), "-"}, // right after an existing mention's @
+		{"@[a @b|](dsh-session:InNyYyI)", "-"},          // inside a mention label
+		{mention + " @x|", "x"},                         // after a mention
+		{"@[x](dsh-session:bad @q|)", "q"},              // not a mention: the URI has a space
+	}
+	for _, tt := range tests {
+		cursor := strings.Index(tt.text, "|")
+		text := strings.Replace(tt.text, "|", "", 1)
+		q, ok := FindQuery(text, cursor)
+		switch {
+		case tt.want == "-" && ok:
+			t.Errorf("FindQuery(%q) = %q, want none", tt.text, q.Text)
+		case tt.want != "-" && !ok:
+			t.Errorf("FindQuery(%q): none, want %q", tt.text, tt.want)
+		case ok && (q.Text != tt.want || q.End != cursor || text[q.Start-1] != '@'):
+			t.Errorf("FindQuery(%q) = %+v, want %q", tt.text, q, tt.want)
+		}
+	}
+}
+
+func TestVisibleLabel(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\nb\tc", "a␊b␉c"},
+		{"del\x7f", "del␡"},
+		{"sep\u2028x", `sep\u2028x`},
+		{"", `""`},
+		{"源]会话", "源]会话"},
+	}
+	for _, tt := range tests {
+		if got := VisibleLabel(tt.in); got != tt.want {
+			t.Errorf("VisibleLabel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestItems(t *testing.T) {
+	cwd := "/w"
+	cands := []reference.Candidate{
+		{SessionID: "s]\\", Label: "T]it\\le\n[x]", CWD: &cwd, CreatedAt: 1786000000000},
+		{SessionID: "b", Label: "b"},
+	}
+	text := "héllo @qu"
+	q, ok := FindQuery(text, len(text))
+	if !ok {
+		t.Fatal("no query")
+	}
+	for _, enc := range []protocol.Encoding{protocol.UTF8, protocol.UTF16, protocol.UTF32} {
+		m := protocol.NewMapper(text, enc)
+		items := Items(cands, q, m)
+		if len(items) != 2 {
+			t.Fatalf("%d items", len(items))
+		}
+		it := items[0]
+		label := cands[0].Label
+		want := strings.TrimPrefix(reference.FormatMention(cands[0].SessionID, &label), "@")
+		if it.InsertText != want || it.TextEdit.NewText != want {
+			t.Errorf("%s: insert %q / %q, want %q", enc, it.InsertText, it.TextEdit.NewText, want)
+		}
+		start, _ := m.Offset(it.TextEdit.Range.Start)
+		end, _ := m.Offset(it.TextEdit.Range.End)
+		if text[:start]+it.TextEdit.NewText+text[end:] != "héllo "+reference.FormatMention(cands[0].SessionID, &label) {
+			t.Errorf("%s: edit range %v replaces %q", enc, it.TextEdit.Range, text[start:end])
+		}
+		if it.Label != "T]it\\le␊[x]" || it.FilterText != "qu"+it.Label || it.SortText != "0000" || items[1].SortText != "0001" ||
+			it.Detail != "/w · 2026-08-06 07:06 UTC" || items[1].Detail[:6] != "no cwd" || it.Kind != protocol.CompletionItemKindReference {
+			t.Errorf("%s: item %+v", enc, it)
+		}
+	}
+}
+
+func TestVisibleMessages(t *testing.T) {
+	ev := func(typ, data string) reference.SurfaceEvent {
+		return reference.SurfaceEvent{Type: typ, Data: []byte(data)}
+	}
+	surf := &reference.Surface{Events: []reference.SurfaceEvent{
+		ev("user/message", `{"content":[{"type":"text","text":"hi"},{"type":"text","text":"there"}],"source":{"kind":"user"}}`),
+		ev("user/message", `{"content":[{"type":"text","text":"plugin"}],"source":{"kind":"plugin","plugin":"x"}}`),
+		ev("user/message", `{"content":[{"type":"text","text":"summary"}],"source":{"kind":"plugin","plugin":"compact"}}`),
+		ev("assistant/message", `{"message":{"role":"assistant","content":[{"type":"reasoning","text":"r"},{"type":"text","text":"answer"}]}}`),
+		ev("tool/result", `{"content":[{"type":"text","text":"tool"}]}`),
+		ev("user/message", `{"content":[{"type":"text","text":""}],"source":{"kind":"user"}}`),
+	}}
+	got := VisibleMessages(surf)
+	want := []Message{{"user", "hi\nthere", false}, {"user", "summary", true}, {"assistant", "answer", false}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("message %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
