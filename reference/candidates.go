@@ -26,10 +26,11 @@ type RemoteCandidate struct {
 	Mention string `json:"mention"`
 }
 
-// rankedHeader is a listed session with its candidate rank.
+// rankedHeader is a listed session with its candidate rank and label.
 type rankedHeader struct {
 	header SessionHeader
 	rank   int
+	label  string
 }
 
 // ListCandidates implements dsh listCandidates(agent, query, limit, signal)
@@ -62,8 +63,8 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 		records = append(records, rankedHeader{header: h, rank: candidateRank(h.CWD, target.CWD)})
 	}
 	if needle == "" {
-		sortByRank(records)
-		records = records[:min(int64(len(records)), limit)]
+		// Without a filter only the cut is shown, so only its titles are read.
+		records = rankAndCut(records, limit)
 	}
 	ids := make([]string, len(records))
 	for i, r := range records {
@@ -73,28 +74,17 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Candidate, 0, len(records))
 	kept := records[:0]
 	for i, r := range records {
-		if needle != "" && !candidateMatches(r.header, labels[i], needle) {
-			continue
+		r.label = labels[i]
+		if needle == "" || candidateMatches(r.header, r.label, needle) {
+			kept = append(kept, r)
 		}
-		kept = append(kept, r)
-		out = append(out, Candidate{SessionID: r.header.ID, Label: labels[i], CWD: r.header.CWD, CreatedAt: r.header.CreatedAt})
 	}
-	if needle != "" {
-		// Sort the candidates along with their ranks; stable keeps the
-		// Source's order (the index) inside a rank.
-		order := make([]int, len(kept))
-		for i := range order {
-			order[i] = i
-		}
-		sort.SliceStable(order, func(a, b int) bool { return kept[order[a]].rank < kept[order[b]].rank })
-		sorted := make([]Candidate, 0, min(int64(len(order)), limit))
-		for _, i := range order[:min(int64(len(order)), limit)] {
-			sorted = append(sorted, out[i])
-		}
-		out = sorted
+	kept = rankAndCut(kept, limit)
+	out := make([]Candidate, len(kept))
+	for i, r := range kept {
+		out[i] = Candidate{SessionID: r.header.ID, Label: r.label, CWD: r.header.CWD, CreatedAt: r.header.CreatedAt}
 	}
 	return out, nil
 }
@@ -156,8 +146,11 @@ func candidateRank(cwd, targetCWD *string) int {
 	}
 }
 
-func sortByRank(records []rankedHeader) {
+// rankAndCut sorts records by (rank, index) and keeps the first limit: a
+// stable sort keeps the Source's order (the index) inside a rank.
+func rankAndCut(records []rankedHeader, limit int64) []rankedHeader {
 	sort.SliceStable(records, func(a, b int) bool { return records[a].rank < records[b].rank })
+	return records[:min(int64(len(records)), limit)]
 }
 
 // candidateMatches is dsh's filter: the needle in the lowercased id, cwd or

@@ -99,3 +99,30 @@ func BenchmarkProjectSurface(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrepareThreeSources prepares three 20 MB sources at the default
+// budget from memory: reads and retention run in parallel per source.
+func BenchmarkPrepareThreeSources(b *testing.B) {
+	src := &fakeSource{}
+	var refs []Reference
+	var total int64
+	for i := range 3 {
+		s := benchSurface(20_000, 1_000)
+		id := fmt.Sprintf("source-%d", i)
+		src.sessions = append(src.sessions, fakeSession{id: id, cwd: s.Header.CWD, events: s.Events})
+		refs = append(refs, Reference{SessionID: id})
+		total += surfaceBytes(s)
+	}
+	svc, err := NewService(src, DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := svc.Prepare(b.Context(), Target{}, refs)
+		if err != nil || len(p.Data) != 3 {
+			b.Fatal(err)
+		}
+	}
+}
