@@ -102,9 +102,10 @@ func (s *Service) PrepareJSON(ctx context.Context, target Target, items []json.R
 	return s.prepareNormalized(ctx, n)
 }
 
-// RetainOne reads one session and retains it as a reference with the given
-// label would be: the tag-safe data object (what the reference adds to the
-// prompt's JSON array) and its stats (InputIndex 0). Errors are those of
+// RetainOne reads one session and retains it the way a reference to it
+// with the given label would be: it returns the tag-safe data object (what
+// the reference adds to the prompt's JSON array) and its stats
+// (InputIndex 0). Errors are those of
 // Prepare (READ_FAILED, CANCELLED, BUDGET_EXCEEDED).
 func (s *Service) RetainOne(ctx context.Context, sessionID, label string) ([]byte, ReferenceStats, error) {
 	if err := ctx.Err(); err != nil {
