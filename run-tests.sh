@@ -30,7 +30,12 @@ step "go test" go test -count=1 ./...
 step "go test -race (server, core)" go test -count=1 -race ./lsp/... ./reference/... ./sessionstore/...
 
 if [ "${DSH_SKIP_E2E:-}" != 1 ]; then
-	for suite in editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
+	# One build of the server, shared by every suite below.
+	bindir=$(mktemp -d)
+	trap 'rm -rf "$bindir"' EXIT
+	step "go build dsh-lsp" go build -o "$bindir/dsh-lsp" ./cmd/dsh-lsp
+	export DSH_LSP_BIN=$bindir/dsh-lsp
+	for suite in stress/run.sh editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
 		if [ -x "$suite" ]; then
 			step "$suite" "$suite"
 		else
