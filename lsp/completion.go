@@ -119,6 +119,9 @@ func targetKey(t reference.Target) (string, string) {
 
 // candidates returns ListCandidates, cached for candidateCacheTTL.
 func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64) ([]reference.Candidate, error) {
+	if err := waitIndexed(ctx, env); err != nil {
+		return nil, err
+	}
 	cwd, id := targetKey(t)
 	s.cache.mu.Lock()
 	key := candidateKey{gen: s.cache.gen, env: env, target: cwd, sessionID: id, query: query, limit: limit}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
 // settings are the dsh settings of CONTRACT §2.
@@ -124,15 +125,41 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	src, err := s.opts.OpenSource(root)
-	if err != nil {
-		return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot open session store %q: %v", root, err)}
+	var src reference.Source
+	s.mu.Lock()
+	if s.env != nil && s.env.root == root {
+		src = s.env.source // same store: keep its index
+	}
+	s.mu.Unlock()
+	if src == nil {
+		if src, err = s.openSource(root); err != nil {
+			return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot open session store %q: %v", root, err)}
+		}
+		s.mu.Lock()
+		s.sources = append(s.sources, src)
+		s.mu.Unlock()
 	}
 	svc, err := reference.NewService(src, st.config)
 	if err != nil {
 		return nil, &SettingsError{err.Error()}
 	}
 	return &environment{root: root, source: src, service: svc, config: st.config}, nil
+}
+
+// openSource opens a store root with Options.OpenSource, or behind the
+// sessionstore index (reporting its first pass as progress).
+func (s *Server) openSource(root string) (reference.Source, error) {
+	if s.opts.OpenSource != nil {
+		return s.opts.OpenSource(root)
+	}
+	return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
+		Progress: func(done, total int) {
+			if f := s.progress.Load(); f != nil {
+				(*f)(done, total)
+			}
+		},
+		Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) },
+	})
 }
 
 // didChangeConfiguration applies settings.dsh; invalid settings are shown as

@@ -111,7 +111,8 @@ func (s *Server) publishDiagnostics(uri string) {
 // findings checks a snapshot's text.
 func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.Finding {
 	env := diagnostics.Env{Target: snap.target, MaxReferences: snap.config.MaxReferences}
-	if snap.env != nil {
+	// A partial listing (first indexing pass) would flag known sessions.
+	if snap.env != nil && waitIndexed(ctx, snap.env) == nil {
 		if known, err := s.knownSessions(ctx, snap.env); err == nil {
 			env.Known = func(id string) bool { return known[id] }
 		} else {

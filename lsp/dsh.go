@@ -200,7 +200,7 @@ func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any
 	if env == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session store configured")
 	}
-	cands, err := env.service.ListCandidates(ctx, *target, query, limit)
+	cands, err := s.candidates(ctx, env, *target, query, limit)
 	if err != nil {
 		return nil, requestError(ctx, err)
 	}

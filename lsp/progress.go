@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,9 +12,32 @@ import (
 
 var progressTokens atomic.Int64
 
-// startIndexing loads the store listing and titles once in the background
-// (warming the store's caches before the first completion), reporting
-// window/workDoneProgress when the client supports it.
+// indexWaiter is a source that indexes in the background
+// (sessionstore.Indexed).
+type indexWaiter interface {
+	Wait(ctx context.Context) error
+	Complete() bool
+}
+
+// waitIndexed waits until env's source has finished its first indexing
+// pass (before that its listing is partial), or ctx is done.
+func waitIndexed(ctx context.Context, env *environment) error {
+	if w, ok := env.source.(indexWaiter); ok && !w.Complete() {
+		return w.Wait(ctx)
+	}
+	return nil
+}
+
+// progressReport is a $/progress "report" value.
+type progressReport struct {
+	Kind       string `json:"kind"` // "report"
+	Message    string `json:"message,omitempty"`
+	Percentage *int   `json:"percentage,omitempty"`
+}
+
+// startIndexing waits in the background for the store's first indexing
+// pass (or, for a plain store, loads the listing and titles once to warm
+// it), reporting window/workDoneProgress when the client supports it.
 func (s *Server) startIndexing() {
 	s.mu.Lock()
 	env := s.env
@@ -40,16 +64,43 @@ func (s *Server) startIndexing() {
 		if token != "" {
 			s.notify("$/progress", protocol.ProgressParams{Token: token, Value: protocol.WorkDoneProgressBegin{
 				Kind: "begin", Title: "dsh-lsp", Message: "indexing dsh sessions in " + env.root}})
+			var mu sync.Mutex
+			last := time.Time{}
+			report := func(done, total int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if time.Since(last) < 200*time.Millisecond && done < total {
+					return
+				}
+				last = time.Now()
+				pct := 0
+				if total > 0 {
+					pct = done * 100 / total
+				}
+				s.notify("$/progress", protocol.ProgressParams{Token: token, Value: progressReport{
+					Kind: "report", Message: fmt.Sprintf("%d/%d sessions", done, total), Percentage: &pct}})
+			}
+			s.progress.Store(&report)
+			defer s.progress.Store(nil)
 		}
 		start := time.Now()
+		var err error
+		if w, ok := env.source.(indexWaiter); ok {
+			err = w.Wait(ctx)
+		}
 		msg := ""
-		headers, err := env.source.ListSessions(ctx)
+		headers, lerr := env.source.ListSessions(ctx)
 		if err == nil {
-			ids := make([]string, len(headers))
-			for i, h := range headers {
-				ids[i] = h.ID
+			err = lerr
+		}
+		if err == nil {
+			if _, ok := env.source.(indexWaiter); !ok {
+				ids := make([]string, len(headers))
+				for i, h := range headers {
+					ids[i] = h.ID
+				}
+				_, err = env.source.ReadTitles(ctx, ids)
 			}
-			_, err = env.source.ReadTitles(ctx, ids)
 			msg = fmt.Sprintf("%d sessions indexed", len(headers))
 		}
 		if err != nil {

@@ -21,9 +21,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -48,7 +50,9 @@ type Options struct {
 	// SessionsDir is the --sessions flag; the sessionsDir setting overrides it.
 	SessionsDir string
 	// OpenSource opens the session source for a store root (tests inject
-	// fakes). Nil means sessionstore.Open.
+	// fakes). Nil means sessionstore.OpenIndexed: listings and titles come
+	// from an index of session metadata (persisted in the user cache
+	// directory, outside the store), so completion never parses logs.
 	OpenSource func(root string) (reference.Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means
@@ -98,6 +102,12 @@ type Server struct {
 		m map[jsonrpc2.ID]context.CancelFunc
 	}
 
+	// sources are the session sources opened so far, closed when the
+	// session ends (a request may still use a replaced one).
+	sources []reference.Source
+	// progress reports indexing progress while a $/progress token is open.
+	progress atomic.Pointer[func(done, total int)]
+
 	diag  diagnosticsScheduler
 	known knownCache
 	cache candidateCache
@@ -115,9 +125,6 @@ type clientCaps struct {
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.OpenSource == nil {
-		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.Open(root) }
 	}
 	if opts.ResolveRoot == nil {
 		opts.ResolveRoot = sessionstore.ResolveRoot
@@ -173,6 +180,11 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, src := range s.sources {
+		if c, ok := src.(io.Closer); ok {
+			c.Close()
+		}
+	}
 	if s.exited && s.state == stateShutdown {
 		return 0
 	}

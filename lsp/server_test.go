@@ -39,10 +39,12 @@ type session struct {
 }
 
 // start runs a server over an in-process channel stream pair.
-func start(t *testing.T, opts lsp.Options) *session {
+func start(t testing.TB, opts lsp.Options) *session {
 	t.Helper()
 	if opts.OpenSource == nil {
-		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+		// The production source (sessionstore.OpenIndexed) persists its
+		// index in the user cache directory: keep it in the test's.
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	}
 	if opts.ResolveRoot == nil {
 		opts.ResolveRoot = func(flag string) (string, error) {
@@ -304,6 +306,42 @@ func TestDisconnectMidRequest(t *testing.T) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
 			t.Fatalf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestIndexingProgress(t *testing.T) {
+	s := startInit(t, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var kinds []string
+		for _, raw := range s.Progress() {
+			var p struct {
+				Token string `json:"token"`
+				Value struct {
+					Kind    string `json:"kind"`
+					Message string `json:"message"`
+				} `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil || p.Token == "" {
+				t.Fatalf("bad $/progress %s", raw)
+			}
+			kinds = append(kinds, p.Value.Kind+":"+p.Value.Message)
+		}
+		if n := len(kinds); n >= 2 && strings.HasPrefix(kinds[n-1], "end:") {
+			if !strings.HasPrefix(kinds[0], "begin:indexing dsh sessions") || kinds[n-1] != "end:7 sessions indexed" {
+				t.Errorf("progress = %q", kinds)
+			}
+			for _, k := range kinds[1 : n-1] {
+				if !strings.HasPrefix(k, "report:") {
+					t.Errorf("progress = %q", kinds)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress so far: %q", kinds)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
