@@ -136,3 +136,26 @@ func TestHover(t *testing.T) {
 		t.Errorf("hover outside a mention: %v, %+v", err, none)
 	}
 }
+
+func TestSetTarget(t *testing.T) {
+	s := startInit(t, nil)
+	uri := "file:///chat.dsh"
+	// dsh/setTarget may come before didOpen.
+	s.Notify("dsh/setTarget", map[string]any{"textDocument": map[string]any{"uri": uri},
+		"target": map[string]any{"sessionId": idA, "cwd": "/home/bob/scratch"}})
+	s.Open(uri, "see "+reference.FormatMention(idA, nil)+" @")
+	s.Await(lsptest.DiagnosticCodes(uri, diagnostics.CodeSelfReference))
+	list := complete(t, s, uri, s.Pos(uri, len(s.Text(uri))))
+	if len(list.Items) != 6 || itemID(t, list.Items[0]) != idG {
+		t.Errorf("with target {A, /home/bob/scratch}: %d items, first %q", len(list.Items), list.Items[0].Label)
+	}
+	for _, it := range list.Items {
+		if itemID(t, it) == idA {
+			t.Error("the target session is offered")
+		}
+	}
+	// Clearing the document target falls back to the settings/workspace.
+	s.Notify("dsh/setTarget", map[string]any{"textDocument": map[string]any{"uri": uri}, "target": nil})
+	s.Append(uri, " ")
+	s.Await(lsptest.DiagnosticCodes(uri))
+}
