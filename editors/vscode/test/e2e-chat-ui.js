@@ -67,6 +67,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const rows = await page.locator('.editor-widget.suggest-widget.visible .monaco-list-row').allInnerTexts().catch(() => []);
   check((await row.count()) > 0, `chat input: the suggest widget lists "${label}" after typing @legacy`, JSON.stringify(rows));
   await shot('chat-01-completion.png');
+  await page.screenshot({ path: path.join(shots, 'readme-chat-input.png'), clip: { x: 925, y: 730, width: 475, height: 145 } });
   if (await row.count()) await row.first().click();
   // the input wraps long lines, so read the text through the clipboard, not the DOM
   await page.waitForTimeout(300);

@@ -104,7 +104,10 @@ async function poll(fn, timeoutMs, stepMs = 100) {
       }, tabName);
       return lines && lines.join('\n').includes('</referenced-sessions>') ? nbsp(lines.join('\n')) : '';
     }, 10000);
-    if (shotName) await shot(shotName);
+    if (shotName) {
+      await shot(shotName);
+      await page.screenshot({ path: path.join(shots, `readme-${shotName}`), clip: { x: 350, y: 38, width: 1050, height: 240 } });
+    }
     const clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `clipboard error: ${e}`);
     return { toast: t, tab: (await tab.count()) > 0, view: view || '', clip };
   }
@@ -154,6 +157,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const rows = await page.locator('.editor-widget.suggest-widget.visible .monaco-list-row').allInnerTexts().catch(() => []);
   check((await row.count()) > 0, `suggest widget lists "${label}" after typing @legacy`, JSON.stringify(rows));
   await shot('02-completion.png');
+  await page.screenshot({ path: path.join(shots, 'readme-completion.png'), clip: { x: 345, y: 40, width: 800, height: 110 } });
   if (await row.count()) {
     await row.first().click();
   } else {

