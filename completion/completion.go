@@ -159,6 +159,27 @@ func Detail(cwd *string, createdAt int64) string {
 // filterText begins with QUERY so that client-side filtering keeps every
 // item the server matched (on id or cwd too); sortText keeps dsh's order.
 func Items(cands []reference.Candidate, q Query, m *protocol.Mapper) []protocol.CompletionItem {
+	return ItemsStyled(cands, q, m, StylePortable)
+}
+
+// Style is a completion item shape.
+type Style int
+
+// Item shapes.
+const (
+	// StylePortable is the shape of Items.
+	StylePortable Style = iota
+	// StyleALE is for Vim ALE, which inserts only the text before the first
+	// "(" of an item's text (it strips call parentheses) and applies
+	// additionalTextEdits after the insertion, at the positions given (in
+	// bytes, as ALE counts columns). The item inserts "[escaped label]"
+	// (up to the first "(") and an additional edit adds the rest right
+	// after it, in post-insertion coordinates.
+	StyleALE
+)
+
+// ItemsStyled is Items with a client-specific shape.
+func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style Style) []protocol.CompletionItem {
 	rng := m.Range(q.Start, q.End)
 	items := make([]protocol.CompletionItem, 0, len(cands))
 	width := len(fmt.Sprint(len(cands)))
@@ -170,7 +191,7 @@ func Items(cands []reference.Candidate, q Query, m *protocol.Mapper) []protocol.
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := VisibleLabel(c.Label)
 		data, _ := json.Marshal(ItemData{SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt})
-		items = append(items, protocol.CompletionItem{
+		item := protocol.CompletionItem{
 			Label:      visible,
 			Kind:       protocol.CompletionItemKindReference,
 			Detail:     Detail(c.CWD, c.CreatedAt),
@@ -179,7 +200,17 @@ func Items(cands []reference.Candidate, q Query, m *protocol.Mapper) []protocol.
 			InsertText: newText,
 			TextEdit:   &protocol.TextEdit{Range: rng, NewText: newText},
 			Data:       data,
-		})
+		}
+		if style == StyleALE {
+			cut := strings.IndexByte(newText, '(')
+			word, rest := newText[:cut], newText[cut:]
+			item.InsertText = word
+			item.TextEdit = &protocol.TextEdit{Range: rng, NewText: word}
+			at := rng.Start
+			at.Character += uint32(len(word)) // ALE columns are bytes
+			item.AdditionalTextEdits = []protocol.TextEdit{{Range: protocol.Range{Start: at, End: at}, NewText: rest}}
+		}
+		items = append(items, item)
 	}
 	return items
 }

@@ -125,3 +125,28 @@ func TestVisibleMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestItemsALE(t *testing.T) {
+	label := "Fix (urgent) ]"
+	cands := []reference.Candidate{{SessionID: "s", Label: label}}
+	text := "é @"
+	q, _ := FindQuery(text, len(text))
+	m := protocol.NewMapper(text, protocol.UTF8)
+	it := ItemsStyled(cands, q, m, StyleALE)[0]
+	// ALE inserts the word (up to the first "(") over QUERY, then applies
+	// the additional edit in the post-insertion buffer.
+	word := it.TextEdit.NewText
+	if word != "[Fix " || it.InsertText != word || len(it.AdditionalTextEdits) != 1 {
+		t.Fatalf("item %+v", it)
+	}
+	after := text[:q.Start] + word + text[q.End:]
+	ae := it.AdditionalTextEdits[0]
+	off, err := protocol.NewMapper(after, protocol.UTF8).Offset(ae.Range.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := after[:off] + ae.NewText + after[off:]
+	if want := "é " + reference.FormatMention("s", &label); got != want {
+		t.Errorf("ALE result %q, want %q", got, want)
+	}
+}

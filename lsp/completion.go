@@ -38,7 +38,11 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	}
 	// Incomplete: the server filters (on id and cwd too, with dsh's
 	// lowercasing), so clients must re-query as the user types.
-	return protocol.CompletionList{IsIncomplete: true, Items: completion.Items(cands, q, snap.mapper)}, nil
+	style := completion.StylePortable
+	if snap.caps.ale {
+		style = completion.StyleALE
+	}
+	return protocol.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}, nil
 }
 
 // completionResolve adds documentation with a conversation preview.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -154,5 +155,45 @@ func TestCompletionResolve(t *testing.T) {
 	}
 	if resolved.TextEdit == nil || resolved.TextEdit.NewText != list.Items[0].TextEdit.NewText {
 		t.Errorf("resolve changed the edit: %+v", resolved.TextEdit)
+	}
+}
+
+// TestCompletionALE initializes with Vim ALE 3.3's exact capabilities: the
+// server uses byte columns and the ALE item shape.
+func TestCompletionALE(t *testing.T) {
+	s := start(t, lsp.Options{})
+	f := false
+	caps := map[string]any{
+		"workspace": map[string]any{"applyEdit": f, "didChangeConfiguration": map[string]any{"dynamicRegistration": f},
+			"symbol": map[string]any{"dynamicRegistration": f}, "workspaceFolders": f, "configuration": f},
+		"textDocument": map[string]any{
+			"completion": map[string]any{"dynamicRegistration": f, "contextSupport": f,
+				"completionItem": map[string]any{"snippetSupport": f, "documentationFormat": []string{"plaintext"}}},
+			"hover": map[string]any{"dynamicRegistration": f, "contentFormat": []string{"plaintext"}},
+		},
+	}
+	var res protocol.InitializeResult
+	if err := s.Call(context.Background(), "initialize", map[string]any{"processId": 1, "rootPath": "/home/alice/proj",
+		"rootUri": "file:///home/alice/proj", "capabilities": caps, "initializationOptions": map[string]any{"sessionsDir": storeRaw}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Capabilities.PositionEncoding != "utf-8" {
+		t.Fatalf("ALE: positionEncoding %q, want utf-8 (ALE counts bytes)", res.Capabilities.PositionEncoding)
+	}
+	s.Notify("initialized", map[string]any{})
+	uri := "file:///home/alice/proj/p.dsh"
+	text := "é @"
+	s.Open(uri, text)
+	var list protocol.CompletionList
+	if err := s.Call(context.Background(), "textDocument/completion", map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": len(text)}}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 || list.Items[0].InsertText != "[What did we decide in]" || len(list.Items[0].AdditionalTextEdits) != 1 {
+		t.Fatalf("ALE items: %+v", list.Items)
+	}
+	ae := list.Items[0].AdditionalTextEdits[0]
+	if ae.Range.Start.Character != uint32(len(text)+len("[What did we decide in]")) || ae.NewText != "("+reference.EncodeURI(idE)+")" {
+		t.Errorf("additional edit %+v", ae)
 	}
 }

@@ -43,7 +43,11 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		offered = p.Capabilities.General.PositionEncodings
 	}
 	enc := protocol.NegotiateEncoding(offered)
-	caps := clientCaps{}
+	caps := clientCaps{ale: looksLikeALE(&p)}
+	if caps.ale {
+		// ALE sends and reads byte columns whatever the encoding says.
+		enc = protocol.UTF8
+	}
 	if p.Capabilities.Window != nil {
 		caps.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	}
@@ -70,7 +74,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	s.logger.Info("initialize", "client", client, "positionEncoding", string(enc), "root", env.root)
+	s.logger.Info("initialize", "client", client, "ale", caps.ale, "positionEncoding", string(enc), "root", env.root)
 
 	return protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
@@ -86,6 +90,21 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		},
 		ServerInfo: protocol.ServerInfo{Name: "dsh-lsp", Version: s.opts.Version},
 	}, nil
+}
+
+// looksLikeALE recognizes Vim's ALE, which sends no clientInfo and a fixed
+// capability set (contextSupport false, workspace/configuration false,
+// plaintext-only hover). ALE needs its own completion item shape.
+func looksLikeALE(p *protocol.InitializeParams) bool {
+	c := p.Capabilities
+	if p.ClientInfo != nil || c.General != nil || c.Workspace == nil || c.Workspace.Configuration == nil || *c.Workspace.Configuration {
+		return false
+	}
+	td := c.TextDocument
+	if td == nil || td.Completion == nil || td.Completion.ContextSupport == nil || *td.Completion.ContextSupport {
+		return false
+	}
+	return td.Hover != nil && len(td.Hover.ContentFormat) == 1 && td.Hover.ContentFormat[0] == "plaintext"
 }
 
 func contains(list []string, v string) bool {

@@ -116,6 +116,8 @@ type Server struct {
 
 // clientCaps are the client capabilities the server uses.
 type clientCaps struct {
+	// ale is set for Vim ALE (byte columns, its own completion shape).
+	ale              bool
 	workDoneProgress bool
 	hoverMarkdown    bool
 	docMarkdown      bool

@@ -78,6 +78,9 @@ type InitializeParams struct {
 		Window *struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
+		Workspace *struct {
+			Configuration *bool `json:"configuration"`
+		} `json:"workspace"`
 		TextDocument *struct {
 			Hover *struct {
 				ContentFormat []string `json:"contentFormat"`
@@ -86,6 +89,7 @@ type InitializeParams struct {
 				CompletionItem *struct {
 					DocumentationFormat []string `json:"documentationFormat"`
 				} `json:"completionItem"`
+				ContextSupport *bool `json:"contextSupport"`
 			} `json:"completion"`
 		} `json:"textDocument"`
 	} `json:"capabilities"`
@@ -212,15 +216,17 @@ type MarkupContent struct {
 
 // CompletionItem is one completion proposal.
 type CompletionItem struct {
-	Label         string          `json:"label"`
-	Kind          int             `json:"kind,omitempty"`
-	Detail        string          `json:"detail,omitempty"`
-	Documentation *MarkupContent  `json:"documentation,omitempty"`
-	SortText      string          `json:"sortText,omitempty"`
-	FilterText    string          `json:"filterText,omitempty"`
-	InsertText    string          `json:"insertText,omitempty"`
-	TextEdit      *TextEdit       `json:"textEdit,omitempty"`
-	Data          json.RawMessage `json:"data,omitempty"`
+	Label         string         `json:"label"`
+	Kind          int            `json:"kind,omitempty"`
+	Detail        string         `json:"detail,omitempty"`
+	Documentation *MarkupContent `json:"documentation,omitempty"`
+	SortText      string         `json:"sortText,omitempty"`
+	FilterText    string         `json:"filterText,omitempty"`
+	InsertText    string         `json:"insertText,omitempty"`
+	TextEdit      *TextEdit      `json:"textEdit,omitempty"`
+	// AdditionalTextEdits is used only for Vim ALE (see completion.StyleALE).
+	AdditionalTextEdits []TextEdit      `json:"additionalTextEdits,omitempty"`
+	Data                json.RawMessage `json:"data,omitempty"`
 }
 
 // Diagnostic severities.
