@@ -260,7 +260,7 @@ const maxHeaderBytes = 1 << 20
 
 // readHeader reads only a transcript's header (spec §1.3 step 4–5).
 func ReadHeader(path string, enc Encoding) (*Header, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, &logError{kind: KindIO, msg: "cannot open transcript", err: err}
 	}
@@ -329,7 +329,7 @@ func (s *Store) find(id string) (string, Encoding, error) {
 			continue
 		}
 		dir := filepath.Join(s.root, p.Name(), seg)
-		st, err := os.Stat(dir)
+		st, err := os.Lstat(dir) // a symlinked session directory may lead out of the root
 		if err != nil || !st.IsDir() {
 			continue
 		}
@@ -358,13 +358,36 @@ func (s *Store) find(id string) (string, Encoding, error) {
 	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
 }
 
+// openRegular opens a transcript only if it is a regular file itself: a
+// symlink (which can lead out of the store root), a FIFO (open blocks
+// forever) or a device such as /dev/zero (an endless read) fails this one
+// session instead.
+func openRegular(path string) (*os.File, error) {
+	before, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (mode %s)", path, before.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
+		f.Close()
+		return nil, fmt.Errorf("%s was replaced while being opened", path)
+	}
+	return f, nil
+}
+
 // readStable reads a file that may be growing: it re-reads until a stat
 // before and after agree (as dsh does), a few times at most; the torn-tail
 // rules make any prefix safe to parse anyway.
 func readStable(path string) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
-		f, err := os.Open(path)
+		f, err := openRegular(path)
 		if err != nil {
 			return nil, err
 		}
