@@ -84,6 +84,47 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await sq.waitFor({ timeout: 10000 }).catch(() => {});
   check((await sq.count()) > 0, 'chat input: a broken mention gets an error squiggle');
   await shot('chat-02-diagnostic.png');
+
+  // The @dsh participant, answered by the echo model (test/echo-lm): it must have been sent
+  // the context message first, then the readable prompt. Session G ("scratch") is one whose
+  // context the reference implementation's expected.json gives exactly.
+  const other = expected.sessions.find((x) => (x.header.cwd || '').includes('scratch'));
+  const otherMention = `@[${other.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${other.uri})`;
+  const gWant = other.references.find((r) => r.maxReferenceBytes === 65536).prompt;
+  async function ask(text) {
+    await input.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type(text, { delay: 5 });
+    await page.keyboard.press('Escape'); // close any suggest widget
+    const before = await page.locator('.interactive-item-container.interactive-response').count();
+    await page.keyboard.press('Enter');
+    const answer = page.locator('.interactive-item-container.interactive-response').nth(before);
+    return poll(async () => {
+      const t = await answer.innerText();
+      return /ECHO-B64 [A-Za-z0-9+/=]+|SESSION_REFERENCE_\w+|unavailable|failed/.test(t) ? t : '';
+    }, 30000).then((t) => t || page.locator('.interactive-list').innerText().catch(() => ''));
+  }
+  const answer = await ask(`@dsh what about ${otherMention}?`);
+  const b64 = /ECHO-B64 ([A-Za-z0-9+/=]+)/.exec(answer);
+  let sent = null;
+  try {
+    sent = b64 ? JSON.parse(Buffer.from(b64[1], 'base64').toString('utf8')) : null;
+  } catch (e) {
+    sent = String(e);
+  }
+  check(Array.isArray(sent) && sent.length === 2, '@dsh sends two messages to the model', JSON.stringify(answer.slice(0, 300)));
+  check(Array.isArray(sent) && sent[0] === gWant, '@dsh: the first message is the context message, byte for byte as expected.json',
+    JSON.stringify(Array.isArray(sent) ? String(sent[0]).slice(0, 300) : sent));
+  check(Array.isArray(sent) && sent[1] === `what about @${other.label}?`, '@dsh: the second message is the readable prompt',
+    JSON.stringify(Array.isArray(sent) ? sent[1] : sent));
+  check(answer.includes('Referenced sessions:') && answer.includes(other.header.id), '@dsh lists the referenced session', JSON.stringify(answer.slice(0, 300)));
+  await shot('chat-03-participant.png');
+  const bad = await ask('@dsh see @[x](dsh-session:%%%)');
+  check(/SESSION_REFERENCE_INVALID_REFERENCE/.test(bad) && /invalid session reference URI/.test(bad) && !/\n\s+at /.test(bad),
+    '@dsh shows the dsh error (message and code, no stack) for a broken mention', JSON.stringify(bad.slice(-300)));
+  await shot('chat-04-participant-error.png');
+
   await browser.close();
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);

@@ -11,7 +11,8 @@
 #
 # With DSH_E2E_CHAT_INPUT=1 (the default) it also runs code-server 4.133.0 (VS Code 1.133,
 # on Node 24 from npm) and checks completion and diagnostics inside the chat input
-# (documents of scheme chatSessionInput); DSH_E2E_CHAT_INPUT=0 skips that part.
+# (documents of scheme chatSessionInput), and the @dsh participant answered by a fake
+# language model (test/echo-lm); DSH_E2E_CHAT_INPUT=0 skips that part.
 #
 # Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), DSH_E2E_PORT (default 18091; the next
 # port is used too),
@@ -108,13 +109,16 @@ JSON
 # run_ui NAME CODE_SERVER PORT PATH_PREFIX DRIVER: install the .vsix into a fresh
 # user-data dir, start code-server on the workspace, run the Playwright DRIVER and add its
 # "N passed, M failed" to the totals.
+# Extra .vsix files and code-server flags come from the arrays extra_install and extra_flags.
 run_ui() {
   local name=$1 cs_bin=$2 p=$3 path_prefix=$4 driver=$5
-  local user="$work/$name-user" exts="$work/$name-ext"
+  local user="$work/$name-user" exts="$work/$name-ext" v
+  local install=(--install-extension "$vsix")
+  for v in "${extra_install[@]}"; do install+=(--install-extension "$v"); done
   mkdir -p "$user/User" "$exts"
   cp "$work/user-settings.json" "$user/User/settings.json"
   log "[$name] installing the .vsix into a fresh user-data dir"
-  if ! PATH=$path_prefix:$PATH "$cs_bin" --user-data-dir "$user" --extensions-dir "$exts" --install-extension "$vsix" >"$work/$name-install.log" 2>&1; then
+  if ! PATH=$path_prefix:$PATH "$cs_bin" --user-data-dir "$user" --extensions-dir "$exts" "${install[@]}" >"$work/$name-install.log" 2>&1; then
     cat "$work/$name-install.log"; log "FAIL [$name] code-server --install-extension"; failed=$((failed + 1)); return
   fi
   # setsid: own process group, so code-server, the extension host and dsh-lsp stop
@@ -126,7 +130,7 @@ run_ui() {
   env -u PORT PATH=$path_prefix:/usr/local/bin:/usr/bin:/bin setsid "$cs_bin" --auth none --bind-addr "127.0.0.1:$p" \
     --user-data-dir "$user" --extensions-dir "$exts" --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-    "$work/ws" >"$work/$name-code-server.log" 2>&1 &
+    "${extra_flags[@]}" "$work/ws" >"$work/$name-code-server.log" 2>&1 &
   csid=$!
   for _ in $(seq 1 150); do curl -fs -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.2; done
   if curl -fs -o /dev/null "http://127.0.0.1:$p/healthz"; then
@@ -151,10 +155,15 @@ run_ui() {
 }
 
 rm -rf "$artifacts"; mkdir -p "$artifacts"
+extra_install=() extra_flags=()
 run_ui editor "$cs" "$port" /usr/bin "$here/e2e-ui.js"
 if [ "$chat_input" = 1 ]; then
   # the editor test edited the workspace files: restore them
   printf 'See @[x](dsh-session:%%%%%%) for details\n' > "$work/ws/broken.dshchat"
+  # test/echo-lm: a fake default language model that echoes what @dsh sends it
+  (cd "$here/echo-lm" && "$ext/node_modules/.bin/vsce" package --allow-missing-repository --skip-license \
+    -o "$work/echo-lm.vsix" >"$work/echo-lm-package.log" 2>&1) || { cat "$work/echo-lm-package.log"; die "packaging test/echo-lm"; }
+  extra_install=("$work/echo-lm.vsix") extra_flags=(--enable-proposed-api dsh-lsp.dsh-test-echo-lm)
   run_ui chat "$cs_chat" "$((port + 1))" "$node24" "$here/e2e-chat-ui.js"
 fi
 
