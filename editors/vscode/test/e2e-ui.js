@@ -112,6 +112,10 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     return { toast: t, tab: (await tab.count()) > 0, view: view || '', clip };
   }
 
+  // two.dshchat cites two sessions: fine by default, too many once dsh.maxReferences is 1
+  const scratch = expected.sessions.find((x) => (x.header.cwd || '').includes('scratch'));
+  const scratchMention = `@[${scratch.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${scratch.uri})`;
+  fs.writeFileSync(path.join(ws, "two.dshchat"), `Compare ${mention}\nwith ${scratchMention}\n`);
   await page.goto(url);
   await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
   await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
@@ -232,6 +236,35 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const errToast = await toast(/SESSION_REFERENCE/);
   check(/SESSION_REFERENCE_SELF_REFERENCE/.test(errToast), 'Prepare Message shows the dsh error code and message', errToast);
   await shot('06-self-reference.png');
+
+  // 6. settings reach the server on change (workspace/didChangeConfiguration)
+  const settingsFile = path.join(ws, '.vscode', 'settings.json');
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+  await clearToasts();
+  await openFile('two.dshchat');
+  await page.waitForTimeout(1500);
+  check((await editor.locator('.squiggly-error').count()) === 0, 'two cited sessions are fine with the default maxReferences');
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'dsh.maxReferences': 1 }));
+  const tooMany = editor.locator('.squiggly-error').first();
+  await tooMany.waitFor({ timeout: 15000 }).catch(() => {});
+  let tmHover = '';
+  if (await tooMany.count()) {
+    const box = await tooMany.boundingBox();
+    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'dsh' });
+    for (let i = 0; i < 3 && !tmHover; i++) {
+      await page.mouse.move(box.x + 2, box.y + box.height / 2);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 5 });
+      await hover.first().waitFor({ timeout: 5000 }).catch(() => {});
+      tmHover = (await hover.count()) ? nbsp(await hover.first().innerText()) : '';
+    }
+  }
+  check(/too-many-references/.test(tmHover), 'after setting dsh.maxReferences to 1 the second session is flagged (too-many-references)', JSON.stringify(tmHover));
+  await shot('07-max-references.png');
+  await page.mouse.move(5, 5);
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'dsh.maxReferences': 9 }));
+  const badSetting = await toast(/maxReferences/);
+  check(/maxReferences/.test(badSetting) && !/no matching notification/.test(badSetting), 'an invalid dsh.maxReferences is reported naming the key', badSetting);
+  fs.writeFileSync(settingsFile, JSON.stringify(settings));
 
   await browser.close();
   console.log(`${passed} passed, ${failed} failed`);
