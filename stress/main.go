@@ -1,0 +1,181 @@
+// Command stress runs the dsh-lsp hardening programs of issue 8 that are
+// too big or too slow for unit tests: load, faults and huge stores. Each
+// phase prints one JSON line with its measurements and fails (exit 1) when
+// an invariant breaks. stress/run.sh runs them with CI-sized flags;
+// stress/README.md records full-size runs.
+//
+//	go run ./stress -phases load,faults,stores -bin /tmp/dsh-lsp -work /tmp/dsh-stress
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	phases      = flag.String("phases", "load,faults,stores", "comma-separated phases to run: load, faults, stores")
+	work        = flag.String("work", "", "scratch directory for generated stores (default: a new directory under $TMPDIR, removed afterwards)")
+	bin         = flag.String("bin", "", "dsh-lsp binary for the process-level faults (stdin closed, SIGTERM); empty skips them")
+	duration    = flag.Duration("duration", 60*time.Second, "load: how long the client sends completion requests")
+	rate        = flag.Int("rate", 2000, "load: completion requests per second")
+	sourceSize  = flag.String("source-size", "20MB", "load/faults: plaintext size of each of the 3 prepare sources")
+	bigSession  = flag.String("big-session", "2GB", "stores: plaintext size of the single huge session (0 skips)")
+	tinyCount   = flag.Int("tiny-sessions", 1000000, "stores: number of tiny sessions in one cwd folder (0 skips)")
+	indexed     = flag.Bool("indexed", false, "serve from sessionstore.OpenIndexed instead of the default store")
+	keepStores  = flag.Bool("keep", false, "keep the generated stores")
+	maxP99      = flag.Duration("max-p99", 0, "load: fail when the completion p99 exceeds this (0: report only)")
+	goroutineOK = flag.Int("goroutine-slack", 5, "load/faults: goroutines allowed above the baseline after the server stops")
+)
+
+// report prints one phase's measurements as a JSON line.
+func report(phase string, fields map[string]any) {
+	fields["phase"] = phase
+	b, _ := json.Marshal(fields)
+	fmt.Println(string(b))
+}
+
+// failures collects invariant violations; any makes the run fail.
+var failures []string
+
+func failf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	failures = append(failures, msg)
+	fmt.Fprintln(os.Stderr, "FAIL:", msg)
+}
+
+func main() {
+	flag.Parse()
+	dir := *work
+	if dir == "" {
+		d, err := os.MkdirTemp("", "dsh-stress-")
+		if err != nil {
+			fatal(err)
+		}
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatal(err)
+	}
+	if !*keepStores {
+		defer os.RemoveAll(dir)
+	}
+	for _, p := range strings.Split(*phases, ",") {
+		start := time.Now()
+		var err error
+		switch strings.TrimSpace(p) {
+		case "load":
+			err = runLoad(filepath.Join(dir, "load"))
+		case "faults":
+			err = runFaults(filepath.Join(dir, "faults"))
+		case "stores":
+			err = runStores(filepath.Join(dir, "stores"))
+		case "":
+			continue
+		default:
+			err = fmt.Errorf("unknown phase %q", p)
+		}
+		if err != nil {
+			failf("%s: %v", p, err)
+		}
+		fmt.Fprintf(os.Stderr, "stress: phase %s done in %v\n", p, time.Since(start).Round(time.Millisecond))
+	}
+	if len(failures) > 0 {
+		if !*keepStores {
+			os.RemoveAll(dir)
+		}
+		fmt.Fprintf(os.Stderr, "stress: %d failure(s)\n", len(failures))
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "stress: all phases passed")
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "stress:", err)
+	os.Exit(2)
+}
+
+// parseSize reads 20MB, 2GB, 512KB or a byte count (1024-based).
+func parseSize(s string) int64 {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, suf.s) {
+			u, mult = strings.TrimSuffix(u, suf.s), suf.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(u, 64)
+	if err != nil || f < 0 {
+		fatal(fmt.Errorf("bad size %q", s))
+	}
+	return int64(f * float64(mult))
+}
+
+// hashTree returns path → sha256 of every file under root.
+func hashTree(root string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		out[rel] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	return out, err
+}
+
+// sameTree reports the differences between two hashTree results.
+func sameTree(before, after map[string]string) []string {
+	var diff []string
+	for p, h := range before {
+		if after[p] != h {
+			diff = append(diff, p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diff = append(diff, p+" (new)")
+		}
+	}
+	sort.Strings(diff)
+	return diff
+}
+
+// peakRSS returns the process's peak resident set size in bytes (VmHWM).
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// resetPeakRSS resets VmHWM (Linux clear_refs 5) so each measurement has
+// its own peak.
+func resetPeakRSS() {
+	runtime.GC()
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// freeDisk returns the free bytes of the filesystem holding dir.
+func freeDisk(dir string) int64 {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+// runStores: one huge raw session, and very many tiny sessions in one cwd
+// folder, read through the same paths the server uses.
+func runStores(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if size := parseSize(*bigSession); size > 0 {
+		if err := bigSessionStore(filepath.Join(dir, "big"), size); err != nil {
+			failf("stores: big session: %v", err)
+		}
+	}
+	if *tinyCount > 0 {
+		if err := tinySessionsStore(filepath.Join(dir, "tiny"), *tinyCount); err != nil {
+			failf("stores: tiny sessions: %v", err)
+		}
+	}
+	return nil
+}
+
+func bigSessionStore(root string, size int64) error {
+	if free := freeDisk(filepath.Dir(root)); free >= 0 && free < size*2 {
+		return fmt.Errorf("only %d MB free for a %d MB session", free>>20, size>>20)
+	}
+	t0 := time.Now()
+	infos, err := workload.Generate(root, workload.Options{Sessions: 1, CWDs: 1, Size: size, Compression: workload.None, Seed: 11}, nil)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	gen := time.Since(t0)
+	id := infos[0].ID
+	before, err := hashTree(root)
+	if err != nil {
+		return err
+	}
+	res := map[string]any{"sessionBytes": infos[0].File, "generateS": gen.Seconds()}
+
+	resetPeakRSS()
+	srv := startInProcess(serverOptions(root))
+	defer srv.disconnect(30 * time.Second)
+	if err := srv.initialize(map[string]any{"sessionsDir": root}); err != nil {
+		return err
+	}
+	t0 = time.Now()
+	var items []map[string]any
+	if err := srv.call("dsh/candidates", map[string]any{}, &items); err != nil {
+		return fmt.Errorf("candidates: %w", err)
+	}
+	res["candidatesS"], res["candidates"] = time.Since(t0).Seconds(), len(items)
+	res["candidatesPeakRSSMB"] = peakRSS() >> 20
+
+	resetPeakRSS()
+	t0 = time.Now()
+	var prep struct {
+		References []any `json:"references"`
+	}
+	err = srv.call("dsh/prepare", map[string]any{"text": "see " + reference.FormatMention(id, nil)}, &prep)
+	res["prepareS"], res["prepareError"] = time.Since(t0).Seconds(), fmt.Sprint(err)
+	res["preparePeakRSSMB"] = peakRSS() >> 20
+	if err != nil {
+		failf("stores: prepare of a %d MB session: %v", infos[0].File>>20, err)
+	}
+	// Still serving afterwards.
+	if err := srv.call("dsh/candidates", map[string]any{"query": "zzz-no-match"}, nil); err != nil {
+		failf("stores: server not serving after the big prepare: %v", err)
+	}
+	after, err := hashTree(root)
+	if err != nil {
+		return err
+	}
+	if d := sameTree(before, after); len(d) > 0 {
+		failf("stores: big session changed on disk: %v", d)
+	}
+	report("big-session", res)
+	return nil
+}
+
+func tinySessionsStore(root string, n int) error {
+	t0 := time.Now()
+	last := time.Now()
+	infos, err := workload.Generate(root, workload.Options{Sessions: n, CWDs: 1, Turns: 1, Compression: workload.None, Seed: 12}, func(done int) {
+		if time.Since(last) > 10*time.Second {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "stress: %d/%d tiny sessions written\n", done, n)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	res := map[string]any{"sessions": n, "generateS": time.Since(t0).Seconds()}
+
+	// The store directly: listing and the titles of the newest 50.
+	st, _ := sessionstore.Open(root)
+	resetPeakRSS()
+	t0 = time.Now()
+	headers, err := st.ListSessions(context.Background())
+	if err != nil {
+		return err
+	}
+	res["listS"], res["listed"], res["listPeakRSSMB"] = time.Since(t0).Seconds(), len(headers), peakRSS()>>20
+	if len(headers) != n {
+		failf("stores: %d of %d tiny sessions listed", len(headers), n)
+	}
+
+	// Through the server: first completion-style query (cold) and a
+	// filtered one (reads every title).
+	resetPeakRSS()
+	srv := startInProcess(serverOptions(root))
+	defer srv.disconnect(30 * time.Second)
+	if err := srv.initialize(map[string]any{"sessionsDir": root}); err != nil {
+		return err
+	}
+	for _, q := range []string{"", infos[n/2].ID[:8]} {
+		t0 = time.Now()
+		var items []map[string]any
+		if err := srv.call("dsh/candidates", map[string]any{"query": q}, &items); err != nil {
+			failf("stores: candidates %q over %d sessions: %v", q, n, err)
+			continue
+		}
+		res[fmt.Sprintf("candidates%qS", q)] = time.Since(t0).Seconds()
+		if q != "" && len(items) == 0 {
+			failf("stores: query %q found nothing", q)
+		}
+	}
+	res["serverPeakRSSMB"] = peakRSS() >> 20
+	report("tiny-sessions", res)
+	return nil
+}
