@@ -66,6 +66,22 @@ func extractDemoStore() (string, func(), error) {
 	return dir, cleanup, nil
 }
 
+// memoryDemoStore loads the embedded sessions into an in-memory source.
+func memoryDemoStore() (reference.Source, error) {
+	m := sessionstore.NewMemory()
+	err := fs.WalkDir(demoStore, "demostore", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := demoStore.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return m.Add(b)
+	})
+	return m, err
+}
+
 // demoMain prints a walkthrough of completion, diagnostics and prepare on
 // the built-in sample store.
 func demoMain(args []string, stdout, stderr io.Writer) int {
@@ -81,14 +97,19 @@ func demoMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func runDemo(w io.Writer) error {
-	root, cleanup, err := extractDemoStore()
-	if err != nil {
-		return fmt.Errorf("cannot unpack the sample store: %w", err)
-	}
-	defer cleanup()
-	store, err := sessionstore.Open(root)
-	if err != nil {
-		return err
+	var store reference.Source
+	where := "unpacked read-only to a temporary\ndirectory"
+	if root, cleanup, err := extractDemoStore(); err == nil {
+		defer cleanup()
+		if store, err = sessionstore.Open(root); err != nil {
+			return err
+		}
+	} else {
+		// No writable temporary directory: read the same logs from memory.
+		if store, err = memoryDemoStore(); err != nil {
+			return fmt.Errorf("cannot load the sample store: %w", err)
+		}
+		where = "read from memory"
 	}
 	svc, err := reference.NewService(store, reference.DefaultConfig())
 	if err != nil {
@@ -101,8 +122,8 @@ func runDemo(w io.Writer) error {
 	rule := strings.Repeat("─", 72)
 
 	p("dsh-lsp demo: what an editor shows while you write a dsh prompt.\n")
-	p("It uses a sample session store built into the binary (unpacked read-only\n")
-	p("to a temporary directory); your own ~/.dsh/sessions is not read.\n")
+	p("It uses a sample session store built into the binary (%s).\n", where)
+	p("Your own ~/.dsh/sessions is not read.\n")
 	p("Your chat runs in %s.\n\n", demoCWD)
 
 	// 1. Completion.
