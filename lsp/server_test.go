@@ -346,3 +346,41 @@ func TestIndexingProgress(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestOutOfRangePositions(t *testing.T) {
+	s := startInit(t, nil)
+	ctx := context.Background()
+	uri := "file:///p.dsh"
+	s.Open(uri, "a🙂\n@")
+	// Positions past the end of a line clamp; inside a surrogate pair round down.
+	s.Notify("textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{
+			map[string]any{"range": protocol.Range{Start: protocol.Position{Line: 0, Character: 2}, End: protocol.Position{Line: 0, Character: 99}}, "text": "X"},
+			map[string]any{"range": protocol.Range{Start: protocol.Position{Line: 9, Character: 0}, End: protocol.Position{Line: 9, Character: 5}}, "text": " @"},
+		},
+	})
+	var list protocol.CompletionList
+	if err := s.Call(ctx, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": protocol.Position{Line: 1, Character: 50}}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 7 {
+		t.Errorf("completion at a clamped position: %d items", len(list.Items))
+	}
+	for _, m := range []string{"textDocument/completion", "textDocument/hover"} {
+		err := s.Call(ctx, m, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": protocol.Position{Line: 40, Character: 1}}, nil)
+		if e := lsptest.RPCError(err); e == nil || e.Code != jsonrpc2.InvalidParams || !strings.Contains(e.Message, "beyond the last line") {
+			t.Errorf("%s far past the end: %v", m, err)
+		}
+	}
+	var prep struct {
+		Content string `json:"content"`
+	}
+	if err := s.Call(ctx, "dsh/prepare", map[string]any{"textDocument": map[string]any{"uri": uri}}, &prep); err != nil {
+		t.Fatal(err)
+	}
+	if prep.Content != "aX\n@ @" {
+		t.Errorf("document after clamped edits = %q, want %q", prep.Content, "aX\n@ @")
+	}
+}
