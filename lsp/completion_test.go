@@ -197,3 +197,19 @@ func TestCompletionALE(t *testing.T) {
 		t.Errorf("additional edit %+v", ae)
 	}
 }
+
+func TestWorkspaceFolderTarget(t *testing.T) {
+	s := startInit(t, nil) // first folder /home/alice/proj
+	uri := "file:///p.dsh"
+	s.Open(uri, "@")
+	if list := complete(t, s, uri, s.Pos(uri, 1)); itemID(t, list.Items[0]) != idE {
+		t.Fatalf("first item %q, want the newest /home/alice/proj session", list.Items[0].Label)
+	}
+	s.Notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added":   []any{map[string]any{"uri": "file:///home/bob/scratch", "name": "scratch"}},
+		"removed": []any{map[string]any{"uri": "file:///home/alice/proj", "name": "proj"}},
+	}})
+	if list := complete(t, s, uri, s.Pos(uri, 1)); itemID(t, list.Items[0]) != idG {
+		t.Errorf("after the folder change: first item %q, want the /home/bob/scratch session", list.Items[0].Label)
+	}
+}

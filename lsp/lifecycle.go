@@ -67,6 +67,9 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.settings = st
 	s.env = env
 	s.workspace = workspaceCWD(&p)
+	for _, f := range p.WorkspaceFolders {
+		s.folders = append(s.folders, f.URI)
+	}
 	s.mu.Unlock()
 	s.cache.reset()
 
@@ -152,6 +155,45 @@ func fileURIPath(u string) (string, bool) {
 		path = strings.TrimSuffix(path, string(filepath.Separator))
 	}
 	return path, true
+}
+
+// didChangeWorkspaceFolders keeps the folder list: the first folder's path
+// is the default target cwd.
+func (s *Server) didChangeWorkspaceFolders(ctx context.Context, params json.RawMessage) {
+	var p struct {
+		Event struct {
+			Added   []protocol.WorkspaceFolder `json:"added"`
+			Removed []protocol.WorkspaceFolder `json:"removed"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		s.logger.Warn("bad didChangeWorkspaceFolders", "error", err)
+		return
+	}
+	s.mu.Lock()
+	var kept []string
+	for _, u := range s.folders {
+		removed := false
+		for _, r := range p.Event.Removed {
+			removed = removed || r.URI == u
+		}
+		if !removed {
+			kept = append(kept, u)
+		}
+	}
+	for _, a := range p.Event.Added {
+		kept = append(kept, a.URI)
+	}
+	s.folders = kept
+	s.workspace = nil
+	if len(kept) > 0 {
+		if path, ok := fileURIPath(kept[0]); ok {
+			s.workspace = &path
+		}
+	}
+	s.mu.Unlock()
+	s.cache.reset()
+	s.rediagnoseAll()
 }
 
 // initialized starts indexing the store in the background (with progress).

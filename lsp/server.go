@@ -91,7 +91,8 @@ type Server struct {
 	encoding  protocol.Encoding
 	caps      clientCaps
 	settings  settings
-	workspace *string // cwd of the first workspace folder
+	workspace *string  // cwd of the first workspace folder
+	folders   []string // workspace folder URIs, in order
 	env       *environment
 	docs      map[string]*document
 	// pendingTargets holds dsh/setTarget targets of documents not open yet.
@@ -259,13 +260,14 @@ var requestHandlers = map[string]requestHandler{
 }
 
 var notificationHandlers = map[string]notificationHandler{
-	"initialized":                      (*Server).initialized,
-	"exit":                             (*Server).exit,
-	"textDocument/didOpen":             (*Server).didOpen,
-	"textDocument/didChange":           (*Server).didChange,
-	"textDocument/didClose":            (*Server).didClose,
-	"workspace/didChangeConfiguration": (*Server).didChangeConfiguration,
-	"dsh/setTarget":                    (*Server).setTarget,
+	"initialized":                         (*Server).initialized,
+	"exit":                                (*Server).exit,
+	"textDocument/didOpen":                (*Server).didOpen,
+	"textDocument/didChange":              (*Server).didChange,
+	"textDocument/didClose":               (*Server).didClose,
+	"workspace/didChangeConfiguration":    (*Server).didChangeConfiguration,
+	"workspace/didChangeWorkspaceFolders": (*Server).didChangeWorkspaceFolders,
+	"dsh/setTarget":                       (*Server).setTarget,
 }
 
 // dispatch is the connection's handler. It handles $/cancelRequest itself
