@@ -412,8 +412,9 @@ func invalidParams(format string, args ...any) error {
 }
 
 // requestError maps a core error to the JSON-RPC error of CONTRACT §5:
-// cancellation → -32800, a dsh SessionReferenceError → -32803 with
-// data.code, anything else → -32803 READ_FAILED-free internal failure.
+// cancellation → -32800 with data.code SESSION_REFERENCE_CANCELLED, a dsh
+// SessionReferenceError → -32803 with data.code, a JSON-RPC error as is,
+// anything else → -32603 InternalError.
 func requestError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil

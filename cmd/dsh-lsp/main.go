@@ -95,6 +95,7 @@ const usage = `dsh-lsp: cite dsh sessions in prompts with @[label](dsh-session:â
   dsh-lsp version
 
 Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
-  --target-id ID, --target-cwd DIR, --max-references N, --candidate-limit N,
-  --max-reference-bytes N
+  --target-id ID (the chat's own session), --target-cwd DIR (default: the
+  current directory), --max-references N (1..3, default 3), --candidate-limit N
+  (default 50), --max-reference-bytes N (default 65536)
 `
