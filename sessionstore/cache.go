@@ -25,7 +25,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 1
+	cacheVersion = 2
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 5 * time.Second
@@ -86,9 +86,6 @@ func (x *Indexed) loadCache() error {
 	for _, e := range cf.Entries {
 		if e == nil {
 			continue
-		}
-		if e.State != nil && e.State.ToolResults == nil {
-			e.State.ToolResults = map[int64]recLoc{}
 		}
 		e.derive(e.State)
 		x.entries[e.Proj+"/"+e.Seg] = e

@@ -95,6 +95,8 @@ type Indexed struct {
 	// parsed counts transcripts (re)indexed, grown those continued from
 	// their saved offset (tests and benchmarks).
 	parsed, grown atomic.Int64
+	// fastSurfaces counts ReadSurface answers built from the index.
+	fastSurfaces atomic.Int64
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -366,11 +368,6 @@ func (x *Indexed) findEntry(group []*entry) *entry {
 	return match
 }
 
-// ReadSurface implements reference.Source by reading the log.
-func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	return x.store.ReadSurface(ctx, id)
-}
-
 // rebuildListing recomputes the listing (Store.Discover's rules: root
 // encoding, readable header, identity, first of duplicate ids in
 // enumeration order) and the by-segment map. Callers hold x.mu.
@@ -418,8 +415,11 @@ type Stats struct {
 	// Parsed counts transcripts (re)indexed since open, Grown those
 	// parsed only from their saved offset.
 	Parsed, Grown int64
-	Complete      bool
-	LastScan      time.Time
+	// FastSurfaces counts ReadSurface answers built from the index
+	// (the others were read by the store).
+	FastSurfaces int64
+	Complete     bool
+	LastScan     time.Time
 }
 
 // Stats returns counters of the index.
@@ -427,7 +427,7 @@ func (x *Indexed) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	s := Stats{Sessions: len(x.entries), Listed: len(x.listing), Complete: x.complete, LastScan: x.lastScan,
-		Parsed: x.parsed.Load(), Grown: x.grown.Load()}
+		Parsed: x.parsed.Load(), Grown: x.grown.Load(), FastSurfaces: x.fastSurfaces.Load()}
 	for _, e := range x.entries {
 		if e.state == nil {
 			s.Slow++

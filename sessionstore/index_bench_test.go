@@ -54,6 +54,20 @@ func benchStore(b *testing.B) string {
 	return benchStoreRoot
 }
 
+var (
+	benchCacheOnce sync.Once
+	benchCacheDir  string
+)
+
+// sharedCache is one cache directory for the whole benchmark run, so only
+// the first benchmark pays for the first index.
+func sharedCache(b *testing.B) string {
+	benchCacheOnce.Do(func() {
+		benchCacheDir, _ = os.MkdirTemp("", "dsh-lsp-bench-cache-")
+	})
+	return benchCacheDir
+}
+
 func benchIndexed(b *testing.B, cacheDir string) *Indexed {
 	b.Helper()
 	x, err := OpenIndexed(benchStore(b), IndexOptions{CacheDir: cacheDir})
@@ -70,7 +84,7 @@ func benchIndexed(b *testing.B, cacheDir string) *Indexed {
 // every keystroke: listCandidates over the index (ListSessions, and
 // ReadTitles of every session for a non-empty query).
 func BenchmarkIndexedCandidates(b *testing.B) {
-	x := benchIndexed(b, b.TempDir())
+	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
 	svc, err := reference.NewService(x, reference.DefaultConfig())
 	if err != nil {
@@ -97,7 +111,7 @@ func BenchmarkIndexedCandidates(b *testing.B) {
 
 // BenchmarkIndexedReadTitlesAll is ReadTitles of every listed session.
 func BenchmarkIndexedReadTitlesAll(b *testing.B) {
-	x := benchIndexed(b, b.TempDir())
+	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
 	ctx := context.Background()
 	hs, _ := x.ListSessions(ctx)
@@ -118,7 +132,7 @@ func BenchmarkIndexedReadTitlesAll(b *testing.B) {
 // directories and recently modified transcripts; all are hot in a freshly
 // generated store, so the quick figure here is an upper bound).
 func BenchmarkIndexedRefreshUnchanged(b *testing.B) {
-	x := benchIndexed(b, NoCache)
+	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
 	ctx := context.Background()
 	for _, full := range []bool{true, false} {
@@ -135,7 +149,7 @@ func BenchmarkIndexedRefreshUnchanged(b *testing.B) {
 // BenchmarkIndexedOpenCached is a restart with a valid cache: load it,
 // stat-scan the store, until Complete.
 func BenchmarkIndexedOpenCached(b *testing.B) {
-	cache := b.TempDir()
+	cache := sharedCache(b)
 	benchIndexed(b, cache).Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -40,10 +40,16 @@ type logState struct {
 	// detect a file rewritten in place with the same or a larger size.
 	TailCRC uint32
 	NextSeq int64
-	// Nodes is the folded surface; ToolResults maps each tool/result node
-	// still on the surface to its record, for the replace rule of §5.1.
-	Nodes       []int64
-	ToolResults map[int64]recLoc
+	// Nodes is the folded surface; Locs and Kinds (parallel to Nodes) are
+	// where each node's record is stored and its type ('u' user/message,
+	// 'a' assistant/message, 't' tool/result): ReadSurface decodes only
+	// those records, and the replace rule of §5.1 compares tool results.
+	Nodes []int64
+	Locs  []recLoc
+	Kinds []byte
+	// OpenTurn is true when the last turn/start has no turn/end yet (a
+	// full read then appends crash closers).
+	OpenTurn bool
 	// Title is the latest session/title event (nil when none).
 	Title *Event
 }
@@ -51,15 +57,23 @@ type logState struct {
 func (st *logState) clone() *logState {
 	c := *st
 	c.Nodes = append([]int64(nil), st.Nodes...)
-	c.ToolResults = make(map[int64]recLoc, len(st.ToolResults))
-	for k, v := range st.ToolResults {
-		c.ToolResults[k] = v
-	}
+	c.Locs = append([]recLoc(nil), st.Locs...)
+	c.Kinds = append([]byte(nil), st.Kinds...)
 	if st.Title != nil {
 		t := *st.Title
 		c.Title = &t
 	}
 	return &c
+}
+
+func kindOf(typ string) byte {
+	switch typ {
+	case "user/message":
+		return 'u'
+	case "assistant/message":
+		return 'a'
+	}
+	return 't'
 }
 
 // logParser feeds new bytes of one transcript into a logState.
@@ -93,6 +107,12 @@ func (p *logParser) apply(e *Event, loc recLoc) error {
 	}
 	if err := p.fold(e, loc); err != nil {
 		return err
+	}
+	switch e.Type {
+	case "turn/start":
+		p.st.OpenTurn = true
+	case "turn/end":
+		p.st.OpenTurn = false
 	}
 	if e.Type == "session/title" {
 		t := Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: append([]byte(nil), e.Data...)}
@@ -130,9 +150,8 @@ func (p *logParser) fold(e *Event, loc recLoc) error {
 	}
 	if string(compact(e.SurfaceOp)) == `"append"` {
 		st.Nodes = append(st.Nodes, e.Seq)
-		if e.Type == "tool/result" {
-			st.ToolResults[e.Seq] = loc
-		}
+		st.Locs = append(st.Locs, loc)
+		st.Kinds = append(st.Kinds, kindOf(e.Type))
 		return nil
 	}
 	op, ok := parseObject(e.SurfaceOp)
@@ -156,30 +175,32 @@ func (p *logParser) fold(e *Event, loc recLoc) error {
 		}
 	}
 	if e.Type == "tool/result" {
-		if si != ei {
+		if si != ei || st.Kinds[si] != 't' {
 			return errSlow
 		}
-		old, isTool := st.ToolResults[st.Nodes[si]]
-		if !isTool {
-			return errSlow
-		}
-		data, err := p.recordData(old)
-		if err != nil || !sameExceptResultContent(data, e.Data) {
+		old, err := p.readRecord(st.Locs[si], nil)
+		if err != nil || !sameExceptResultContent(old.Data, e.Data) {
 			return errSlow
 		}
 	}
-	for _, s := range st.Nodes[si : ei+1] {
-		delete(st.ToolResults, s)
-	}
-	st.Nodes = append(st.Nodes[:si], append([]int64{e.Seq}, st.Nodes[ei+1:]...)...)
-	if e.Type == "tool/result" {
-		st.ToolResults[e.Seq] = loc
-	}
+	st.Nodes = append(st.Nodes[:si+1], st.Nodes[ei+1:]...)
+	st.Locs = append(st.Locs[:si+1], st.Locs[ei+1:]...)
+	st.Kinds = append(st.Kinds[:si+1], st.Kinds[ei+1:]...)
+	st.Nodes[si], st.Locs[si], st.Kinds[si] = e.Seq, loc, kindOf(e.Type)
 	return nil
 }
 
-// recordData re-reads the event stored at loc and returns its data.
-func (p *logParser) recordData(loc recLoc) ([]byte, error) {
+// frameCache keeps the last decoded frame while records are read in
+// file order.
+type frameCache struct {
+	off  int64
+	torn bool
+	text []byte
+}
+
+// readRecord re-reads the single event stored at loc (a surface event is
+// never a packed row). fc, when not nil, caches the last decoded frame.
+func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 	var line []byte
 	if p.enc == Raw {
 		l, err := readLineAt(p.f, loc.Off)
@@ -188,15 +209,22 @@ func (p *logParser) recordData(loc recLoc) ([]byte, error) {
 		}
 		line = l
 	} else {
-		frame, err := readFrameAt(p.f, loc.Off)
-		if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
-			return nil, err
-		}
 		var text []byte
-		if loc.Torn {
-			text = decodePartialFrame(frame)
-		} else if text, err = decodeFrame(frame); err != nil {
-			return nil, err
+		if fc != nil && fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
+			text = fc.text
+		} else {
+			frame, err := readFrameAt(p.f, loc.Off)
+			if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
+				return nil, err
+			}
+			if loc.Torn {
+				text = decodePartialFrame(frame)
+			} else if text, err = decodeFrame(frame); err != nil {
+				return nil, err
+			}
+			if fc != nil {
+				*fc = frameCache{off: loc.Off, torn: loc.Torn, text: text}
+			}
 		}
 		if loc.Inner > int64(len(text)) {
 			return nil, errSlow
@@ -211,7 +239,7 @@ func (p *logParser) recordData(loc recLoc) ([]byte, error) {
 	if err != nil || len(evs) != 1 {
 		return nil, errSlow
 	}
-	return evs[0].Data, nil
+	return &evs[0], nil
 }
 
 // readLineAt reads the line starting at off (without its "\n").

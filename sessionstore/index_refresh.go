@@ -76,8 +76,9 @@ type entry struct {
 	RefRaw       []byte
 	IdentityOK   bool
 	// TitleID is the id of the validated header of the full-read path
-	// ("" when the log is slow).
-	TitleID string
+	// ("" when the log is slow), HeaderLine that header's line.
+	TitleID    string
+	HeaderLine []byte
 	// State is the committed parse state, nil for a slow log.
 	State *logState
 
@@ -432,7 +433,7 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 		return nil, false
 	}
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
-	e.IdentityOK, e.TitleID, e.Sig = old.IdentityOK, old.TitleID, sig
+	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
 	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone()}
 	view, err := x.parse(p, sig.Size)
 	if err != nil {
@@ -497,12 +498,12 @@ func (x *Indexed) full(e *entry, path string) {
 	if err != nil || hv.Validate() != nil || hv.ID != e.RefID {
 		return
 	}
-	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen, ToolResults: map[int64]recLoc{}}}
+	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen}}
 	view, err := x.parse(p, e.Sig.Size)
 	if err != nil {
 		return
 	}
-	e.TitleID, e.State = hv.ID, p.st
+	e.TitleID, e.State, e.HeaderLine = hv.ID, p.st, append([]byte(nil), line...)
 	e.derive(view)
 }
 

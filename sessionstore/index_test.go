@@ -109,6 +109,26 @@ func sameAsStore(t *testing.T, x *Indexed, root string) {
 			ids = append(ids, id)
 		}
 	}
+	for _, id := range ids {
+		gs, gerr := x.ReadSurface(context.Background(), id)
+		ws, werr := st.ReadSurface(context.Background(), id)
+		if (gerr != nil) != (werr != nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("ReadSurface(%s) errors: index %v, store %v", id, gerr, werr)
+		}
+		if gerr == nil {
+			if g, w := MarshalSurface(gs), MarshalSurface(ws); !bytes.Equal(g, w) {
+				t.Fatalf("ReadSurface(%s):\nindex %s\nstore %s", id, g, w)
+			}
+			if !reflect.DeepEqual(gs.Header, ws.Header) {
+				t.Fatalf("ReadSurface(%s) header: index %+v, store %+v", id, gs.Header, ws.Header)
+			}
+			for i := range gs.Events {
+				if !bytes.Equal(gs.Events[i].Data, ws.Events[i].Data) {
+					t.Fatalf("ReadSurface(%s) event %d data differs", id, i)
+				}
+			}
+		}
+	}
 	gt, wt := titlesOf(t, x, ids), titlesOf(t, st, ids)
 	if !reflect.DeepEqual(gt, wt) {
 		for i := range gt {
@@ -208,8 +228,8 @@ func TestIndexedIncrementalRefresh(t *testing.T) {
 			ss := genStore(t, root, comp, 6, 3, 7)
 			x := openIndexed(t, root, t.TempDir())
 			sameAsStore(t, x, root)
-			if got := x.Stats(); got.Parsed != 6 || got.Slow != 0 {
-				t.Fatalf("first pass: %+v, want 6 parsed, none slow", got)
+			if got := x.Stats(); got.Parsed != 6 || got.Slow != 0 || got.FastSurfaces != 12 {
+				t.Fatalf("first pass: %+v, want 6 parsed, none slow, every surface (2 reads each) from the index", got)
 			}
 			ctx := context.Background()
 			steps := []struct {
