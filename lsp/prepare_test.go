@@ -27,9 +27,9 @@ type expectedStore struct {
 	} `json:"sessions"`
 }
 
-func loadExpected(t *testing.T) expectedStore {
+func loadExpected(t *testing.T, name string) expectedStore {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/fixtures/expected/store-raw.expected.json")
+	b, err := os.ReadFile("../testdata/fixtures/expected/" + name + ".expected.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,21 @@ type prepareResult struct {
 // at the budgets of the expected outputs, by text, by document and through
 // workspace/executeCommand, and compares the prompt byte for byte.
 func TestPrepareMatchesFixtures(t *testing.T) {
-	exp := loadExpected(t)
+	for _, store := range []string{"store-raw", "store-zstd"} {
+		t.Run(store, func(t *testing.T) { testPrepareMatchesFixtures(t, store) })
+	}
+}
+
+func testPrepareMatchesFixtures(t *testing.T, store string) {
+	exp := loadExpected(t, store)
+	root := "../testdata/fixtures/" + store
 	budgets := map[int64]*session{}
+	compared := 0
+	defer func() {
+		if compared < 2*3*3 {
+			t.Errorf("only %d prompts compared", compared)
+		}
+	}()
 	for _, sess := range exp.Sessions {
 		if sess.Header.ID == idD {
 			// D is the July-2026 legacy log with baked prefix context: by
@@ -76,7 +89,7 @@ func TestPrepareMatchesFixtures(t *testing.T) {
 		for _, ref := range sess.References {
 			s := budgets[ref.MaxReferenceBytes]
 			if s == nil {
-				s = startInit(t, map[string]any{"sessionsDir": storeRaw, "maxReferenceBytes": ref.MaxReferenceBytes})
+				s = startInit(t, map[string]any{"sessionsDir": root, "maxReferenceBytes": ref.MaxReferenceBytes})
 				budgets[ref.MaxReferenceBytes] = s
 			}
 			label := sess.Label
@@ -108,6 +121,7 @@ func TestPrepareMatchesFixtures(t *testing.T) {
 					cm.Source.Form != "recall" || cm.Source.Version != 1 || len(cm.ID) != 36 {
 					t.Fatalf("%s: bad context message %+v", name, cm)
 				}
+				compared++
 				if got := cm.Content[0].Text; got != ref.Prompt {
 					t.Errorf("%s %s B=%d: prompt differs\n got %q\nwant %q", name, sess.Header.ID, ref.MaxReferenceBytes, got, ref.Prompt)
 				}
