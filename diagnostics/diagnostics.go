@@ -70,7 +70,9 @@ func Check(text string, env Env) []Finding {
 	mentions, problems := reference.ScanText(text)
 	var out []Finding
 	for _, p := range problems {
-		f := Finding{Span: p.URISpan, Severity: Error, Message: problemMessage(p)}
+		// The whole match, like the other codes: for a markdown mention
+		// the @[label](…) text, for a bare URI the URI.
+		f := Finding{Span: p.Span, Severity: Error, Message: problemMessage(p)}
 		if p.Kind == reference.MentionMarkdown {
 			f.Code = CodeInvalidURI
 		} else {

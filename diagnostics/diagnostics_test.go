@@ -19,8 +19,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{"clean", "see " + m("a") + " and " + reference.EncodeURI("b"), nil},
 		{"ordinary discussion", "what is a dsh-session: URI? dsh-session:%%% dsh-session:. https://x @[x](https://a)", nil},
-		{"invalid markdown uri", "see @[bad](dsh-session:not-canonical)", []string{"invalid-uri@dsh-session:not-canonical"}},
-		{"empty markdown uri", "see @[bad](dsh-session:)", []string{"invalid-uri@dsh-session:"}},
+		{"invalid markdown uri", "see @[bad](dsh-session:not-canonical)", []string{"invalid-uri@@[bad](dsh-session:not-canonical)"}},
+		{"empty markdown uri", "see @[bad](dsh-session:)", []string{"invalid-uri@@[bad](dsh-session:)"}},
 		{"noncanonical bare", "see dsh-session:InNyYyJ now", []string{"noncanonical-uri@dsh-session:InNyYyJ"}},
 		{"bare not a string", "see dsh-session:MQ", []string{"noncanonical-uri@dsh-session:MQ"}},
 		{"unknown", "see " + m("zz"), []string{"unknown-session@@[zz]"}},

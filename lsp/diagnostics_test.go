@@ -25,7 +25,7 @@ func TestDiagnosticsAppearAndDisappear(t *testing.T) {
 			s.Await(lsptest.DiagnosticCodes(uri, diagnostics.CodeInvalidURI))
 			d, _ := s.Diagnostics(uri)
 			text := s.Text(uri)
-			start := strings.Index(text, "dsh-session:not-canonical")
+			start := strings.Index(text, "@[bad]")
 			if got, want := d.Diagnostics[0].Range.Start, s.Pos(uri, start); got != want {
 				t.Errorf("invalid-uri starts at %v, want %v", got, want)
 			}

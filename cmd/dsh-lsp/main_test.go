@@ -248,7 +248,7 @@ func TestCLICheck(t *testing.T) {
 		t.Fatalf("bad: exit %d, %q", r.code, r.stdout)
 	}
 	m0, m1 := re.FindStringSubmatch(lines[0]), re.FindStringSubmatch(lines[1])
-	if m0 == nil || m0[1] != bad || m0[2] != "1" || m0[3] != "13" || m0[6] != "invalid-uri" ||
+	if m0 == nil || m0[1] != bad || m0[2] != "1" || m0[3] != "8" || m0[6] != "invalid-uri" ||
 		m1 == nil || m1[3] != "31" || m1[6] != "self-reference" {
 		t.Errorf("bad: %q", lines)
 	}
