@@ -50,7 +50,12 @@ export async function deactivate(): Promise<void> {
   const c = client;
   client = undefined;
   if (c) {
-    await c.stop();
+    try {
+      await c.stop();
+    } catch (err) {
+      // A server that already died cannot be stopped; there is nothing left to clean up.
+      output?.appendLine(`stopping dsh-lsp: ${formatDshError(err)}`);
+    }
   }
 }
 
