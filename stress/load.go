@@ -119,12 +119,15 @@ func waitGoroutines(limit int, within time.Duration) int {
 	}
 }
 
-// serverOptions are the in-process server's options: the default store
-// (what the dsh-lsp binary uses) or, with -indexed, the scale helper's
-// index.
+// serverOptions are the in-process server's options: with -source
+// default, what the dsh-lsp binary uses; store or indexed force the plain
+// store or the index.
 func serverOptions(root string) lsp.Options {
 	opts := lsp.Options{SessionsDir: root}
-	if *indexed {
+	switch *sourceKind {
+	case "store":
+		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+	case "indexed":
 		opts.OpenSource = func(root string) (reference.Source, error) {
 			return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 		}
@@ -165,8 +168,7 @@ func runLoad(dir string) error {
 	var prepWG sync.WaitGroup
 	var prepLat []time.Duration
 	var prepErr error
-	prepWG.Add(1)
-	go func() {
+	prepareLoop := func() {
 		defer prepWG.Done()
 		for {
 			select {
@@ -188,7 +190,11 @@ func runLoad(dir string) error {
 			}
 			prepLat = append(prepLat, time.Since(t0))
 		}
-	}()
+	}
+	if *withPrepare {
+		prepWG.Add(1)
+		go prepareLoop()
+	}
 
 	// Completion flood.
 	var mu sync.Mutex
@@ -287,7 +293,7 @@ func runLoad(dir string) error {
 		"otherErrors": len(otherErrs), "drainMs": ms(drain),
 		"completionP50Ms": ms(percentile(lat, 0.5)), "completionP99Ms": ms(p99), "completionMaxMs": ms(percentile(lat, 1)),
 		"prepares": len(prepLat), "prepareP50Ms": ms(percentile(prepLat, 0.5)), "prepareP99Ms": ms(percentile(prepLat, 0.99)),
-		"sourceSize": *sourceSize, "indexed": *indexed, "achievedRatePerS": float64(sent) / duration.Seconds(), "peakRSSMB": peakRSS() >> 20,
+		"sourceSize": *sourceSize, "source": *sourceKind, "achievedRatePerS": float64(sent) / duration.Seconds(), "peakRSSMB": peakRSS() >> 20,
 		"goroutinesBefore": baseline, "goroutinesAfter": after, "storeUnchanged": len(sameTree(before, afterHash)) == 0,
 	})
 	return nil
