@@ -416,7 +416,7 @@ func (x *Indexed) index(c candidate, old *entry, enc Encoding) *entry {
 
 // grow continues old's parse over the appended bytes.
 func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, false
 	}
@@ -464,7 +464,7 @@ func (x *Indexed) full(e *entry, path string) {
 	if !e.Listed || !e.IdentityOK {
 		return
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return
 	}

@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"bytes"
 	"context"
-	"os"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -67,7 +66,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	if err := h.Validate(); err != nil {
 		return nil, errSlow
 	}
-	f, err := os.Open(e.path(x.root))
+	f, err := openRegular(e.path(x.root))
 	if err != nil {
 		return nil, err
 	}
