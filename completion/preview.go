@@ -113,7 +113,6 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
 	}
 	if len(msgs) > 0 {
-		b.WriteString("\n")
 		show := msgs
 		skipped := 0
 		if len(msgs) > 4 {

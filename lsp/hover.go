@@ -79,16 +79,16 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		return "no session store configured", nil
 	}
 	title := titleOf(ctx, env.source, m.SessionID)
-	heading := m.SessionID
+	name := m.SessionID
 	if title != nil {
-		heading = *title
+		name = *title
 	}
-	heading = completion.VisibleLabel(heading)
+	heading := completion.VisibleLabel(name)
 	if md {
 		heading = "**" + escapeMD(heading) + "**"
 	}
 	add("id", code(m.SessionID))
-	if m.Label != heading && m.Kind == reference.MentionMarkdown {
+	if m.Label != name && m.Kind == reference.MentionMarkdown {
 		add("label", code(completion.VisibleLabel(m.Label)))
 	}
 	surf, err := env.source.ReadSurface(ctx, m.SessionID)
