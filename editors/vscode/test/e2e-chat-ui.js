@@ -120,6 +120,21 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     JSON.stringify(Array.isArray(sent) ? sent[1] : sent));
   check(answer.includes('Referenced sessions:') && answer.includes(other.header.id), '@dsh lists the referenced session', JSON.stringify(answer.slice(0, 300)));
   await shot('chat-03-participant.png');
+  // the listed reference opens that session's context snapshot (a dsh-prepared: document)
+  const answerEl = page.locator('.interactive-item-container.interactive-response').last();
+  await answerEl.locator('.chat-used-context-label a').first().evaluate((el) => el.click()).catch(() => {});
+  const refRow = answerEl.locator('.chat-used-context-list .monaco-list-row').first();
+  await refRow.waitFor({ timeout: 5000 }).catch(() => {});
+  if (await refRow.count()) await refRow.dispatchEvent('click');
+  const refTab = page.locator('.tabs-container .tab.active', { hasText: `${other.label}.md` });
+  await refTab.first().waitFor({ timeout: 10000 }).catch(() => {});
+  const refText = await poll(async () => {
+    const t = (await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+    return t.includes('</referenced-sessions>') ? t : '';
+  }, 10000);
+  check((await refTab.count()) > 0 && Boolean(refText) && refText.startsWith('## Referenced sessions') && refText.includes(`"sessionId":"${other.header.id}"`),
+    '@dsh: the listed reference opens the session\'s context snapshot', JSON.stringify((refText || '').slice(0, 200)));
+  await input.click();
   const bad = await ask('@dsh see @[x](dsh-session:%%%)');
   check(/SESSION_REFERENCE_INVALID_REFERENCE/.test(bad) && /invalid session reference URI/.test(bad) && !/\n\s+at /.test(bad),
     '@dsh shows the dsh error (message and code, no stack) for a broken mention', JSON.stringify(bad.slice(-300)));

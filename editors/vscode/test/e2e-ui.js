@@ -266,6 +266,15 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   check(/maxReferences/.test(badSetting) && !/no matching notification/.test(badSetting), 'an invalid dsh.maxReferences is reported naming the key', badSetting);
   fs.writeFileSync(settingsFile, JSON.stringify(settings));
 
+  // 7. a dsh.serverPath that does not exist: an error notification that says what to fix
+  await clearToasts();
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'dsh.serverPath': '/nonexistent/dsh-lsp' }));
+  const notFound = await toast(/dsh\.serverPath/);
+  check(/points to \/nonexistent\/dsh-lsp, which does not exist/.test(notFound) && /Restart Language Server/.test(notFound),
+    'a missing dsh.serverPath gives an error notification with the fix', notFound);
+  await shot('08-server-not-found.png');
+  fs.writeFileSync(settingsFile, JSON.stringify(settings));
+
   await browser.close();
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
