@@ -33,18 +33,24 @@ func (p pipeConn) Close() error {
 	return nil
 }
 
-// inProcess is a server running in this process over in-memory pipes with
-// the real LSP framing.
+// inProcess is a server running in this process over OS pipes (as with
+// stdio: kernel-buffered) with the real LSP framing.
 type inProcess struct {
 	*client
-	toServer   *io.PipeWriter
-	fromServer *io.PipeReader
+	toServer   *os.File
+	fromServer *os.File
 	done       chan int
 }
 
 func startInProcess(opts lsp.Options) *inProcess {
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
+	c2sR, c2sW, err := os.Pipe()
+	if err != nil {
+		fatal(err)
+	}
+	s2cR, s2cW, err := os.Pipe()
+	if err != nil {
+		fatal(err)
+	}
 	stream := jsonrpc2.NewHeaderStream(pipeConn{Reader: c2sR, Writer: s2cW, closers: []io.Closer{c2sR, s2cW}})
 	p := &inProcess{toServer: c2sW, fromServer: s2cR, done: make(chan int, 1)}
 	go func() { p.done <- lsp.New(opts).Serve(context.Background(), stream) }()
@@ -200,50 +206,54 @@ func runLoad(dir string) error {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var sent, cancelled, completed int
+	var respBytes int64
 	var otherErrs []string
 	var wg sync.WaitGroup
 	params := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 5}}
-	const tick = 10 * time.Millisecond
-	perTick := max(1, *rate*int(tick)/int(time.Second))
-	ticker := time.NewTicker(tick)
-	end := time.Now().Add(*duration)
-	for now := range ticker.C {
-		if now.After(end) {
+	// Request i is due at start + i/rate; a sender that falls behind
+	// catches up without sleeping (the achieved rate is reported).
+	interval := time.Second / time.Duration(*rate)
+	begin := time.Now()
+	for i := 0; ; i++ {
+		due := begin.Add(time.Duration(i) * interval)
+		if due.Sub(begin) >= *duration {
 			break
 		}
-		for range perTick {
-			t0 := time.Now()
-			id, ch, err := srv.start("textDocument/completion", params)
-			if err != nil {
-				return fmt.Errorf("sending completion: %w", err)
-			}
-			sent++
-			if sent%2 == 0 {
-				srv.notify("$/cancelRequest", map[string]any{"id": id})
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r, ok := <-ch
-				d := time.Since(t0)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case !ok:
-					otherErrs = append(otherErrs, "connection closed before the answer")
-				case r.Err != nil && r.Err.Code == -32800:
-					cancelled++
-				case r.Err != nil:
-					otherErrs = append(otherErrs, r.Err.Error())
-				default:
-					completed++
-					lat = append(lat, d)
-				}
-			}()
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
 		}
+		t0 := time.Now()
+		id, ch, err := srv.start("textDocument/completion", params)
+		if err != nil {
+			return fmt.Errorf("sending completion: %w", err)
+		}
+		sent++
+		if sent%2 == 0 {
+			srv.notify("$/cancelRequest", map[string]any{"id": id})
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, ok := <-ch
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case !ok:
+				otherErrs = append(otherErrs, "connection closed before the answer")
+			case r.Err != nil && r.Err.Code == -32800:
+				cancelled++
+			case r.Err != nil:
+				otherErrs = append(otherErrs, r.Err.Error())
+			default:
+				completed++
+				respBytes += int64(len(r.Result))
+				lat = append(lat, d)
+			}
+		}()
 	}
-	ticker.Stop()
 	flooded := time.Now()
+	sendTime := flooded.Sub(begin)
 	waited := make(chan struct{})
 	go func() { wg.Wait(); close(waited) }()
 	select {
@@ -293,7 +303,7 @@ func runLoad(dir string) error {
 		"otherErrors": len(otherErrs), "drainMs": ms(drain),
 		"completionP50Ms": ms(percentile(lat, 0.5)), "completionP99Ms": ms(p99), "completionMaxMs": ms(percentile(lat, 1)),
 		"prepares": len(prepLat), "prepareP50Ms": ms(percentile(prepLat, 0.5)), "prepareP99Ms": ms(percentile(prepLat, 0.99)),
-		"sourceSize": *sourceSize, "source": *sourceKind, "achievedRatePerS": float64(sent) / duration.Seconds(), "peakRSSMB": peakRSS() >> 20,
+		"sourceSize": *sourceSize, "source": *sourceKind, "achievedRatePerS": int(float64(sent) / sendTime.Seconds()), "sendS": sendTime.Seconds(), "responseBytesAvg": respBytes / max(1, int64(completed)), "peakRSSMB": peakRSS() >> 20,
 		"goroutinesBefore": baseline, "goroutinesAfter": after, "storeUnchanged": len(sameTree(before, afterHash)) == 0,
 	})
 	return nil

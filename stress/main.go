@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,8 @@ var (
 	tinyCount   = flag.Int("tiny-sessions", 1000000, "stores: number of tiny sessions in one cwd folder (0 skips)")
 	sourceKind  = flag.String("source", "default", "session source of the in-process server: default (as the binary), store (plain sessionstore.Open) or indexed (sessionstore.OpenIndexed, memory only)")
 	withPrepare = flag.Bool("prepare", true, "load: run prepare over the 3 large sources concurrently with the completion flood")
+	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	dumpAt      = flag.Duration("dump-goroutines-at", 0, "write a goroutine profile to stderr this long after the start (diagnosis)")
 	keepStores  = flag.Bool("keep", false, "keep the generated stores")
 	maxP99      = flag.Duration("max-p99", 0, "load: fail when the completion p99 exceeds this (0: report only)")
 	goroutineOK = flag.Int("goroutine-slack", 5, "load/faults: goroutines allowed above the baseline after the server stops")
@@ -70,6 +73,17 @@ func main() {
 	}
 	if !*keepStores {
 		defer os.RemoveAll(dir)
+	}
+	if *dumpAt > 0 {
+		time.AfterFunc(*dumpAt, func() { pprof.Lookup("goroutine").WriteTo(os.Stderr, 1) })
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		start := time.Now()
