@@ -123,8 +123,16 @@ func targetKey(t reference.Target) (string, string) {
 
 // candidates returns ListCandidates, cached for candidateCacheTTL.
 func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64) ([]reference.Candidate, error) {
-	if err := waitIndexed(ctx, env); err != nil {
-		return nil, err
+	// While the store is first indexed: an empty query needs the titles of
+	// the first `limit` sessions only, which the store reads quickly; a
+	// filtered query needs every title, which is what indexing computes,
+	// so it waits for the index instead of reading them all a second time.
+	_, svc := env.current()
+	if query != "" && svc != env.service {
+		if err := waitIndexed(ctx, env); err != nil {
+			return nil, err
+		}
+		svc = env.service
 	}
 	cwd, id := targetKey(t)
 	s.cache.mu.Lock()
@@ -134,7 +142,7 @@ func (s *Server) candidates(ctx context.Context, env *environment, t reference.T
 		return e.cands, nil
 	}
 	s.cache.mu.Unlock()
-	cands, err := env.service.ListCandidates(ctx, t, query, limit)
+	cands, err := svc.ListCandidates(ctx, t, query, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
 func complete(t *testing.T, s *session, uri string, pos protocol.Position) protocol.CompletionList {
@@ -211,5 +212,58 @@ func TestWorkspaceFolderTarget(t *testing.T) {
 	}})
 	if list := complete(t, s, uri, s.Pos(uri, 1)); itemID(t, list.Items[0]) != idG {
 		t.Errorf("after the folder change: first item %q, want the /home/bob/scratch session", list.Items[0].Label)
+	}
+}
+
+// partialIndex is an index still in its first pass: its own listing is
+// empty (partial); the store underneath is complete.
+type partialIndex struct {
+	reference.Source // the partial listing (empty memory store)
+	store            *sessionstore.Store
+	done             chan struct{}
+}
+
+func (p *partialIndex) Store() *sessionstore.Store { return p.store }
+func (p *partialIndex) Complete() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+func (p *partialIndex) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestCompletionWhileIndexing(t *testing.T) {
+	st, err := sessionstore.Open(storeRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := &partialIndex{Source: sessionstore.NewMemory(), store: st, done: make(chan struct{})}
+	s := start(t, lsp.Options{OpenSource: func(string) (reference.Source, error) { return idx, nil }})
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	uri := "file:///p.dsh"
+	s.Open(uri, "@")
+	// The empty query is answered from the store under the index.
+	if list := complete(t, s, uri, s.Pos(uri, 1)); len(list.Items) != 7 {
+		t.Fatalf("while indexing: %d items, want the 7 sessions of the store", len(list.Items))
+	}
+	// A filtered query waits for the index.
+	s.Type(uri, 1, "Ren")
+	got := make(chan protocol.CompletionList, 1)
+	go func() { got <- complete(t, s, uri, s.Pos(uri, 4)) }()
+	close(idx.done)
+	if list := <-got; len(list.Items) != 0 {
+		// After indexing the (empty) index answers: the wait happened.
+		t.Errorf("filtered query: %d items, want the index's answer (0)", len(list.Items))
 	}
 }

@@ -110,6 +110,15 @@ type environment struct {
 	source  reference.Source
 	service *reference.Service
 	config  reference.Config
+	// plainSource is the store under an index (nil for other sources),
+	// plain a service over it: see current.
+	plainSource reference.Source
+	plain       *reference.Service
+}
+
+// storeBehindIndex is implemented by sessionstore.Indexed.
+type storeBehindIndex interface {
+	Store() *sessionstore.Store
 }
 
 // buildEnvironment opens the store for st.
@@ -143,7 +152,14 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if err != nil {
 		return nil, &SettingsError{err.Error()}
 	}
-	return &environment{root: root, source: src, service: svc, config: st.config}, nil
+	env := &environment{root: root, source: src, service: svc, config: st.config}
+	if x, ok := src.(storeBehindIndex); ok {
+		env.plainSource = x.Store()
+		if env.plain, err = reference.NewService(env.plainSource, st.config); err != nil {
+			return nil, &SettingsError{err.Error()}
+		}
+	}
+	return env, nil
 }
 
 // openSource opens a store root with Options.OpenSource, or behind the

@@ -111,8 +111,7 @@ func (s *Server) publishDiagnostics(uri string) {
 // findings checks a snapshot's text.
 func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.Finding {
 	env := diagnostics.Env{Target: snap.target, MaxReferences: snap.config.MaxReferences}
-	// A partial listing (first indexing pass) would flag known sessions.
-	if snap.env != nil && waitIndexed(ctx, snap.env) == nil {
+	if snap.env != nil {
 		if known, err := s.knownSessions(ctx, snap.env); err == nil {
 			env.Known = func(id string) bool { return known[id] }
 		} else {
@@ -142,7 +141,8 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (map[strin
 		return m, nil
 	}
 	s.known.mu.Unlock()
-	headers, err := env.source.ListSessions(ctx)
+	src, _ := env.current()
+	headers, err := src.ListSessions(ctx)
 	if err != nil {
 		return nil, err
 	}

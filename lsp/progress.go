@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 var progressTokens atomic.Int64
@@ -19,8 +20,19 @@ type indexWaiter interface {
 	Complete() bool
 }
 
-// waitIndexed waits until env's source has finished its first indexing
-// pass (before that its listing is partial), or ctx is done.
+// current returns the source and service to answer listing queries with:
+// while the index's first pass runs its listing is partial, so the store
+// underneath answers (complete and correct; listing reads headers only);
+// afterwards the index does.
+func (env *environment) current() (reference.Source, *reference.Service) {
+	if w, ok := env.source.(indexWaiter); ok && !w.Complete() && env.plain != nil {
+		return env.plainSource, env.plain
+	}
+	return env.source, env.service
+}
+
+// waitIndexed waits until env's index (if any) has finished its first
+// pass, or ctx is done.
 func waitIndexed(ctx context.Context, env *environment) error {
 	if w, ok := env.source.(indexWaiter); ok && !w.Complete() {
 		return w.Wait(ctx)
