@@ -6,8 +6,8 @@
 package completion
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -136,6 +136,22 @@ type ItemData struct {
 	CreatedAt int64   `json:"createdAt"`
 }
 
+// appendItemData appends the ItemData JSON of c (by hand: this runs for
+// every item of every completion response).
+func appendItemData(dst []byte, c reference.Candidate) []byte {
+	dst = append(dst, `{"sessionId":`...)
+	dst = protocol.AppendString(dst, c.SessionID)
+	dst = append(dst, `,"label":`...)
+	dst = protocol.AppendString(dst, c.Label)
+	if c.CWD != nil {
+		dst = append(dst, `,"cwd":`...)
+		dst = protocol.AppendString(dst, *c.CWD)
+	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = strconv.AppendInt(dst, c.CreatedAt, 10)
+	return append(dst, '}')
+}
+
 // FormatTime formats a dsh createdAt (Unix milliseconds) for people.
 func FormatTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
@@ -190,7 +206,7 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style
 		label := c.Label
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := VisibleLabel(c.Label)
-		data, _ := json.Marshal(ItemData{SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt})
+		data := appendItemData(nil, c)
 		item := protocol.CompletionItem{
 			Label:      visible,
 			Kind:       protocol.CompletionItemKindReference,

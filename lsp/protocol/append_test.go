@@ -1,0 +1,32 @@
+package protocol
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestCompletionListAppendJSON(t *testing.T) {
+	l := CompletionList{IsIncomplete: true, Items: []CompletionItem{
+		{Label: "a \"q\" \\ <b> & \u2028 \x01 \xff é🙂", Kind: 18, Detail: "/w · t", SortText: "0000", FilterText: "qa",
+			InsertText: "[a](dsh-session:x)", TextEdit: &TextEdit{Range: Range{Position{1, 2}, Position{3, 4}}, NewText: "[a](dsh-session:x)"},
+			AdditionalTextEdits: []TextEdit{{Range: Range{Position{0, 9}, Position{0, 9}}, NewText: "(x)"}},
+			Data:                json.RawMessage(`{"sessionId":"s"}`)},
+		{Label: "", Documentation: &MarkupContent{Kind: "markdown", Value: "**x**\n"}},
+	}}
+	var got, want any
+	if err := json.Unmarshal(l.AppendJSON(nil), &got); err != nil {
+		t.Fatalf("AppendJSON is not JSON: %v\n%s", err, l.AppendJSON(nil))
+	}
+	b, _ := Marshal(l)
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("AppendJSON decodes to\n%v\nMarshal to\n%v", got, want)
+	}
+	empty := CompletionList{Items: []CompletionItem{}}
+	if s := string(empty.AppendJSON(nil)); s != `{"isIncomplete":false,"items":[]}` {
+		t.Errorf("empty list: %s", s)
+	}
+}
