@@ -102,11 +102,11 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     const answer = page.locator('.interactive-item-container.interactive-response').nth(before);
     return poll(async () => {
       const t = await answer.innerText();
-      return /ECHO-B64 [A-Za-z0-9+/=]+|SESSION_REFERENCE_\w+|unavailable|failed/.test(t) ? t : '';
+      return /ECHO-B64 [A-Za-z0-9+/=]+ ECHO-END|SESSION_REFERENCE_\w+\)|unavailable|failed/.test(t) ? t : '';
     }, 30000).then((t) => t || page.locator('.interactive-list').innerText().catch(() => ''));
   }
   const answer = await ask(`@dsh what about ${otherMention}?`);
-  const b64 = /ECHO-B64 ([A-Za-z0-9+/=]+)/.exec(answer);
+  const b64 = /ECHO-B64 ([A-Za-z0-9+/=]+) ECHO-END/.exec(answer);
   let sent = null;
   try {
     sent = b64 ? JSON.parse(Buffer.from(b64[1], 'base64').toString('utf8')) : null;
