@@ -43,6 +43,11 @@ func serveMain(args []string, stderr io.Writer) int {
 	defer closeLog()
 	logger := slog.New(newZapHandler(zl))
 
+	// A client that goes away while we write would otherwise kill the
+	// process with SIGPIPE (Go's default for fd 1); the write error ends
+	// the session cleanly instead (exit code 1).
+	signal.Ignore(syscall.SIGPIPE)
+
 	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString()}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
