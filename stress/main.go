@@ -39,7 +39,7 @@ var (
 	dumpAt      = flag.Duration("dump-goroutines-at", 0, "write a goroutine profile to stderr this long after the start (diagnosis)")
 	keepStores  = flag.Bool("keep", false, "keep the generated stores")
 	maxP99      = flag.Duration("max-p99", 0, "load: fail when the completion p99 exceeds this (0: report only)")
-	goroutineOK = flag.Int("goroutine-slack", 5, "load/faults: goroutines allowed above the baseline after the server stops")
+	goroutineOK = flag.Int("goroutine-slack", 2, "load/faults: goroutines allowed above the baseline after the server stops")
 )
 
 // report prints one phase's measurements as a JSON line.
