@@ -102,9 +102,10 @@ type Indexed struct {
 var _ reference.Source = (*Indexed)(nil)
 
 // OpenIndexed opens root (like Open) behind an index. It loads the
-// persisted index when there is a valid one and starts the first refresh
-// in the background: until it finishes (Complete reports true, Wait
-// returns) queries answer from what is indexed so far.
+// persisted index when there is a valid one (Complete is then true at
+// once) and starts the first refresh in the background (Wait returns when
+// it has finished). Without a cache, queries answer from what is indexed
+// so far until Complete reports true.
 func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	var st *Store
 	var err error
@@ -132,9 +133,14 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	}
 	x.cachePath = x.resolveCachePath()
 	if x.cachePath != "" {
-		if err := x.loadCache(); err != nil && !errors.Is(err, os.ErrNotExist) {
+		err := x.loadCache()
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			x.logf("sessionstore: ignoring index cache %s: %v", x.cachePath, err)
 		}
+		// A valid cache covers the whole store as of the last run: answer
+		// from it at once (like between two refreshes) while the first
+		// refresh catches up with what changed since.
+		x.complete = err == nil
 	}
 	x.bg.Add(1)
 	go func() {
@@ -161,8 +167,9 @@ func (x *Indexed) Root() string { return x.root }
 // only.
 func (x *Indexed) CachePath() string { return x.cachePath }
 
-// Complete reports whether the first indexing pass has finished. Before
-// that, ListSessions and ReadTitles answer from what is indexed so far.
+// Complete reports whether the index covers the whole store: a valid cache
+// was loaded, or the first indexing pass has finished. Before that,
+// ListSessions and ReadTitles answer from what is indexed so far.
 func (x *Indexed) Complete() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()

@@ -380,7 +380,19 @@ func TestIndexedCache(t *testing.T) {
 
 	t.Run("restart reuses the cache and grows appended files", func(t *testing.T) {
 		ss[0].appendBatches(t, workload.Zstd, 2)
-		y := openIndexed(t, root, cacheDir)
+		y, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Complete() {
+			t.Fatal("Complete() is false right after loading a valid cache")
+		}
+		if hs, _ := y.ListSessions(context.Background()); len(hs) != len(ss) {
+			t.Fatalf("cached listing has %d sessions, want %d", len(hs), len(ss))
+		}
+		if err := y.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		if got := y.Stats(); got.Parsed != 1 || got.Grown != 1 {
 			t.Fatalf("restart parsed %d (grown %d), want only the appended file grown", got.Parsed, got.Grown)
 		}

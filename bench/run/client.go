@@ -25,10 +25,13 @@ type server struct {
 	mu      sync.Mutex
 	nextID  int
 	pending map[int]chan rpcMessage
-	// progress counts $/progress notifications received.
-	progress int
-	dead     chan struct{}
-	readErr  error
+	// progress counts $/progress notifications received; progressBegin
+	// and progressEnd are when the first begin / last end arrived.
+	progress      int
+	progressBegin time.Time
+	progressEnd   time.Time
+	dead          chan struct{}
+	readErr       error
 }
 
 type rpcMessage struct {
@@ -112,8 +115,22 @@ func (s *server) readLoop(r *bufio.Reader) {
 			s.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": nil})
 		case msg.Method != "":
 			if msg.Method == "$/progress" {
+				var p struct {
+					Value struct {
+						Kind string `json:"kind"`
+					} `json:"value"`
+				}
+				json.Unmarshal(msg.Params, &p)
 				s.mu.Lock()
 				s.progress++
+				switch p.Value.Kind {
+				case "begin":
+					if s.progressBegin.IsZero() {
+						s.progressBegin = time.Now()
+					}
+				case "end":
+					s.progressEnd = time.Now()
+				}
 				s.mu.Unlock()
 			}
 		default:
