@@ -301,7 +301,7 @@ func uriCmd(args []string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]string{"sessionId": id}, nil
+		return map[string]reference.JSString{"sessionId": reference.JSString(id)}, nil
 	}
 	return nil, usageError("unknown uri subcommand %q (want encode or decode)", args[0])
 }
