@@ -188,6 +188,11 @@ func TestCLIURIAndMentions(t *testing.T) {
 	if r.code != 0 || strings.TrimSpace(r.stdout) != `{"sessionId":"<tag>&"}` {
 		t.Errorf("uri decode: %d %q", r.code, r.stdout)
 	}
+	// A lone surrogate id keeps its \udxxx escape on output (not U+FFFD).
+	r = runCLI(t, "", "uri", "decode", "dsh-session:Ilx1ZDgwMHgi")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != `{"sessionId":"\ud800x"}` {
+		t.Errorf("uri decode lone surrogate: %d %q", r.code, r.stdout)
+	}
 	text := "compare @[源\\]会话](dsh-session:InNyYyI) and dsh-session:InNyYyI and dsh-session:InNyYyI"
 	for _, stdin := range []bool{false, true} {
 		args, in := []string{"mentions", text}, ""
