@@ -14,7 +14,7 @@ const {
   InitializeRequest, InitializedNotification, DidOpenTextDocumentNotification,
   DidChangeTextDocumentNotification, CompletionRequest, ExecuteCommandRequest,
   PublishDiagnosticsNotification, ShutdownRequest, ExitNotification,
-  CompletionTriggerKind, DiagnosticSeverity, RequestType, NotificationType,
+  CompletionTriggerKind, CompletionItemKind, DiagnosticSeverity, RequestType, NotificationType,
 } = require('vscode-languageserver-protocol/node');
 
 const TARGET_CWD = '/home/alice/proj';
@@ -315,7 +315,7 @@ async function runMain(opts, cli, expected) {
 
   // -- completion
   const compURI = 'file:///home/alice/proj/complete.md';
-  const compLines = ['Compare with 日本語 🙂 @', 'mail a@', 'mail a@b', 'see @legacy', ''];
+  const compLines = ['Compare with 日本語 🙂 @', 'mail a@', 'mail a@b', 'see @legacy', 'cwd @scratch', ''];
   open(srv, compURI, compLines.join('\n'));
   const complete = (line, kind) => withTimeout(conn.sendRequest(CompletionRequest.type, {
     textDocument: { uri: compURI }, position: { line, character: compLines[line].length },
@@ -348,6 +348,20 @@ async function runMain(opts, cli, expected) {
     const line = applyCompletion(compLines[0], 0, compLines[0].length, plain);
     assert.strictEqual(line.slice(compLines[0].length - 1), cli.all[0].mention);
   });
+  await check('completion order survives client-side sorting by sortText', async () => {
+    assert.ok(atItems && atItems.length > 1, 'fewer than 2 items');
+    const key = (it) => (it.sortText !== undefined ? it.sortText : it.label);
+    const sorted = atItems.slice().sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    assert.deepStrictEqual(sorted.map(key), atItems.map(key));
+  });
+  await check('completion items: kind Reference, detail names the cwd (or "no cwd")', async () => {
+    assert.ok(atItems && atItems.length === cli.all.length, 'item count differs from the CLI');
+    atItems.forEach((it, i) => {
+      assert.strictEqual(it.kind, CompletionItemKind.Reference, `item ${i} kind`);
+      const cwd = cli.all[i].cwd;
+      assert.ok(typeof it.detail === 'string' && it.detail.includes(cwd || 'no cwd'), `item ${i} detail ${JSON.stringify(it.detail)}`);
+    });
+  });
   await check('completion mid-word ("a@" typed, "a@b" invoked) returns no items', async () => {
     assert.deepStrictEqual(completionItems(await complete(1, 2)), []);
     assert.deepStrictEqual(completionItems(await complete(2, 1)), []);
@@ -357,6 +371,19 @@ async function runMain(opts, cli, expected) {
     assert.deepStrictEqual(cli.legacy.map((c) => c.sessionId), [SESSION_LEGACY], 'CLI candidates legacy');
     const got = items.map((it) => applyCompletion(compLines[3], 3, compLines[3].length, it));
     assert.deepStrictEqual(got, cli.legacy.map((c) => 'see ' + c.mention));
+  });
+
+  await check('completion of "@scratch" (a cwd match) survives client-side filtering', async () => {
+    const items = completionItems(await complete(4, 1));
+    const bob = cli.scratch;
+    assert.deepStrictEqual(bob.map((c) => c.cwd), ['/home/bob/scratch'], 'CLI candidates scratch');
+    assert.deepStrictEqual(items.map((it) => applyCompletion(compLines[4], 4, compLines[4].length, it)),
+      bob.map((c) => 'cwd ' + c.mention));
+    // A client keeps an item when the typed QUERY fuzzy-matches its filterText (label if absent).
+    const f = (items[0].filterText !== undefined ? items[0].filterText : items[0].label).toLowerCase();
+    let j = 0;
+    for (const ch of f) if (ch === 'scratch'[j]) j++;
+    assert.strictEqual(j, 'scratch'.length, `filterText ${JSON.stringify(f)} does not match "scratch"`);
   });
 
   // -- prepare
@@ -465,7 +492,7 @@ async function main() {
   const expected = JSON.parse(fs.readFileSync(opts.expected, 'utf8'));
   const candidates = (...query) => JSON.parse(cp.execFileSync(opts.bin,
     ['candidates', '--sessions', opts.sessions, '--target-cwd', TARGET_CWD, ...query], { encoding: 'utf8' }));
-  const cli = { all: candidates(), legacy: candidates('legacy') };
+  const cli = { all: candidates(), legacy: candidates('legacy'), scratch: candidates('scratch') };
   if (cli.all.length === 0) throw new Error('`dsh-lsp candidates` listed no session');
 
   const before = snapshotTree(opts.sessions);
