@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -21,6 +22,12 @@ func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfac
 	x.mu.RLock()
 	e := x.titleEntry(id)
 	x.mu.RUnlock()
+	if e == nil {
+		// Not indexed yet (first pass still running, or a session newer
+		// than the last scan): index this one log now, streaming, rather
+		// than letting the store materialise it.
+		e = x.indexOnDemand(id)
+	}
 	if e == nil || e.state == nil || e.TitleID != id {
 		return x.store.ReadSurface(ctx, id)
 	}
@@ -113,4 +120,28 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		s.Events = append(s.Events, reference.SurfaceEvent{Type: ev.Type, Seq: ev.Seq, Data: data, Raw: raw})
 	}
 	return s, nil
+}
+
+// indexOnDemand indexes the log a full read of id would load, without
+// publishing the entry (the refresher will). It returns nil when the
+// store's lookup fails (the store then reports why).
+func (x *Indexed) indexOnDemand(id string) *entry {
+	path, enc, err := x.store.find(id)
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	c := candidate{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
+	if filepath.Join(x.root, c.proj, c.seg, enc.FileName()) != path {
+		return nil
+	}
+	c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+	c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	e := x.index(c, nil, enc)
+	// The store's find picks the encoding per directory; the entry must
+	// be for exactly that transcript.
+	if e.Enc != enc || (x.findEntry([]*entry{e}) != e) {
+		return nil
+	}
+	return e
 }

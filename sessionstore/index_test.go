@@ -543,7 +543,7 @@ func TestIndexedNeverWritesUnderRoot(t *testing.T) {
 
 func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 	root := t.TempDir()
-	genStore(t, root, workload.None, 20, 4, 9)
+	ss := genStore(t, root, workload.None, 20, 4, 9)
 	var mu sync.Mutex
 	var calls [][2]int
 	gate := make(chan struct{})
@@ -566,6 +566,16 @@ func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 	got, err := x.ListSessions(context.Background())
 	if err != nil || len(got) != 0 {
 		t.Fatalf("during indexing: %d sessions, %v", len(got), err)
+	}
+	// A surface read during indexing indexes that one log on demand.
+	st, _ := Open(root)
+	gs, gerr := x.ReadSurface(context.Background(), ss[3].spec.ID)
+	ws, werr := st.ReadSurface(context.Background(), ss[3].spec.ID)
+	if gerr != nil || werr != nil || !bytes.Equal(MarshalSurface(gs), MarshalSurface(ws)) {
+		t.Fatalf("ReadSurface during indexing differs from the store's (%v, %v)", gerr, werr)
+	}
+	if x.Stats().FastSurfaces != 1 {
+		t.Fatal("ReadSurface during indexing was not served from an on-demand index")
 	}
 	close(gate)
 	x.Wait(context.Background())
