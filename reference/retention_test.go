@@ -237,6 +237,8 @@ func randomText(rng *rand.Rand, maxLen int) string {
 }
 
 // randomSurface is a surface of random user, checkpoint and assistant items.
+// Some texts hold lone surrogates (written as \udxxx escapes in the event
+// JSON), whose WTF-8 form is 3 bytes like the U+FFFD TextEncoder counts.
 func randomSurface(rng *rand.Rand, items, maxText int) *Surface {
 	cwd := "/w<" + randomText(rng, 5)
 	seq := int64(rng.IntN(1000))
@@ -244,14 +246,22 @@ func randomSurface(rng *rand.Rand, items, maxText int) *Surface {
 	if rng.IntN(2) == 0 {
 		s.Header.CWD, s.CapturedThroughSeq = nil, nil
 	}
+	text := func() string {
+		t := randomText(rng, maxText)
+		if rng.IntN(4) == 0 {
+			i := rng.IntN(len(t) + 1)
+			t = t[:i] + "\xed\xa0\x80" + t[i:] // lone U+D800 (may split a multibyte character: then U+FFFD)
+		}
+		return t
+	}
 	for i := range items {
 		switch rng.IntN(5) {
 		case 0:
-			s.Events = append(s.Events, userEvent(int64(i), "plugin", "compact", randomText(rng, maxText)))
+			s.Events = append(s.Events, userEvent(int64(i), "plugin", "compact", text()))
 		case 1, 2:
-			s.Events = append(s.Events, userEvent(int64(i), "user", "", randomText(rng, maxText)))
+			s.Events = append(s.Events, userEvent(int64(i), "user", "", text()))
 		default:
-			s.Events = append(s.Events, assistantEvent(int64(i), randomText(rng, maxText), randomText(rng, 3)))
+			s.Events = append(s.Events, assistantEvent(int64(i), text(), randomText(rng, 3)))
 		}
 	}
 	return s
@@ -374,7 +384,11 @@ func TestRetainMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	outcomes := map[string]int{}
 	for iter := range 600 {
-		surface := randomSurface(rng, rng.IntN(30), 1+rng.IntN(200))
+		items, maxText := rng.IntN(30), 1+rng.IntN(200)
+		if iter%4 == 0 {
+			items, maxText = 1+rng.IntN(2), 1+rng.IntN(1200) // nothing droppable: truncation alone
+		}
+		surface := randomSurface(rng, items, maxText)
 		label := randomText(rng, 6)
 		budget := int64(50 + rng.IntN(1500))
 		wantData, wantStats, wantErr := naiveRetain(surface, label, budget)
@@ -386,19 +400,30 @@ func TestRetainMatchesNaive(t *testing.T) {
 			outcomes["exceeded"]++
 			continue
 		}
-		if data := got.Data.AppendJSON(nil); !bytes.Equal(data, wantData) || got.Stats != wantStats {
+		data := got.Data.AppendJSON(nil)
+		if !bytes.Equal(data, wantData) || got.Stats != wantStats {
 			t.Fatalf("iteration %d budget %d:\n got %s %+v\nwant %s %+v", iter, budget, data, got.Stats, wantData, wantStats)
 		}
+		dropped := got.Stats.OmittedMessages > 0
+		cut := bytes.Contains(data, []byte(" UTF-8 bytes …]")) // random texts never hold the notice
 		switch {
-		case got.Stats.OmittedMessages > 0 && got.Stats.OmittedBytes > int64(0):
+		case dropped && cut:
+			outcomes["dropped+truncated"]++
+		case dropped:
 			outcomes["dropped"]++
-		case got.Stats.Truncated:
+		case cut:
 			outcomes["truncated"]++
 		default:
 			outcomes["whole"]++
 		}
+		if bytes.Contains(data, []byte(`\ud800`)) {
+			outcomes["lone surrogate kept"]++
+		}
 	}
-	for _, k := range []string{"exceeded", "dropped", "whole"} {
+	// Both phases, each alone and one after the other, over texts with
+	// escapes, multibyte characters and lone surrogates.
+	t.Logf("outcomes: %v", outcomes)
+	for _, k := range []string{"exceeded", "dropped", "truncated", "dropped+truncated", "whole", "lone surrogate kept"} {
 		if outcomes[k] == 0 {
 			t.Errorf("no %s outcome in %v", k, outcomes)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -97,6 +98,18 @@ func (c *client) call(method string, params any, result any) error {
 		return json.Unmarshal(r.Result, result)
 	}
 	return nil
+}
+
+// callTimeout is call with a deadline.
+func (c *client) callTimeout(limit time.Duration, method string, params any, result any) error {
+	done := make(chan error, 1)
+	go func() { done <- c.call(method, params, result) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		return fmt.Errorf("%s: no answer within %v", method, limit)
+	}
 }
 
 func (c *client) notify(method string, params any) error {

@@ -37,6 +37,8 @@ var (
 	withPrepare = flag.Bool("prepare", true, "load: run prepare over the 3 large sources concurrently with the completion flood")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	dumpAt      = flag.Duration("dump-goroutines-at", 0, "write a goroutine profile to stderr this long after the start (diagnosis)")
+	tinyRoot    = flag.String("tiny-root", "", "stores: reuse this existing store of -tiny-sessions sessions (generated with -keep) instead of generating one")
+	tinyTimeout = flag.Duration("tiny-timeout", 20*time.Minute, "stores: give up on one candidates query over the tiny sessions after this long")
 	keepStores  = flag.Bool("keep", false, "keep the generated stores")
 	maxP99      = flag.Duration("max-p99", 0, "load: fail when the completion p99 exceeds this (0: report only)")
 	goroutineOK = flag.Int("goroutine-slack", 2, "load/faults: goroutines allowed above the baseline after the server stops")

@@ -108,54 +108,71 @@ func bigSessionStore(root string, size int64) error {
 }
 
 func tinySessionsStore(root string, n int) error {
-	t0 := time.Now()
-	last := time.Now()
-	infos, err := workload.Generate(root, workload.Options{Sessions: n, CWDs: 1, Turns: 1, Compression: workload.None, Seed: 12}, func(done int) {
-		if time.Since(last) > 10*time.Second {
-			last = time.Now()
-			fmt.Fprintf(os.Stderr, "stress: %d/%d tiny sessions written\n", done, n)
-		}
-	})
-	if err != nil {
-		return err
+	res := map[string]any{"sessions": n}
+	progress := func(k string, v any) {
+		res[k] = v
+		fmt.Fprintf(os.Stderr, "stress: tiny-sessions %s = %v\n", k, v)
 	}
-	defer os.RemoveAll(root)
-	res := map[string]any{"sessions": n, "generateS": time.Since(t0).Seconds()}
+	var someID string
+	if *tinyRoot != "" {
+		root = *tinyRoot // an existing store of n tiny sessions (kept)
+		someID = workload.Specs(workload.Options{Sessions: n, CWDs: 1, Turns: 1, Seed: 12})[n/2].ID
+	} else {
+		t0 := time.Now()
+		last := time.Now()
+		infos, err := workload.Generate(root, workload.Options{Sessions: n, CWDs: 1, Turns: 1, Compression: workload.None, Seed: 12}, func(done int) {
+			if time.Since(last) > 10*time.Second {
+				last = time.Now()
+				fmt.Fprintf(os.Stderr, "stress: %d/%d tiny sessions written\n", done, n)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(root)
+		someID = infos[n/2].ID
+		progress("generateS", time.Since(t0).Seconds())
+	}
 
-	// The store directly: listing and the titles of the newest 50.
+	// The store directly: the header-only listing.
 	st, _ := sessionstore.Open(root)
 	resetPeakRSS()
-	t0 = time.Now()
+	t0 := time.Now()
 	headers, err := st.ListSessions(context.Background())
 	if err != nil {
 		return err
 	}
-	res["listS"], res["listed"], res["listPeakRSSMB"] = time.Since(t0).Seconds(), len(headers), peakRSS()>>20
+	progress("storeListS", time.Since(t0).Seconds())
+	progress("storeListPeakRSSMB", peakRSS()>>20)
 	if len(headers) != n {
 		failf("stores: %d of %d tiny sessions listed", len(headers), n)
 	}
+	headers = nil
 
-	// Through the server: first completion-style query (cold) and a
-	// filtered one (reads every title).
+	// Through the server: the first completion-style query (cold), again
+	// (warm), and a filtered one (reads every title).
 	resetPeakRSS()
 	srv := startInProcess(serverOptions(root))
 	defer srv.disconnect(30 * time.Second)
 	if err := srv.initialize(map[string]any{"sessionsDir": root}); err != nil {
 		return err
 	}
-	for _, q := range []string{"", infos[n/2].ID[:8]} {
+	for i, q := range []string{"", "", someID[:8]} {
 		t0 = time.Now()
 		var items []map[string]any
-		if err := srv.call("dsh/candidates", map[string]any{"query": q}, &items); err != nil {
+		err := srv.callTimeout(*tinyTimeout, "dsh/candidates", map[string]any{"query": q}, &items)
+		key := fmt.Sprintf("candidates%d%qS", i, q)
+		if err != nil {
 			failf("stores: candidates %q over %d sessions: %v", q, n, err)
+			progress(key, err.Error())
 			continue
 		}
-		res[fmt.Sprintf("candidates%qS", q)] = time.Since(t0).Seconds()
+		progress(key, time.Since(t0).Seconds())
 		if q != "" && len(items) == 0 {
 			failf("stores: query %q found nothing", q)
 		}
 	}
-	res["serverPeakRSSMB"] = peakRSS() >> 20
+	progress("serverPeakRSSMB", peakRSS()>>20)
 	report("tiny-sessions", res)
 	return nil
 }
