@@ -25,12 +25,14 @@ type Error struct {
 	Err error
 }
 
+// Error returns the exact dsh message (without the code).
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf-style constructor kept small on purpose: messages are exact dsh text.
+// newError returns an *Error. Messages are exact dsh text, so callers build
+// them literally rather than through a format string.
 func newError(code Code, message string, cause error) *Error {
 	return &Error{Code: code, Message: message, Err: cause}
 }
