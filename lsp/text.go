@@ -106,14 +106,3 @@ func (s *Server) didClose(ctx context.Context, params json.RawMessage) {
 	s.diag.cancel(uri, &s.bg)
 	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: uri, Diagnostics: []protocol.Diagnostic{}})
 }
-
-// documentText returns the text of an open document.
-func (s *Server) documentText(uri string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, ok := s.docs[uri]
-	if !ok {
-		return "", false
-	}
-	return d.text, true
-}

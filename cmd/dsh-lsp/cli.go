@@ -78,7 +78,6 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 type common struct {
 	sessions, targetID, targetCWD              string
 	maxReferences, candidateLimit, maxRefBytes string
-	targetIDSet, targetCWDSet                  bool
 	fs                                         *flag.FlagSet
 }
 

@@ -129,13 +129,12 @@ func runDemo(w io.Writer) error {
 	// 1. Completion.
 	p("%s\n1. Completion: type @ to cite another session\n%s\n\n", rule, rule)
 	prompt := "Compare with @"
-	cands, err := demoComplete(ctx, svc, target, prompt, w)
-	if err != nil {
+	if _, err := demoComplete(ctx, svc, target, prompt, w); err != nil {
 		return err
 	}
 	prompt = "Compare with @git"
 	p("\nKeep typing to filter (id, cwd or title, case-insensitive):\n\n")
-	cands, err = demoComplete(ctx, svc, target, prompt, w)
+	cands, err := demoComplete(ctx, svc, target, prompt, w)
 	if err != nil {
 		return err
 	}
