@@ -82,11 +82,7 @@ func (s *ReferenceStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"label":`...)
 	dst = AppendJSString(dst, s.Label)
 	dst = append(dst, `,"capturedThroughSeq":`...)
-	if s.CapturedThroughSeq != nil {
-		dst = strconv.AppendInt(dst, *s.CapturedThroughSeq, 10)
-	} else {
-		dst = append(dst, "null"...)
-	}
+	dst = appendIntOrNull(dst, s.CapturedThroughSeq)
 	dst = append(dst, `,"compacted":`...)
 	dst = strconv.AppendBool(dst, s.Compacted)
 	dst = append(dst, `,"originalMessages":`...)
@@ -102,6 +98,14 @@ func (s *ReferenceStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"inputIndex":`...)
 	dst = strconv.AppendInt(dst, int64(s.InputIndex), 10)
 	return append(dst, '}')
+}
+
+// appendIntOrNull appends *v, or null when v is nil.
+func appendIntOrNull(dst []byte, v *int64) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendInt(dst, *v, 10)
 }
 
 // MarshalJSON returns s in dsh's key order.

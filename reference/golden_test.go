@@ -40,22 +40,6 @@ func mustMarshal(t *testing.T, v any) []byte {
 	return b
 }
 
-// sameValue compares two JSON documents as values.
-func sameValue(t *testing.T, got, want []byte) bool {
-	t.Helper()
-	return reflect.DeepEqual(decode(t, got), decode(t, want))
-}
-
-// errorOutput is the golden shape of a failure.
-func errorOutput(err error) map[string]any {
-	code := reference.CodeOf(err)
-	e := map[string]any{"name": "SessionReferenceError", "code": string(code), "message": err.Error()}
-	if code == "" {
-		e["name"], e["code"] = "Error", nil
-	}
-	return map[string]any{"error": e}
-}
-
 // maskID replaces a message's "id" with "<uuid>" after checking it is a
 // UUID v4.
 func maskID(t *testing.T, msg map[string]any) {
@@ -65,19 +49,6 @@ func maskID(t *testing.T, msg map[string]any) {
 		t.Errorf("message id %q is not a UUID v4", id)
 	}
 	msg["id"] = "<uuid>"
-}
-
-func newService(t *testing.T, env *golden.Env) *reference.Service {
-	t.Helper()
-	cfg, err := reference.ConfigFromJSON(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := reference.NewService(env.Source, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
 }
 
 func TestGoldenCandidates(t *testing.T) {
@@ -92,7 +63,7 @@ func TestGoldenCandidates(t *testing.T) {
 			if err := json.Unmarshal(c.Input, &in); err != nil {
 				t.Fatal(err)
 			}
-			svc := newService(t, env)
+			svc := env.Service(t)
 			var list any
 			var err error
 			if in.Remote {
@@ -106,9 +77,9 @@ func TestGoldenCandidates(t *testing.T) {
 			}
 			var got any = map[string]any{"candidates": list}
 			if err != nil {
-				got = errorOutput(err)
+				got = golden.ErrorOutput(err)
 			}
-			if b := mustMarshal(t, got); !sameValue(t, b, c.Output) {
+			if b := mustMarshal(t, got); !golden.SameJSON(t, b, c.Output) {
 				t.Errorf("got  %s\nwant %s", b, c.Output)
 			}
 		})
@@ -167,13 +138,13 @@ func TestGoldenPrepare(t *testing.T) {
 			if err := json.Unmarshal(c.Output, &wantBytes); err != nil {
 				t.Fatal(err)
 			}
-			svc := newService(t, env)
+			svc := env.Service(t)
 			var out prepareOutput
 			refs := in.References
 			if in.MentionText != nil {
 				parsed, err := reference.ParseText(*in.MentionText)
 				if err != nil {
-					compare(t, errorOutput(err), c.Output)
+					compare(t, golden.ErrorOutput(err), c.Output)
 					return
 				}
 				out.Parsed = &parsed
@@ -186,8 +157,11 @@ func TestGoldenPrepare(t *testing.T) {
 			out.Content = contentBlocks(t, in.Content)
 			prepared, err := svc.PrepareJSON(env.Context(), env.Target, refs)
 			if err != nil {
-				compare(t, errorOutput(err), c.Output)
+				compare(t, golden.ErrorOutput(err), c.Output)
 				return
+			}
+			if in.MentionText != nil {
+				checkPrepareText(t, env, *in.MentionText, out.Parsed.Text, prepared.ContextMessage)
 			}
 			if m := prepared.ContextMessage; m != nil {
 				out.AdditionalContext = contextMessageValue(t, m)
@@ -205,9 +179,29 @@ func TestGoldenPrepare(t *testing.T) {
 	}
 }
 
+// checkPrepareText checks that Service.PrepareText (parse and prepare in
+// one call) gives the parsed content and the same context message as
+// ParseText followed by PrepareJSON.
+func checkPrepareText(t *testing.T, env *golden.Env, text, wantContent string, want *reference.ContextMessage) {
+	t.Helper()
+	p, err := env.Service(t).PrepareText(env.Context(), env.Target, text)
+	if err != nil {
+		t.Fatalf("PrepareText: %v", err)
+	}
+	if p.Content != wantContent {
+		t.Errorf("PrepareText content %q, want %q", p.Content, wantContent)
+	}
+	if (p.ContextMessage == nil) != (want == nil) {
+		t.Fatalf("PrepareText context message %v, want %v", p.ContextMessage, want)
+	}
+	if want != nil && !reflect.DeepEqual(contextMessageValue(t, p.ContextMessage), contextMessageValue(t, want)) {
+		t.Errorf("PrepareText context message\n got %s\nwant %s", p.ContextMessage.AppendJSON(nil), want.AppendJSON(nil))
+	}
+}
+
 func compare(t *testing.T, got any, want json.RawMessage) {
 	t.Helper()
-	if b := mustMarshal(t, got); !sameValue(t, b, want) {
+	if b := mustMarshal(t, got); !golden.SameJSON(t, b, want) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
@@ -249,9 +243,9 @@ func TestGoldenPrestep(t *testing.T) {
 			for _, m := range in.Messages {
 				decision.Messages = append(decision.Messages, expandStepMessage(t, m))
 			}
-			res, err := newService(t, env).PreStep(env.Context(), env.Target, decision)
+			res, err := env.Service(t).PreStep(env.Context(), env.Target, decision)
 			if err != nil {
-				compare(t, errorOutput(err), c.Output)
+				compare(t, golden.ErrorOutput(err), c.Output)
 				return
 			}
 			if res.Reject {
@@ -297,7 +291,7 @@ func TestGoldenRetain(t *testing.T) {
 			case reference.CodeOf(err) == reference.CodeBudgetExceeded:
 				compare(t, map[string]any{"result": nil}, c.Output)
 			case err != nil:
-				compare(t, errorOutput(err), c.Output)
+				compare(t, golden.ErrorOutput(err), c.Output)
 			default:
 				data := r.Data.AppendJSON(nil)
 				compare(t, map[string]any{"result": map[string]any{"data": json.RawMessage(data), "stats": r.Stats}, "bytes": len(data)}, c.Output)
@@ -383,7 +377,7 @@ func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 							t.Fatalf("fixture D changed: %v", first)
 						}
 						first["text"] = "Summarise the login fix from @Fix login bug"
-						if wantData := mustMarshal(t, want); !sameValue(t, data, wantData) {
+						if wantData := mustMarshal(t, want); !golden.SameJSON(t, data, wantData) {
 							t.Errorf("legacy data\n got %s\nwant %s", data, wantData)
 						}
 					}
@@ -394,7 +388,7 @@ func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 					t.Errorf("data (%d bytes)\n got %s\nwant %s (%d bytes)", len(data), data, ref.Data, ref.DataBytes)
 				}
 				stats := prepared.ContextMessage.Source.References[0]
-				if !sameValue(t, mustMarshal(t, reference.RetentionStats{
+				if !golden.SameJSON(t, mustMarshal(t, reference.RetentionStats{
 					Compacted: stats.Compacted, OriginalMessages: stats.OriginalMessages, RetainedMessages: stats.RetainedMessages,
 					OmittedMessages: stats.OmittedMessages, OmittedBytes: stats.OmittedBytes, Truncated: stats.Truncated,
 				}), ref.Stats) {

@@ -476,13 +476,13 @@ func parseJSStringLiteral(data string, i int) (string, int, error) {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
-			r, ok := parseHex4(data, i+2)
+			r, ok := hex4(data, i+2)
 			if !ok {
 				return "", i, &jsvSyntaxError{msg: "invalid \\u escape", offset: i}
 			}
 			i += 6
 			if isHighSurrogate(r) && i+1 < len(data) && data[i] == '\\' && data[i+1] == 'u' {
-				if lo, ok := parseHex4(data, i+2); ok && isLowSurrogate(lo) {
+				if lo, ok := hex4(data, i+2); ok && isLowSurrogate(lo) {
 					buf = utf8.AppendRune(buf, combineSurrogates(r, lo))
 					i += 6
 					continue
@@ -498,24 +498,24 @@ func parseJSStringLiteral(data string, i int) (string, int, error) {
 	return "", i, &jsvSyntaxError{msg: "unterminated string", offset: i}
 }
 
-func parseHex4(s string, i int) (rune, bool) {
+// hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
+// case); ok is false when they are missing or not hex.
+func hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		var d byte
+	for j := i; j < i+4; j++ {
+		c := s[j]
 		switch {
 		case c >= '0' && c <= '9':
-			d = c - '0'
+			r = r<<4 | rune(c-'0')
 		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
+			r = r<<4 | rune(c-'a'+10)
 		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
+			r = r<<4 | rune(c-'A'+10)
 		default:
 			return 0, false
 		}
-		r = r<<4 | rune(d)
 	}
 	return r, true
 }

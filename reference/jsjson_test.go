@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/golden/goldenfile"
 )
 
 // goldenCase is one {name, input, output} case of testdata/golden, parsed
@@ -20,29 +20,34 @@ type goldenCase struct {
 	output *jsValue
 }
 
-// loadGolden reads testdata/golden/<group>.json.
+// loadGolden reads testdata/golden/<group>.json with goldenfile.Load (these
+// tests are inside package reference, which package golden imports) and
+// parses each case's raw input and output with parseJSValue.
 func loadGolden(t *testing.T, group string) []goldenCase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", group+".json"))
-	if err != nil {
-		t.Fatalf("read golden %s: %v", group, err)
-	}
-	root, err := parseJSValue(string(data))
-	if err != nil {
-		t.Fatalf("parse golden %s: %v", group, err)
-	}
-	if root.kind != jsvArray || len(root.items) == 0 {
-		t.Fatalf("golden %s: want a non-empty array", group)
-	}
-	cases := make([]goldenCase, 0, len(root.items))
-	for _, item := range root.items {
-		name := item.field("name")
-		if name == nil || name.kind != jsvString {
-			t.Fatalf("golden %s: case without a name", group)
-		}
-		cases = append(cases, goldenCase{name: name.str, input: item.field("input"), output: item.field("output")})
+	var cases []goldenCase
+	for _, c := range goldenfile.Load(t, group) {
+		cases = append(cases, goldenCase{
+			name:   c.Name,
+			input:  parseGoldenPart(t, group, c.Name, c.Input),
+			output: parseGoldenPart(t, group, c.Name, c.Output),
+		})
 	}
 	return cases
+}
+
+// parseGoldenPart parses a case's raw input or output; an absent part is
+// nil.
+func parseGoldenPart(t *testing.T, group, name string, raw []byte) *jsValue {
+	t.Helper()
+	if len(raw) == 0 {
+		return nil
+	}
+	v, err := parseJSValue(string(raw))
+	if err != nil {
+		t.Fatalf("golden %s/%s: %v", group, name, err)
+	}
+	return v
 }
 
 // str returns the string at key of object v, failing the test when absent.

@@ -116,7 +116,13 @@ func ParseText(text string) (ParseResult, error) {
 // matches ParseText finds, so ParseText fails iff problems is non-empty
 // (with the first problem's error) and otherwise returns these mentions.
 func ScanText(text string) (mentions []Mention, problems []Problem) {
-	scanMentions(text, func(m Mention, p *Problem) bool {
+	return scanTextMemo(text, memoThreshold(text))
+}
+
+// scanTextMemo is ScanText with the scanner's memo threshold (see
+// scanMentionsMemo).
+func scanTextMemo(text string, memoAfter int) (mentions []Mention, problems []Problem) {
+	scanMentionsMemo(text, memoAfter, func(m Mention, p *Problem) bool {
 		if p != nil {
 			problems = append(problems, *p)
 		} else {
@@ -199,8 +205,13 @@ func escapableAt(s string, i int) (rune, int, bool) {
 // every match in order, with either an accepted Mention or a Problem. It
 // stops when yield returns false.
 func scanMentions(text string, yield func(Mention, *Problem) bool) {
-	scanMentionsMemo(text, 2*len(text)+256, yield)
+	scanMentionsMemo(text, memoThreshold(text), yield)
 }
+
+// memoThreshold is how many bytes the label and URI runs of a scan of text
+// may cover before the scanner memoizes them: beyond twice the text, the
+// scan is on its way to quadratic.
+func memoThreshold(text string) int { return 2*len(text) + 256 }
 
 // scanMentionsMemo is scanMentions with the number of bytes the label and
 // URI runs may scan before the scanner starts memoizing them (tests force

@@ -201,7 +201,7 @@ func checkScanAgrees(t *testing.T, text string) {
 		t.Errorf("ScanText mentions %+v, ParseText %+v", mentions, res.Mentions)
 	}
 	// The memoized scanner finds the same matches as the direct one.
-	memoMentions, memoProblems := scanWithMemoAfter(text, 0)
+	memoMentions, memoProblems := scanTextMemo(text, 0)
 	if !sameMentions(memoMentions, mentions) || !reflect.DeepEqual(memoProblems, problems) {
 		t.Errorf("memoized scan %+v %+v, direct %+v %+v", memoMentions, memoProblems, mentions, problems)
 	}
@@ -237,19 +237,6 @@ func checkScanAgrees(t *testing.T, text string) {
 		}
 		prev = s.End
 	}
-}
-
-// scanWithMemoAfter is ScanText with the scanner's memo threshold set.
-func scanWithMemoAfter(text string, memoAfter int) (mentions []Mention, problems []Problem) {
-	scanMentionsMemo(text, memoAfter, func(m Mention, p *Problem) bool {
-		if p != nil {
-			problems = append(problems, *p)
-		} else {
-			mentions = append(mentions, m)
-		}
-		return true
-	})
-	return mentions, problems
 }
 
 func checkSpans(t *testing.T, text string, kind MentionKind, span, uriSpan Span, uri string) {

@@ -305,27 +305,6 @@ func jsonString(v []byte) (string, bool) {
 	return string(out), true
 }
 
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // jsonStringLen returns len(jsonString(v)) without building the string.
 func jsonStringLen(v []byte) (int, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {

@@ -68,11 +68,7 @@ func (d *DataObject) appendHead(dst []byte) []byte {
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"capturedThroughSeq":`...)
-	if d.CapturedThroughSeq != nil {
-		dst = strconv.AppendInt(dst, *d.CapturedThroughSeq, 10)
-	} else {
-		dst = append(dst, "null"...)
-	}
+	dst = appendIntOrNull(dst, d.CapturedThroughSeq)
 	return append(dst, `,"conversation":[`...)
 }
 

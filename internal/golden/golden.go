@@ -10,6 +10,11 @@
 // A case with jsonlRoot reads that real on-disk store with
 // sessionstore.Store.
 //
+// The harness is exercised end to end by reference/golden_test.go (every
+// candidates, prepare, prestep and retain case through the core service)
+// and sessionstore/golden_jsonl_test.go; this package's own tests check the
+// expansion against logs written by real dsh.
+//
 // Cancellation ("preAborted": true): the harness does not abort anything
 // itself; Env.PreAborted reports the flag and Env.Context returns an
 // already-cancelled context for such cases, which the caller passes to the
@@ -21,63 +26,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/golden/goldenfile"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
-// Case is one golden case.
-type Case struct {
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
-}
+// Case is one golden case (see goldenfile.Case).
+type Case = goldenfile.Case
 
 // RepoRoot returns the repository root: the nearest directory at or above
 // the working directory that holds go.mod.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("golden: working directory: %v", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("golden: no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return goldenfile.RepoRoot(t)
 }
 
 // Dir returns the absolute path of testdata/golden.
 func Dir(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(RepoRoot(t), "testdata", "golden")
+	return goldenfile.Dir(t)
 }
 
-// Load reads testdata/golden/<group>.json.
+// Load reads testdata/golden/<group>.json (see goldenfile.Load).
 func Load(t testing.TB, group string) []Case {
 	t.Helper()
-	path := filepath.Join(Dir(t), group+".json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden: %v", err)
-	}
-	var cases []Case
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatalf("golden: parsing %s: %v", path, err)
-	}
-	if len(cases) == 0 {
-		t.Fatalf("golden: %s holds no cases", path)
-	}
-	return cases
+	return goldenfile.Load(t, group)
 }
 
 // Env is the environment a case's session fields describe.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -115,5 +117,34 @@ func TestNewSourceListsTargetAndAppliesOverrides(t *testing.T) {
 	}
 	if env.Context().Err() == nil {
 		t.Error("preAborted case context is not cancelled")
+	}
+}
+
+func TestSameJSONAndErrorOutput(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"a":1,"b":[true,null]}`, ` { "b" : [true, null], "a" : 1.0 } `, true},
+		{`{"a":1}`, `{"a":2}`, false},
+		{`[1,2]`, `[2,1]`, false},
+		{`"x"`, `"x"`, true},
+	} {
+		if got := SameJSON(t, []byte(tt.a), []byte(tt.b)); got != tt.same {
+			t.Errorf("SameJSON(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&reference.Error{Code: reference.CodeTooMany, Message: "too many"},
+			`{"error":{"name":"SessionReferenceError","code":"SESSION_REFERENCE_TOO_MANY","message":"too many"}}`},
+		{errors.New("boom"), `{"error":{"name":"Error","code":null,"message":"boom"}}`},
+	} {
+		got, err := json.Marshal(ErrorOutput(tt.err))
+		if err != nil || !SameJSON(t, got, []byte(tt.want)) {
+			t.Errorf("ErrorOutput(%v) = %s, want %s", tt.err, got, tt.want)
+		}
 	}
 }
