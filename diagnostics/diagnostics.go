@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -65,6 +66,16 @@ type Env struct {
 	Known func(id string) bool
 }
 
+// KnownIDs returns an Env.Known that reports whether id is one of the
+// listed sessions.
+func KnownIDs(headers []reference.SessionHeader) func(id string) bool {
+	known := make(map[string]bool, len(headers))
+	for _, h := range headers {
+		known[h.ID] = true
+	}
+	return func(id string) bool { return known[id] }
+}
+
 // Check returns the findings of text in appearance order.
 func Check(text string, env Env) []Finding {
 	mentions, problems := reference.ScanText(text)
@@ -102,7 +113,7 @@ func Check(text string, env Env) []Finding {
 				Message: fmt.Sprintf("unknown session %s: the session store does not list it", reference.QuoteJS(m.SessionID))})
 		}
 	}
-	sortFindings(out)
+	slices.SortStableFunc(out, func(a, b Finding) int { return a.Span.Start - b.Span.Start })
 	return out
 }
 
@@ -115,15 +126,6 @@ func problemMessage(p reference.Problem) string {
 		msg += "; the canonical URI is " + canon
 	}
 	return msg
-}
-
-// sortFindings orders findings by start offset, stable.
-func sortFindings(fs []Finding) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Span.Start < fs[j-1].Span.Start; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
 }
 
 // ToLSP converts findings to LSP diagnostics with ranges from m.

@@ -10,8 +10,11 @@ import (
 func TestCheck(t *testing.T) {
 	m := func(id string) string { return reference.FormatMention(id, nil) }
 	self := "me"
-	known := map[string]bool{"a": true, "b": true, "c": true, "d": true, "me": true}
-	env := Env{Target: reference.Target{SessionID: &self}, MaxReferences: 2, Known: func(id string) bool { return known[id] }}
+	var listed []reference.SessionHeader
+	for _, id := range []string{"a", "b", "c", "d", "me"} {
+		listed = append(listed, reference.SessionHeader{ID: id})
+	}
+	env := Env{Target: reference.Target{SessionID: &self}, MaxReferences: 2, Known: KnownIDs(listed)}
 	tests := []struct {
 		name string
 		text string

@@ -113,7 +113,7 @@ func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.F
 	env := diagnostics.Env{Target: snap.target, MaxReferences: snap.config.MaxReferences}
 	if snap.env != nil {
 		if known, err := s.knownSessions(ctx, snap.env); err == nil {
-			env.Known = func(id string) bool { return known[id] }
+			env.Known = known
 		} else {
 			s.logger.Warn("listing sessions for diagnostics failed", "error", err)
 		}
@@ -125,20 +125,22 @@ func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.F
 // create sessions at any time, but listing per keystroke is wasteful.
 const knownTTL = 2 * time.Second
 
+// knownCache is the last session listing of an environment.
 type knownCache struct {
-	mu   sync.Mutex
-	env  *environment
-	at   time.Time
-	uses map[string]bool
+	mu    sync.Mutex
+	env   *environment
+	at    time.Time
+	known func(id string) bool
 }
 
-// knownSessions returns the set of session ids the store lists.
-func (s *Server) knownSessions(ctx context.Context, env *environment) (map[string]bool, error) {
+// knownSessions reports which session ids the store lists (cached for
+// knownTTL).
+func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
 	s.known.mu.Lock()
 	if s.known.env == env && time.Since(s.known.at) < knownTTL {
-		m := s.known.uses
+		known := s.known.known
 		s.known.mu.Unlock()
-		return m, nil
+		return known, nil
 	}
 	s.known.mu.Unlock()
 	src, _ := env.current()
@@ -146,14 +148,11 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]bool, len(headers))
-	for _, h := range headers {
-		m[h.ID] = true
-	}
+	known := diagnostics.KnownIDs(headers)
 	s.known.mu.Lock()
-	s.known.env, s.known.at, s.known.uses = env, time.Now(), m
+	s.known.env, s.known.at, s.known.known = env, time.Now(), known
 	s.known.mu.Unlock()
-	return m, nil
+	return known, nil
 }
 
 // titleOf reads one session's latest title (nil when none or unreadable).

@@ -329,11 +329,7 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 	}
 	env := diagnostics.Env{Target: c.target(), MaxReferences: cfg.MaxReferences}
 	if headers, lerr := src.ListSessions(context.Background()); lerr == nil {
-		known := make(map[string]bool, len(headers))
-		for _, h := range headers {
-			known[h.ID] = true
-		}
-		env.Known = func(id string) bool { return known[id] }
+		env.Known = diagnostics.KnownIDs(headers)
 	} else {
 		fmt.Fprintf(stderr, "dsh-lsp: warning: cannot list sessions (unknown-session not checked): %v\n", lerr)
 	}

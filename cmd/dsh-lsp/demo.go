@@ -150,13 +150,11 @@ func runDemo(w io.Writer) error {
 	p("%s\n2. Diagnostics: mistakes are flagged as you type\n%s\n\n", rule, rule)
 	broken := "Also see @[old notes](dsh-session:InNyYyJ) and @[gone](dsh-session:ImdvbmUi)."
 	p("    %s\n", broken)
-	known := map[string]bool{}
-	if headers, err := store.ListSessions(ctx); err == nil {
-		for _, h := range headers {
-			known[h.ID] = true
-		}
+	headers, err := store.ListSessions(ctx)
+	if err != nil {
+		return fmt.Errorf("list the sample sessions: %w", err)
 	}
-	findings := diagnostics.Check(broken, diagnostics.Env{Target: target, MaxReferences: 3, Known: func(id string) bool { return known[id] }})
+	findings := diagnostics.Check(broken, diagnostics.Env{Target: target, MaxReferences: 3, Known: diagnostics.KnownIDs(headers)})
 	m := protocol.NewMapper(broken, protocol.UTF8)
 	for _, f := range findings {
 		pos := m.Position(f.Span.Start)
