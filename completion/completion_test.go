@@ -150,3 +150,18 @@ func TestItemsALE(t *testing.T) {
 		t.Errorf("ALE result %q, want %q", got, want)
 	}
 }
+
+func TestEscapeMarkdown(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"*bold* `code` [x](y)", `\*bold\* \` + "`" + `code\` + "`" + ` \[x\]\(y\)`},
+		{"a_b#c<d>|e~f", `a\_b\#c\<d\>\|e\~f`},
+		{`back\slash`, `back\\slash`},
+		{"héllo — ✓", "héllo — ✓"},
+	}
+	for _, tt := range tests {
+		if got := EscapeMarkdown(tt.in); got != tt.want {
+			t.Errorf("EscapeMarkdown(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

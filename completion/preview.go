@@ -107,7 +107,7 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 	var b strings.Builder
 	msgs := VisibleMessages(surf)
 	if markdown {
-		fmt.Fprintf(&b, "**%s**\n\n", escapeMarkdown(VisibleLabel(d.Label)))
+		fmt.Fprintf(&b, "**%s**\n\n", EscapeMarkdown(VisibleLabel(d.Label)))
 		fmt.Fprintf(&b, "- id: `%s`\n- cwd: `%s`\n- created: %s\n- messages: %d\n", d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
 	} else {
 		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
@@ -129,7 +129,7 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 			}
 			line := oneLine(m.Text, 160)
 			if markdown {
-				fmt.Fprintf(&b, "\n> **%s:** %s\n", role, escapeMarkdown(line))
+				fmt.Fprintf(&b, "\n> **%s:** %s\n", role, EscapeMarkdown(line))
 			} else {
 				fmt.Fprintf(&b, "\n%s: %s\n", role, line)
 			}
@@ -142,9 +142,10 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 	return protocol.MarkupContent{Kind: kind, Value: strings.TrimRight(b.String(), "\n")}
 }
 
-// escapeMarkdown backslash-escapes markdown punctuation so session text
-// shows literally.
-func escapeMarkdown(s string) string {
+// EscapeMarkdown backslash-escapes markdown punctuation so that session
+// text (titles, messages) shows literally in markdown documentation and
+// hovers.
+func EscapeMarkdown(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_{}[]()#+-.!<>|~", r) {

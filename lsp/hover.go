@@ -85,7 +85,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	}
 	heading := completion.VisibleLabel(name)
 	if md {
-		heading = "**" + escapeMD(heading) + "**"
+		heading = "**" + completion.EscapeMarkdown(heading) + "**"
 	}
 	add("id", code(m.SessionID))
 	if m.Label != name && m.Kind == reference.MentionMarkdown {
@@ -134,15 +134,4 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		add("prompt size", size)
 	}
 	return heading + "\n\n" + strings.Join(lines, "\n"), nil
-}
-
-func escapeMD(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_{}[]()#+-.!<>|~", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
