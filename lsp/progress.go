@@ -40,13 +40,6 @@ func waitIndexed(ctx context.Context, env *environment) error {
 	return nil
 }
 
-// progressReport is a $/progress "report" value.
-type progressReport struct {
-	Kind       string `json:"kind"` // "report"
-	Message    string `json:"message,omitempty"`
-	Percentage *int   `json:"percentage,omitempty"`
-}
-
 // startIndexing waits in the background for the store's first indexing
 // pass (or, for a plain store, loads the listing and titles once to warm
 // it), reporting window/workDoneProgress when the client supports it.
@@ -89,7 +82,7 @@ func (s *Server) startIndexing() {
 				if total > 0 {
 					pct = done * 100 / total
 				}
-				s.notify("$/progress", protocol.ProgressParams{Token: token, Value: progressReport{
+				s.notify("$/progress", protocol.ProgressParams{Token: token, Value: protocol.WorkDoneProgressReport{
 					Kind: "report", Message: fmt.Sprintf("%d/%d sessions", done, total), Percentage: &pct}})
 			}
 			s.progress.Store(&report)

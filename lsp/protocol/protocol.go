@@ -329,6 +329,13 @@ type WorkDoneProgressBegin struct {
 	Message     string `json:"message,omitempty"`
 }
 
+// WorkDoneProgressReport is an intermediate progress report.
+type WorkDoneProgressReport struct {
+	Kind       string `json:"kind"` // "report"
+	Message    string `json:"message,omitempty"`
+	Percentage *int   `json:"percentage,omitempty"`
+}
+
 // WorkDoneProgressEnd ends a progress report.
 type WorkDoneProgressEnd struct {
 	Kind    string `json:"kind"` // "end"
