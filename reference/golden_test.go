@@ -294,6 +294,9 @@ func TestGoldenRetain(t *testing.T) {
 				compare(t, golden.ErrorOutput(err), c.Output)
 			default:
 				data := r.Data.AppendJSON(nil)
+				if r.Data.Size() != int64(len(data)) {
+					t.Errorf("Size() = %d, serialized %d bytes", r.Data.Size(), len(data))
+				}
 				compare(t, map[string]any{"result": map[string]any{"data": json.RawMessage(data), "stats": r.Stats}, "bytes": len(data)}, c.Output)
 			}
 		})

@@ -77,60 +77,6 @@ func jsonEqual(t testing.TB, got, want []byte) bool {
 	return bytes.Equal(gb, wb)
 }
 
-// TestRetainGolden runs golden/retain.json: raw snapshots retained with a
-// label and a budget.
-func TestRetainGolden(t *testing.T) {
-	var cases []struct {
-		Name  string
-		Input struct {
-			Snapshot json.RawMessage `json:"snapshot"`
-			Label    string          `json:"label"`
-			MaxBytes int64           `json:"maxBytes"`
-		}
-		Output struct {
-			Result json.RawMessage `json:"result"`
-			Bytes  int             `json:"bytes"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-	}
-	if err := json.Unmarshal(readTestdata(t, "golden/retain.json"), &cases); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			got, err := Retain(surfaceFromSnapshot(t, c.Input.Snapshot), c.Input.Label, c.Input.MaxBytes)
-			switch {
-			case c.Output.Error != nil:
-				if err == nil || err.Error() != c.Output.Error.Message || CodeOf(err) != "" {
-					t.Fatalf("error = %v (code %q), want plain error %q", err, CodeOf(err), c.Output.Error.Message)
-				}
-			case string(c.Output.Result) == "null":
-				if CodeOf(err) != CodeBudgetExceeded {
-					t.Fatalf("got %v, %v; want BUDGET_EXCEEDED", got, err)
-				}
-			default:
-				if err != nil {
-					t.Fatal(err)
-				}
-				data := got.Data.AppendJSON(nil)
-				stats, _ := json.Marshal(got.Stats)
-				result := fmt.Sprintf(`{"data":%s,"stats":%s}`, data, stats)
-				if !jsonEqual(t, []byte(result), c.Output.Result) {
-					t.Errorf("result\n got %s\nwant %s", result, c.Output.Result)
-				}
-				if len(data) != c.Output.Bytes || got.Data.Size() != int64(c.Output.Bytes) {
-					t.Errorf("bytes = %d (Size %d), want %d", len(data), got.Data.Size(), c.Output.Bytes)
-				}
-			}
-		})
-	}
-}
-
 // TestRetentionVectors runs the retention runs and TextRetainer cases of
 // fixtures/expected/retention-and-path-vectors.json byte for byte.
 func TestRetentionVectors(t *testing.T) {
