@@ -154,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	eof := make(chan struct{})
 	ws := &watchedStream{Stream: stream, eof: eof}
-	s.conn = jsonrpc2.NewConn(ws, jsonrpc2.WithCodec(codec{}))
+	s.conn = jsonrpc2.NewConn(ws, jsonrpc2.WithCodec(protocol.Codec{}))
 	s.conn.Go(s.ctx, s.dispatch)
 
 	select {
@@ -211,34 +211,6 @@ func (w *watchedStream) Read(ctx context.Context) (jsonrpc2.Message, int64, erro
 }
 
 func (w *watchedStream) eofCh() <-chan struct{} { return w.eof }
-
-// codec passes pre-encoded results through and encodes everything else with
-// encoding/json without HTML escaping.
-type codec struct{}
-
-func (codec) Marshal(v any) ([]byte, error) {
-	switch m := v.(type) {
-	case jsonrpc2.RawMessage:
-		if m == nil {
-			return []byte("null"), nil
-		}
-		return m, nil
-	case json.RawMessage:
-		if m == nil {
-			return []byte("null"), nil
-		}
-		return m, nil
-	}
-	return protocol.Marshal(v)
-}
-
-func (codec) Unmarshal(data []byte, v any) error {
-	if p, ok := v.(*jsonrpc2.RawMessage); ok {
-		*p = append(jsonrpc2.RawMessage(nil), data...)
-		return nil
-	}
-	return json.Unmarshal(data, v)
-}
 
 // requestHandler answers one request. It runs inline on the read loop until
 // it calls jsonrpc2.Async.

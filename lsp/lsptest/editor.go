@@ -43,24 +43,6 @@ type doc struct {
 	version int32
 }
 
-// codec encodes with encoding/json and passes raw messages through.
-type codec struct{}
-
-func (codec) Marshal(v any) ([]byte, error) {
-	if r, ok := v.(json.RawMessage); ok {
-		return r, nil
-	}
-	return protocol.Marshal(v)
-}
-
-func (codec) Unmarshal(data []byte, v any) error {
-	if p, ok := v.(*json.RawMessage); ok {
-		*p = append(json.RawMessage(nil), data...)
-		return nil
-	}
-	return json.Unmarshal(data, v)
-}
-
 // NewEditor connects an editor to the server at the other end of stream.
 func NewEditor(t testing.TB, stream jsonrpc2.Stream) *Editor {
 	e := &Editor{
@@ -71,7 +53,7 @@ func NewEditor(t testing.TB, stream jsonrpc2.Stream) *Editor {
 		enc:     protocol.UTF16,
 	}
 	e.stream = stream
-	e.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
+	e.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(protocol.Codec{}))
 	e.conn.Go(context.Background(), e.handle)
 	return e
 }
