@@ -83,6 +83,10 @@ type Indexed struct {
 	lastFull  time.Time
 	dirty     bool
 
+	inflightMu sync.Mutex
+	inflight   map[inflightKey]*inflightCall
+	recent     map[inflightKey]*entry
+
 	refreshMu   sync.Mutex
 	refreshing  sync.Mutex // held by the background refresher
 	projects    map[string]projectScan

@@ -393,6 +393,52 @@ func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
 
 // index (re)builds the entry of one session directory.
 func (x *Indexed) index(c candidate, old *entry, enc Encoding) *entry {
+	// One parse per transcript version at a time: the refresher and an
+	// on-demand ReadSurface asking for the same file share the work.
+	sig, _ := c.sig(enc)
+	key := inflightKey{dir: c.key(), enc: enc, sig: sig}
+	x.inflightMu.Lock()
+	if e, ok := x.recent[key]; ok {
+		x.inflightMu.Unlock()
+		return e
+	}
+	if call, ok := x.inflight[key]; ok {
+		x.inflightMu.Unlock()
+		<-call.done
+		return call.e
+	}
+	call := &inflightCall{done: make(chan struct{})}
+	if x.inflight == nil {
+		x.inflight = map[inflightKey]*inflightCall{}
+	}
+	x.inflight[key] = call
+	x.inflightMu.Unlock()
+	call.e = x.indexNow(c, old, enc)
+	x.inflightMu.Lock()
+	delete(x.inflight, key)
+	// Keep a few recent results: an on-demand parse is not published, so
+	// the refresher (or the next ReadSurface) reuses it.
+	if x.recent == nil || len(x.recent) >= 64 {
+		x.recent = map[inflightKey]*entry{}
+	}
+	x.recent[key] = call.e
+	x.inflightMu.Unlock()
+	close(call.done)
+	return call.e
+}
+
+type inflightKey struct {
+	dir string
+	enc Encoding
+	sig fileSig
+}
+
+type inflightCall struct {
+	done chan struct{}
+	e    *entry
+}
+
+func (x *Indexed) indexNow(c candidate, old *entry, enc Encoding) *entry {
 	x.parsed.Add(1)
 	e := &entry{Proj: c.proj, Seg: c.seg, HasRaw: c.hasRaw, HasZstd: c.hasZst, Enc: enc}
 	sig, ok := c.sig(enc)
