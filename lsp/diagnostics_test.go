@@ -3,12 +3,15 @@ package lsp_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
+	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
 func TestDiagnosticsAppearAndDisappear(t *testing.T) {
@@ -158,4 +161,43 @@ func TestSetTarget(t *testing.T) {
 	s.Notify("dsh/setTarget", map[string]any{"textDocument": map[string]any{"uri": uri}, "target": nil})
 	s.Append(uri, " ")
 	s.Await(lsptest.DiagnosticCodes(uri))
+}
+
+// countingSource counts ReadSurface calls.
+type countingSource struct {
+	reference.Source
+	reads atomic.Int32
+}
+
+func (c *countingSource) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	c.reads.Add(1)
+	return c.Source.ReadSurface(ctx, id)
+}
+
+// TestHoverReadsTheSessionOnce: the hover's header facts and its prompt
+// size come from one read of the session log.
+func TestHoverReadsTheSessionOnce(t *testing.T) {
+	cs := &countingSource{}
+	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+		st, err := sessionstore.Open(root)
+		cs.Source = st
+		return cs, err
+	}})
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	uri := "file:///once.dsh"
+	s.Open(uri, "see "+reference.FormatMention(idB, ptr("plan")))
+	before := cs.reads.Load()
+	var h protocol.Hover
+	if err := s.Call(context.Background(), "textDocument/hover", map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 6)}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.Contents.Value, "-byte budget") {
+		t.Fatalf("hover lacks the prompt size:\n%s", h.Contents.Value)
+	}
+	if n := cs.reads.Load() - before; n != 1 {
+		t.Errorf("hover read the session %d times, want 1", n)
+	}
 }

@@ -109,25 +109,25 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		add("status", "this is the document's own session: it cannot reference itself")
 		return heading + "\n\n" + strings.Join(lines, "\n"), nil
 	}
+	// Retain the surface already read rather than Service.RetainOne, which
+	// would read (parse) the whole log a second time.
 	budget := snap.config.MaxReferenceBytes
-	data, stats, err := env.service.RetainOne(ctx, m.SessionID, m.Label)
+	retained, err := reference.Retain(surf, m.Label, budget)
 	switch {
 	case err != nil && reference.CodeOf(err) == reference.CodeBudgetExceeded:
 		add("messages", fmt.Sprint(len(completion.VisibleMessages(surf))))
 		add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
 	case err != nil:
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
 		add("status", err.Error())
 	default:
+		stats := retained.Stats
 		add("messages", fmt.Sprint(stats.OriginalMessages))
 		compacted := "no"
 		if stats.Compacted {
 			compacted = "yes"
 		}
 		add("compacted", compacted)
-		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", len(data), budget)
+		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", len(retained.Data.AppendJSON(nil)), budget)
 		if stats.Truncated {
 			size += fmt.Sprintf("; %d of %d messages kept, %d bytes omitted", stats.RetainedMessages, stats.OriginalMessages, stats.OmittedBytes)
 		}
