@@ -28,6 +28,7 @@ func defaultSettings() settings { return settings{config: reference.DefaultConfi
 // SettingsError is an invalid setting; its message names the key.
 type SettingsError struct{ Msg string }
 
+// Error returns the message with the "invalid dsh settings: " prefix.
 func (e *SettingsError) Error() string { return "invalid dsh settings: " + e.Msg }
 
 // parseSettings reads a dsh settings object. Absent or null means defaults.
