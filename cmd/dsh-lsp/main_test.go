@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
@@ -466,5 +467,29 @@ func TestServeTCP(t *testing.T) {
 	}
 	if err := ed.Shutdown(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestNewZapLoggerLevels(t *testing.T) {
+	tests := []struct {
+		level string
+		ok    bool
+	}{
+		{"debug", true}, {"info", true}, {"warn", true}, {"error", true},
+		{"fatal", false}, {"panic", false}, {"dpanic", false}, {"INFO", false}, {"", false}, {"verbose", false},
+	}
+	for _, tt := range tests {
+		zl, closeLog, err := newZapLogger("", tt.level, io.Discard)
+		if (err == nil) != tt.ok {
+			t.Errorf("--log-level %q: err %v, want ok=%v", tt.level, err, tt.ok)
+		}
+		if err == nil {
+			if !zl.Core().Enabled(zapcore.ErrorLevel) {
+				t.Errorf("--log-level %q drops errors", tt.level)
+			}
+			closeLog()
+		} else if !strings.Contains(err.Error(), "--log-level") {
+			t.Errorf("--log-level %q: error %q does not name the flag", tt.level, err)
+		}
 	}
 }

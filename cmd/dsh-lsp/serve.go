@@ -120,8 +120,12 @@ func serveTCP(ctx context.Context, addr string, opts lsp.Options, logger *slog.L
 
 // newZapLogger builds a zap logger writing to file (or w) at level.
 func newZapLogger(file, level string, w io.Writer) (*zap.Logger, func(), error) {
-	var lvl zapcore.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+	// zap would also take dpanic, panic and fatal (and upper case); the
+	// flag documents four levels, so accept exactly those.
+	lvl, ok := map[string]zapcore.Level{
+		"debug": zapcore.DebugLevel, "info": zapcore.InfoLevel, "warn": zapcore.WarnLevel, "error": zapcore.ErrorLevel,
+	}[level]
+	if !ok {
 		return nil, nil, fmt.Errorf("invalid --log-level %q (want debug, info, warn or error)", level)
 	}
 	sink := zapcore.AddSync(w)
