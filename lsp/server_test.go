@@ -247,7 +247,10 @@ func (b *blockingSource) ReadSurface(ctx context.Context, id string) (*reference
 	return nil, ctx.Err()
 }
 
-func TestCancelSlowPrepare(t *testing.T) {
+// startBlocking starts an initialized server whose session reads block
+// until their request is cancelled.
+func startBlocking(t *testing.T) (*session, *blockingSource) {
+	t.Helper()
 	bs := &blockingSource{entered: make(chan struct{})}
 	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
 		st, err := sessionstore.Open(root)
@@ -257,6 +260,11 @@ func TestCancelSlowPrepare(t *testing.T) {
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)
 	}
+	return s, bs
+}
+
+func TestCancelSlowPrepare(t *testing.T) {
+	s, bs := startBlocking(t)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- s.Call(context.Background(), "dsh/prepare", map[string]any{"text": "see " + reference.FormatMention(idA, nil)}, nil)
@@ -285,15 +293,7 @@ func TestCancelSlowPrepare(t *testing.T) {
 
 func TestDisconnectMidRequest(t *testing.T) {
 	before := runtime.NumGoroutine()
-	bs := &blockingSource{entered: make(chan struct{})}
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
-		st, err := sessionstore.Open(root)
-		bs.Source = st
-		return bs, err
-	}})
-	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
-		t.Fatal(err)
-	}
+	s, bs := startBlocking(t)
 	go s.Call(context.Background(), "dsh/prepare", map[string]any{"text": reference.FormatMention(idA, nil)}, nil)
 	<-bs.entered
 	s.Close()
