@@ -56,13 +56,9 @@ func parsePrepareArgs(raw json.RawMessage) (PrepareArgs, *reference.Target, erro
 	return a, t, nil
 }
 
-// dshPrepare is the dsh/prepare request.
-func (s *Server) dshPrepare(ctx context.Context, params json.RawMessage) (any, error) {
-	return s.prepare(ctx, params)
-}
-
-// prepare runs a prepare request: parse the arguments, snapshot the text
-// and target inline, then prepare concurrently.
+// prepare is the dsh/prepare request and the dsh.prepare command: parse
+// the arguments, snapshot the text and target inline, then prepare
+// concurrently.
 func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) {
 	args, target, err := parsePrepareArgs(raw)
 	if err != nil {

@@ -227,7 +227,7 @@ var requestHandlers = map[string]requestHandler{
 	"textDocument/hover":       (*Server).hover,
 	"textDocument/codeAction":  (*Server).codeAction,
 	"workspace/executeCommand": (*Server).executeCommand,
-	"dsh/prepare":              (*Server).dshPrepare,
+	"dsh/prepare":              (*Server).prepare,
 	"dsh/candidates":           (*Server).dshCandidates,
 }
 
