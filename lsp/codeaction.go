@@ -16,9 +16,9 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 	if err := decodeParams("textDocument/codeAction", params, &p); err != nil {
 		return nil, err
 	}
-	snap, ok := s.snapshot(p.TextDocument.URI)
-	if !ok {
-		return nil, invalidParams("textDocument/codeAction: document %s is not open", p.TextDocument.URI)
+	snap, err := s.openSnapshot("textDocument/codeAction", p.TextDocument.URI)
+	if err != nil {
+		return nil, err
 	}
 	if len(p.Context.Only) > 0 && !contains(p.Context.Only, protocol.CodeActionKindQuickFix) && !contains(p.Context.Only, "") {
 		return []protocol.CodeAction{}, nil

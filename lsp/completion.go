@@ -20,9 +20,9 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	if err := decodeParams("textDocument/completion", params, &p); err != nil {
 		return nil, err
 	}
-	snap, ok := s.snapshot(p.TextDocument.URI)
-	if !ok {
-		return nil, invalidParams("textDocument/completion: document %s is not open", p.TextDocument.URI)
+	snap, err := s.openSnapshot("textDocument/completion", p.TextDocument.URI)
+	if err != nil {
+		return nil, err
 	}
 	release(ctx)
 	empty := protocol.CompletionList{IsIncomplete: false, Items: []protocol.CompletionItem{}}

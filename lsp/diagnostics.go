@@ -101,7 +101,7 @@ func (s *Server) publishDiagnostics(uri string) {
 	defer cancel()
 	diags := diagnostics.ToLSP(s.findings(ctx, snap), snap.mapper)
 	// Do not publish for an outdated version: a newer run is scheduled.
-	if cur, ok := s.snapshot(uri); !ok || cur.version != snap.version || cur.mapper.Content != snap.mapper.Content {
+	if !s.isCurrent(uri, snap) {
 		return
 	}
 	v := snap.version

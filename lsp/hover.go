@@ -19,9 +19,9 @@ func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error)
 	if err := decodeParams("textDocument/hover", params, &p); err != nil {
 		return nil, err
 	}
-	snap, ok := s.snapshot(p.TextDocument.URI)
-	if !ok {
-		return nil, invalidParams("textDocument/hover: document %s is not open", p.TextDocument.URI)
+	snap, err := s.openSnapshot("textDocument/hover", p.TextDocument.URI)
+	if err != nil {
+		return nil, err
 	}
 	off, err := snap.mapper.Offset(p.Position)
 	if err != nil {

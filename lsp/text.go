@@ -30,23 +30,46 @@ type docSnapshot struct {
 }
 
 // snapshot returns the document's current state; ok is false when the
-// document is not open.
+// document is not open. The position index is built after the lock is
+// released (it is linear in the text, and notifications wait for s.mu).
 func (s *Server) snapshot(uri string) (docSnapshot, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	d, ok := s.docs[uri]
 	if !ok {
+		s.mu.Unlock()
 		return docSnapshot{}, false
 	}
-	return docSnapshot{
+	snap := docSnapshot{
 		uri:     uri,
 		version: d.version,
-		mapper:  protocol.NewMapper(d.text, s.encoding),
 		target:  s.targetForLocked(uri),
 		env:     s.env,
 		config:  s.settings.config,
 		caps:    s.caps,
-	}, true
+	}
+	text, enc := d.text, s.encoding
+	s.mu.Unlock()
+	snap.mapper = protocol.NewMapper(text, enc)
+	return snap, true
+}
+
+// openSnapshot is snapshot for a request on uri: a document that is not
+// open is an InvalidParams error naming the method.
+func (s *Server) openSnapshot(method, uri string) (docSnapshot, error) {
+	snap, ok := s.snapshot(uri)
+	if !ok {
+		return docSnapshot{}, invalidParams("%s: document %s is not open", method, uri)
+	}
+	return snap, nil
+}
+
+// isCurrent reports whether snap still shows the open document uri (same
+// version and text), without indexing the text again.
+func (s *Server) isCurrent(uri string, snap docSnapshot) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.docs[uri]
+	return ok && d.version == snap.version && d.text == snap.mapper.Content
 }
 
 func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
