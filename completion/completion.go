@@ -38,13 +38,15 @@ func opensMention(r rune) bool {
 	return IsSpace(r)
 }
 
-// inQuery reports whether r may be part of QUERY.
-func inQuery(r rune) bool {
+// inQuery reports whether r, size bytes long in the text, may be part of
+// QUERY. An invalid byte (RuneError of size 1) ends it; a real U+FFFD
+// character does not.
+func inQuery(r rune, size int) bool {
 	switch r {
 	case '@', '[', ']', '(', ')':
 		return false
 	}
-	return !IsSpace(r) && r != utf8.RuneError
+	return !IsSpace(r) && !(r == utf8.RuneError && size == 1)
 }
 
 // FindQuery returns the mention query active at byte offset cursor of text,
@@ -65,7 +67,7 @@ func FindQuery(text string, cursor int) (Query, bool) {
 		if r == '@' {
 			break
 		}
-		if !inQuery(r) {
+		if !inQuery(r, n) {
 			return Query{}, false
 		}
 		i -= n

@@ -31,6 +31,8 @@ func TestFindQuery(t *testing.T) {
 		{"@|\n", ""},
 		{"no at|", "-"},
 		{"@é🙂|", "é🙂"},
+		{"@a\uFFFDb|", "a\uFFFDb"}, // a real U+FFFD is an ordinary character
+		{"@a\xffb|", "-"},          // an invalid byte is not
 		{strings.Replace(mention, "@[", "@|[", 1), "-"}, // right after an existing mention's @
 		{"@[a @b|](dsh-session:InNyYyI)", "-"},          // inside a mention label
 		{mention + " @x|", "x"},                         // after a mention
