@@ -83,15 +83,16 @@ func memoryDemoStore() (reference.Source, error) {
 }
 
 // demoMain prints a walkthrough of completion, diagnostics and prepare on
-// the built-in sample store.
+// the built-in sample store. A failure is reported like every subcommand's
+// (CONTRACT §6: exit 1, error JSON on stdout, one line on stderr).
 func demoMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "dsh-lsp demo takes no arguments\n")
-		return 2
+		return cliMain(stdout, stderr, func() (any, error) {
+			return nil, usageError("demo takes no arguments; got %q", args[0])
+		})
 	}
 	if err := runDemo(stdout); err != nil {
-		fmt.Fprintf(stderr, "dsh-lsp demo: %v\n", err)
-		return 1
+		return cliMain(stdout, stderr, func() (any, error) { return nil, fmt.Errorf("demo: %w", err) })
 	}
 	return 0
 }

@@ -162,6 +162,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"mentions", "see dsh-session:IiJ"}, reference.CodeInvalidReference, `"dsh-session:IiJ"`},
 		{[]string{"bogus"}, reference.CodeInvalidConfig, "unknown command"},
 		{[]string{"prepare", "--nope", "x"}, reference.CodeInvalidConfig, "nope"},
+		{[]string{"demo", "extra"}, reference.CodeInvalidConfig, "demo takes no arguments"},
 	}
 	for _, tt := range tests {
 		r := runCLI(t, "", tt.args...)
