@@ -25,17 +25,13 @@ type Query struct {
 	Start, End int
 }
 
-// IsSpace reports whether r is whitespace in the JavaScript sense (\s), the
-// set dsh's mention grammar uses.
-func IsSpace(r rune) bool { return reference.IsJSWhitespace(r) }
-
 // opensMention reports whether r may directly precede the `@` of a mention.
 func opensMention(r rune) bool {
 	switch r {
 	case '(', '[', '{', '"', '\'', '`':
 		return true
 	}
-	return IsSpace(r)
+	return reference.IsJSWhitespace(r) // JavaScript \s, as dsh's grammar
 }
 
 // inQuery reports whether r, size bytes long in the text, may be part of
@@ -46,7 +42,7 @@ func inQuery(r rune, size int) bool {
 	case '@', '[', ']', '(', ')':
 		return false
 	}
-	return !IsSpace(r) && !(r == utf8.RuneError && size == 1)
+	return !reference.IsJSWhitespace(r) && !(r == utf8.RuneError && size == 1)
 }
 
 // FindQuery returns the mention query active at byte offset cursor of text,
