@@ -98,13 +98,15 @@ type candidateCache struct {
 	entries map[candidateKey]candidateEntry
 }
 
+// candidateKey identifies a ListCandidates call: the target enters as its
+// cwd and session id ("\x00" when absent).
 type candidateKey struct {
 	gen       int
 	env       *environment
-	target    string
+	cwd       string
+	sessionID string
 	query     string
 	limit     int64
-	sessionID string
 }
 
 type candidateEntry struct {
@@ -120,8 +122,9 @@ func (c *candidateCache) reset() {
 	c.mu.Unlock()
 }
 
-func targetKey(t reference.Target) (string, string) {
-	cwd, id := "\x00", "\x00"
+// targetKey returns t's cwd and session id for a candidateKey.
+func targetKey(t reference.Target) (cwd, id string) {
+	cwd, id = "\x00", "\x00"
 	if t.CWD != nil {
 		cwd = *t.CWD
 	}
@@ -146,7 +149,7 @@ func (s *Server) candidates(ctx context.Context, env *environment, t reference.T
 	}
 	cwd, id := targetKey(t)
 	s.cache.mu.Lock()
-	key := candidateKey{gen: s.cache.gen, env: env, target: cwd, sessionID: id, query: query, limit: limit}
+	key := candidateKey{gen: s.cache.gen, env: env, cwd: cwd, sessionID: id, query: query, limit: limit}
 	if e, ok := s.cache.entries[key]; ok && time.Since(e.at) < candidateCacheTTL {
 		s.cache.mu.Unlock()
 		return e.cands, nil
