@@ -93,9 +93,8 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case "$/progress":
 		e.progress = append(e.progress, params)
 	}
-	if req.IsCall() {
-		return nil, nil // window/workDoneProgress/create and friends: accept
-	}
+	// Server requests (window/workDoneProgress/create and friends) are
+	// accepted with a null result.
 	return nil, nil
 }
 
