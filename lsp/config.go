@@ -135,18 +135,17 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	var src reference.Source
+	// A store opened before (the current one, or one the settings name
+	// again) is reused with its index; each root is opened once.
 	s.mu.Lock()
-	if s.env != nil && s.env.root == root {
-		src = s.env.source // same store: keep its index
-	}
+	src := s.sources[root]
 	s.mu.Unlock()
 	if src == nil {
 		if src, err = s.openSource(root); err != nil {
 			return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot open session store %q: %v", root, err)}
 		}
 		s.mu.Lock()
-		s.sources = append(s.sources, src)
+		s.sources[root] = src
 		s.mu.Unlock()
 	}
 	svc, err := reference.NewService(src, st.config)

@@ -103,9 +103,10 @@ type Server struct {
 		m map[jsonrpc2.ID]context.CancelFunc
 	}
 
-	// sources are the session sources opened so far, closed when the
-	// session ends (a request may still use a replaced one).
-	sources []reference.Source
+	// sources are the session sources opened so far, by store root;
+	// closed when the session ends (a request may still use a replaced
+	// one).
+	sources map[string]reference.Source
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
@@ -143,6 +144,7 @@ func New(opts Options) *Server {
 		settings:       defaultSettings(),
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
+		sources:        make(map[string]reference.Source),
 	}
 }
 

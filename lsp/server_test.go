@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -382,5 +383,34 @@ func TestOutOfRangePositions(t *testing.T) {
 	}
 	if prep.Content != "aX\n@ @" {
 		t.Errorf("document after clamped edits = %q, want %q", prep.Content, "aX\n@ @")
+	}
+}
+
+// TestStoreReopenedOnce: settings that switch the store root away and
+// back reuse the store (and its index) opened the first time.
+func TestStoreReopenedOnce(t *testing.T) {
+	opened := map[string]int{}
+	var mu sync.Mutex
+	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+		mu.Lock()
+		opened[filepath.Base(root)]++
+		mu.Unlock()
+		return sessionstore.Open(root)
+	}})
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	for _, dir := range []string{other, storeRaw, other, storeRaw} {
+		s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionsDir": dir}}})
+	}
+	var items []lsp.CandidateItem // answered after the notifications were applied
+	if err := s.Call(context.Background(), "dsh/candidates", map[string]any{}, &items); err != nil || len(items) == 0 {
+		t.Fatalf("candidates from the store switched back to: %v, %d items", err, len(items))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if opened[filepath.Base(storeRaw)] != 1 || opened[filepath.Base(other)] != 1 {
+		t.Errorf("stores opened %v, want each once", opened)
 	}
 }
