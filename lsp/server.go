@@ -52,7 +52,10 @@ type Options struct {
 	// OpenSource opens the session source for a store root (tests inject
 	// fakes). Nil means sessionstore.OpenIndexed: listings and titles come
 	// from an index of session metadata (persisted in the user cache
-	// directory, outside the store), so completion never parses logs.
+	// directory, outside the store), so completion does not parse logs
+	// once the index is complete (while its very first pass runs, see
+	// environment.current, the store answers listings and the titles of
+	// an empty query's first candidateLimit sessions).
 	OpenSource func(root string) (reference.Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means
