@@ -29,12 +29,7 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 	if end < start {
 		start, end = end, start
 	}
-	titleOf := func(id string) *string {
-		if snap.env == nil {
-			return nil
-		}
-		return titleOf(ctx, snap.env.source, id)
-	}
+	titleOf := func(id string) *string { return titleOf(ctx, snap.env.source, id) }
 	fixes := diagnostics.Fixes(snap.mapper.Content, start, end, titleOf)
 	actions := make([]protocol.CodeAction, 0, len(fixes))
 	for _, f := range fixes {

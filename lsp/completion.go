@@ -34,7 +34,7 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 		return nil, invalidParams("textDocument/completion: %v", err)
 	}
 	q, ok := completion.FindQuery(snap.mapper.Content, cursor)
-	if !ok || snap.env == nil {
+	if !ok {
 		return empty, nil
 	}
 	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit)
@@ -70,16 +70,12 @@ func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) 
 	markdown := s.caps.docMarkdown
 	s.mu.Unlock()
 	release(ctx)
-	var surf *reference.Surface
-	if env != nil {
-		var err error
-		surf, err = env.source.ReadSurface(ctx, data.SessionID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, requestError(ctx, ctx.Err())
-			}
-			s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
+	surf, err := env.source.ReadSurface(ctx, data.SessionID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, requestError(ctx, ctx.Err())
 		}
+		s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
 	}
 	doc := completion.Documentation(data, surf, markdown)
 	item.Documentation = &doc

@@ -111,12 +111,10 @@ func (s *Server) publishDiagnostics(uri string) {
 // findings checks a snapshot's text.
 func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.Finding {
 	env := diagnostics.Env{Target: snap.target, MaxReferences: snap.config.MaxReferences}
-	if snap.env != nil {
-		if known, err := s.knownSessions(ctx, snap.env); err == nil {
-			env.Known = known
-		} else {
-			s.logger.Warn("listing sessions for diagnostics failed", "error", err)
-		}
+	if known, err := s.knownSessions(ctx, snap.env); err == nil {
+		env.Known = known
+	} else {
+		s.logger.Warn("listing sessions for diagnostics failed", "error", err)
 	}
 	return diagnostics.Check(snap.mapper.Content, env)
 }

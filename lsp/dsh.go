@@ -87,9 +87,6 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 	}
 	s.mu.Unlock()
 	release(ctx)
-	if env == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session store configured")
-	}
 	pt, err := env.service.PrepareText(ctx, *target, text)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -193,9 +190,6 @@ func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any
 		query = *p.Query
 	}
 	release(ctx)
-	if env == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session store configured")
-	}
 	cands, err := s.candidates(ctx, env, *target, query, limit)
 	if err != nil {
 		return nil, requestError(ctx, err)

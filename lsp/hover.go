@@ -75,9 +75,6 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		return v
 	}
 	env := snap.env
-	if env == nil {
-		return "no session store configured", nil
-	}
 	title := titleOf(ctx, env.source, m.SessionID)
 	name := m.SessionID
 	if title != nil {

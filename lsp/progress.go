@@ -48,9 +48,6 @@ func (s *Server) startIndexing() {
 	env := s.env
 	withProgress := s.caps.workDoneProgress
 	s.mu.Unlock()
-	if env == nil {
-		return
-	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

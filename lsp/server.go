@@ -94,9 +94,9 @@ type Server struct {
 	encoding  protocol.Encoding
 	caps      clientCaps
 	settings  settings
-	workspace *string  // cwd of the first workspace folder
-	folders   []string // workspace folder URIs, in order
-	env       *environment
+	workspace *string      // cwd of the first workspace folder
+	folders   []string     // workspace folder URIs, in order
+	env       *environment // set by initialize, never nil afterwards
 	docs      map[string]*document
 	// pendingTargets holds dsh/setTarget targets of documents not open yet.
 	pendingTargets map[string]reference.Target
