@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
 func TestDiagnosticsAppearAndDisappear(t *testing.T) {
@@ -178,14 +176,7 @@ func (c *countingSource) ReadSurface(ctx context.Context, id string) (*reference
 // size come from one read of the session log.
 func TestHoverReadsTheSessionOnce(t *testing.T) {
 	cs := &countingSource{}
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
-		st, err := sessionstore.Open(root)
-		cs.Source = st
-		return cs, err
-	}})
-	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
-		t.Fatal(err)
-	}
+	s := startOver(t, func(st reference.Source) reference.Source { cs.Source = st; return cs })
 	uri := "file:///once.dsh"
 	s.Open(uri, "see "+reference.FormatMention(idB, ptr("plan")))
 	before := cs.reads.Load()

@@ -248,19 +248,26 @@ func (b *blockingSource) ReadSurface(ctx context.Context, id string) (*reference
 	return nil, ctx.Err()
 }
 
+// startOver starts a server initialized on storeRaw whose session source
+// is wrap(the plain store).
+func startOver(t *testing.T, wrap func(reference.Source) reference.Source) *session {
+	t.Helper()
+	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+		st, err := sessionstore.Open(root)
+		return wrap(st), err
+	}})
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // startBlocking starts an initialized server whose session reads block
 // until their request is cancelled.
 func startBlocking(t *testing.T) (*session, *blockingSource) {
 	t.Helper()
 	bs := &blockingSource{entered: make(chan struct{})}
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
-		st, err := sessionstore.Open(root)
-		bs.Source = st
-		return bs, err
-	}})
-	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
-		t.Fatal(err)
-	}
+	s := startOver(t, func(st reference.Source) reference.Source { bs.Source = st; return bs })
 	return s, bs
 }
 
