@@ -167,3 +167,19 @@ func TestEscapeMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestCodeSpan(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/home/me", "`/home/me`"},
+		{"a`b", "``a`b``"},
+		{"a``b`c", "```a``b`c```"},
+		{"`x", "`` `x ``"},
+		{"x`", "`` x` ``"},
+		{"", "``"},
+	}
+	for _, tt := range tests {
+		if got := CodeSpan(tt.in); got != tt.want {
+			t.Errorf("CodeSpan(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

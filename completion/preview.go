@@ -108,7 +108,7 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 	msgs := VisibleMessages(surf)
 	if markdown {
 		fmt.Fprintf(&b, "**%s**\n\n", EscapeMarkdown(VisibleLabel(d.Label)))
-		fmt.Fprintf(&b, "- id: `%s`\n- cwd: `%s`\n- created: %s\n- messages: %d\n", d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
+		fmt.Fprintf(&b, "- id: %s\n- cwd: %s\n- created: %s\n- messages: %d\n", CodeSpan(d.SessionID), CodeSpan(cwd), FormatTime(d.CreatedAt), len(msgs))
 	} else {
 		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
 	}
@@ -154,4 +154,25 @@ func EscapeMarkdown(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// CodeSpan returns s as a markdown code span that shows it literally, even
+// when it contains backticks: the fence is one backtick longer than the
+// longest run inside, padded with a space where s starts or ends with a
+// backtick (CommonMark §6.1).
+func CodeSpan(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }

@@ -70,7 +70,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	}
 	code := func(v string) string {
 		if md {
-			return "`" + strings.ReplaceAll(v, "`", "'") + "`"
+			return completion.CodeSpan(v)
 		}
 		return v
 	}
