@@ -27,12 +27,6 @@ type Range struct {
 	End   Position `json:"end"`
 }
 
-// Location is a range inside a document.
-type Location struct {
-	URI   string `json:"uri"`
-	Range Range  `json:"range"`
-}
-
 // TextDocumentIdentifier names a document.
 type TextDocumentIdentifier struct {
 	URI string `json:"uri"`
