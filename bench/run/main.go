@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ type config struct {
 	compression workload.Compression
 	warm        int
 	restarts    int
+	nocache     int
 	prepRuns    int
 	keep        bool
 	sources3Big bool
@@ -58,7 +60,8 @@ func main() {
 	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
 	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
 	flag.IntVar(&cfg.warm, "warm", 1000, "warm completion requests per store")
-	flag.IntVar(&cfg.restarts, "restarts", 5, "restarts measured with the cache (and min(2, restarts) without)")
+	flag.IntVar(&cfg.restarts, "restarts", 5, "restarts measured with the cache")
+	flag.IntVar(&cfg.nocache, "nocache", 2, "starts measured without a cache")
 	flag.IntVar(&cfg.prepRuns, "prepare-runs", 3, "prepare requests per case (the first is also reported alone)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep stores of 1 GB and more")
 	flag.BoolVar(&cfg.sources3Big, "three-big", false, "also run 3 sources at sizes >= 1 GB (needs 3x disk)")
@@ -128,10 +131,14 @@ type completionResult struct {
 	WarmP50Ms float64       `json:"warmP50Ms"`
 	WarmP99Ms float64       `json:"warmP99Ms"`
 	WarmMaxMs float64       `json:"warmMaxMs"`
-	PerQuery  map[string][2]float64
-	Items     map[string]int
-	PeakRSS   int64  `json:"peakRSS"`
-	Error     string `json:"error,omitempty"`
+	// Unique* are warm requests whose query was never asked before.
+	UniqueP50Ms float64 `json:"uniqueP50Ms"`
+	UniqueP99Ms float64 `json:"uniqueP99Ms"`
+	UniqueMaxMs float64 `json:"uniqueMaxMs"`
+	PerQuery    map[string][2]float64
+	Items       map[string]int
+	PeakRSS     int64  `json:"peakRSS"`
+	Error       string `json:"error,omitempty"`
 }
 
 type prepareResult struct {
@@ -281,11 +288,29 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	for _, in := range infos {
 		res.FileBytes += in.File
 	}
-	text, qs := queryDoc([]string{infos[len(infos)/2].ID[:8]})
+	// Warm queries: the fixed set (repeated, so the server's short-lived
+	// result cache answers most of them) and unique 3-hex-digit queries
+	// (every request misses that cache, as each keystroke of real typing
+	// does).
+	r := rand.New(rand.NewSource(int64(n)))
+	var unique []string
+	seenQ := map[string]bool{}
+	for len(unique) < cfg.warm {
+		q := fmt.Sprintf("%03x", r.Intn(4096))
+		if !seenQ[q] {
+			seenQ[q] = true
+			unique = append(unique, q)
+		}
+		if len(seenQ) == 4096 {
+			break
+		}
+	}
+	text, qs := queryDoc(append([]string{infos[len(infos)/2].ID[:8]}, unique...))
+	fixed := len(queries) + 1
 	logs := filepath.Join(cfg.work, "logs")
 	os.MkdirAll(logs, 0o755)
 	// No cache: a fresh cache directory per start.
-	for i := 0; i < min(2, cfg.restarts); i++ {
+	for i := 0; i < cfg.nocache; i++ {
 		cache := filepath.Join(cfg.work, "cache-empty")
 		os.RemoveAll(cache)
 		os.MkdirAll(cache, 0o755)
@@ -319,10 +344,10 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 		// Warm: the last process answers many requests.
 		ctx := context.Background()
 		uri := "file:///bench/query.md"
-		var all []time.Duration
+		var all, uniq []time.Duration
 		per := map[string][]time.Duration{}
 		for k := 0; k < cfg.warm; k++ {
-			line := k % len(qs)
+			line := k % fixed
 			t0 := time.Now()
 			items, _, err := s.completion(ctx, uri, line, utf16Len("@"+qs[line]))
 			d := time.Since(t0)
@@ -334,7 +359,16 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 			per[qs[line]] = append(per[qs[line]], d)
 			res.Items[qs[line]] = items
 		}
+		for line := fixed; line < len(qs); line++ {
+			t0 := time.Now()
+			if _, _, err := s.completion(ctx, uri, line, utf16Len("@"+qs[line])); err != nil {
+				s.stop()
+				return res, err
+			}
+			uniq = append(uniq, time.Since(t0))
+		}
 		res.WarmP50Ms, res.WarmP99Ms, res.WarmMaxMs = pct(all, 50), pct(all, 99), pct(all, 100)
+		res.UniqueP50Ms, res.UniqueP99Ms, res.UniqueMaxMs = pct(uniq, 50), pct(uniq, 99), pct(uniq, 100)
 		for q, ds := range per {
 			res.PerQuery[q] = [2]float64{pct(ds, 50), pct(ds, 99)}
 		}

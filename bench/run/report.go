@@ -68,21 +68,21 @@ func printTable(w io.Writer, res results) {
 	fmt.Fprintf(w, "Machine: %s, %s CPUs, %s RAM, disk %s, %s; compression %s; %s\n\n",
 		res.Machine["cpu"], res.Machine["cpus"], res.Machine["memory"], res.Machine["disk"], res.Machine["go"], res.Compression, res.Date)
 	if len(res.Completion) > 0 {
-		fmt.Fprintln(w, "| sessions | store on disk | first answer, no cache | complete, no cache | first answer, cache | complete, cache | first request latency (cache) | warm p50 | warm p99 | peak RSS |")
+		fmt.Fprintln(w, "| sessions | store on disk | first answer, no cache | complete, no cache | first answer, cache | complete, cache | first request latency (cache) | warm p50 / p99 (repeated queries) | warm p50 / p99 (new queries) | peak RSS |")
 		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, c := range res.Completion {
 			if c.Error != "" {
 				fmt.Fprintf(w, "| %d | %s | error: %s |||||||| \n", c.Sessions, mb(c.FileBytes), c.Error)
 				continue
 			}
-			fmt.Fprintf(w, "| %d | %s | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %.2f ms | %.2f ms | %.2f ms | %s |\n",
+			fmt.Fprintf(w, "| %d | %s | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %.2f ms | %.2f / %.2f ms | %.2f / %.2f ms | %s |\n",
 				c.Sessions, mb(c.FileBytes),
 				median(c.NoCache, func(r startResult) float64 { return r.FirstAnswerMs }),
 				median(c.NoCache, func(r startResult) float64 { return r.FirstCompleteMs }),
 				median(c.Cache, func(r startResult) float64 { return r.FirstAnswerMs }),
 				median(c.Cache, func(r startResult) float64 { return r.FirstCompleteMs }),
 				median(c.Cache, func(r startResult) float64 { return r.FirstLatencyMs }),
-				c.WarmP50Ms, c.WarmP99Ms, mb(c.PeakRSS))
+				c.WarmP50Ms, c.WarmP99Ms, c.UniqueP50Ms, c.UniqueP99Ms, mb(c.PeakRSS))
 		}
 		fmt.Fprintln(w)
 	}
