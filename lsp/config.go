@@ -51,10 +51,7 @@ func parseSettings(raw json.RawMessage) (settings, error) {
 		if strings.TrimSpace(dir) == "" {
 			return st, &SettingsError{"sessionsDir must not be empty"}
 		}
-		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return st, &SettingsError{fmt.Sprintf("sessionsDir %q is not a directory", dir)}
-		}
-		st.sessionsDir = dir
+		st.sessionsDir = dir // checked once resolved (~, relative), in buildEnvironment
 	}
 	if v, ok := obj["target"]; ok && string(v) != "null" {
 		t, err := parseTarget(v, "target")
@@ -134,6 +131,11 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	}
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
+	}
+	// A missing root is an empty store (dsh lists no sessions); a file is
+	// a mistake to report now rather than on every listing.
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		return nil, &SettingsError{fmt.Sprintf("sessionsDir: the session store root %q is not a directory", root)}
 	}
 	// A store opened before (the current one, or one the settings name
 	// again) is reused with its index; each root is opened once.

@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -160,9 +161,20 @@ func TestBadInitializationOptions(t *testing.T) {
 		{"target.cwd not string", map[string]any{"target": map[string]any{"cwd": 1}}, "target.cwd"},
 		{"not an object", []int{1}, "object"},
 	}
+	// A sessionsDir with ~ must be checked once expanded.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(filepath.Join(home, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, struct {
+		name    string
+		options any
+		key     string
+	}{"sessionsDir is a file under ~", map[string]any{"sessionsDir": "~/notes.txt"}, "sessionsDir"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := start(t, lsp.Options{})
+			s := start(t, lsp.Options{ResolveRoot: sessionstore.ResolveRoot})
 			_, err := s.Initialize(tt.options)
 			e := lsptest.RPCError(err)
 			if e == nil || e.Code != jsonrpc2.InvalidParams || !strings.Contains(e.Message, tt.key) {
