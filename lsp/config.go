@@ -135,7 +135,7 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	// A missing root is an empty store (dsh lists no sessions); a file is
 	// a mistake to report now rather than on every listing.
 	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
-		return nil, &SettingsError{fmt.Sprintf("sessionsDir: the session store root %q is not a directory", root)}
+		return nil, &SettingsError{fmt.Sprintf("sessionsDir: the session store root %q (from sessionsDir, --sessions or DSH_HOME) is not a directory", root)}
 	}
 	// A store opened before (the current one, or one the settings name
 	// again) is reused with its index; each root is opened once.
