@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
@@ -20,7 +21,7 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Context.Only) > 0 && !contains(p.Context.Only, protocol.CodeActionKindQuickFix) && !contains(p.Context.Only, "") {
+	if len(p.Context.Only) > 0 && !slices.Contains(p.Context.Only, protocol.CodeActionKindQuickFix) && !slices.Contains(p.Context.Only, "") {
 		return []protocol.CodeAction{}, nil
 	}
 	release(ctx)

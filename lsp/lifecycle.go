@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -53,10 +54,10 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	if td := p.Capabilities.TextDocument; td != nil {
 		if td.Hover != nil {
-			caps.hoverMarkdown = contains(td.Hover.ContentFormat, "markdown")
+			caps.hoverMarkdown = slices.Contains(td.Hover.ContentFormat, "markdown")
 		}
 		if td.Completion != nil && td.Completion.CompletionItem != nil {
-			caps.docMarkdown = contains(td.Completion.CompletionItem.DocumentationFormat, "markdown")
+			caps.docMarkdown = slices.Contains(td.Completion.CompletionItem.DocumentationFormat, "markdown")
 		}
 	}
 
@@ -108,15 +109,6 @@ func looksLikeALE(p *protocol.InitializeParams) bool {
 		return false
 	}
 	return td.Hover != nil && len(td.Hover.ContentFormat) == 1 && td.Hover.ContentFormat[0] == "plaintext"
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // workspaceCWD returns the path of the first workspace folder (or rootUri,
@@ -171,16 +163,9 @@ func (s *Server) didChangeWorkspaceFolders(ctx context.Context, params json.RawM
 		return
 	}
 	s.mu.Lock()
-	var kept []string
-	for _, u := range s.folders {
-		removed := false
-		for _, r := range p.Event.Removed {
-			removed = removed || r.URI == u
-		}
-		if !removed {
-			kept = append(kept, u)
-		}
-	}
+	kept := slices.DeleteFunc(slices.Clone(s.folders), func(u string) bool {
+		return slices.ContainsFunc(p.Event.Removed, func(r protocol.WorkspaceFolder) bool { return r.URI == u })
+	})
 	for _, a := range p.Event.Added {
 		kept = append(kept, a.URI)
 	}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -19,18 +20,10 @@ const (
 // general.positionEncodings: utf-8 when offered (no conversion), else utf-32,
 // else the mandatory utf-16.
 func NegotiateEncoding(offered []string) Encoding {
-	has := func(e Encoding) bool {
-		for _, o := range offered {
-			if Encoding(o) == e {
-				return true
-			}
-		}
-		return false
-	}
 	switch {
-	case has(UTF8):
+	case slices.Contains(offered, string(UTF8)):
 		return UTF8
-	case has(UTF32):
+	case slices.Contains(offered, string(UTF32)):
 		return UTF32
 	}
 	return UTF16
