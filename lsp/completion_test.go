@@ -3,7 +3,9 @@ package lsp_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
@@ -221,6 +223,10 @@ type partialIndex struct {
 	reference.Source // the partial listing (empty memory store)
 	store            *sessionstore.Store
 	done             chan struct{}
+	// waiting is closed when two callers wait: the server's background
+	// indexing goroutine and a request.
+	waiting chan struct{}
+	waiters atomic.Int32
 }
 
 func (p *partialIndex) Store() *sessionstore.Store { return p.store }
@@ -233,6 +239,9 @@ func (p *partialIndex) Complete() bool {
 	}
 }
 func (p *partialIndex) Wait(ctx context.Context) error {
+	if p.waiters.Add(1) == 2 {
+		close(p.waiting)
+	}
 	select {
 	case <-p.done:
 		return nil
@@ -246,7 +255,7 @@ func TestCompletionWhileIndexing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := &partialIndex{Source: sessionstore.NewMemory(), store: st, done: make(chan struct{})}
+	idx := &partialIndex{Source: sessionstore.NewMemory(), store: st, done: make(chan struct{}), waiting: make(chan struct{})}
 	s := start(t, lsp.Options{OpenSource: func(string) (reference.Source, error) { return idx, nil }})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)
@@ -261,6 +270,13 @@ func TestCompletionWhileIndexing(t *testing.T) {
 	s.Type(uri, 1, "Ren")
 	got := make(chan protocol.CompletionList, 1)
 	go func() { got <- complete(t, s, uri, s.Pos(uri, 4)) }()
+	select {
+	case <-idx.waiting:
+	case list := <-got:
+		t.Fatalf("filtered query answered (%d items) without waiting for the index", len(list.Items))
+	case <-time.After(10 * time.Second):
+		t.Fatal("filtered query neither waited for the index nor answered")
+	}
 	close(idx.done)
 	if list := <-got; len(list.Items) != 0 {
 		// After indexing the (empty) index answers: the wait happened.
