@@ -28,7 +28,7 @@ const (
 	cacheVersion = 2
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
-	persistEvery = 5 * time.Second
+	persistEvery = 30 * time.Second
 )
 
 type cacheFile struct {
