@@ -308,6 +308,11 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 			return len(text) - pos, nil
 		}
 		line := text[pos : pos+i]
+		if feedRow(sc, line) {
+			// assistant/chunk members: log-only, nothing to apply.
+			pos += i + 1
+			continue
+		}
 		before := len(sc.events)
 		if err := sc.Feed(line, 0); err != nil || sc.Bad() {
 			return 0, errSlow
