@@ -39,6 +39,7 @@ var (
 	dumpAt      = flag.Duration("dump-goroutines-at", 0, "write a goroutine profile to stderr this long after the start (diagnosis)")
 	tinyRoot    = flag.String("tiny-root", "", "stores: reuse this existing store of -tiny-sessions sessions (generated with -keep) instead of generating one")
 	tinyTimeout = flag.Duration("tiny-timeout", 20*time.Minute, "stores: give up on one candidates query over the tiny sessions after this long")
+	memProfile  = flag.String("memprofile", "", "write an allocation profile at the end of the run to this file")
 	keepStores  = flag.Bool("keep", false, "keep the generated stores")
 	maxP99      = flag.Duration("max-p99", 0, "load: fail when the completion p99 exceeds this (0: report only)")
 	goroutineOK = flag.Int("goroutine-slack", 0, "load/faults: goroutines allowed above the baseline after the server stops")
@@ -109,6 +110,12 @@ func main() {
 			failf("%s: %v", p, err)
 		}
 		fmt.Fprintf(os.Stderr, "stress: phase %s done in %v\n", p, time.Since(start).Round(time.Millisecond))
+	}
+	if *memProfile != "" {
+		if f, err := os.Create(*memProfile); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
 	}
 	if len(failures) > 0 {
 		if !*keepStores {
