@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // SessionSpec describes one generated session.
@@ -83,12 +85,12 @@ func (s *Session) Spec() SessionSpec { return s.spec }
 // Header returns the header line, newline included.
 func (s *Session) Header() []byte {
 	b := []byte(`{"type":"session","version":0,"id":`)
-	b = appendJSString(b, s.spec.ID)
+	b = reference.AppendJSString(b, s.spec.ID)
 	b = append(b, `,"createdAt":`...)
 	b = strconv.AppendInt(b, s.spec.CreatedAt, 10)
 	if s.spec.CWD != "" {
 		b = append(b, `,"cwd":`...)
-		b = appendJSString(b, s.spec.CWD)
+		b = reference.AppendJSString(b, s.spec.CWD)
 	}
 	b = append(b, `,"delegationDepth":0}`...)
 	b = append(b, '\n')
@@ -164,7 +166,7 @@ func (s *Session) begin(typ string, ms int) int64 {
 
 func (s *Session) end() { s.buf = append(s.buf, "}\n"...) }
 
-func (s *Session) str(v string) { s.buf = appendJSString(s.buf, v) }
+func (s *Session) str(v string) { s.buf = reference.AppendJSString(s.buf, v) }
 
 func (s *Session) num(v int64) { s.buf = strconv.AppendInt(s.buf, v, 10) }
 
