@@ -27,6 +27,7 @@ const (
 	KindUnsupported
 )
 
+// String returns the error class name (not found, corrupt, unsupported, I/O).
 func (k Kind) String() string {
 	switch k {
 	case KindIO:
@@ -67,6 +68,7 @@ type Error struct {
 	Backend bool
 }
 
+// Error returns the message, which says which session failed and why.
 func (e *Error) Error() string {
 	if e.Kind == KindNotFound {
 		return "session " + jsQuote(e.SessionID) + " not found"

@@ -447,6 +447,7 @@ func (x *Indexed) Stats() Stats {
 	return s
 }
 
+// String names the index and its store root, for logs.
 func (x *Indexed) String() string {
 	return fmt.Sprintf("sessionstore.Indexed(%s)", x.root)
 }

@@ -92,7 +92,7 @@ func (l *Log) CapturedThroughSeq() *int64 {
 	return &s
 }
 
-// Surface returns readSurface's snapshot of the log.
+// SurfaceSnapshot returns readSurface's snapshot of the log.
 func (l *Log) SurfaceSnapshot() *reference.Surface {
 	s := &reference.Surface{
 		Session:            l.Header.Object(),

@@ -25,6 +25,7 @@ func (e Encoding) FileName() string {
 	return "session.jsonl"
 }
 
+// String returns the encoding name used in messages ("none" or "zstd").
 func (e Encoding) String() string {
 	if e == Zstd {
 		return "zstd"

@@ -258,7 +258,7 @@ var errNoHeaderYet = errors.New("session header not written yet")
 // maxHeaderBytes bounds the header-only read.
 const maxHeaderBytes = 1 << 20
 
-// readHeader reads only a transcript's header (spec §1.3 step 4–5).
+// ReadHeader reads only a transcript's header (spec §1.3 step 4–5).
 func ReadHeader(path string, enc Encoding) (*Header, error) {
 	f, err := openRegular(path)
 	if err != nil {

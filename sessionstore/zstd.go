@@ -33,7 +33,7 @@ func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 	return frames, -1, nil
 }
 
-// frameEnd returns the end of the frame starting at off; complete is false
+// FrameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
 func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
 	p := off
@@ -110,7 +110,7 @@ func sharedDecoder() *zstd.Decoder {
 	return decoder
 }
 
-// decodeFrame decompresses one complete frame and verifies its checksum.
+// DecodeFrame decompresses one complete frame and verifies its checksum.
 func DecodeFrame(frame []byte) ([]byte, error) {
 	out, err := sharedDecoder().DecodeAll(frame, nil)
 	if err != nil {
