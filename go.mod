@@ -3,13 +3,16 @@ module github.com/dsh-lsp/dsh-lsp
 go 1.26.8
 
 require (
+	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.4
+	go.lsp.dev/jsonrpc2 v1.0.1
+	go.lsp.dev/protocol v1.0.1
+	go.uber.org/zap v1.28.0
+	golang.org/x/text v0.44.0
+)
+
+require (
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.20.4 // indirect
-	go.lsp.dev/jsonrpc2 v1.0.1 // indirect
-	go.lsp.dev/protocol v1.0.1 // indirect
 	go.lsp.dev/uri v1.0.1 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
 )
