@@ -3,8 +3,6 @@ package reference
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 )
 
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
@@ -26,13 +24,6 @@ type RemoteCandidate struct {
 	Mention string `json:"mention"`
 }
 
-// rankedHeader is a listed session with its candidate rank and label.
-type rankedHeader struct {
-	header SessionHeader
-	rank   int
-	label  string
-}
-
 // ListCandidates implements dsh listCandidates(agent, query, limit, signal)
 // (conformance §6): the sessions other than the target, filtered by a
 // case-insensitive substring of id, cwd or label when query is not empty,
@@ -40,6 +31,12 @@ type rankedHeader struct {
 // each rank, cut to limit. Labels are latest titles, else ids. A cancelled
 // ctx gives CodeCancelled, as soon as ctx is done even while the store is
 // still listing or reading titles.
+//
+// A query runs on every keystroke over every session, so it is O(n) with a
+// few allocations: ranking is a stable 3-bucket pass instead of a sort,
+// filtering stops at limit matches, and the lowercased non-ASCII ids, cwds
+// and titles are memoized by the Service (ASCII ones are compared without
+// lowering them).
 func (s *Service) ListCandidates(ctx context.Context, target Target, query string, limit int64) ([]Candidate, error) {
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)
@@ -55,36 +52,52 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	records := make([]rankedHeader, 0, len(headers))
-	for _, h := range headers {
-		if target.isSelf(h.ID) {
+	// listed are the headers other than the target, in the Source's order,
+	// with their ranks.
+	listed := make([]int32, 0, len(headers))
+	ranks := make([]uint8, 0, len(headers))
+	for i := range headers {
+		if target.isSelf(headers[i].ID) {
 			continue
 		}
-		records = append(records, rankedHeader{header: h, rank: candidateRank(h.CWD, target.CWD)})
+		listed = append(listed, int32(i))
+		ranks = append(ranks, candidateRank(headers[i].CWD, target.CWD))
 	}
 	if needle == "" {
 		// Without a filter only the cut is shown, so only its titles are read.
-		records = rankAndCut(records, limit)
+		cut := rankAndCut(listed, ranks, limit, nil)
+		ids := make([]string, len(cut))
+		for i, li := range cut {
+			ids[i] = headers[listed[li]].ID
+		}
+		labels, err := s.readLabels(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Candidate, len(cut))
+		for i, li := range cut {
+			h := &headers[listed[li]]
+			out[i] = Candidate{SessionID: h.ID, Label: labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt}
+		}
+		return out, nil
 	}
-	ids := make([]string, len(records))
-	for i, r := range records {
-		ids[i] = r.header.ID
+	ids := make([]string, len(listed))
+	for i, hi := range listed {
+		ids[i] = headers[hi].ID
 	}
 	labels, err := s.readLabels(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	kept := records[:0]
-	for i, r := range records {
-		r.label = labels[i]
-		if needle == "" || candidateMatches(r.header, r.label, needle) {
-			kept = append(kept, r)
-		}
-	}
-	kept = rankAndCut(kept, limit)
-	out := make([]Candidate, len(kept))
-	for i, r := range kept {
-		out[i] = Candidate{SessionID: r.header.ID, Label: r.label, CWD: r.header.CWD, CreatedAt: r.header.CreatedAt}
+	m := newLowerMatcher(s.lowered, needle)
+	defer m.done()
+	cut := rankAndCut(listed, ranks, limit, func(li int) bool {
+		return candidateMatches(m, &headers[listed[li]], labels[li])
+	})
+	out := make([]Candidate, len(cut))
+	for i, li := range cut {
+		h := &headers[listed[li]]
+		out[i] = Candidate{SessionID: h.ID, Label: labels[li], CWD: h.CWD, CreatedAt: h.CreatedAt}
 	}
 	return out, nil
 }
@@ -120,6 +133,17 @@ func (s *Service) readLabels(ctx context.Context, ids []string) ([]string, error
 	if err != nil {
 		return nil, fmt.Errorf("read session titles: %w", err)
 	}
+	if positional(titles, ids) {
+		// The common case needs no map: one result per id, in id order
+		// (the ids are then unique, as the Source returns one result per
+		// unique id).
+		for i, t := range titles {
+			if t.Err == nil && t.Title != nil {
+				labels[i] = *t.Title
+			}
+		}
+		return labels, nil
+	}
 	byID := make(map[string]*string, len(titles))
 	for _, t := range titles {
 		if t.Err == nil && t.Title != nil {
@@ -134,8 +158,21 @@ func (s *Service) readLabels(ctx context.Context, ids []string) ([]string, error
 	return labels, nil
 }
 
+// positional reports whether titles[i] is the result for ids[i] for every i.
+func positional(titles []TitleResult, ids []string) bool {
+	if len(titles) != len(ids) {
+		return false
+	}
+	for i := range titles {
+		if titles[i].SessionID != ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // candidateRank is 0 for the target's exact cwd, 1 for no cwd, 2 otherwise.
-func candidateRank(cwd, targetCWD *string) int {
+func candidateRank(cwd, targetCWD *string) uint8 {
 	switch {
 	case cwd == nil:
 		return 1
@@ -146,21 +183,31 @@ func candidateRank(cwd, targetCWD *string) int {
 	}
 }
 
-// rankAndCut sorts records by (rank, index) and keeps the first limit: a
-// stable sort keeps the Source's order (the index) inside a rank.
-func rankAndCut(records []rankedHeader, limit int64) []rankedHeader {
-	sort.SliceStable(records, func(a, b int) bool { return records[a].rank < records[b].rank })
-	return records[:min(int64(len(records)), limit)]
+// rankAndCut returns the positions in ranks of the first limit records in
+// (rank, position) order that keep accepts (every record when keep is nil).
+// The records are already in the Source's order, so one stable pass per
+// rank replaces a sort, and keep is not called once limit records are found.
+func rankAndCut(listed []int32, ranks []uint8, limit int64, keep func(li int) bool) []int {
+	var cut []int
+	for rank := uint8(0); rank <= 2; rank++ {
+		for li, r := range ranks {
+			if r != rank || keep != nil && !keep(li) {
+				continue
+			}
+			if cut == nil {
+				cut = make([]int, 0, min(int64(len(listed)), limit))
+			}
+			cut = append(cut, li)
+			if int64(len(cut)) == limit {
+				return cut
+			}
+		}
+	}
+	return cut
 }
 
 // candidateMatches is dsh's filter: the needle in the lowercased id, cwd or
-// label. Message bodies are not searched.
-func candidateMatches(h SessionHeader, label, needle string) bool {
-	if strings.Contains(LowerJS(h.ID), needle) {
-		return true
-	}
-	if h.CWD != nil && strings.Contains(LowerJS(*h.CWD), needle) {
-		return true
-	}
-	return strings.Contains(LowerJS(label), needle)
+// label (m tests for m's needle). Message bodies are not searched.
+func candidateMatches(m *lowerMatcher, h *SessionHeader, label string) bool {
+	return m.contains(h.ID) || h.CWD != nil && m.contains(*h.CWD) || m.contains(label)
 }

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -63,4 +64,147 @@ func LowerJS(s string) string {
 	c := lowerCasers.Get().(cases.Caser)
 	defer lowerCasers.Put(c)
 	return c.String(s)
+}
+
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if (s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7])&0x80 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsLowerASCII reports whether needle is in LowerJS(s) for an ASCII s
+// without building LowerJS(s): LowerJS only maps A–Z to a–z in ASCII
+// strings, so each byte of s is lowered while comparing. needle must be
+// LowerJS output (no A–Z); its non-ASCII bytes never match ASCII bytes.
+func containsLowerASCII(s, needle string) bool {
+	n := len(needle)
+	switch {
+	case n == 0:
+		return true
+	case n > len(s):
+		return false
+	}
+	first := needle[0]
+	firstUpper := first
+	if 'a' <= first && first <= 'z' {
+		firstUpper = first - ('a' - 'A')
+	}
+	for i := 0; i+n <= len(s); i++ {
+		if c := s[i]; c != first && c != firstUpper {
+			continue
+		}
+		j := 1
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Bounds of one generation of a lowerMemo. A 10,000-session store has at
+// most 30,000 distinct ids, cwds and titles, and only the non-ASCII ones are
+// kept, so a generation holds a whole large store.
+const (
+	lowerMemoMaxEntries = 1 << 16
+	lowerMemoMaxBytes   = 16 << 20
+)
+
+// lowerMemo remembers LowerJS of non-ASCII strings, keyed by the original
+// string, so that filtering candidates does not lowercase every title again
+// on every keystroke. It is bounded by a generation swap: when the current
+// map is full it becomes the old one and the previous old map is dropped;
+// a hit in the old map is copied into the current one, so strings still in
+// use survive the swap. It is safe for concurrent use.
+type lowerMemo struct {
+	mu       sync.RWMutex
+	cur, old map[string]string
+	curBytes int
+}
+
+// memoEntry is a lowering to store in a lowerMemo.
+type memoEntry struct{ s, lower string }
+
+// store adds entries, swapping generations when the current one is full.
+func (m *lowerMemo) store(entries []memoEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range entries {
+		if _, ok := m.cur[e.s]; ok {
+			continue
+		}
+		size := len(e.s) + len(e.lower)
+		if m.cur == nil || len(m.cur) >= lowerMemoMaxEntries || m.curBytes+size > lowerMemoMaxBytes {
+			m.old, m.cur, m.curBytes = m.cur, make(map[string]string), 0
+		}
+		m.cur[e.s] = e.lower
+		m.curBytes += size
+	}
+}
+
+// lowerMatcher tests strings for a lowercased needle as
+// strings.Contains(LowerJS(s), needle) does, reading non-ASCII lowerings
+// from a lowerMemo. It holds the memo's read lock from newLowerMatcher
+// until done, which also stores the lowerings it computed; one goroutine
+// uses it at a time.
+type lowerMatcher struct {
+	memo    *lowerMemo
+	needle  string
+	pending []memoEntry
+}
+
+// newLowerMatcher returns a matcher for needle, which must be LowerJS
+// output. Call done when finished.
+func newLowerMatcher(memo *lowerMemo, needle string) *lowerMatcher {
+	memo.mu.RLock()
+	return &lowerMatcher{memo: memo, needle: needle}
+}
+
+// contains reports whether m's needle is in LowerJS(s).
+func (m *lowerMatcher) contains(s string) bool {
+	if isASCII(s) {
+		return containsLowerASCII(s, m.needle)
+	}
+	return strings.Contains(m.lower(s), m.needle)
+}
+
+// lower returns LowerJS(s) from the memo, computing it on a miss.
+func (m *lowerMatcher) lower(s string) string {
+	if l, ok := m.memo.cur[s]; ok {
+		return l
+	}
+	l, ok := m.memo.old[s]
+	if !ok {
+		l = LowerJS(s)
+	}
+	m.pending = append(m.pending, memoEntry{s, l})
+	return l
+}
+
+// done releases the memo's read lock and stores the new lowerings.
+func (m *lowerMatcher) done() {
+	m.memo.mu.RUnlock()
+	m.memo.store(m.pending)
+	m.pending = nil
 }

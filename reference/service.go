@@ -18,6 +18,9 @@ func (t Target) isSelf(id string) bool { return t.SessionID != nil && *t.Session
 type Service struct {
 	source Source
 	config Config
+	// lowered memoizes LowerJS of the ids, cwds and titles that candidate
+	// queries filter, so a new query does not lowercase them all again.
+	lowered *lowerMemo
 }
 
 // NewService validates cfg and returns a service reading from src.
@@ -25,7 +28,7 @@ func NewService(src Source, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{source: src, config: cfg}, nil
+	return &Service{source: src, config: cfg, lowered: &lowerMemo{}}, nil
 }
 
 // Config returns the service's configuration.
