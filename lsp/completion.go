@@ -37,7 +37,7 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	if !ok {
 		return empty, nil
 	}
-	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit)
+	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit, true)
 	if err != nil {
 		return nil, requestError(ctx, err)
 	}
@@ -131,18 +131,22 @@ func targetKey(t reference.Target) (cwd, id string) {
 }
 
 // candidates returns ListCandidates, cached for candidateCacheTTL.
-func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64) ([]reference.Candidate, error) {
-	// While the store is first indexed: an empty query needs the titles of
-	// the first `limit` sessions only, which the store reads quickly; a
-	// filtered query needs every title, which is what indexing computes,
-	// so it waits for the index instead of reading them all a second time.
-	_, svc := env.current()
-	if query != "" && svc != env.service {
+//
+// While the store is first indexed: with allowPartial (textDocument/
+// completion, whose list is isIncomplete, so clients re-ask as the user
+// types) the answer comes at once from what is indexed so far, read from
+// memory (no log is read) and not cached; without it (dsh/candidates,
+// whose answer cannot say it is partial) the call waits, cancellably, for
+// the first pass to finish.
+func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64, allowPartial bool) ([]reference.Candidate, error) {
+	if !allowPartial {
 		if err := waitIndexed(ctx, env); err != nil {
 			return nil, err
 		}
-		svc = env.service
+	} else if svc, partial := env.current(); partial {
+		return svc.ListCandidates(ctx, t, query, limit)
 	}
+	svc := env.service
 	cwd, id := targetKey(t)
 	s.cache.mu.Lock()
 	key := candidateKey{gen: s.cache.gen, env: env, cwd: cwd, sessionID: id, query: query, limit: limit}

@@ -2,12 +2,14 @@ package lsp_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
+	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
@@ -217,19 +219,18 @@ func TestWorkspaceFolderTarget(t *testing.T) {
 	}
 }
 
-// partialIndex is an index still in its first pass: its own listing is
-// empty (partial); the store underneath is complete.
+// partialIndex is an index still in its first pass (until done is
+// closed): Partial gives the sessions indexed so far; the Source it embeds
+// is the whole store and counts the listings and title reads made before
+// done (which read logs, so completion must not make them).
 type partialIndex struct {
-	reference.Source // the partial listing (empty memory store)
-	store            *sessionstore.Store
-	done             chan struct{}
-	// waiting is closed when two callers wait: the server's background
-	// indexing goroutine and a request.
-	waiting chan struct{}
-	waiters atomic.Int32
+	reference.Source
+	listing   []reference.SessionHeader
+	titles    map[string]reference.TitleResult
+	done      chan struct{}
+	earlyUses atomic.Int32
 }
 
-func (p *partialIndex) Store() *sessionstore.Store { return p.store }
 func (p *partialIndex) Complete() bool {
 	select {
 	case <-p.done:
@@ -238,10 +239,8 @@ func (p *partialIndex) Complete() bool {
 		return false
 	}
 }
+
 func (p *partialIndex) Wait(ctx context.Context) error {
-	if p.waiters.Add(1) == 2 {
-		close(p.waiting)
-	}
 	select {
 	case <-p.done:
 		return nil
@@ -250,36 +249,123 @@ func (p *partialIndex) Wait(ctx context.Context) error {
 	}
 }
 
-func TestCompletionWhileIndexing(t *testing.T) {
+func (p *partialIndex) Partial() ([]reference.SessionHeader, map[string]reference.TitleResult, bool) {
+	return p.listing, p.titles, p.Complete()
+}
+
+func (p *partialIndex) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	if !p.Complete() {
+		p.earlyUses.Add(1)
+	}
+	return p.Source.ListSessions(ctx)
+}
+
+func (p *partialIndex) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	if !p.Complete() {
+		p.earlyUses.Add(1)
+	}
+	return p.Source.ReadTitles(ctx, ids)
+}
+
+// newPartialIndex returns the fixture store behind an index that has
+// indexed only the sessions ids so far.
+func newPartialIndex(t *testing.T, ids ...string) *partialIndex {
+	t.Helper()
 	st, err := sessionstore.Open(storeRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := &partialIndex{Source: sessionstore.NewMemory(), store: st, done: make(chan struct{}), waiting: make(chan struct{})}
+	ctx := context.Background()
+	all, err := st.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &partialIndex{Source: st, titles: map[string]reference.TitleResult{}, done: make(chan struct{})}
+	for _, h := range all { // newest first, like the real partial listing
+		for _, id := range ids {
+			if h.ID == id {
+				p.listing = append(p.listing, h)
+			}
+		}
+	}
+	res, err := st.ReadTitles(ctx, ids)
+	if err != nil || len(res) != len(ids) || len(p.listing) != len(ids) {
+		t.Fatalf("fixture sessions %v: %d listed, titles %v, %v", ids, len(p.listing), res, err)
+	}
+	for _, r := range res {
+		p.titles[r.SessionID] = r
+	}
+	return p
+}
+
+// completionIDs runs completion at the end of uri and returns the ids
+// offered, in order, and isIncomplete. It fails the test rather than hang
+// when the server waits for the index.
+func completionIDs(t *testing.T, s *session, uri string) ([]string, bool) {
+	t.Helper()
+	got := make(chan protocol.CompletionList, 1)
+	go func() {
+		var list protocol.CompletionList
+		_ = s.Call(context.Background(), "textDocument/completion", map[string]any{
+			"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, len(s.Text(uri)))}, &list)
+		got <- list
+	}()
+	select {
+	case list := <-got:
+		var ids []string
+		for _, it := range list.Items {
+			ids = append(ids, itemID(t, it))
+		}
+		return ids, list.IsIncomplete
+	case <-time.After(10 * time.Second):
+		t.Fatal("completion did not answer while the index is incomplete (waiting for it?)")
+		return nil, false
+	}
+}
+
+// TestCompletionWhileIndexing: during the first indexing pass completion
+// answers at once from what is indexed so far (marked incomplete, no log
+// read), unknown-session is not reported, and when the pass ends the open
+// documents are diagnosed again against the whole store.
+func TestCompletionWhileIndexing(t *testing.T) {
+	idx := newPartialIndex(t, idE, idC) // not idB ("Plan the migration of the")
 	s := start(t, lsp.Options{OpenSource: func(string) (reference.Source, error) { return idx, nil }})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)
 	}
 	uri := "file:///p.dsh"
-	s.Open(uri, "@")
-	// The empty query is answered from the store under the index.
-	if list := complete(t, s, uri, s.Pos(uri, 1)); len(list.Items) != 7 {
-		t.Fatalf("while indexing: %d items, want the 7 sessions of the store", len(list.Items))
+	missing := "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a00ff" // in no store
+	s.Open(uri, "see @[gone]("+reference.EncodeURI(missing)+")\n@")
+	// Not indexed yet is not unknown.
+	s.Await(lsptest.DiagnosticCodes(uri))
+
+	tests := []struct {
+		typed string
+		want  []string
+	}{
+		{"", []string{idE, idC}},
+		{"the", []string{idC}}, // the full store also has idB
+		{"decide", []string{idE}},
+		{"migration", nil},
 	}
-	// A filtered query waits for the index.
-	s.Type(uri, 1, "Ren")
-	got := make(chan protocol.CompletionList, 1)
-	go func() { got <- complete(t, s, uri, s.Pos(uri, 4)) }()
-	select {
-	case <-idx.waiting:
-	case list := <-got:
-		t.Fatalf("filtered query answered (%d items) without waiting for the index", len(list.Items))
-	case <-time.After(10 * time.Second):
-		t.Fatal("filtered query neither waited for the index nor answered")
+	for _, tc := range tests {
+		s.Replace(uri, strings.LastIndex(s.Text(uri), "@")+1, len(s.Text(uri)), tc.typed)
+		ids, incomplete := completionIDs(t, s, uri)
+		if !slices.Equal(ids, tc.want) || !incomplete {
+			t.Errorf("while indexing, @%s: %v (isIncomplete %v), want %v from the partial index, incomplete", tc.typed, ids, incomplete, tc.want)
+		}
 	}
+	if n := idx.earlyUses.Load(); n != 0 {
+		t.Errorf("%d listings or title reads of the store while indexing, want 0 (answer from the partial index)", n)
+	}
+
+	// The last edit's diagnostics are out (still without unknown-session):
+	// the next publish can only come from the end of indexing.
+	s.Await(lsptest.DiagnosticCodes(uri))
 	close(idx.done)
-	if list := <-got; len(list.Items) != 0 {
-		// After indexing the (empty) index answers: the wait happened.
-		t.Errorf("filtered query: %d items, want the index's answer (0)", len(list.Items))
+	s.Await(lsptest.DiagnosticCodes(uri, "unknown-session"))
+	s.Replace(uri, strings.LastIndex(s.Text(uri), "@")+1, len(s.Text(uri)), "the")
+	if ids, _ := completionIDs(t, s, uri); !slices.Equal(ids, []string{idC, idB, idD}) {
+		t.Errorf("after indexing, @the: %v, want %v", ids, []string{idC, idB, idD})
 	}
 }

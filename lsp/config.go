@@ -108,15 +108,6 @@ type environment struct {
 	source  reference.Source
 	service *reference.Service
 	config  reference.Config
-	// plainSource is the store under an index (nil for other sources),
-	// plain a service over it: see current.
-	plainSource reference.Source
-	plain       *reference.Service
-}
-
-// storeBehindIndex is implemented by sessionstore.Indexed.
-type storeBehindIndex interface {
-	Store() *sessionstore.Store
 }
 
 // buildEnvironment opens the store for st.
@@ -155,12 +146,6 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 		return nil, &SettingsError{err.Error()}
 	}
 	env := &environment{root: root, source: src, service: svc, config: st.config}
-	if x, ok := src.(storeBehindIndex); ok {
-		env.plainSource = x.Store()
-		if env.plain, err = reference.NewService(env.plainSource, st.config); err != nil {
-			return nil, &SettingsError{err.Error()}
-		}
-	}
 	return env, nil
 }
 
@@ -216,6 +201,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMess
 	s.cache.reset()
 	s.logger.Info("settings changed", "root", env.root, "config", fmt.Sprintf("%+v", st.config))
 	s.rediagnoseAll()
+	s.rediagnoseWhenIndexed(env)
 }
 
 // snapshotEnv returns the current environment and settings.

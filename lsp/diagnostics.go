@@ -132,7 +132,8 @@ type knownCache struct {
 }
 
 // knownSessions reports which session ids the store lists (cached for
-// knownTTL).
+// knownTTL); nil (no unknown-session check) while the store is first
+// indexed.
 func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
 	s.known.mu.Lock()
 	if s.known.env == env && time.Since(s.known.at) < knownTTL {
@@ -141,8 +142,12 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id s
 		return known, nil
 	}
 	s.known.mu.Unlock()
-	src, _ := env.current()
-	headers, err := src.ListSessions(ctx)
+	if env.indexing() {
+		// The listing is partial: a session not indexed yet is not
+		// unknown. Checked when the first pass ends (rediagnoseAll).
+		return nil, nil
+	}
+	headers, err := env.source.ListSessions(ctx)
 	if err != nil {
 		return nil, err
 	}

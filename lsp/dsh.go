@@ -190,7 +190,7 @@ func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any
 		query = *p.Query
 	}
 	release(ctx)
-	cands, err := s.candidates(ctx, env, *target, query, limit)
+	cands, err := s.candidates(ctx, env, *target, query, limit, false)
 	if err != nil {
 		return nil, requestError(ctx, err)
 	}

@@ -20,15 +20,40 @@ type indexWaiter interface {
 	Complete() bool
 }
 
-// current returns the source and service to answer listing queries with:
-// while the index's first pass runs its listing is partial, so the store
-// underneath answers (complete and correct; listing reads headers only);
-// afterwards the index does.
-func (env *environment) current() (reference.Source, *reference.Service) {
-	if w, ok := env.source.(indexWaiter); ok && !w.Complete() && env.plain != nil {
-		return env.plainSource, env.plain
+// partialIndexer is an indexWaiter that can show what it has indexed so
+// far without reading logs (sessionstore.Indexed.Partial).
+type partialIndexer interface {
+	indexWaiter
+	Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool)
+}
+
+// indexing reports whether env's source is still in its first indexing
+// pass (its listing is partial).
+func (env *environment) indexing() bool {
+	w, ok := env.source.(indexWaiter)
+	return ok && !w.Complete()
+}
+
+// current returns the service to answer listing queries with and whether
+// its answer is partial: while the index's first pass runs, a service over
+// a snapshot of what is indexed so far (listing and titles from memory:
+// no log is read, so completion answers at once); afterwards the index's
+// own service.
+func (env *environment) current() (svc *reference.Service, partial bool) {
+	p, ok := env.source.(partialIndexer)
+	if !ok || p.Complete() {
+		return env.service, false
 	}
-	return env.source, env.service
+	listing, titles, complete := p.Partial()
+	if complete {
+		return env.service, false
+	}
+	snap := &partialSource{Source: env.source, listing: listing, titles: titles}
+	svc, err := reference.NewService(snap, env.config)
+	if err != nil { // env.config was validated when env was built
+		return env.service, false
+	}
+	return svc, true
 }
 
 // waitIndexed waits until env's index (if any) has finished its first
@@ -38,6 +63,61 @@ func waitIndexed(ctx context.Context, env *environment) error {
 		return w.Wait(ctx)
 	}
 	return nil
+}
+
+// partialSource answers ListSessions and ReadTitles from a snapshot of a
+// partial index; ReadSurface goes to the index.
+type partialSource struct {
+	reference.Source
+	listing []reference.SessionHeader
+	titles  map[string]reference.TitleResult
+}
+
+// ListSessions returns the snapshot's listing (newest first).
+func (p *partialSource) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.listing, nil
+}
+
+// ReadTitles returns the snapshot's titles; an id it does not list (not
+// indexed yet) has no title.
+func (p *partialSource) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(ids))
+	out := make([]reference.TitleResult, 0, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		r, ok := p.titles[id]
+		if !ok {
+			r = reference.TitleResult{SessionID: id}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// rediagnoseWhenIndexed reschedules the diagnostics of every open
+// document when env's first indexing pass finishes (unknown-session is not
+// reported before: see knownSessions). Nothing to do for a complete source.
+func (s *Server) rediagnoseWhenIndexed(env *environment) {
+	w, ok := env.source.(indexWaiter)
+	if !ok || w.Complete() {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		if w.Wait(s.ctx) == nil {
+			s.rediagnoseAll()
+		}
+	}()
 }
 
 // startIndexing waits in the background for the store's first indexing
@@ -88,7 +168,11 @@ func (s *Server) startIndexing() {
 		start := time.Now()
 		var err error
 		if w, ok := env.source.(indexWaiter); ok {
-			err = w.Wait(ctx)
+			if err = w.Wait(ctx); err == nil {
+				// Unknown-session checks were off while the listing
+				// was partial: check open documents against the whole.
+				s.rediagnoseAll()
+			}
 		}
 		msg := ""
 		headers, lerr := env.source.ListSessions(ctx)

@@ -307,6 +307,40 @@ func (x *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Tit
 	return out, nil
 }
 
+// Partial returns, taken together under one lock, the sessions indexed so
+// far (in ListSessions order: newest first) and the title result of each,
+// keyed by id, without reading any log: a listed session whose title only
+// a full read can give (a slow log not read yet) is left out, so every
+// session returned has its title. complete is Complete() at that moment
+// (then the listing is the whole store's as of the last refresh). Meant
+// for answering during the first indexing pass; it does not refresh.
+func (x *Indexed) Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	listing = make([]reference.SessionHeader, 0, len(x.listing))
+	titles = make(map[string]reference.TitleResult, len(x.listing))
+	for _, h := range x.listing {
+		r := reference.TitleResult{SessionID: h.ID}
+		e := x.titleEntry(h.ID)
+		switch {
+		case e != nil && e.state != nil && e.TitleID == h.ID:
+			r.Title, r.Err = e.title, e.titleErr
+		case e != nil && e.memo != nil && e.memo.mu.TryLock():
+			done := e.memo.done
+			r.Title, r.Err = e.memo.title, e.memo.err
+			e.memo.mu.Unlock()
+			if !done {
+				continue
+			}
+		default:
+			continue
+		}
+		listing = append(listing, h)
+		titles[h.ID] = r
+	}
+	return listing, titles, x.complete
+}
+
 // slowTitle reads a title with the store's full read, memoised on the
 // entry (entries are replaced when their file changes).
 func (x *Indexed) slowTitle(ctx context.Context, e *entry, id string) (*string, error) {
