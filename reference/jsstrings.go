@@ -66,20 +66,39 @@ func LowerJS(s string) string {
 	return c.String(s)
 }
 
-// isASCII reports whether s has only ASCII bytes.
-func isASCII(s string) bool {
+// Word-at-a-time constants: ones has 0x01 in every byte; for ASCII bytes b,
+// b+0x3F has its high bit set iff b >= 'A', and b+0x25 iff b > 'Z'.
+const (
+	ones      = 0x0101010101010101
+	highBits  = 0x80 * ones
+	plusUpper = 0x3F * ones
+	pastUpper = 0x25 * ones
+)
+
+// asciiCase reports whether s has only ASCII bytes and, if so, whether it
+// has an uppercase letter A–Z, 8 bytes at a time.
+func asciiCase(s string) (ascii, upper bool) {
+	var up uint64
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if (s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7])&0x80 != 0 {
-			return false
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if x&highBits != 0 {
+			return false, false
 		}
+		// No byte carries into the next: every byte is below 0x80.
+		up |= (x + plusUpper) &^ (x + pastUpper)
 	}
 	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return false, false
+		}
+		if 'A' <= c && c <= 'Z' {
+			up |= highBits
 		}
 	}
-	return true
+	return true, up&highBits != 0
 }
 
 // containsLowerASCII reports whether needle is in LowerJS(s) for an ASCII s
@@ -135,6 +154,10 @@ const (
 // a hit in the old map is copied into the current one, so strings still in
 // use survive the swap. It is safe for concurrent use.
 type lowerMemo struct {
+	// maxEntries and maxBytes bound a generation; zero means
+	// lowerMemoMaxEntries and lowerMemoMaxBytes.
+	maxEntries, maxBytes int
+
 	mu       sync.RWMutex
 	cur, old map[string]string
 	curBytes int
@@ -148,6 +171,10 @@ func (m *lowerMemo) store(entries []memoEntry) {
 	if len(entries) == 0 {
 		return
 	}
+	maxEntries, maxBytes := m.maxEntries, m.maxBytes
+	if maxEntries == 0 {
+		maxEntries, maxBytes = lowerMemoMaxEntries, lowerMemoMaxBytes
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, e := range entries {
@@ -155,7 +182,7 @@ func (m *lowerMemo) store(entries []memoEntry) {
 			continue
 		}
 		size := len(e.s) + len(e.lower)
-		if m.cur == nil || len(m.cur) >= lowerMemoMaxEntries || m.curBytes+size > lowerMemoMaxBytes {
+		if m.cur == nil || len(m.cur) >= maxEntries || m.curBytes+size > maxBytes {
 			m.old, m.cur, m.curBytes = m.cur, make(map[string]string), 0
 		}
 		m.cur[e.s] = e.lower
@@ -183,7 +210,10 @@ func newLowerMatcher(memo *lowerMemo, needle string) *lowerMatcher {
 
 // contains reports whether m's needle is in LowerJS(s).
 func (m *lowerMatcher) contains(s string) bool {
-	if isASCII(s) {
+	switch ascii, upper := asciiCase(s); {
+	case ascii && !upper:
+		return strings.Contains(s, m.needle) // LowerJS(s) == s
+	case ascii:
 		return containsLowerASCII(s, m.needle)
 	}
 	return strings.Contains(m.lower(s), m.needle)
