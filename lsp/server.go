@@ -17,6 +17,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,18 +202,121 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 
 // watchedStream signals when reading from the client fails (disconnect), so
 // the server can cancel running requests instead of waiting for them.
+//
+// It also keeps the connection alive across well-framed messages that are not
+// valid JSON-RPC: jsonrpc2's Read fails on them, which would end the
+// connection, although the frame was fully read and the next one can be read.
+// Per JSON-RPC 2.0 such a message is answered with an error response whose id
+// is null (-32700 for invalid JSON, -32600 for a batch or an invalid request
+// object) and reading goes on. Only a broken frame (bad header, EOF inside a
+// body) or a failed write ends the connection.
 type watchedStream struct {
 	jsonrpc2.Stream
 	once sync.Once
 	eof  chan struct{}
 }
 
+// frameReader is implemented by jsonrpc2's own streams (header, ndjson,
+// channel): ReadFrame returns a frame's body without decoding it. The method
+// is deliberately not promoted on watchedStream: a Stream with ReadFrame and
+// WriteFrame gets jsonrpc2's batch support, which LSP does not use.
+type frameReader interface {
+	ReadFrame(ctx context.Context) ([]byte, int64, error)
+}
+
 func (w *watchedStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	msg, n, err := w.Stream.Read(ctx)
-	if err != nil {
+	for {
+		msg, n, err := w.readMessage(ctx)
+		if err == nil {
+			return msg, n, nil
+		}
+		var bad *jsonrpc2.Error
+		if errors.As(err, &bad) && (bad.Code == jsonrpc2.ParseError || bad.Code == jsonrpc2.InvalidRequest) {
+			// The frame was consumed; answer it and read the next one.
+			if _, err = w.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, bad)); err == nil {
+				continue
+			}
+		}
 		w.once.Do(func() { close(w.eof) })
+		return nil, 0, err
 	}
-	return msg, n, err
+}
+
+// readMessage reads and decodes the next frame. A frame that was read in full
+// but does not decode yields a *jsonrpc2.Error with code ParseError or
+// InvalidRequest; any other error means the stream itself failed.
+func (w *watchedStream) readMessage(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	fr, ok := w.Stream.(frameReader)
+	if !ok {
+		// jsonrpc2's streams report an undecodable body as ErrParse or
+		// ErrInvalidRequest, after consuming the frame.
+		return w.Stream.Read(ctx)
+	}
+	body, n, err := fr.ReadFrame(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	msg, err := jsonrpc2.DecodeMessage(body)
+	if err != nil {
+		return nil, 0, malformedMessage(body)
+	}
+	return msg, n, nil
+}
+
+// malformedMessage returns the JSON-RPC error for a frame body that
+// jsonrpc2.DecodeMessage rejected, saying what is wrong with it.
+func malformedMessage(body []byte) *jsonrpc2.Error {
+	if !json.Valid(body) {
+		return jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: the message body is not valid JSON")
+	}
+	invalid := func(why string) *jsonrpc2.Error {
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "invalid request: "+why)
+	}
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		return invalid("batch messages are not supported (LSP sends one message per frame)")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return invalid("the message is not a JSON object")
+	}
+	var version string
+	if json.Unmarshal(obj["jsonrpc"], &version) != nil || version != "2.0" {
+		return invalid(`"jsonrpc" must be "2.0"`)
+	}
+	if id, ok := obj["id"]; ok && !validID(id) {
+		return invalid(fmt.Sprintf(`"id" must be a string, an integer within 64 bits or null, not %.40s`, id))
+	}
+	if m, ok := obj["method"]; ok {
+		var method string
+		if json.Unmarshal(m, &method) != nil {
+			return invalid(`"method" must be a string`)
+		}
+		if _, ok := obj["result"]; ok {
+			return invalid(`a message cannot have both "method" and "result"`)
+		}
+		if _, ok := obj["error"]; ok {
+			return invalid(`a message cannot have both "method" and "error"`)
+		}
+		return invalid("the request object is malformed")
+	}
+	return invalid(`neither a request ("method") nor a valid response ("result" or "error")`)
+}
+
+// validID reports whether raw is an id jsonrpc2 accepts: a string, an
+// integer that fits int64, or null.
+func validID(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case nil, string:
+		return true
+	case float64:
+		var n int64
+		return json.Unmarshal(raw, &n) == nil
+	}
+	return false
 }
 
 func (w *watchedStream) eofCh() <-chan struct{} { return w.eof }
