@@ -84,6 +84,16 @@ type framingStep struct {
 // (exit, or a broken frame).
 func runFramed(t *testing.T, steps []framingStep, closeInput bool) framingRun {
 	t.Helper()
+	return runFramedOn(t, steps, closeInput, func(s jsonrpc2.Stream) jsonrpc2.Stream { return s })
+}
+
+// opaqueStream hides the ReadFrame method of jsonrpc2's own streams, as a
+// wrapping Stream does.
+type opaqueStream struct{ jsonrpc2.Stream }
+
+// runFramedOn is runFramed with the server's header stream wrapped by wrap.
+func runFramedOn(t *testing.T, steps []framingStep, closeInput bool, wrap func(jsonrpc2.Stream) jsonrpc2.Stream) framingRun {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	srv := lsp.New(lsp.Options{
@@ -91,7 +101,7 @@ func runFramed(t *testing.T, steps []framingStep, closeInput bool) framingRun {
 		OpenSource:  func(root string) (reference.Source, error) { return sessionstore.Open(root) },
 	})
 	done := make(chan int, 1)
-	go func() { done <- srv.Serve(context.Background(), jsonrpc2.NewHeaderStream(pipeEnds{inR, outW})) }()
+	go func() { done <- srv.Serve(context.Background(), wrap(jsonrpc2.NewHeaderStream(pipeEnds{inR, outW}))) }()
 
 	replies := make(chan framedReply, 1024)
 	outputErr := make(chan error, 1)
@@ -304,6 +314,31 @@ func TestMalformedMessageAnsweredAndConnectionKeepsServing(t *testing.T) {
 			// The error answers the bad frame before the probe is read.
 			if len(run.replies) < 2 || string(run.replies[1].ID) != "null" {
 				t.Errorf("replies %+v; want the initialize result, then the error, then the rest", run.replies)
+			}
+			checkServedAfter(t, run)
+		})
+	}
+}
+
+// TestMalformedMessageThroughWrappedStream: a Stream without raw frame access
+// (a wrapper) still gets undecodable messages answered, with jsonrpc2's own
+// classification of the body.
+func TestMalformedMessageThroughWrappedStream(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want int
+	}{
+		{"not JSON", `not json`, -32700},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"dsh/candidates"}]`, -32600},
+		{"id 1e400", `{"jsonrpc":"2.0","id":1e400,"method":"dsh/candidates"}`, -32600},
+		{"id true", `{"jsonrpc":"2.0","id":true,"method":"dsh/candidates"}`, -32600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := runFramedOn(t, servedAfter(frame(tt.body)), false, func(s jsonrpc2.Stream) jsonrpc2.Stream { return opaqueStream{s} })
+			if got := run.nullIDErrors(); len(got) != 1 || got[0] != tt.want {
+				t.Errorf("error responses with id null = %v; want [%d]", got, tt.want)
 			}
 			checkServedAfter(t, run)
 		})
