@@ -186,6 +186,7 @@ func TestCompletionALE(t *testing.T) {
 		t.Fatalf("ALE: positionEncoding %q, want utf-8 (ALE counts bytes)", res.Capabilities.PositionEncoding)
 	}
 	s.Notify("initialized", map[string]any{})
+	s.awaitIndexed(t)
 	uri := "file:///home/alice/proj/p.dsh"
 	text := "é @"
 	s.Open(uri, text)

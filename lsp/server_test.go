@@ -86,7 +86,22 @@ func startInit(t *testing.T, options any, encodings ...string) *session {
 	if _, err := s.Initialize(options, encodings...); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
+	s.awaitIndexed(t)
 	return s
+}
+
+// awaitIndexed returns when the store's first indexing pass has ended:
+// until then completion answers from what is indexed so far (tested in
+// TestCompletionWhileIndexing), and dsh/candidates waits for the index.
+// An error (invalid settings under test) is not this helper's concern.
+func (s *session) awaitIndexed(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.Call(ctx, "dsh/candidates", map[string]any{}, nil)
+	if ctx.Err() != nil {
+		t.Fatal("the store was not indexed within 10s")
+	}
 }
 
 func (s *session) exitCode(t *testing.T) int {

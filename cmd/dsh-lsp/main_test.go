@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "dsh-lsp")
+	// Servers started by these tests keep their index cache in the
+	// temporary directory, not in the user's cache directory.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -342,6 +345,11 @@ func TestServeStdio(t *testing.T) {
 			ed, cmd, stderr := startServer(t, "--stdio", "--log-level", "debug")
 			abs, _ := filepath.Abs(storeRaw)
 			if _, err := ed.Initialize(map[string]any{"sessionsDir": abs}, enc); err != nil {
+				t.Fatal(err)
+			}
+			// Until the first indexing pass ends completion answers from
+			// what is indexed so far; dsh/candidates waits for the index.
+			if err := ed.Call(context.Background(), "dsh/candidates", map[string]any{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			uri := "file:///home/alice/proj/prompt.dsh"
