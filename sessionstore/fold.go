@@ -126,77 +126,107 @@ const (
 
 // crashClosers computes dsh's interruptedTurnClosers (spec §4 step 5).
 func crashClosers(events []Event) []Event {
-	type pending struct {
-		id      string
-		step    json.RawMessage
-		callSeq int64
-		logged  bool
-	}
-	var (
-		openTurn json.RawMessage
-		openStep json.RawMessage
-		calls    []*pending
-	)
-	byID := func(id string) *pending {
-		for _, p := range calls {
-			if p.id == id {
-				return p
-			}
-		}
-		return nil
-	}
+	var c closerState
 	for i := range events {
-		e := &events[i]
-		d, _ := e.obj()
-		switch e.Type {
-		case "turn/start":
-			openTurn, openStep, calls = compact(d["turn"]), nil, nil
-		case "turn/end":
-			openTurn, openStep, calls = nil, nil, nil
-		case "step/start":
-			openStep = compact(d["step"])
-		case "step/end":
-			openStep, calls = nil, nil
-		case "assistant/message":
-			m, _ := parseObject(d["message"])
-			blocks, _ := array(m["content"])
-			for _, b := range blocks {
-				bo, _ := parseObject(b)
-				if t, _ := str(bo["type"]); t == "tool-call" {
-					id, _ := str(bo["id"])
-					// Like a JS Map.set: an existing entry keeps its place
-					// but gets a fresh value.
-					if p := byID(id); p != nil {
-						*p = pending{id: id, step: compact(d["step"])}
-					} else {
-						calls = append(calls, &pending{id: id, step: compact(d["step"])})
-					}
-				}
-			}
-		case "tool/call":
-			id, _ := str(d["callId"])
-			if p := byID(id); p != nil {
-				p.callSeq, p.logged = e.Seq, true
-			}
-		case "tool/result":
-			m, _ := parseObject(d["message"])
-			src, _ := parseObject(m["source"])
-			id, _ := str(src["callId"])
-			for j, p := range calls {
-				if p.id == id {
-					calls = append(calls[:j], calls[j+1:]...)
-					break
+		c.feed(&events[i])
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	last := &events[len(events)-1]
+	return c.closers(last.Seq, last.Time)
+}
+
+// pendingCall is a tool call of the open step without a result yet.
+type pendingCall struct {
+	id      string
+	step    json.RawMessage
+	callSeq int64
+	logged  bool
+}
+
+// closerState is crashClosers' fold over the events seen so far: the open
+// turn and step and their pending tool calls (small, so a log can be
+// streamed through it). It keeps copies of what it retains, never slices
+// of the events' data.
+type closerState struct {
+	openTurn json.RawMessage
+	openStep json.RawMessage
+	calls    []*pendingCall
+}
+
+func (c *closerState) byID(id string) *pendingCall {
+	for _, p := range c.calls {
+		if p.id == id {
+			return p
+		}
+	}
+	return nil
+}
+
+func cloneRaw(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), v...)
+}
+
+// feed folds one (upgraded) event.
+func (c *closerState) feed(e *Event) {
+	d, _ := e.obj()
+	switch e.Type {
+	case "turn/start":
+		c.openTurn, c.openStep, c.calls = cloneRaw(compact(d["turn"])), nil, nil
+	case "turn/end":
+		c.openTurn, c.openStep, c.calls = nil, nil, nil
+	case "step/start":
+		c.openStep = cloneRaw(compact(d["step"]))
+	case "step/end":
+		c.openStep, c.calls = nil, nil
+	case "assistant/message":
+		m, _ := parseObject(d["message"])
+		blocks, _ := array(m["content"])
+		for _, b := range blocks {
+			bo, _ := parseObject(b)
+			if t, _ := str(bo["type"]); t == "tool-call" {
+				id, _ := str(bo["id"])
+				// Like a JS Map.set: an existing entry keeps its place
+				// but gets a fresh value.
+				if p := c.byID(id); p != nil {
+					*p = pendingCall{id: id, step: cloneRaw(compact(d["step"]))}
+				} else {
+					c.calls = append(c.calls, &pendingCall{id: id, step: cloneRaw(compact(d["step"]))})
 				}
 			}
 		}
+	case "tool/call":
+		id, _ := str(d["callId"])
+		if p := c.byID(id); p != nil {
+			p.callSeq, p.logged = e.Seq, true
+		}
+	case "tool/result":
+		m, _ := parseObject(d["message"])
+		src, _ := parseObject(m["source"])
+		id, _ := str(src["callId"])
+		for j, p := range c.calls {
+			if p.id == id {
+				c.calls = append(c.calls[:j], c.calls[j+1:]...)
+				break
+			}
+		}
 	}
-	if openTurn == nil || len(events) == 0 {
+}
+
+// closers returns the closing events after a last event with seq lastSeq
+// and time t (nil when no turn is open).
+func (c *closerState) closers(lastSeq, t int64) []Event {
+	if c.openTurn == nil {
 		return nil
 	}
-	last := events[len(events)-1]
-	seq, t := last.Seq+1, last.Time
+	openTurn := c.openTurn
+	seq := lastSeq + 1
 	var out []Event
-	for _, p := range calls {
+	for _, p := range c.calls {
 		code, name, text := "TOOL_NOT_STARTED", "ToolNotStartedError", noticeNotStarted
 		if p.logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
@@ -221,8 +251,8 @@ func crashClosers(events []Event) []Event {
 		out = append(out, ev)
 		seq++
 	}
-	if openStep != nil {
-		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: newObj().raw("turn", openTurn).raw("step", openStep).bytes()})
+	if c.openStep != nil {
+		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: newObj().raw("turn", openTurn).raw("step", c.openStep).bytes()})
 		seq++
 	}
 	out = append(out, Event{Type: "turn/end", Seq: seq, Time: t,

@@ -267,7 +267,7 @@ func readFrameAt(f *os.File, off int64) ([]byte, error) {
 	for {
 		m, err := f.ReadAt(buf[n:], off+int64(n))
 		n += m
-		end, complete, ferr := frameEnd(buf[:n], 0)
+		end, complete, ferr := frameEndBase(buf[:n], 0, off)
 		if ferr != nil {
 			return nil, ferr
 		}

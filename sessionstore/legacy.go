@@ -10,31 +10,46 @@ import (
 // messages legacy-message:<sessionId>:<seq>.
 func upgradeLegacy(sessionID string, events []Event) error {
 	for i := range events {
-		e := &events[i]
-		switch e.Type {
-		case "request/header-delta", "mode/set":
-			return corruptf("event %d: retired event type %s", e.Seq, jsQuote(e.Type))
-		case "request/header":
-			if d, ok := e.obj(); ok {
-				if r, _ := str(d["reason"]); r == "fallback" {
-					return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
-				}
+		earlierID := func(seq int64) string {
+			if seq < int64(i) {
+				return messageID(&events[seq])
 			}
-		case "turn/start":
-			if err := upgradeTurnStart(e); err != nil {
-				return err
-			}
-		case "turn/end":
-			if err := upgradeTurnEnd(e); err != nil {
-				return err
-			}
-		case "steering/message":
-			if err := upgradeSteering(sessionID, e); err != nil {
-				return err
+			return ""
+		}
+		if err := upgradeEvent(sessionID, &events[i], earlierID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upgradeEvent is one step of upgradeLegacy. earlierID returns the message
+// id of the already-upgraded event at an earlier seq ("" when there is no
+// such event or it has no id), which a replacing tool/result inherits.
+func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
+	switch e.Type {
+	case "request/header-delta", "mode/set":
+		return corruptf("event %d: retired event type %s", e.Seq, jsQuote(e.Type))
+	case "request/header":
+		if d, ok := e.obj(); ok {
+			if r, _ := str(d["reason"]); r == "fallback" {
+				return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 			}
 		}
-		upgradeMessage(sessionID, e, events[:i])
+	case "turn/start":
+		if err := upgradeTurnStart(e); err != nil {
+			return err
+		}
+	case "turn/end":
+		if err := upgradeTurnEnd(e); err != nil {
+			return err
+		}
+	case "steering/message":
+		if err := upgradeSteering(sessionID, e); err != nil {
+			return err
+		}
 	}
+	upgradeMessage(sessionID, e, earlierID)
 	return nil
 }
 
@@ -170,9 +185,9 @@ func upgradeSteering(sessionID string, e *Event) error {
 }
 
 // upgradeMessage upgrades pre-identity message data (§2.9 step 4).
-// earlier are the already-upgraded events before e (earlier[k].Seq == k),
-// whose message ids a replacing tool/result inherits.
-func upgradeMessage(sessionID string, e *Event, earlier []Event) {
+// earlierID gives the message id of an already-upgraded earlier event,
+// which a replacing tool/result inherits.
+func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
 	d, ok := e.obj()
 	if !ok {
 		return
@@ -223,10 +238,7 @@ func upgradeMessage(sessionID string, e *Event, earlier []Event) {
 		if has("callId") && has("content") && has("isError") && !has("message") {
 			id := legacyID(sessionID, e.Seq)
 			if start, ok := replaceStart(e.SurfaceOp); ok {
-				id = ""
-				if start < int64(len(earlier)) {
-					id = messageID(&earlier[start])
-				}
+				id = earlierID(start)
 			}
 			callID := compact(d["callId"])
 			block := newObj().str("type", "tool-result").raw("toolCallId", callID).

@@ -447,8 +447,27 @@ func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface,
 	return log.SurfaceSnapshot(), nil
 }
 
-// ReadTitle loads one session and folds its latest title (nil when none).
+// ReadTitle reads one session's latest title (nil when none): what Load
+// followed by Log.Title returns, but streamed, so that memory does not grow
+// with the log (see title_stream.go).
 func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, enc, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.readTitleStream(ctx, id, path, enc)
+	if err != errNeedLoad {
+		return t, err
+	}
+	return s.loadTitle(ctx, id)
+}
+
+// loadTitle is ReadTitle by the full Load (the definition the streamed
+// read follows).
+func (s *Store) loadTitle(ctx context.Context, id string) (*Title, error) {
 	log, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err

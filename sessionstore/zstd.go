@@ -36,12 +36,18 @@ func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 // FrameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
 func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
+	return frameEndBase(data, off, 0)
+}
+
+// frameEndBase is FrameEnd for data that starts at file offset base (the
+// offsets in its errors are file offsets).
+func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
 	if len(data)-p < 4 {
 		return 0, false, nil
 	}
 	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
-		return 0, false, backendf("invalid frame magic at offset %d", p)
+		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
 	}
 	p += 4
 	if p >= len(data) {
@@ -50,7 +56,7 @@ func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
 	fhd := data[p]
 	p++
 	if fhd&0x18 != 0 {
-		return 0, false, backendf("invalid frame header descriptor at offset %d", p-1)
+		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
 	}
 	single := fhd&0x20 != 0
 	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
@@ -72,7 +78,7 @@ func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
 		typ := (bh >> 1) & 3
 		size := int(bh >> 3)
 		if typ == 3 {
-			return 0, false, backendf("reserved zstd block type at offset %d", p-3)
+			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p-3))
 		}
 		if typ == 1 { // RLE
 			size = 1
