@@ -130,11 +130,15 @@ func targetKey(t reference.Target) (cwd, id string) {
 	return cwd, id
 }
 
+// partialGrace is how long a completion waits for the first indexing pass
+// before it answers from the sessions indexed so far.
+const partialGrace = time.Second
+
 // candidates returns ListCandidates, cached for candidateCacheTTL.
 //
 // While the store is first indexed: with allowPartial (textDocument/
 // completion, whose list is isIncomplete, so clients re-ask as the user
-// types) the answer comes at once from what is indexed so far, read from
+// types) the answer comes, after at most partialGrace, from what is indexed so far, read from
 // memory (no log is read) and not cached; without it (dsh/candidates,
 // whose answer cannot say it is partial) the call waits, cancellably, for
 // the first pass to finish.
@@ -143,8 +147,18 @@ func (s *Server) candidates(ctx context.Context, env *environment, t reference.T
 		if err := waitIndexed(ctx, env); err != nil {
 			return nil, err
 		}
-	} else if svc, partial := env.current(); partial {
-		return svc.ListCandidates(ctx, t, query, limit)
+	} else {
+		// A small store finishes its first pass in milliseconds: give it a
+		// moment, so the first popup is complete rather than empty.
+		graceCtx, cancel := context.WithTimeout(ctx, partialGrace)
+		_ = waitIndexed(graceCtx, env)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if svc, partial := env.current(); partial {
+			return svc.ListCandidates(ctx, t, query, limit)
+		}
 	}
 	svc := env.service
 	cwd, id := targetKey(t)

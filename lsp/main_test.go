@@ -1,0 +1,19 @@
+package lsp
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain points the user cache directory at a temporary directory, so
+// the index caches of the many test stores never land in ~/.cache/dsh-lsp.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dsh-lsp-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
