@@ -25,7 +25,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 2
+	cacheVersion = 3
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second

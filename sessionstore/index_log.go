@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 )
 
 // This file holds the per-transcript state of the index: what a full read
@@ -50,6 +51,14 @@ type logState struct {
 	// OpenTurn is true when the last turn/start has no turn/end yet (a
 	// full read then appends crash closers).
 	OpenTurn bool
+	// TurnStart is where the record of the last turn/start is stored
+	// (meaningful while OpenTurn): ReadSurface re-reads the open turn from
+	// there to compute the crash closers.
+	TurnStart recLoc
+	// Pending are the ids of the open step's tool calls without a result,
+	// in closerState's order: a full read closes each one, and fails on
+	// one with an empty id (then the entry is left to the full read).
+	Pending []string
 	// Title is the latest session/title event (nil when none).
 	Title *Event
 }
@@ -59,6 +68,7 @@ func (st *logState) clone() *logState {
 	c.Nodes = append([]int64(nil), st.Nodes...)
 	c.Locs = append([]recLoc(nil), st.Locs...)
 	c.Kinds = append([]byte(nil), st.Kinds...)
+	c.Pending = append([]string(nil), st.Pending...)
 	if st.Title != nil {
 		t := *st.Title
 		c.Title = &t
@@ -110,15 +120,51 @@ func (p *logParser) apply(e *Event, loc recLoc) error {
 	}
 	switch e.Type {
 	case "turn/start":
-		p.st.OpenTurn = true
+		p.st.OpenTurn, p.st.TurnStart = true, loc
 	case "turn/end":
 		p.st.OpenTurn = false
 	}
+	p.st.trackCalls(e)
 	if e.Type == "session/title" {
 		t := Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: append([]byte(nil), e.Data...)}
 		p.st.Title = &t
 	}
 	return nil
+}
+
+// trackCalls keeps st.Pending as closerState.feed keeps its calls.
+func (st *logState) trackCalls(e *Event) {
+	switch e.Type {
+	case "turn/start", "turn/end", "step/end":
+		st.Pending = nil
+	case "assistant/message":
+		d, _ := e.obj()
+		m, _ := parseObject(d["message"])
+		blocks, _ := array(m["content"])
+		for _, b := range blocks {
+			bo, _ := parseObject(b)
+			if t, _ := str(bo["type"]); t == "tool-call" {
+				id, _ := str(bo["id"])
+				if !slices.Contains(st.Pending, id) {
+					st.Pending = append(st.Pending, id)
+				}
+			}
+		}
+	case "tool/result":
+		d, _ := e.obj()
+		m, _ := parseObject(d["message"])
+		src, _ := parseObject(m["source"])
+		id, _ := str(src["callId"])
+		if i := slices.Index(st.Pending, id); i >= 0 {
+			st.Pending = slices.Delete(st.Pending, i, i+1)
+		}
+	}
+}
+
+// closersFail reports whether the crash closers a full read appends would
+// fail its checks (a pending tool call without an id).
+func (st *logState) closersFail() bool {
+	return st.OpenTurn && slices.Contains(st.Pending, "")
 }
 
 // fold is one step of foldSurface (fold.go) over the saved surface.

@@ -106,6 +106,9 @@ func (e *entry) derive(view *logState) {
 	if e.Listed {
 		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
 	}
+	if view != nil && view.closersFail() {
+		view = nil // the full read reports the closers' error
+	}
 	e.state, e.title, e.titleErr = view, nil, nil
 	if view == nil || view.Title == nil {
 		return

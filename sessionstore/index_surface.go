@@ -3,6 +3,9 @@ package sessionstore
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -63,9 +66,6 @@ func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfac
 // surfaceOf builds readSurface's snapshot from an entry's view state.
 func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
 	st := e.state
-	if st.OpenTurn {
-		return nil, errSlow
-	}
 	h, err := parseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, errSlow
@@ -119,7 +119,159 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		}
 		s.Events = append(s.Events, reference.SurfaceEvent{Type: ev.Type, Seq: ev.Seq, Data: data, Raw: raw})
 	}
+	if st.OpenTurn {
+		// A full read appends dsh's crash closers to an open turn; they
+		// need the open turn's events, re-read (streaming) from its start.
+		closers, err := p.openTurnClosers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range closers {
+			c := &closers[i]
+			if checkMessage(c) != nil {
+				return nil, errSlow // the full read reports the error
+			}
+			if isSurfaceType(c.Type) { // closers only append
+				s.Events = append(s.Events, reference.SurfaceEvent{Type: c.Type, Seq: c.Seq, Data: c.Data, Raw: c.appendJSON(nil)})
+			}
+			last := c.Seq
+			s.CapturedThroughSeq = &last
+		}
+	}
 	return s, nil
+}
+
+// openTurnClosers re-reads the events of the open turn (from the record at
+// p.st.TurnStart up to seq p.st.NextSeq-1) and returns the crash closers a
+// full read would append. Memory is bounded by one line or frame.
+func (p *logParser) openTurnClosers(ctx context.Context) ([]Event, error) {
+	st := p.st
+	var (
+		cs      closerState
+		next    = int64(-1) // seq expected next (-1: the turn/start's)
+		lastT   int64
+		reached bool
+	)
+	feed := func(line []byte) (bool, error) {
+		evs, err := DecodeRecord(line)
+		if err != nil {
+			return false, errSlow
+		}
+		for i := range evs {
+			e := &evs[i]
+			if next < 0 {
+				if e.Type != "turn/start" {
+					return false, errSlow
+				}
+				next = e.Seq
+			}
+			if e.Seq != next {
+				return false, errSlow
+			}
+			cs.feed(e)
+			lastT = e.Time
+			next++
+			if next == st.NextSeq {
+				reached = true
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	var err error
+	if p.enc == Raw {
+		err = eachLineFrom(ctx, p.f, st.TurnStart.Off, feed)
+	} else {
+		err = eachFrameLineFrom(ctx, p.f, st.TurnStart, feed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !reached {
+		return nil, errSlow
+	}
+	return cs.closers(st.NextSeq-1, lastT), nil
+}
+
+// eachLineFrom calls fn with each complete line of a raw transcript from
+// off on, until fn returns true or the file ends.
+func eachLineFrom(ctx context.Context, f *os.File, off int64, fn func([]byte) (bool, error)) error {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, rerr := f.ReadAt(buf[n:], off+int64(n))
+		n += m
+		pos := 0
+		for {
+			i := bytes.IndexByte(buf[pos:n], '\n')
+			if i < 0 {
+				break
+			}
+			done, err := fn(buf[pos : pos+i])
+			if done || err != nil {
+				return err
+			}
+			pos += i + 1
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return nil
+			}
+			return rerr
+		}
+		off += int64(pos)
+		n = copy(buf, buf[pos:n])
+	}
+}
+
+// eachFrameLineFrom calls fn with each line of a zstd transcript from the
+// line at loc on (complete frames, then the lines a torn final frame
+// yields), until fn returns true or the file ends.
+func eachFrameLineFrom(ctx context.Context, f *os.File, loc recLoc, fn func([]byte) (bool, error)) error {
+	off, inner := loc.Off, loc.Inner
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		frame, err := readFrameAt(f, off)
+		var text []byte
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			text = decodePartialFrame(frame)
+		case err != nil:
+			return errSlow
+		default:
+			if text, err = decodeFrame(frame); err != nil {
+				return errSlow
+			}
+		}
+		if inner > int64(len(text)) {
+			return errSlow
+		}
+		text = text[inner:]
+		inner = 0
+		for {
+			i := bytes.IndexByte(text, '\n')
+			if i < 0 {
+				break
+			}
+			done, err := fn(text[:i])
+			if done || err != nil {
+				return err
+			}
+			text = text[i+1:]
+		}
+		if len(frame) == 0 || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		off += int64(len(frame))
+	}
 }
 
 // indexOnDemand indexes the log a full read of id would load, without

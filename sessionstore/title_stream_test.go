@@ -179,6 +179,13 @@ func TestStreamedTitleMatchesLoad(t *testing.T) {
 				writeLog(t, r, "s", enc, data)
 				s, _ := OpenEncoding(r, enc)
 				checkStreamedTitle(t, s, "s", name+"/"+enc.String()+"/torn="+strconv.FormatBool(torn))
+				// The index's streamed surfaces (open turns included)
+				// equal the full read too.
+				x := openIndexed(t, r, NoCache)
+				sameAsStore(t, x, r)
+				if strings.HasPrefix(name, "open turn") && x.Stats().FastSurfaces == 0 {
+					t.Errorf("%s/%s: the open turn's surface was not built from the index", name, enc)
+				}
 			}
 		}
 	}
