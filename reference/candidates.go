@@ -2,6 +2,7 @@ package reference
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -36,7 +37,8 @@ type RemoteCandidate struct {
 // few allocations: ranking is a stable 3-bucket pass instead of a sort,
 // filtering stops at limit matches, and the lowercased non-ASCII ids, cwds
 // and titles are memoized by the Service (ASCII ones are compared without
-// lowering them).
+// lowering them). A CatalogSource's snapshot replaces ListSessions and
+// ReadTitles when it has one (see catalogCandidates).
 func (s *Service) ListCandidates(ctx context.Context, target Target, query string, limit int64) ([]Candidate, error) {
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)
@@ -44,6 +46,19 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	needle := LowerJS(query)
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
+	}
+	if cs, ok := s.source.(CatalogSource); ok {
+		cat, err := await(ctx, func() (*Catalog, error) { return cs.Catalog(ctx) })
+		if err := ctx.Err(); err != nil {
+			return nil, errCancelled(err)
+		}
+		switch {
+		case err == nil:
+			return catalogCandidates(cat, target, needle, limit)
+		case !errors.Is(err, ErrCatalogUnavailable):
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		// No snapshot now: list and read titles instead.
 	}
 	headers, err := await(ctx, func() ([]SessionHeader, error) { return s.source.ListSessions(ctx) })
 	if err := ctx.Err(); err != nil {

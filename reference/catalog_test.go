@@ -1,0 +1,179 @@
+package reference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync/atomic"
+	"testing"
+)
+
+// catalogFake is a fakeSource that is also a CatalogSource: its snapshot
+// is built from the sessions directly (not through ReadTitles, so the
+// fake's titleCalls show whether ListCandidates fell back).
+type catalogFake struct {
+	*fakeSource
+	unavailable, blockCatalog bool
+	catalogErr                error
+	calls                     atomic.Int64
+}
+
+func (c *catalogFake) Catalog(ctx context.Context) (*Catalog, error) {
+	c.calls.Add(1)
+	switch {
+	case c.blockCatalog:
+		return nil, c.block(ctx)
+	case c.unavailable:
+		return nil, fmt.Errorf("index still running: %w", ErrCatalogUnavailable)
+	case c.catalogErr != nil:
+		return nil, c.catalogErr
+	}
+	cat := &Catalog{}
+	for _, s := range c.sessions {
+		cat.Headers = append(cat.Headers, SessionHeader{ID: s.id, CWD: s.cwd, CreatedAt: s.createdAt})
+		first := c.find(s.id) // titles are read by id: a duplicate id gets the first one's
+		cat.Titles = append(cat.Titles, TitleResult{SessionID: s.id, Title: first.title, Err: first.titleErr})
+	}
+	return cat, nil
+}
+
+// randomCatalogFake returns n random sessions with every title outcome
+// (none, title, rejected title, empty title) and some duplicate ids.
+func randomCatalogFake(rng *rand.Rand, n int) *fakeSource {
+	cwds := []*string{nil, ptr("/same"), ptr("/SAME/İ"), ptr("/else/Σ"), ptr("/x")}
+	src := &fakeSource{}
+	for i := range n {
+		s := fakeSession{id: randomLowerString(rng, 4), cwd: cwds[rng.IntN(len(cwds))], createdAt: int64(n - i)}
+		if i > 0 && rng.IntN(10) == 0 {
+			s.id = src.sessions[rng.IntN(i)].id
+		}
+		switch rng.IntN(5) {
+		case 0:
+		case 1:
+			s.title, s.titleErr = ptr(randomLowerString(rng, 6)), errDisk
+		case 2:
+			s.title = ptr("")
+		default:
+			s.title = ptr(randomLowerString(rng, 6))
+		}
+		src.sessions = append(src.sessions, s)
+	}
+	return src
+}
+
+// TestListCandidatesCatalogEqualsPlain checks that ListCandidates answers
+// exactly the same from a catalog as from ListSessions + ReadTitles, with
+// and without a query, for every target and limit, and that the catalog
+// path reads no titles.
+func TestListCandidatesCatalogEqualsPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 6 {
+		src := randomCatalogFake(rng, []int{0, 1, 5, 40, 300, 300}[round])
+		cat := &catalogFake{fakeSource: src}
+		plain := newTestService(t, src, DefaultConfig())
+		fast := newTestService(t, cat, DefaultConfig())
+		targets := []Target{{}, {CWD: ptr("/same")}, {CWD: ptr("/else/Σ")}}
+		if len(src.sessions) > 3 {
+			targets = append(targets, Target{SessionID: &src.sessions[3].id, CWD: ptr("/same")}, Target{SessionID: &src.sessions[0].id})
+		}
+		for range 200 {
+			query := randomLowerString(rng, 2)
+			if rng.IntN(4) == 0 {
+				query = ""
+			}
+			target := targets[rng.IntN(len(targets))]
+			limit := int64([]int{1, 3, 50, 1000}[rng.IntN(4)])
+			want, err := plain.ListCandidates(context.Background(), target, query, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.titleCalls = nil
+			got, err := fast.ListCandidates(context.Background(), target, query, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d query %q limit %d target %v:\ncatalog %+v\nplain   %+v", round, query, limit, target, got, want)
+			}
+			if len(src.titleCalls) != 0 {
+				t.Fatalf("the catalog path read titles: %q", src.titleCalls)
+			}
+		}
+		if cat.calls.Load() != 200 {
+			t.Errorf("Catalog called %d times for 200 queries", cat.calls.Load())
+		}
+	}
+}
+
+// TestListCandidatesCatalogFallbackAndErrors checks the other outcomes of
+// Catalog: unavailable falls back to ListSessions + ReadTitles; any other
+// error fails the query; a malformed catalog is an error, not a wrong
+// answer.
+func TestListCandidatesCatalogFallbackAndErrors(t *testing.T) {
+	newSrc := func() *fakeSource { return randomCatalogFake(rand.New(rand.NewPCG(9, 10)), 50) }
+	want, err := newTestService(t, newSrc(), DefaultConfig()).ListCandidates(context.Background(), Target{}, "s", 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fallback := &catalogFake{fakeSource: newSrc(), unavailable: true}
+	got, err := newTestService(t, fallback, DefaultConfig()).ListCandidates(context.Background(), Target{}, "s", 50)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("unavailable catalog: got %+v, %v; want %+v", got, err, want)
+	}
+	if len(fallback.titleCalls) != 1 {
+		t.Errorf("unavailable catalog: %d ReadTitles calls, want 1", len(fallback.titleCalls))
+	}
+
+	failing := &catalogFake{fakeSource: newSrc(), catalogErr: errDisk}
+	_, err = newTestService(t, failing, DefaultConfig()).ListCandidates(context.Background(), Target{}, "s", 50)
+	if !errors.Is(err, errDisk) || err.Error() != "list sessions: disk exploded" {
+		t.Errorf("failing catalog: err = %v", err)
+	}
+
+	bad := &catalogSnapshot{cat: &Catalog{Headers: []SessionHeader{{ID: "a"}, {ID: "b"}}, Titles: []TitleResult{{SessionID: "a"}}}}
+	if _, err := newTestService(t, bad, DefaultConfig()).ListCandidates(context.Background(), Target{}, "", 50); err == nil {
+		t.Error("a catalog with fewer titles than sessions gave no error")
+	}
+	swapped := &catalogSnapshot{cat: &Catalog{Headers: []SessionHeader{{ID: "a"}, {ID: "b"}}, Titles: []TitleResult{{SessionID: "b"}, {SessionID: "a"}}}}
+	if _, err := newTestService(t, swapped, DefaultConfig()).ListCandidates(context.Background(), Target{}, "", 50); err == nil {
+		t.Error("a catalog with titles out of order gave no error")
+	}
+}
+
+// catalogSnapshot is a CatalogSource answering a fixed catalog.
+type catalogSnapshot struct {
+	fakeSource
+	cat *Catalog
+}
+
+func (c *catalogSnapshot) Catalog(context.Context) (*Catalog, error) { return c.cat, nil }
+
+// TestListCandidatesCatalogCancellation checks CodeCancelled when ctx is
+// done before or while the catalog is being taken.
+func TestListCandidatesCatalogCancellation(t *testing.T) {
+	for _, phase := range []string{"pre-aborted", "catalog", "catalog-with-query"} {
+		t.Run(phase, func(t *testing.T) {
+			src := &catalogFake{fakeSource: specSource(), blockCatalog: phase != "pre-aborted"}
+			src.started = make(chan struct{})
+			query := ""
+			if phase == "catalog-with-query" {
+				query = "same"
+			}
+			s := newTestService(t, src, DefaultConfig())
+			ctx, cancel := context.WithCancel(context.Background())
+			if phase == "pre-aborted" {
+				cancel()
+			} else {
+				go func() { <-src.started; cancel() }()
+			}
+			_, err := s.ListCandidates(ctx, Target{}, query, 50)
+			if CodeOf(err) != CodeCancelled || !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v", err)
+			}
+			cancel()
+		})
+	}
+}
