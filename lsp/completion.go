@@ -130,16 +130,22 @@ func targetKey(t reference.Target) (cwd, id string) {
 	return cwd, id
 }
 
-// partialGrace is how long a completion waits for the first indexing pass
-// before it answers from the sessions indexed so far.
+// partialGrace is how long a completion waits, while nothing is indexed
+// yet, for the first indexing pass: a small store finishes it well within
+// this (its first popup is then complete, not empty); a large one has
+// published its first sessions by then.
 const partialGrace = time.Second
+
+// partialPoll is how often that wait looks at the partial index.
+const partialPoll = 10 * time.Millisecond
 
 // candidates returns ListCandidates, cached for candidateCacheTTL.
 //
 // While the store is first indexed: with allowPartial (textDocument/
 // completion, whose list is isIncomplete, so clients re-ask as the user
-// types) the answer comes, after at most partialGrace, from what is indexed so far, read from
-// memory (no log is read) and not cached; without it (dsh/candidates,
+// types) the answer comes from what is indexed so far, read from memory
+// (no log is read) and not cached: at once when some sessions are indexed,
+// else after at most partialGrace (see there); without it (dsh/candidates,
 // whose answer cannot say it is partial) the call waits, cancellably, for
 // the first pass to finish.
 func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64, allowPartial bool) ([]reference.Candidate, error) {
@@ -148,15 +154,11 @@ func (s *Server) candidates(ctx context.Context, env *environment, t reference.T
 			return nil, err
 		}
 	} else {
-		// A small store finishes its first pass in milliseconds: give it a
-		// moment, so the first popup is complete rather than empty.
-		graceCtx, cancel := context.WithTimeout(ctx, partialGrace)
-		_ = waitIndexed(graceCtx, env)
-		cancel()
-		if err := ctx.Err(); err != nil {
+		svc, partial, err := env.currentAfterGrace(ctx, partialGrace, partialPoll)
+		if err != nil {
 			return nil, err
 		}
-		if svc, partial := env.current(); partial {
+		if partial {
 			return svc.ListCandidates(ctx, t, query, limit)
 		}
 	}

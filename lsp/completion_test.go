@@ -230,6 +230,9 @@ type partialIndex struct {
 	titles    map[string]reference.TitleResult
 	done      chan struct{}
 	earlyUses atomic.Int32
+	// requestWaits counts Wait calls with a deadline (a request waiting
+	// for the index; the server's own background waits have none).
+	requestWaits atomic.Int32
 }
 
 func (p *partialIndex) Complete() bool {
@@ -242,6 +245,9 @@ func (p *partialIndex) Complete() bool {
 }
 
 func (p *partialIndex) Wait(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); ok {
+		p.requestWaits.Add(1)
+	}
 	select {
 	case <-p.done:
 		return nil
@@ -355,6 +361,9 @@ func TestCompletionWhileIndexing(t *testing.T) {
 		if !slices.Equal(ids, tc.want) || !incomplete {
 			t.Errorf("while indexing, @%s: %v (isIncomplete %v), want %v from the partial index, incomplete", tc.typed, ids, incomplete, tc.want)
 		}
+	}
+	if n := idx.requestWaits.Load(); n != 0 {
+		t.Errorf("completion waited %d times for the index, want answers at once from the sessions indexed so far", n)
 	}
 	if n := idx.earlyUses.Load(); n != 0 {
 		t.Errorf("%d listings or title reads of the store while indexing, want 0 (answer from the partial index)", n)

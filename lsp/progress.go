@@ -40,20 +40,27 @@ func (env *environment) indexing() bool {
 // no log is read, so completion answers at once); afterwards the index's
 // own service.
 func (env *environment) current() (svc *reference.Service, partial bool) {
+	svc, partial, _ = env.currentListing()
+	return svc, partial
+}
+
+// currentListing is current, also returning how many sessions a partial
+// answer lists.
+func (env *environment) currentListing() (svc *reference.Service, partial bool, listed int) {
 	p, ok := env.source.(partialIndexer)
 	if !ok || p.Complete() {
-		return env.service, false
+		return env.service, false, 0
 	}
 	listing, titles, complete := p.Partial()
 	if complete {
-		return env.service, false
+		return env.service, false, 0
 	}
 	snap := &partialSource{Source: env.source, listing: listing, titles: titles}
 	svc, err := reference.NewService(snap, env.config)
 	if err != nil { // env.config was validated when env was built
-		return env.service, false
+		return env.service, false, 0
 	}
-	return svc, true
+	return svc, true, len(listing)
 }
 
 // waitIndexed waits until env's index (if any) has finished its first
@@ -63,6 +70,24 @@ func waitIndexed(ctx context.Context, env *environment) error {
 		return w.Wait(ctx)
 	}
 	return nil
+}
+
+// currentAfterGrace is current, but while the partial index lists no
+// session yet it waits (polling every poll, at most grace, cancellably)
+// for the first pass to end or to publish some sessions.
+func (env *environment) currentAfterGrace(ctx context.Context, grace, poll time.Duration) (*reference.Service, bool, error) {
+	deadline := time.Now().Add(grace)
+	for {
+		svc, partial, n := env.currentListing()
+		if !partial || n > 0 || !time.Now().Before(deadline) {
+			return svc, partial, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }
 
 // partialSource answers ListSessions and ReadTitles from a snapshot of a
