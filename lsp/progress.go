@@ -128,6 +128,13 @@ func (p *partialSource) ReadTitles(ctx context.Context, ids []string) ([]referen
 	return out, nil
 }
 
+// Catalog refuses (reference.ErrCatalogUnavailable), so that queries use
+// this snapshot's ListSessions and ReadTitles rather than the catalog of
+// the index it embeds, which may have completed since the snapshot.
+func (p *partialSource) Catalog(context.Context) (*reference.Catalog, error) {
+	return nil, reference.ErrCatalogUnavailable
+}
+
 // rediagnoseWhenIndexed reschedules the diagnostics of every open
 // document when env's first indexing pass finishes (unknown-session is not
 // reported before: see knownSessions). Nothing to do for a complete source.

@@ -82,6 +82,10 @@ type Indexed struct {
 	lastScan  time.Time
 	lastFull  time.Time
 	dirty     bool
+	// gen counts listing rebuilds: a catalog of an older gen is stale.
+	gen uint64
+
+	catalog catalogCache
 
 	inflightMu sync.Mutex
 	inflight   map[inflightKey]*inflightCall
@@ -446,6 +450,7 @@ func (x *Indexed) rebuildListing() {
 		}
 	}
 	x.listing, x.bySeg, x.byTitleID = listing, bySeg, byTitleID
+	x.gen++
 }
 
 func (x *Indexed) logf(format string, args ...any) {

@@ -1,0 +1,119 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// catalogCache holds the Indexed's current reference.Catalog, shared
+// read-only by every query until the listing is rebuilt.
+type catalogCache struct {
+	// build serialises building, so that concurrent queries after a
+	// change build one snapshot, not one each.
+	build sync.Mutex
+	snap  atomic.Pointer[catalogSnap]
+}
+
+// catalogSnap is a catalog and the index generation it was built from.
+type catalogSnap struct {
+	gen uint64
+	cat *reference.Catalog
+}
+
+var _ reference.CatalogSource = (*Indexed)(nil)
+
+// Catalog implements reference.CatalogSource: the listing and every listed
+// session's title result, equal to ListSessions and ReadTitles of every
+// listed id, as one immutable snapshot. It is rebuilt only after the
+// listing changed (a refresh that found changes), so a completion query
+// neither copies the listing nor looks up 10,000 titles.
+//
+// During the first indexing pass (Complete false) it returns an error
+// wrapping reference.ErrCatalogUnavailable: callers then use ListSessions
+// and ReadTitles, or a partial view (Partial), as before.
+func (x *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := x.maybeRefresh(ctx); err != nil {
+		return nil, err
+	}
+	if cat, complete := x.currentCatalog(); cat != nil || !complete {
+		return cat, x.catalogUnavailable(complete)
+	}
+	x.catalog.build.Lock()
+	defer x.catalog.build.Unlock()
+	if cat, complete := x.currentCatalog(); cat != nil || !complete {
+		return cat, x.catalogUnavailable(complete)
+	}
+	snap, err := x.buildCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x.catalog.snap.Store(snap)
+	return snap.cat, nil
+}
+
+// currentCatalog returns the cached catalog when it is of the current
+// generation (else nil), and whether the first pass has finished (before,
+// there is no catalog).
+func (x *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
+	x.mu.RLock()
+	complete, gen := x.complete, x.gen
+	x.mu.RUnlock()
+	if !complete {
+		return nil, false
+	}
+	if s := x.catalog.snap.Load(); s != nil && s.gen == gen {
+		return s.cat, true
+	}
+	return nil, true
+}
+
+// catalogUnavailable is nil when complete, else the error that makes
+// reference.ListCandidates fall back to ListSessions and ReadTitles.
+func (x *Indexed) catalogUnavailable(complete bool) error {
+	if complete {
+		return nil
+	}
+	return fmt.Errorf("index of %s: first indexing pass still running: %w", x.root, reference.ErrCatalogUnavailable)
+}
+
+// buildCatalog takes the listing and the titles ReadTitles would answer
+// for it: indexed titles under one read lock (with the generation they
+// belong to), then the slow logs' titles through their memo.
+func (x *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
+	x.mu.RLock()
+	gen := x.gen
+	// The listing slice is replaced, never modified, by rebuildListing.
+	headers := x.listing
+	titles := make([]reference.TitleResult, len(headers))
+	var slow []int
+	var slowEntries []*entry
+	for i := range headers {
+		id := headers[i].ID
+		titles[i].SessionID = id
+		if e := x.titleEntry(id); e != nil && e.state != nil && e.TitleID == id {
+			titles[i].Title, titles[i].Err = e.title, e.titleErr
+		} else {
+			slow = append(slow, i)
+			slowEntries = append(slowEntries, e)
+		}
+	}
+	x.mu.RUnlock()
+	for k, i := range slow {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		title, err := x.slowTitle(ctx, slowEntries[k], titles[i].SessionID)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		titles[i].Title, titles[i].Err = title, err
+	}
+	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
+}

@@ -1,0 +1,191 @@
+package sessionstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// plainSource hides the Indexed's Catalog: a Service over it lists and
+// reads titles on every query (the path before catalogs).
+type plainSource struct{ reference.Source }
+
+// sameCatalog checks that x.Catalog equals ListSessions and ReadTitles of
+// every listed id, and that candidate queries answer the same through the
+// catalog as through ListSessions + ReadTitles.
+func sameCatalog(t *testing.T, x *Indexed) *reference.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := x.Catalog(ctx)
+	if err != nil {
+		t.Fatalf("Catalog: %v", err)
+	}
+	headers, err := x.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cat.Headers, headers) {
+		t.Fatalf("catalog lists %d sessions %v, ListSessions %d", len(cat.Headers), ids(cat.Headers), len(headers))
+	}
+	listed := ids(headers)
+	got := make([]titleView, len(cat.Titles))
+	for i, r := range cat.Titles {
+		got[i] = titleView{ID: r.SessionID, Title: r.Title}
+		if r.Err != nil {
+			got[i].Err = r.Err.Error()
+		}
+	}
+	if want := titlesOf(t, x, listed); !reflect.DeepEqual(got, want) {
+		t.Fatalf("catalog titles differ from ReadTitles:\ncatalog %v\nread    %v", got, want)
+	}
+	fast, _ := reference.NewService(x, reference.DefaultConfig())
+	slow, _ := reference.NewService(plainSource{x}, reference.DefaultConfig())
+	targets := []reference.Target{{}}
+	if len(headers) > 0 {
+		targets = append(targets, reference.Target{SessionID: &headers[0].ID, CWD: headers[len(headers)-1].CWD})
+	}
+	for _, target := range targets {
+		for _, q := range []string{"", "a", "round", "界", "E", "-", "zzzz-nomatch"} {
+			for _, limit := range []int64{1, 3, 50} {
+				w, werr := slow.ListCandidates(ctx, target, q, limit)
+				g, gerr := fast.ListCandidates(ctx, target, q, limit)
+				if werr != nil || gerr != nil || !reflect.DeepEqual(g, w) {
+					t.Fatalf("ListCandidates(%q, %d): catalog %+v (%v), plain %+v (%v)", q, limit, g, gerr, w, werr)
+				}
+			}
+		}
+	}
+	return cat
+}
+
+// TestIndexedCatalogAfterRandomChanges checks the catalog against
+// ListSessions + ReadTitles after random appends, new sessions, bad lines
+// (slow logs), truncations and deletions, and that it is rebuilt only
+// when something changed.
+func TestIndexedCatalogAfterRandomChanges(t *testing.T) {
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			root := t.TempDir()
+			ss := genStore(t, root, comp, 8, 2, 21)
+			x := openIndexed(t, root, t.TempDir())
+			r := rand.New(rand.NewSource(5))
+			ctx := context.Background()
+			prev := sameCatalog(t, x)
+			for round := 0; round < 30; round++ {
+				g := ss[r.Intn(len(ss))]
+				var what string
+				switch op := r.Intn(8); {
+				case op < 3:
+					what = "append"
+					g.appendBatches(t, comp, 1+r.Intn(3))
+				case op == 3:
+					what = "new session"
+					ss = append(ss, genStore(t, root, comp, 1, 1+r.Intn(3), int64(100+round))[0])
+				case op == 4:
+					what = "append a bad line"
+					appendFile(t, g.path, workload.EncodeBatch(comp, []byte("{not json}\n")))
+				case op == 5:
+					what = "truncate at a random byte"
+					if fi, err := os.Stat(g.path); err == nil && fi.Size() > 0 {
+						os.Truncate(g.path, r.Int63n(fi.Size()))
+					}
+				case op == 6 && len(ss) > 2:
+					what = "delete a session"
+					os.RemoveAll(filepath.Dir(g.path))
+					for i := range ss {
+						if ss[i] == g {
+							ss = append(ss[:i], ss[i+1:]...)
+							break
+						}
+					}
+				default:
+					what = "nothing"
+				}
+				if err := x.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("round %d: %s on %s", round, what, g.spec.ID)
+				cat := sameCatalog(t, x)
+				if what == "nothing" && cat != prev {
+					t.Errorf("round %d: catalog rebuilt although nothing changed", round)
+				}
+				if again, _ := x.Catalog(ctx); again != cat {
+					t.Errorf("round %d: a second Catalog call built a new snapshot", round)
+				}
+				prev = cat
+			}
+		})
+	}
+}
+
+// TestIndexedCatalogUnavailableDuringFirstPass checks that before the
+// first pass has finished Catalog refuses with ErrCatalogUnavailable (so
+// ListCandidates reads what is indexed so far, as before), and honours a
+// cancelled ctx.
+func TestIndexedCatalogUnavailableDuringFirstPass(t *testing.T) {
+	root := t.TempDir()
+	genStore(t, root, workload.Zstd, 3, 2, 3)
+	x := openIndexed(t, root, NoCache)
+	x.mu.Lock()
+	x.complete = false // as during the first pass
+	x.mu.Unlock()
+	if _, err := x.Catalog(context.Background()); !errors.Is(err, reference.ErrCatalogUnavailable) {
+		t.Fatalf("Catalog during the first pass: err = %v", err)
+	}
+	svc, _ := reference.NewService(x, reference.DefaultConfig())
+	if got, err := svc.ListCandidates(context.Background(), reference.Target{}, "", 50); err != nil || len(got) != 3 {
+		t.Fatalf("ListCandidates during the first pass: %d candidates, %v", len(got), err)
+	}
+	x.mu.Lock()
+	x.complete = true
+	x.mu.Unlock()
+	sameCatalog(t, x)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := x.Catalog(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Catalog with a cancelled ctx: err = %v", err)
+	}
+}
+
+// BenchmarkIndexedCandidatesNewQueries is completion while typing: each
+// query is new (3 hex digits, ~1-3 % of the sessions match), through the
+// catalog and, for comparison, through ListSessions + ReadTitles.
+func BenchmarkIndexedCandidatesNewQueries(b *testing.B) {
+	x := benchIndexed(b, sharedCache(b))
+	defer x.Close()
+	cwd := "/home/alice/work/project-000"
+	target := reference.Target{CWD: &cwd}
+	for _, path := range []string{"catalog", "plain"} {
+		b.Run("path="+path, func(b *testing.B) {
+			var src reference.Source = x
+			if path == "plain" {
+				src = plainSource{x}
+			}
+			svc, err := reference.NewService(src, reference.DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				q := fmt.Sprintf("%03x", i%4096)
+				t0 := time.Now()
+				if _, err := svc.ListCandidates(ctx, target, q, 50); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
