@@ -438,8 +438,26 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	return log, attach(err, id, path)
 }
 
-// ReadSurface implements reference.Source.
+// ReadSurface implements reference.Source: Load + Log.SurfaceSnapshot,
+// streamed so that only the surface events are held (title_stream.go).
 func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, enc, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	surf, err := s.readSurfaceStream(ctx, id, path, enc)
+	if err != errNeedLoad {
+		return surf, err
+	}
+	return s.loadSurface(ctx, id)
+}
+
+// loadSurface is ReadSurface by the full Load (the definition the streamed
+// read follows).
+func (s *Store) loadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	log, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err

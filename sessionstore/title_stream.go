@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // This file reads a session's title by streaming its transcript: line by
@@ -53,6 +55,8 @@ type titleFold struct {
 	nodes          []int64
 	resultKeys     map[int64]resultKey // tool/result surface nodes
 	title          *Event
+	// surface holds the surface nodes' events when a surface is read.
+	surface map[int64]reference.SurfaceEvent
 }
 
 // resultKey identifies a tool/result's data up to its result content
@@ -145,6 +149,7 @@ func (t *titleFold) finish() error {
 				}
 			}
 			t.foldAndTitle(&c)
+			t.lastSeq = c.Seq // capturedThroughSeq counts the closers
 		}
 	}
 	return t.failErr
@@ -228,16 +233,27 @@ func (t *titleFold) fold(e *Event) error {
 	}
 	for _, s := range shadowed {
 		delete(t.resultKeys, s)
+		delete(t.surface, s)
 	}
 	t.nodes = append(t.nodes[:si], append([]int64{e.Seq}, t.nodes[ei+1:]...)...)
 	t.keep(e)
 	return nil
 }
 
-// keep records a new tool/result node's comparison key.
+// keep records a new surface node: a tool/result's comparison key, and
+// the event itself when the surface is wanted (a fresh copy: e's data may
+// alias a read buffer).
 func (t *titleFold) keep(e *Event) {
 	if e.Type == "tool/result" {
 		t.resultKeys[e.Seq] = keyOfResult(e.Data)
+	}
+	if t.surface != nil {
+		raw := e.appendJSON(nil)
+		data := append(json.RawMessage(nil), e.Data...)
+		if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
+			data = raw[i+8 : i+8+len(e.Data) : i+8+len(e.Data)]
+		}
+		t.surface[e.Seq] = reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 	}
 }
 
@@ -290,31 +306,56 @@ const streamBuf = 1 << 20
 // readTitleStream reads id's title from path the way Load + Title does,
 // streaming. It returns errNeedLoad when only the full load can decide.
 func (s *Store) readTitleStream(ctx context.Context, id, path string, enc Encoding) (*Title, error) {
-	var (
-		t   *Title
-		err error
-	)
-	// As readStable: read again while the file changes under the read.
+	tf, _, err := s.stream(ctx, id, path, enc, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tf.latest()
+	return t, attach(err, id, "")
+}
+
+// readSurfaceStream is Load + Log.SurfaceSnapshot, streaming: only the
+// surface events are kept (memory in proportion to the surface, not the
+// log). It returns errNeedLoad when only the full load can decide.
+func (s *Store) readSurfaceStream(ctx context.Context, id, path string, enc Encoding) (*reference.Surface, error) {
+	tf, h, err := s.stream(ctx, id, path, enc, true)
+	if err != nil {
+		return nil, err
+	}
+	out := &reference.Surface{Session: h.Object(), Header: h.Reference(), Events: make([]reference.SurfaceEvent, 0, len(tf.nodes))}
+	if tf.count > 0 {
+		last := tf.lastSeq
+		out.CapturedThroughSeq = &last
+	}
+	for _, seq := range tf.nodes {
+		out.Events = append(out.Events, tf.surface[seq])
+	}
+	return out, nil
+}
+
+// stream runs streamOnce, again while the file changes under the read
+// (as readStable).
+func (s *Store) stream(ctx context.Context, id, path string, enc Encoding, surface bool) (tf *titleFold, h *Header, err error) {
 	for attempt := 0; attempt < 4; attempt++ {
 		var stable bool
-		t, stable, err = s.streamOnce(ctx, id, path, enc)
+		tf, h, stable, err = s.streamOnce(ctx, id, path, enc, surface)
 		if stable || err == errNeedLoad || ctx.Err() != nil {
 			break
 		}
 	}
-	return t, err
+	return tf, h, err
 }
 
 func ioErr(id, path string, err error) error {
 	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
 }
 
-// streamOnce is one streamed read; stable reports that the file did not
-// change while it was read.
-func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding) (*Title, bool, error) {
+// streamOnce is one streamed read with Load's checks; stable reports that
+// the file did not change while it was read.
+func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding, surface bool) (*titleFold, *Header, bool, error) {
 	f, err := openRegular(path)
 	if err != nil {
-		return nil, true, ioErr(id, path, err)
+		return nil, nil, true, ioErr(id, path, err)
 	}
 	defer f.Close()
 	st1, err1 := f.Stat()
@@ -323,6 +364,9 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding) (
 		tf   = newTitleFold(id)
 		read int64
 	)
+	if surface {
+		tf.surface = map[int64]reference.SurfaceEvent{}
+	}
 	if enc == Zstd {
 		h, read, err = streamZstd(ctx, f, tf)
 	} else {
@@ -330,33 +374,32 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding) (
 	}
 	if err != nil && !isLogError(err) {
 		if ctx.Err() != nil {
-			return nil, true, ctx.Err()
+			return nil, nil, true, ctx.Err()
 		}
-		return nil, true, ioErr(id, path, err)
+		return nil, nil, true, ioErr(id, path, err)
 	}
 	st2, err2 := os.Stat(path)
 	stable := err1 == nil && err2 == nil && os.SameFile(st1, st2) && st1.Size() == st2.Size() &&
 		st1.ModTime().Equal(st2.ModTime()) && read == st2.Size()
 	if err != nil { // a scan error
-		return nil, stable, attach(err, id, path)
+		return nil, nil, stable, attach(err, id, path)
 	}
 	if err := s.checkIdentity(h, path, enc); err != nil {
-		return nil, stable, attach(err, id, path)
+		return nil, nil, stable, attach(err, id, path)
 	}
 	if h.ID != id {
-		return nil, stable, attach(corruptf("header id %s does not match the requested id", jsQuote(h.ID)), id, path)
+		return nil, nil, stable, attach(corruptf("header id %s does not match the requested id", jsQuote(h.ID)), id, path)
 	}
 	if err := h.Validate(); err != nil {
-		return nil, stable, attach(err, id, path)
+		return nil, nil, stable, attach(err, id, path)
 	}
 	if err := tf.finish(); err != nil {
 		if err == errNeedLoad {
-			return nil, stable, err
+			return nil, nil, stable, err
 		}
-		return nil, stable, attach(err, id, path)
+		return nil, nil, stable, attach(err, id, path)
 	}
-	title, err := tf.latest()
-	return title, stable, attach(err, id, "")
+	return tf, h, stable, nil
 }
 
 func isLogError(err error) bool {

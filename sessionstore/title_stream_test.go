@@ -6,15 +6,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/klauspost/compress/zstd"
 )
 
-// checkStreamedTitle compares the streamed ReadTitle with the full
-// Load + Title it replaces, for one id of s.
+// checkStreamedTitle compares the streamed ReadTitle and ReadSurface with
+// the full Load + Title / SurfaceSnapshot they replace, for one id of s.
 func checkStreamedTitle(t *testing.T, s *Store, id, label string) {
 	t.Helper()
 	ctx := context.Background()
@@ -29,6 +31,26 @@ func checkStreamedTitle(t *testing.T, s *Store, id, label string) {
 	if !bytes.Equal(g, w) {
 		t.Errorf("%s: streamed title %s, full load title %s", label, g, w)
 	}
+	// The streamed surface read, likewise.
+	gs, gsErr := s.ReadSurface(ctx, id)
+	ws, wsErr := s.loadSurface(ctx, id)
+	if (gsErr == nil) != (wsErr == nil) || gsErr != nil && (gsErr.Error() != wsErr.Error() || KindOf(gsErr) != KindOf(wsErr)) {
+		t.Errorf("%s: streamed surface error %v, full load error %v", label, gsErr, wsErr)
+		return
+	}
+	if gsErr == nil {
+		if g, w := MarshalSurface(gs), MarshalSurface(ws); !bytes.Equal(g, w) {
+			t.Errorf("%s: streamed surface\n%s\nfull load\n%s", label, g, w)
+		}
+		for i := range gs.Events {
+			if !bytes.Equal(gs.Events[i].Data, ws.Events[i].Data) || gs.Events[i].Type != ws.Events[i].Type {
+				t.Errorf("%s: surface event %d differs", label, i)
+			}
+		}
+		if !reflect.DeepEqual(gs.Header, ws.Header) || !bytes.Equal(gs.Session, ws.Session) {
+			t.Errorf("%s: surface header differs", label)
+		}
+	}
 }
 
 // TestStreamedTitleMatchesLoadOnStores: every session of the fixture and
@@ -36,6 +58,13 @@ func checkStreamedTitle(t *testing.T, s *Store, id, label string) {
 func TestStreamedTitleMatchesLoadOnStores(t *testing.T) {
 	roots, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "store-*"))
 	roots = append(roots, filepath.Join("..", "testdata", "golden", "jsonl-root"))
+	// Generated sessions cut after a few batches (open turns, packed rows,
+	// compaction replaces), in both encodings.
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		r := filepath.Join(t.TempDir(), string(comp))
+		genStore(t, r, comp, 6, 3, 7)
+		roots = append(roots, r)
+	}
 	n := 0
 	for _, root := range roots {
 		s, _ := Open(root)
