@@ -379,3 +379,27 @@ func TestCompletionWhileIndexing(t *testing.T) {
 		t.Errorf("after indexing, @the: %v, want %v", ids, []string{idC, idB, idD})
 	}
 }
+
+// TestSettingsSwitchToStoreBeingIndexed: after the settings switch to a
+// store still in its first pass, unknown-session waits for the whole
+// listing, and open documents are diagnosed again when the pass ends.
+func TestSettingsSwitchToStoreBeingIndexed(t *testing.T) {
+	idx := newPartialIndex(t, idE)
+	other := t.TempDir()
+	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+		if root == other {
+			return idx, nil
+		}
+		return sessionstore.Open(root)
+	}})
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatal(err)
+	}
+	uri := "file:///p.dsh"
+	s.Open(uri, "see @[gone]("+reference.EncodeURI("0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a00ff")+")")
+	s.Await(lsptest.DiagnosticCodes(uri, "unknown-session"))
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionsDir": other}}})
+	s.Await(lsptest.DiagnosticCodes(uri))
+	close(idx.done)
+	s.Await(lsptest.DiagnosticCodes(uri, "unknown-session"))
+}
