@@ -162,6 +162,9 @@ func TestIndexedCatalogUnavailableDuringFirstPass(t *testing.T) {
 func BenchmarkIndexedCandidatesNewQueries(b *testing.B) {
 	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
+	if cat, err := x.Catalog(context.Background()); err != nil || len(cat.Headers) == 0 {
+		b.Fatalf("no sessions to query in %s (%v)", x.Root(), err)
+	}
 	cwd := "/home/alice/work/project-000"
 	target := reference.Target{CWD: &cwd}
 	for _, path := range []string{"catalog", "plain"} {
