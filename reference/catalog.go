@@ -26,11 +26,24 @@ type Catalog struct {
 
 	once    sync.Once
 	prepErr error
-	// labels[i] is the label of Headers[i]; lowID, lowCWD and lowLabel
-	// are LowerJS of its id, cwd ("" without one) and label.
-	labels                  []string
-	lowID, lowCWD, lowLabel []string
+	// labels[i] is the label of Headers[i].
+	labels []string
+	// lowered holds, for each header in order, LowerJS of its id, cwd
+	// ("" without one) and label, each followed by catalogSep; fields[i]
+	// are the offsets of header i's three fields in it. A needle without
+	// catalogSep matches inside one field only, so one strings.Index scan
+	// of lowered filters every session.
+	lowered string
+	fields  []catalogFields
 }
+
+// catalogSep ends each field in Catalog.lowered.
+const catalogSep = 0
+
+// catalogFields locates one header's lowered fields in Catalog.lowered:
+// id is lowered[start:idEnd], cwd lowered[idEnd+1:cwdEnd], label
+// lowered[cwdEnd+1:end-1].
+type catalogFields struct{ start, idEnd, cwdEnd, end int }
 
 // CatalogSource is a Source that can also answer with a Catalog snapshot,
 // which lets ListCandidates filter every session without reading their
@@ -54,7 +67,8 @@ func (c *Catalog) prepare() error {
 		}
 		n := len(c.Headers)
 		c.labels = make([]string, n)
-		c.lowID, c.lowCWD, c.lowLabel = make([]string, n), make([]string, n), make([]string, n)
+		c.fields = make([]catalogFields, n)
+		var b strings.Builder
 		for i := range c.Headers {
 			h, t := &c.Headers[i], &c.Titles[i]
 			if t.SessionID != h.ID {
@@ -66,12 +80,21 @@ func (c *Catalog) prepare() error {
 				label = *t.Title
 			}
 			c.labels[i] = label
-			c.lowID[i] = LowerJS(h.ID)
+			f := &c.fields[i]
+			f.start = b.Len()
+			b.WriteString(LowerJS(h.ID))
+			f.idEnd = b.Len()
+			b.WriteByte(catalogSep)
 			if h.CWD != nil {
-				c.lowCWD[i] = LowerJS(*h.CWD)
+				b.WriteString(LowerJS(*h.CWD))
 			}
-			c.lowLabel[i] = LowerJS(label)
+			f.cwdEnd = b.Len()
+			b.WriteByte(catalogSep)
+			b.WriteString(LowerJS(label))
+			b.WriteByte(catalogSep)
+			f.end = b.Len()
 		}
+		c.lowered = b.String()
 	})
 	return c.prepErr
 }
@@ -79,38 +102,77 @@ func (c *Catalog) prepare() error {
 // matches is candidateMatches for Headers[i]: needle (LowerJS output, not
 // empty) in its lowercased id, cwd or label.
 func (c *Catalog) matches(i int, needle string) bool {
-	return strings.Contains(c.lowID[i], needle) ||
-		c.Headers[i].CWD != nil && strings.Contains(c.lowCWD[i], needle) ||
-		strings.Contains(c.lowLabel[i], needle)
+	f := c.fields[i]
+	return strings.Contains(c.lowered[f.start:f.idEnd], needle) ||
+		c.Headers[i].CWD != nil && strings.Contains(c.lowered[f.idEnd+1:f.cwdEnd], needle) ||
+		strings.Contains(c.lowered[f.cwdEnd+1:f.end-1], needle)
 }
 
 // catalogCandidates is ListCandidates over a catalog: the same ranking,
-// filter and cut as the ListSessions + ReadTitles path, without
-// allocating per session (ranks are recomputed in each of the three
-// passes instead of being stored).
+// filter and cut as the ListSessions + ReadTitles path. It visits the
+// matching sessions in the catalog's order (one strings.Index scan over
+// the lowered fields finds them), keeps up to limit of each rank, and
+// stops once limit sessions of the first rank are found; it allocates
+// only for those.
 func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([]Candidate, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
-	var out []Candidate
-	for rank := uint8(0); rank <= 2; rank++ {
+	var buckets [3][]int32
+	// add files header i under its rank and reports whether the cut is
+	// complete (limit sessions of rank 0).
+	add := func(i int) bool {
+		h := &c.Headers[i]
+		if target.isSelf(h.ID) {
+			return false
+		}
+		r := candidateRank(h.CWD, target.CWD)
+		if int64(len(buckets[r])) < limit {
+			buckets[r] = append(buckets[r], int32(i))
+		}
+		return int64(len(buckets[0])) == limit
+	}
+	switch {
+	case needle == "":
 		for i := range c.Headers {
-			h := &c.Headers[i]
-			if candidateRank(h.CWD, target.CWD) != rank || target.isSelf(h.ID) ||
-				needle != "" && !c.matches(i, needle) {
-				continue
-			}
-			if out == nil {
-				out = make([]Candidate, 0, min(int64(len(c.Headers)), limit))
-			}
-			out = append(out, Candidate{SessionID: h.ID, Label: c.labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt})
-			if int64(len(out)) == limit {
-				return out, nil
+			if add(i) {
+				break
 			}
 		}
+	case strings.IndexByte(needle, catalogSep) >= 0:
+		// The needle could span fields in c.lowered: test each field.
+		for i := range c.Headers {
+			if c.matches(i, needle) && add(i) {
+				break
+			}
+		}
+	default:
+		i := 0
+		for pos := 0; pos < len(c.lowered); {
+			k := strings.Index(c.lowered[pos:], needle)
+			if k < 0 {
+				break
+			}
+			at := pos + k
+			for c.fields[i].end <= at {
+				i++
+			}
+			if add(i) {
+				break
+			}
+			pos = c.fields[i].end
+		}
 	}
-	if out == nil {
-		out = []Candidate{}
+	n := min(int64(len(buckets[0])+len(buckets[1])+len(buckets[2])), limit)
+	out := make([]Candidate, 0, n)
+	for _, bucket := range buckets {
+		for _, i := range bucket {
+			if int64(len(out)) == n {
+				return out, nil
+			}
+			h := &c.Headers[i]
+			out = append(out, Candidate{SessionID: h.ID, Label: c.labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt})
+		}
 	}
 	return out, nil
 }

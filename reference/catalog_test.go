@@ -177,3 +177,27 @@ func TestListCandidatesCatalogCancellation(t *testing.T) {
 		})
 	}
 }
+
+// TestListCandidatesCatalogSeparatorInNeedle checks queries and sessions
+// containing the byte that separates fields in the catalog's search
+// string: a match must not span two fields or two sessions.
+func TestListCandidatesCatalogSeparatorInNeedle(t *testing.T) {
+	src := &fakeSource{sessions: []fakeSession{
+		{id: "a\x00b", cwd: ptr("c\x00"), title: ptr("\x00T")},
+		{id: "ab", cwd: ptr("cd"), title: ptr("ef")},
+		{id: "x", title: ptr("y\x00")},
+		{id: "b"},
+	}}
+	plain := newTestService(t, src, DefaultConfig())
+	fast := newTestService(t, &catalogFake{fakeSource: src}, DefaultConfig())
+	for _, q := range []string{"\x00", "a\x00", "b\x00c", "\x00t", "\x00\x00", "y\x00", "x\x00y", "bc", "ab", "fa", "b", "Y\x00"} {
+		want, err := plain.ListCandidates(context.Background(), Target{}, q, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fast.ListCandidates(context.Background(), Target{}, q, 50)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("query %q: catalog %+v (%v), plain %+v", q, got, err, want)
+		}
+	}
+}
