@@ -68,7 +68,18 @@ func (c *Catalog) prepare() error {
 		n := len(c.Headers)
 		c.labels = make([]string, n)
 		c.fields = make([]catalogFields, n)
+		size := 0
+		for i := range c.Headers {
+			size += len(c.Headers[i].ID) + 3
+			if cwd := c.Headers[i].CWD; cwd != nil {
+				size += len(*cwd)
+			}
+			if t := c.Titles[i].Title; t != nil {
+				size += len(*t)
+			}
+		}
 		var b strings.Builder
+		b.Grow(size + size/8) // lowering non-ASCII may lengthen a little
 		for i := range c.Headers {
 			h, t := &c.Headers[i], &c.Titles[i]
 			if t.SessionID != h.ID {
@@ -82,21 +93,37 @@ func (c *Catalog) prepare() error {
 			c.labels[i] = label
 			f := &c.fields[i]
 			f.start = b.Len()
-			b.WriteString(LowerJS(h.ID))
+			writeLowerJS(&b, h.ID)
 			f.idEnd = b.Len()
 			b.WriteByte(catalogSep)
 			if h.CWD != nil {
-				b.WriteString(LowerJS(*h.CWD))
+				writeLowerJS(&b, *h.CWD)
 			}
 			f.cwdEnd = b.Len()
 			b.WriteByte(catalogSep)
-			b.WriteString(LowerJS(label))
+			writeLowerJS(&b, label)
 			b.WriteByte(catalogSep)
 			f.end = b.Len()
 		}
 		c.lowered = b.String()
 	})
 	return c.prepErr
+}
+
+// writeLowerJS writes LowerJS(s) to b, without an intermediate string
+// for ASCII s.
+func writeLowerJS(b *strings.Builder, s string) {
+	if ascii, _ := asciiCase(s); !ascii {
+		b.WriteString(LowerJS(s))
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
 }
 
 // matches is candidateMatches for Headers[i]: needle (LowerJS output, not

@@ -192,3 +192,25 @@ func BenchmarkIndexedCandidatesNewQueries(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexedCatalogRebuild is the cost a query pays after a refresh
+// found a change: a new snapshot (titles of every listed session) and its
+// lowered search string, on the first query.
+func BenchmarkIndexedCatalogRebuild(b *testing.B) {
+	x := benchIndexed(b, sharedCache(b))
+	defer x.Close()
+	svc, err := reference.NewService(x, reference.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		x.mu.Lock()
+		x.gen++ // as rebuildListing does
+		x.mu.Unlock()
+		if _, err := svc.ListCandidates(ctx, reference.Target{}, "abc", 50); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
