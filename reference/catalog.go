@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // ErrCatalogUnavailable is returned (possibly wrapped) by
@@ -57,6 +58,12 @@ type CatalogSource interface {
 	Catalog(ctx context.Context) (*Catalog, error)
 }
 
+// Prepare computes the catalog's search data (labels and lowercased
+// strings) now instead of on its first query, and reports a malformed
+// catalog. A source may call it after building a snapshot in the
+// background so that no query pays for it.
+func (c *Catalog) Prepare() error { return c.prepare() }
+
 // prepare checks that Titles parallels Headers and computes the labels and
 // lowercased strings, once.
 func (c *Catalog) prepare() error {
@@ -78,8 +85,7 @@ func (c *Catalog) prepare() error {
 				size += len(*t)
 			}
 		}
-		var b strings.Builder
-		b.Grow(size + size/8) // lowering non-ASCII may lengthen a little
+		b := make([]byte, 0, size+size/8) // lowering non-ASCII may lengthen a little
 		for i := range c.Headers {
 			h, t := &c.Headers[i], &c.Titles[i]
 			if t.SessionID != h.ID {
@@ -92,38 +98,39 @@ func (c *Catalog) prepare() error {
 			}
 			c.labels[i] = label
 			f := &c.fields[i]
-			f.start = b.Len()
-			writeLowerJS(&b, h.ID)
-			f.idEnd = b.Len()
-			b.WriteByte(catalogSep)
+			f.start = len(b)
+			b = appendLowerJS(b, h.ID)
+			f.idEnd = len(b)
+			b = append(b, catalogSep)
 			if h.CWD != nil {
-				writeLowerJS(&b, *h.CWD)
+				b = appendLowerJS(b, *h.CWD)
 			}
-			f.cwdEnd = b.Len()
-			b.WriteByte(catalogSep)
-			writeLowerJS(&b, label)
-			b.WriteByte(catalogSep)
-			f.end = b.Len()
+			f.cwdEnd = len(b)
+			b = append(b, catalogSep)
+			b = appendLowerJS(b, label)
+			b = append(b, catalogSep)
+			f.end = len(b)
 		}
-		c.lowered = b.String()
+		c.lowered = string(b)
 	})
 	return c.prepErr
 }
 
-// writeLowerJS writes LowerJS(s) to b, without an intermediate string
-// for ASCII s.
-func writeLowerJS(b *strings.Builder, s string) {
-	if ascii, _ := asciiCase(s); !ascii {
-		b.WriteString(LowerJS(s))
-		return
-	}
+// appendLowerJS appends LowerJS(s) to b, lowering ASCII s in place
+// (one pass, no intermediate string).
+func appendLowerJS(b []byte, s string) []byte {
+	mark := len(b)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			return append(b[:mark], LowerJS(s)...)
+		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b.WriteByte(c)
+		b = append(b, c)
 	}
+	return b
 }
 
 // matches is candidateMatches for Headers[i]: needle (LowerJS output, not

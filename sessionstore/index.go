@@ -251,6 +251,7 @@ func (x *Indexed) maybeRefresh(ctx context.Context) error {
 			x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
 		}
 		x.persist(false)
+		x.warmCatalog()
 	}()
 	return nil
 }

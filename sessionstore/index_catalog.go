@@ -117,3 +117,17 @@ func (x *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	}
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }
+
+// warmCatalog rebuilds the catalog after a background refresh changed the
+// listing, when queries use catalogs (one was built before), so the next
+// query does not pay for the rebuild (~10 ms for 10,000 sessions).
+func (x *Indexed) warmCatalog() {
+	if x.catalog.snap.Load() == nil {
+		return
+	}
+	if cat, err := x.Catalog(context.Background()); err == nil {
+		if err := cat.Prepare(); err != nil {
+			x.logf("sessionstore: session catalog of %s: %v", x.root, err)
+		}
+	}
+}

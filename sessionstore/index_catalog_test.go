@@ -214,3 +214,45 @@ func BenchmarkIndexedCatalogRebuild(b *testing.B) {
 		}
 	}
 }
+
+// TestIndexedCatalogWarmedByBackgroundRefresh checks that a background
+// refresh that changed the listing also rebuilds the catalog (once
+// queries use catalogs), so no query pays for the rebuild.
+func TestIndexedCatalogWarmedByBackgroundRefresh(t *testing.T) {
+	root := t.TempDir()
+	ss := genStore(t, root, workload.Zstd, 4, 2, 9)
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, RefreshInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ctx := context.Background()
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := sameCatalog(t, x)
+	ss[0].appendBatches(t, workload.Zstd, 3)
+	extra := genStore(t, root, workload.Zstd, 1, 2, 99)[0]
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		time.Sleep(5 * time.Millisecond)
+		// ListSessions starts background refreshes; it never builds a catalog.
+		hs, err := x.ListSessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.mu.RLock()
+		gen := x.gen
+		x.mu.RUnlock()
+		snap := x.catalog.snap.Load()
+		if len(hs) == 5 && snap.gen == gen && snap.cat != first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("catalog not rebuilt in the background: %d sessions listed (want 5 with %s), catalog gen %d, index gen %d", len(hs), extra.spec.ID, snap.gen, gen)
+		}
+	}
+	x.refreshing.Lock() // no background refresh runs while comparing
+	defer x.refreshing.Unlock()
+	sameCatalog(t, x)
+}
