@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -498,27 +500,8 @@ func parseJSStringLiteral(data string, i int) (string, int, error) {
 	return "", i, &jsvSyntaxError{msg: "unterminated string", offset: i}
 }
 
-// hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
-// case); ok is false when they are missing or not hex.
-func hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	for j := i; j < i+4; j++ {
-		c := s[j]
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
+// hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4].
+func hex4[T ~string | ~[]byte](s T, i int) (rune, bool) { return rawjson.Hex4(s, i) }
 
 // ---- JSON writing with JS semantics ----
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // This file holds the per-transcript state of the index: what a full read
@@ -515,99 +517,17 @@ func needsUpgradeCheck(e *Event) bool {
 // false for anything but a plain object (escaped keys included), in which
 // case callers fall back to the full check.
 func topKeys(b []byte) (mask uint16, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	plain := true
+	err := rawjson.Members(b, func(key, _ []byte) {
+		k := key[1 : len(key)-1]
+		if bytes.IndexByte(k, '\\') >= 0 {
+			plain = false
+			return
+		}
+		mask |= legacyKeyBits[string(k)]
+	})
+	if err != nil || !plain {
 		return 0, false
 	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return 0, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		end, ok := skipString(b, i)
-		if !ok {
-			return 0, false
-		}
-		key := b[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return 0, false
-		}
-		mask |= legacyKeyBits[string(key)]
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		if i, ok = skipValue(b, skipSpace(b, i+1)); !ok {
-			return 0, false
-		}
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == '}' {
-			return mask, true
-		}
-		return 0, false
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
-		}
-	}
-	return 0, false
-}
-
-// skipValue returns the index after the JSON value starting at b[i]
-// (already known to be valid JSON).
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, ok := skipString(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	return j, j > i
+	return mask, true
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
@@ -83,97 +85,7 @@ func nonNegSafeInt(v json.RawMessage) (int64, bool) {
 // surrogates are kept as WTF-8 (see package reference), as JS JSON.parse
 // keeps them, so such ids round-trip to the same path and URI.
 func str(v json.RawMessage) (string, bool) {
-	v = bytes.TrimSpace(v)
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", false
-	}
-	body := v[1 : len(v)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		for _, c := range body {
-			if c < 0x20 || c == '"' {
-				return "", false
-			}
-		}
-		return string(validUTF8(body)), true
-	}
-	return unquoteWTF8(body)
-}
-
-// unquoteWTF8 decodes the body of a JSON string literal with escapes.
-func unquoteWTF8(body []byte) (string, bool) {
-	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); {
-		c := body[i]
-		if c < 0x20 || c == '"' {
-			return "", false
-		}
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
-		}
-		if i+1 >= len(body) {
-			return "", false
-		}
-		e := body[i+1]
-		i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			u, ok := hex4(body, i)
-			if !ok {
-				return "", false
-			}
-			i += 4
-			if u >= 0xD800 && u < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-				if lo, ok := hex4(body, i+2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					out = utf8.AppendRune(out, rune(0x10000+(u-0xD800)<<10+(lo-0xDC00)))
-					i += 6
-					continue
-				}
-			}
-			if u >= 0xD800 && u <= 0xDFFF {
-				out = append(out, 0xED, 0xA0|byte(u>>6&0x1F), 0x80|byte(u&0x3F))
-				continue
-			}
-			out = utf8.AppendRune(out, rune(u))
-		default:
-			return "", false
-		}
-	}
-	// Unescaped bytes are valid UTF-8 already (lines pass validUTF8).
-	return string(out), true
-}
-
-func hex4(b []byte, i int) (int, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	n := 0
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			n = n<<4 | int(c-'0')
-		case c >= 'a' && c <= 'f':
-			n = n<<4 | int(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			n = n<<4 | int(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return n, true
+	return rawjson.StrictString(bytes.TrimSpace(v))
 }
 
 func nonEmptyStr(v json.RawMessage) (string, bool) {
