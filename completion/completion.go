@@ -138,12 +138,12 @@ type ItemData struct {
 // every item of every completion response).
 func appendItemData(dst []byte, c reference.Candidate) []byte {
 	dst = append(dst, `{"sessionId":`...)
-	dst = protocol.AppendString(dst, c.SessionID)
+	dst = reference.AppendJSString(dst, c.SessionID)
 	dst = append(dst, `,"label":`...)
-	dst = protocol.AppendString(dst, c.Label)
+	dst = reference.AppendJSString(dst, c.Label)
 	if c.CWD != nil {
 		dst = append(dst, `,"cwd":`...)
-		dst = protocol.AppendString(dst, *c.CWD)
+		dst = reference.AppendJSString(dst, *c.CWD)
 	}
 	dst = append(dst, `,"createdAt":`...)
 	dst = strconv.AppendInt(dst, c.CreatedAt, 10)

@@ -2,7 +2,8 @@ package protocol
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // AppendJSON appends the JSON encoding of l to dst without reflection. A
@@ -27,7 +28,7 @@ func (l *CompletionList) AppendJSON(dst []byte) []byte {
 // CompletionList.AppendJSON). Data must be valid JSON; it is copied as is.
 func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"label":`...)
-	dst = AppendString(dst, it.Label)
+	dst = reference.AppendJSString(dst, it.Label)
 	if it.Kind != 0 {
 		dst = append(dst, `,"kind":`...)
 		dst = strconv.AppendInt(dst, int64(it.Kind), 10)
@@ -37,15 +38,15 @@ func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 			dst = append(dst, `,"`...)
 			dst = append(dst, name...)
 			dst = append(dst, `":`...)
-			dst = AppendString(dst, v)
+			dst = reference.AppendJSString(dst, v)
 		}
 	}
 	field("detail", it.Detail)
 	if it.Documentation != nil {
 		dst = append(dst, `,"documentation":{"kind":`...)
-		dst = AppendString(dst, it.Documentation.Kind)
+		dst = reference.AppendJSString(dst, it.Documentation.Kind)
 		dst = append(dst, `,"value":`...)
-		dst = AppendString(dst, it.Documentation.Value)
+		dst = reference.AppendJSString(dst, it.Documentation.Value)
 		dst = append(dst, '}')
 	}
 	field("sortText", it.SortText)
@@ -76,7 +77,7 @@ func (te *TextEdit) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"range":`...)
 	dst = te.Range.appendJSON(dst)
 	dst = append(dst, `,"newText":`...)
-	dst = AppendString(dst, te.NewText)
+	dst = reference.AppendJSString(dst, te.NewText)
 	return append(dst, '}')
 }
 
@@ -94,50 +95,4 @@ func (p Position) appendJSON(dst []byte) []byte {
 	dst = append(dst, `,"character":`...)
 	dst = strconv.AppendUint(dst, uint64(p.Character), 10)
 	return append(dst, '}')
-}
-
-const hex = "0123456789abcdef"
-
-// AppendString appends s as a JSON string: `"` and `\` escaped, control
-// characters as \n, \r, \t or \u00XX, invalid UTF-8 as U+FFFD, nothing
-// HTML-escaped.
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

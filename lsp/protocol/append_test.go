@@ -30,3 +30,12 @@ func TestCompletionListAppendJSON(t *testing.T) {
 		t.Errorf("empty list: %s", s)
 	}
 }
+
+// A lone-surrogate id (WTF-8, see package reference) keeps its \udxxx
+// escape in completion JSON instead of turning into three U+FFFD.
+func TestCompletionListAppendJSONLoneSurrogate(t *testing.T) {
+	l := CompletionList{Items: []CompletionItem{{Label: "\xed\xa0\x80x"}}}
+	if got, want := string(l.AppendJSON(nil)), `{"isIncomplete":false,"items":[{"label":"\ud800x"}]}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
