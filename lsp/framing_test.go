@@ -7,7 +7,6 @@ package lsp_test
 // LSP frames.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,16 +42,8 @@ var (
 		frame(`{"jsonrpc":"2.0","method":"exit"}`)
 )
 
-// framedReply is one response the server wrote.
-type framedReply struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+// framedReply is one message the server wrote (see wireMessage).
+type framedReply = wireMessage
 
 // pipeEnds joins the ends of two pipes into the server's connection.
 type pipeEnds struct {
@@ -183,40 +174,11 @@ func runFramedOn(t *testing.T, steps []framingStep, closeInput bool, wrap func(j
 // readReplies parses the server's frames until EOF, passing on the
 // responses.
 func readReplies(r io.Reader, got func(framedReply)) error {
-	br := bufio.NewReader(r)
-	for {
-		n := -1
-		for {
-			line, err := br.ReadString('\n')
-			if err == io.EOF && line == "" && n < 0 {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("reading a header: %w", err)
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			}
-		}
-		if n <= 0 {
-			return fmt.Errorf("a frame without a valid Content-Length")
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return fmt.Errorf("truncated frame: %w", err)
-		}
-		var m framedReply
-		if err := json.Unmarshal(body, &m); err != nil {
-			return fmt.Errorf("invalid JSON %q: %w", body, err)
-		}
+	return readServerFrames(r, func(m wireMessage, _ []byte) {
 		if m.Method == "" {
 			got(m)
 		}
-	}
+	})
 }
 
 // reply returns the response with the given JSON id.
