@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -26,9 +25,7 @@ type fileSig struct {
 
 func sigOf(fi fs.FileInfo) fileSig {
 	s := fileSig{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Dev, s.Ino = uint64(st.Dev), uint64(st.Ino)
-	}
+	s.Dev, s.Ino = fileIdentity(fi)
 	return s
 }
 

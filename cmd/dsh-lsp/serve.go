@@ -71,15 +71,6 @@ func serveMain(args []string, stderr io.Writer) int {
 // even though the client keeps its end of the pipe open.
 type stdio struct{ in *os.File }
 
-// newStdio opens stdin in non-blocking mode: Go then reads it through the
-// runtime poller, where Close interrupts a blocked Read (a blocking fd's
-// read(2) would wait for the client forever).
-func newStdio() stdio {
-	if err := syscall.SetNonblock(int(os.Stdin.Fd()), true); err == nil {
-		return stdio{in: os.NewFile(os.Stdin.Fd(), "/dev/stdin")}
-	}
-	return stdio{in: os.Stdin}
-}
 
 func (s stdio) Read(p []byte) (int, error) { return s.in.Read(p) }
 func (stdio) Write(p []byte) (int, error)  { return os.Stdout.Write(p) }
