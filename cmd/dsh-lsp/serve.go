@@ -15,6 +15,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
@@ -45,7 +46,10 @@ func serveMain(args []string, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
-	logger := slog.New(newZapHandler(zl))
+	// zapslog keeps slog attributes and groups as structured zap fields, so the
+	// server and go.lsp.dev/protocol (which logs through a *slog.Logger) share
+	// the zap sink.
+	logger := slog.New(zapslog.NewHandler(zl.Core()))
 
 	// A client that goes away while we write would otherwise kill the
 	// process with SIGPIPE (Go's default for fd 1); the write error ends
@@ -70,7 +74,6 @@ func serveMain(args []string, stderr io.Writer) int {
 // must unblock the pending read so the server can finish right after exit
 // even though the client keeps its end of the pipe open.
 type stdio struct{ in *os.File }
-
 
 func (s stdio) Read(p []byte) (int, error) { return s.in.Read(p) }
 func (stdio) Write(p []byte) (int, error)  { return os.Stdout.Write(p) }
