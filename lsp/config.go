@@ -14,16 +14,32 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
-// settings are the dsh settings of CONTRACT §2.
+// settings are the dsh settings of CONTRACT §2: the effective values, and
+// the initializationOptions layer they were built on.
 type settings struct {
 	// sessionsDir is the sessionsDir setting ("" when absent).
 	sessionsDir string
 	// target is settings.target (nil when absent).
 	target *reference.Target
 	config reference.Config
+	// init is the initializationOptions layer (nil before initialize). It
+	// is kept because settings pushed later apply over it key by key
+	// instead of replacing it: Neovim's vim.lsp.config pushes
+	// `settings = {dsh = {}}` right after initialize, and an empty or
+	// partial push must not drop the store the initializationOptions named.
+	init settingsLayer
 }
 
 func defaultSettings() settings { return settings{config: reference.DefaultConfig()} }
+
+// settingKeys are the keys of the settings object; others are ignored
+// (editors add their own).
+var settingKeys = []string{"sessionsDir", "target", "maxReferences", "candidateLimit", "maxReferenceBytes"}
+
+// settingsLayer is one source of settings (initializationOptions, or one
+// settings.dsh push): the keys of settingKeys it carries, raw. A key set to
+// null is carried too: in a push it means "back to the default".
+type settingsLayer map[string]json.RawMessage
 
 // SettingsError is an invalid setting; its message names the key.
 type SettingsError struct{ Msg string }
@@ -31,19 +47,81 @@ type SettingsError struct{ Msg string }
 // Error returns the message with the "invalid dsh settings: " prefix.
 func (e *SettingsError) Error() string { return "invalid dsh settings: " + e.Msg }
 
-// parseSettings reads a dsh settings object. Absent or null means defaults.
-// Unknown keys are ignored (editors add their own).
-func parseSettings(raw json.RawMessage) (settings, error) {
-	st := defaultSettings()
+// parseLayer reads a settings object into a layer. Absent or null is an
+// empty layer; anything but an object is an error.
+func parseLayer(raw json.RawMessage) (settingsLayer, error) {
 	raw = bytes.TrimSpace(raw)
+	layer := settingsLayer{}
 	if len(raw) == 0 || string(raw) == "null" {
-		return st, nil
+		return layer, nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return st, &SettingsError{"the settings must be a JSON object"}
+		return nil, &SettingsError{"the settings must be a JSON object"}
 	}
-	if v, ok := obj["sessionsDir"]; ok && string(v) != "null" {
+	for _, k := range settingKeys {
+		if v, ok := obj[k]; ok {
+			layer[k] = bytes.TrimSpace(v)
+		}
+	}
+	return layer, nil
+}
+
+// over returns the layer that results from applying push over l, key by
+// key (CONTRACT §2): a key the push carries replaces l's, a key it sets to
+// null is removed (the default applies), a key it leaves out keeps l's value.
+func (l settingsLayer) over(push settingsLayer) settingsLayer {
+	out := make(settingsLayer, len(l)+len(push))
+	for k, v := range l {
+		out[k] = v
+	}
+	for k, v := range push {
+		if string(v) == "null" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// parseSettings reads the initializationOptions settings object. Absent or
+// null means defaults. Unknown keys are ignored (editors add their own).
+func parseSettings(raw json.RawMessage) (settings, error) {
+	layer, err := parseLayer(raw)
+	if err != nil {
+		return defaultSettings(), err
+	}
+	st, err := layer.resolve()
+	if err != nil {
+		return defaultSettings(), err
+	}
+	st.init = layer
+	return st, nil
+}
+
+// pushedSettings returns the settings that a settings.dsh push (raw) makes
+// of the initializationOptions layer init: the push applies over init key
+// by key, and the next push starts from init again (each push is the
+// client's whole dsh section, not a delta of the previous one).
+func pushedSettings(init settingsLayer, raw json.RawMessage) (settings, error) {
+	push, err := parseLayer(raw)
+	if err != nil {
+		return defaultSettings(), err
+	}
+	st, err := init.over(push).resolve()
+	if err != nil {
+		return defaultSettings(), err
+	}
+	st.init = init
+	return st, nil
+}
+
+// resolve checks the values of a layer and returns the settings they make
+// (defaults for the keys the layer does not carry or carries as null).
+func (l settingsLayer) resolve() (settings, error) {
+	st := defaultSettings()
+	if v, ok := l["sessionsDir"]; ok && string(v) != "null" {
 		var dir string
 		if err := json.Unmarshal(v, &dir); err != nil {
 			return st, &SettingsError{"sessionsDir must be a string"}
@@ -53,7 +131,7 @@ func parseSettings(raw json.RawMessage) (settings, error) {
 		}
 		st.sessionsDir = dir // checked once resolved (~, relative), in buildEnvironment
 	}
-	if v, ok := obj["target"]; ok && string(v) != "null" {
+	if v, ok := l["target"]; ok && string(v) != "null" {
 		t, err := parseTarget(v, "target")
 		if err != nil {
 			return st, err
@@ -64,7 +142,7 @@ func parseSettings(raw json.RawMessage) (settings, error) {
 	// safe integers, ranges) and messages apply exactly.
 	core := map[string]json.RawMessage{}
 	for _, k := range []string{"maxReferences", "candidateLimit", "maxReferenceBytes"} {
-		if v, ok := obj[k]; ok {
+		if v, ok := l[k]; ok {
 			core[k] = v
 		}
 	}
@@ -165,8 +243,9 @@ func (s *Server) openSource(root string) (reference.Source, error) {
 	})
 }
 
-// didChangeConfiguration applies settings.dsh; invalid settings are shown as
-// an error and the previous settings stay.
+// didChangeConfiguration applies settings.dsh over the initializationOptions,
+// key by key (pushedSettings); invalid settings are shown as an error and
+// the previous settings stay.
 func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMessage) {
 	var p protocol.DidChangeConfigurationParams
 	if err := json.Unmarshal(params, &p); err != nil {
@@ -184,7 +263,10 @@ func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMess
 		// change for us (Neovim sends {} after initialize).
 		return
 	}
-	st, err := parseSettings(raw)
+	s.mu.Lock()
+	init := s.settings.init
+	s.mu.Unlock()
+	st, err := pushedSettings(init, raw)
 	var env *environment
 	if err == nil {
 		env, err = s.buildEnvironment(st)
