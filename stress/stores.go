@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/diskfree"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -23,11 +23,11 @@ func resetPeakRSS() {
 
 // freeDisk returns the free bytes of the filesystem holding dir.
 func freeDisk(dir string) int64 {
-	var st syscall.Statfs_t
-	if syscall.Statfs(dir, &st) != nil {
+	n, err := diskfree.Free(dir)
+	if err != nil {
 		return -1
 	}
-	return int64(st.Bavail) * st.Bsize
+	return n
 }
 
 // runStores: one huge raw session, and very many tiny sessions in one cwd

@@ -31,11 +31,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf16"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/diskfree"
 )
 
 type config struct {
@@ -509,11 +509,10 @@ func uri(id string) string {
 }
 
 func checkDisk(dir string, need int64) error {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	free, err := diskfree.Free(dir)
+	if err != nil {
 		return err
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need+(10<<30) {
 		return fmt.Errorf("not enough disk in %s: %d GB free, need %d GB + 10 GB headroom", dir, free>>30, need>>30)
 	}
