@@ -23,8 +23,8 @@ var ErrNotJSONSerializable = errors.New("session-reference data is not JSON-seri
 // tag-safe serializer writes it: JS JSON.stringify escaping (\" \\ \b \f \n
 // \r \t, other C0 controls as lowercase \u00xx, lone surrogates as \udxxx,
 // everything else raw, including >, &, DEL, U+2028 and U+2029), then every
-// "<" as \u003c. s is WTF-8 (see the package doc); any other invalid byte is
-// written as U+FFFD.
+// "<" as \u003c. s is WTF-8 (see the package doc); any other ill-formed
+// UTF-8 is written with one U+FFFD per maximal subpart (rawjson.RepairUTF8).
 func AppendTagSafeString(dst []byte, s string) []byte {
 	return appendJSString(dst, s, true)
 }
@@ -94,7 +94,7 @@ func appendJSString(dst []byte, s string, tagSafe bool) []byte {
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)
-			i++
+			i += rawjson.InvalidLen(s, i)
 			start = i
 			continue
 		}
@@ -136,7 +136,7 @@ func TagSafeStringLen(s string) int {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			n += 3
-			i++
+			i += rawjson.InvalidLen(s, i)
 			continue
 		}
 		n += size
@@ -630,53 +630,10 @@ func AppendJSNumber(dst []byte, f float64) []byte {
 }
 
 // decodeUTF8Lossy returns b decoded as the WHATWG UTF-8 decoder (JS
-// TextDecoder) does: each maximal ill-formed subsequence becomes one U+FFFD.
-// Valid input is returned unchanged.
-func decodeUTF8Lossy(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b)+8)
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			out = append(out, c)
-			i++
-			continue
-		}
-		if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size > 1 {
-			out = append(out, b[i:i+size]...)
-			i += size
-			continue
-		}
-		// Invalid: consume the lead byte and every continuation byte that
-		// keeps the sequence a valid prefix, then write one U+FFFD.
-		need, lo, hi := 0, byte(0x80), byte(0xBF)
-		switch {
-		case c >= 0xC2 && c <= 0xDF:
-			need = 1
-		case c == 0xE0:
-			need, lo = 2, 0xA0
-		case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
-			need = 2
-		case c == 0xED:
-			need, hi = 2, 0x9F
-		case c == 0xF0:
-			need, lo = 3, 0x90
-		case c >= 0xF1 && c <= 0xF3:
-			need = 3
-		case c == 0xF4:
-			need, hi = 3, 0x8F
-		}
-		i++
-		for ; need > 0 && i < len(b) && b[i] >= lo && b[i] <= hi; need-- {
-			i++
-			lo, hi = 0x80, 0xBF
-		}
-		out = append(out, "\uFFFD"...)
-	}
-	return string(out)
-}
+// TextDecoder) does: each maximal ill-formed subsequence becomes one U+FFFD
+// (rawjson.RepairUTF8, the one repair rule). Valid input is returned
+// unchanged.
+func decodeUTF8Lossy(b []byte) string { return string(rawjson.RepairUTF8(b)) }
 
 // String names the JSON type: null, boolean, number, string, array or object.
 func (k jsvKind) String() string {

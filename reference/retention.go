@@ -3,6 +3,8 @@ package reference
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // ConversationItem is one item of a data object's conversation.
@@ -423,7 +425,8 @@ func stripBOM(b []byte) []byte {
 func keptLen(b []byte) int { return len(stripBOM(b)) }
 
 // textEncoderBytes returns what JS TextEncoder produces for text: the UTF-8
-// bytes, with each WTF-8 lone surrogate (and any invalid byte) as U+FFFD.
+// bytes, with each WTF-8 lone surrogate (and any other maximal ill-formed
+// subpart) as U+FFFD.
 // The common valid case returns the string's bytes without copying twice.
 func textEncoderBytes(text string) []byte {
 	if utf8.ValidString(text) {
@@ -439,7 +442,7 @@ func textEncoderBytes(text string) []byte {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r == utf8.RuneError && size == 1 {
 			out = append(out, "\uFFFD"...)
-			i++
+			i += rawjson.InvalidLen(text, i)
 			continue
 		}
 		out = append(out, text[i:i+size]...)

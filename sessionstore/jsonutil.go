@@ -175,25 +175,11 @@ func orderedKeys(v json.RawMessage) []string {
 	return keys
 }
 
-// validUTF8 replaces every invalid byte of b with U+FFFD, as a WHATWG
-// TextDecoder (non-fatal) does, so raw JSON copied from the log stays
-// valid UTF-8.
-func validUTF8(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+8)
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, "\uFFFD"...)
-		} else {
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
-	}
-	return out
-}
+// validUTF8 replaces each maximal ill-formed subpart of b with U+FFFD, as a
+// WHATWG TextDecoder (non-fatal) does (rawjson.RepairUTF8, the one repair
+// rule shared with package reference), so raw JSON copied from the log
+// stays valid UTF-8 and decodes to the strings dsh sees.
+func validUTF8(b []byte) []byte { return rawjson.RepairUTF8(b) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

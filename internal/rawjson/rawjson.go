@@ -214,8 +214,9 @@ func ObjectField(b []byte, name string) []byte {
 }
 
 // String decodes v when it is a JSON string literal. Lone surrogate
-// escapes become WTF-8 (see the package doc); invalid UTF-8 bytes become
-// U+FFFD, as the JS reader's UTF-8 decoding does.
+// escapes become WTF-8 (see the package doc); each maximal ill-formed UTF-8
+// subpart becomes one U+FFFD, as the JS reader's (WHATWG) UTF-8 decoding
+// does (see RepairUTF8).
 func String(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
@@ -230,8 +231,8 @@ func String(v []byte) (string, bool) {
 
 // StrictString is String for callers that must reject what JSON.parse
 // rejects inside a literal: a raw control character or unescaped quote
-// makes ok false. Invalid UTF-8 becomes U+FFFD when the literal has no
-// escape; a literal with escapes keeps raw bytes as they are (callers such
+// makes ok false. Invalid UTF-8 is repaired (RepairUTF8) when the literal
+// has no escape; a literal with escapes keeps raw bytes as they are (callers such
 // as package sessionstore validate whole lines before decoding).
 func StrictString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
@@ -258,7 +259,8 @@ func StrictString(v []byte) (string, bool) {
 }
 
 // unquote decodes the body of a string literal. replaceInvalid makes each
-// invalid UTF-8 byte U+FFFD; otherwise raw bytes are copied unchanged.
+// maximal ill-formed UTF-8 subpart one U+FFFD (RepairUTF8); otherwise raw
+// bytes are copied unchanged.
 func unquote(body []byte, replaceInvalid bool) (string, bool) {
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); {
@@ -329,7 +331,7 @@ func unquote(body []byte, replaceInvalid bool) (string, bool) {
 		r, size := utf8.DecodeRune(body[i:])
 		if r == utf8.RuneError && size == 1 {
 			out = append(out, "\uFFFD"...)
-			i++
+			i += InvalidLen(body, i)
 			continue
 		}
 		out = append(out, body[i:i+size]...)
@@ -389,24 +391,9 @@ func StringLen(v []byte) (int, bool) {
 	return n, true
 }
 
-// validatedLen is the length of b with each invalid UTF-8 byte counted as
-// U+FFFD (3 bytes), as String decodes it.
-func validatedLen(b []byte) int {
-	if utf8.Valid(b) {
-		return len(b)
-	}
-	n := 0
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			n += 3
-		} else {
-			n += size
-		}
-		i += size
-	}
-	return n
-}
+// validatedLen is the length of b with each maximal ill-formed UTF-8
+// subpart counted as U+FFFD (3 bytes), as String decodes it.
+func validatedLen(b []byte) int { return RepairedLen(b) }
 
 // Hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
 // case); ok is false when they are missing or not hex.

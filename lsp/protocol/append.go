@@ -96,3 +96,44 @@ func (p Position) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(p.Character), 10)
 	return append(dst, '}')
 }
+
+// The MarshalJSON methods below make encoding/json (Marshal, the Codec)
+// write the strings that can carry session ids, titles and prompt text with
+// JS JSON.stringify semantics (reference.AppendJSString): a lone UTF-16
+// surrogate, WTF-8 inside dsh-lsp, stays a \udxxx escape instead of
+// becoming U+FFFD (hover text, diagnostic messages, quick-fix edits).
+
+// MarshalJSON implements json.Marshaler.
+func (m MarkupContent) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"kind":`...)
+	dst = reference.AppendJSString(dst, m.Kind)
+	dst = append(dst, `,"value":`...)
+	dst = reference.AppendJSString(dst, m.Value)
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (te TextEdit) MarshalJSON() ([]byte, error) { return te.appendJSON(nil), nil }
+
+// MarshalJSON implements json.Marshaler. Data must be valid JSON.
+func (d Diagnostic) MarshalJSON() ([]byte, error) {
+	dst := append([]byte(nil), `{"range":`...)
+	dst = d.Range.appendJSON(dst)
+	dst = append(dst, `,"severity":`...)
+	dst = strconv.AppendInt(dst, int64(d.Severity), 10)
+	if d.Code != "" {
+		dst = append(dst, `,"code":`...)
+		dst = reference.AppendJSString(dst, d.Code)
+	}
+	if d.Source != "" {
+		dst = append(dst, `,"source":`...)
+		dst = reference.AppendJSString(dst, d.Source)
+	}
+	dst = append(dst, `,"message":`...)
+	dst = reference.AppendJSString(dst, d.Message)
+	if len(d.Data) > 0 {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, d.Data...)
+	}
+	return append(dst, '}'), nil
+}
