@@ -2,6 +2,8 @@ package reference
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +43,45 @@ func TestJSStringMaximalSubparts(t *testing.T) {
 	raw, err := MarshalTagSafeJSON(json.RawMessage(`{"title":"` + issueInvalidTitle + `"}`))
 	if err != nil || string(raw) != `{"title":"`+issueRepaired+`"}` {
 		t.Errorf("MarshalTagSafeJSON = %s, %v", raw, err)
+	}
+}
+
+// TestLowerJSUnicode17 compares LowerJS with Node's toLocaleLowerCase
+// (Unicode 17; vectors generated offline into testdata/unicode17/lower.json):
+// every code point Node lowercases to something else, and the issue's
+// strings (Ᲊ U+1C89 → ᲊ U+1C8A, İ, final sigma, …).
+func TestLowerJSUnicode17(t *testing.T) {
+	raw, err := os.ReadFile("testdata/unicode17/lower.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := parseJSValue(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps := v.field("codePoints")
+	if cps == nil || len(cps.items) < 1400 {
+		t.Fatalf("lower.json has no codePoints list")
+	}
+	for _, pair := range cps.items {
+		r := rune(pair.items[0].num)
+		want := pair.items[1].str
+		if got := LowerJS(string(r)); got != want {
+			t.Errorf("LowerJS(U+%04X) = %q, want %q", r, got, want)
+		}
+		// Inside a longer string too (the non-ASCII path with context).
+		if got := LowerJS("X" + string(r) + "Y"); got != "x"+want+"y" && r != 0x3A3 {
+			t.Errorf("LowerJS(X U+%04X Y) = %q, want %q", r, got, "x"+want+"y")
+		}
+	}
+	for _, pair := range v.field("strings").items {
+		in, want := pair.items[0].str, pair.items[1].str
+		if got := LowerJS(in); got != want {
+			t.Errorf("LowerJS(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// The issue's case: a title ᲉEMA matches the query ᲊ.
+	if !strings.Contains(LowerJS("\u1C89EMA"), LowerJS("\u1C8A")) {
+		t.Error(`"\u1C89EMA" does not match the query "\u1C8A"`)
 	}
 }

