@@ -25,7 +25,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 3
+	cacheVersion = 4
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second

@@ -1,9 +1,53 @@
 package sessionstore
 
 import (
+	"crypto/sha256"
 	"encoding/json"
-	"reflect"
+	"errors"
+	"maps"
+	"slices"
 )
+
+// This file is the one implementation of dsh's read pipeline after the
+// scan (spec §4 steps 2–6, §5.1, §8): the legacy upgrade, the message
+// shape checks, the unknown-type refusal, the envelope and request/header
+// checks, the crash closers and the surface fold, plus the latest title —
+// applied one event at a time by fold.stored, closed by fold.finish.
+//
+// Its callers differ only in what they keep (the policy):
+//   - the full load (LoadLog) keeps every event and answers the legacy
+//     upgrade's cross-event question (which id a replacing tool/result
+//     inherits) from them;
+//   - the streamed reads (title_stream.go) keep only the surface events
+//     (onNode) or nothing but the title;
+//   - the index (index_log.go) keeps where each surface record is stored
+//     (onNode) and persists foldState, which it resumes from appended
+//     bytes or zstd frames.
+// Only the legacy cross-event upgrade falls back to the full load
+// (errNeedLoad) when the events are not kept.
+//
+// dsh runs its checks in passes over the whole log (upgrade, message
+// shapes, unknown types, envelopes, fold), so the error it reports is the
+// first error of the earliest failing pass. The fold keeps the first error
+// of each pass seen so far and stops running a pass once an earlier pass
+// has failed, which gives the same answer event by event.
+
+// Passes of the load; a later pass's error loses to an earlier pass's
+// (a higher value wins). passNone, the zero value, is "no failure", so a
+// zero foldState is a fresh fold.
+const (
+	passNone = iota
+	passFold
+	passEnvelope
+	passUnknown
+	passMessage
+	passUpgrade
+)
+
+// errNeedLoad: a streamed read cannot decide (a legacy replacing
+// tool/result inherits the message id of an arbitrary earlier event); the
+// full load answers instead.
+var errNeedLoad = errors.New("sessionstore: read needs the full load")
 
 // Replacement records one replace operation of the fold.
 type Replacement struct {
@@ -12,111 +56,307 @@ type Replacement struct {
 	Shadowed []int64
 }
 
-// foldSurface runs dsh's foldSurface (spec §5.1) over events (seq ==
-// index) and returns the surface nodes (seqs in surface order).
-func foldSurface(events []Event) ([]int64, []Replacement, error) {
-	var nodes []int64
-	var reps []Replacement
-	for i := range events {
-		e := &events[i]
-		if !isSurfaceType(e.Type) {
-			if e.SurfaceOp != nil || e.SourceEventSeqs != nil {
-				return nil, nil, corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
-			}
-			continue
-		}
-		var seqs []int64
-		if e.SourceEventSeqs != nil {
-			var ok bool
-			seqs, ok = parseSeqList(e.SourceEventSeqs)
-			if !ok {
-				return nil, nil, corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
-			}
-			if len(seqs) == 0 && e.Type != "assistant/message" {
-				return nil, nil, corruptf("event %d: empty sourceEventSeqs", e.Seq)
-			}
-			seen := map[int64]bool{}
-			for _, s := range seqs {
-				if s >= e.Seq {
-					return nil, nil, corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", e.Seq, s)
-				}
-				if seen[s] {
-					return nil, nil, corruptf("event %d: sourceEventSeqs repeats seq %d", e.Seq, s)
-				}
-				seen[s] = true
-			}
-		}
-		if e.SurfaceOp == nil {
-			return nil, nil, corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
-		}
-		if string(compact(e.SurfaceOp)) == `"append"` {
-			nodes = append(nodes, e.Seq)
-			continue
-		}
-		op, ok := parseObject(e.SurfaceOp)
-		opName, _ := str(op["op"])
-		start, okS := nonNegSafeInt(op["start"])
-		end, okE := nonNegSafeInt(op["end"])
-		if !ok || !hasExactKeys(op, "op", "start", "end") || opName != "replace" || !okS || !okE {
-			return nil, nil, corruptf("event %d: invalid surfaceOp %s", e.Seq, string(compact(e.SurfaceOp)))
-		}
-		si, ei := indexOf(nodes, start), indexOf(nodes, end)
-		if si < 0 || ei < 0 || si > ei {
-			return nil, nil, corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
-		}
-		shadowed := append([]int64(nil), nodes[si:ei+1]...)
-		cited := map[int64]bool{}
-		for _, s := range seqs {
-			cited[s] = true
-		}
-		for _, s := range shadowed {
-			if !cited[s] {
-				return nil, nil, corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
-			}
-		}
-		if e.Type == "tool/result" {
-			if len(shadowed) != 1 || events[shadowed[0]].Type != "tool/result" {
-				return nil, nil, corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
-			}
-			if !sameExceptResultContent(events[shadowed[0]].Data, e.Data) {
-				return nil, nil, corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
-			}
-		}
-		nodes = append(nodes[:si], append([]int64{e.Seq}, nodes[ei+1:]...)...)
-		reps = append(reps, Replacement{Seq: e.Seq, Start: start, End: end, Shadowed: shadowed})
-	}
-	return nodes, reps, nil
+// foldState is everything the fold carries from one event to the next. It
+// is plain data (gob-encodable) so the index can persist it and resume.
+type foldState struct {
+	// Count is the number of events folded (the next seq); LastSeq and
+	// LastTime are the last event's (closers included after finish).
+	Count             int64
+	LastSeq, LastTime int64
+	// FailPass is the earliest failing pass (passNone: no failure);
+	// NeedLoad is set when only the full load can decide.
+	FailPass int
+	NeedLoad bool
+	// Closer is the crash closers' state: open turn, step, pending calls.
+	Closer closerState
+	// Nodes is the folded surface (seqs in surface order); Results holds,
+	// for each tool/result node, the digest the replace rule compares.
+	Nodes   []int64
+	Results map[int64]resultKey
+	// Title is the latest session/title event (nil when none).
+	Title *Event
 }
 
-func indexOf(nodes []int64, seq int64) int {
-	for i, n := range nodes {
-		if n == seq {
-			return i
-		}
+func (s *foldState) clone() foldState {
+	c := *s
+	c.Nodes = slices.Clone(s.Nodes)
+	c.Results = maps.Clone(s.Results)
+	c.Closer = s.Closer.clone()
+	if s.Title != nil {
+		t := *s.Title
+		c.Title = &t
 	}
-	return -1
+	return c
 }
 
-// sameExceptResultContent compares two tool/result data values after
-// blanking message.content[0].content.
-func sameExceptResultContent(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// fold runs the pipeline over one session's events.
+type fold struct {
+	foldState
+	id      string
+	failErr error
+	// earlier answers the legacy upgrade's cross-event question (the
+	// message id of the already-upgraded event at seq); nil means the
+	// events are not kept and the full load must answer.
+	earlier func(seq int64) string
+	// onNode is the policy's hook: e became the surface node at index si,
+	// replacing shadowed (nil for an append). e's data may alias a read
+	// buffer.
+	onNode func(e *Event, si int, shadowed []int64)
+}
+
+func newFold(id string) *fold { return &fold{id: id} }
+
+// errFailedEarlier stands for the error of a resumed fold that had failed
+// (the index does not persist errors; the store's read reports them).
+var errFailedEarlier = errors.New("sessionstore: the fold failed earlier")
+
+// resumeFold continues a fold from a saved state.
+func resumeFold(id string, st foldState) *fold {
+	f := &fold{id: id, foldState: st}
+	if f.FailPass != passNone {
+		f.failErr = errFailedEarlier
 	}
-	blank := func(v any) {
-		d, _ := v.(map[string]any)
-		m, _ := d["message"].(map[string]any)
-		c, _ := m["content"].([]any)
-		if len(c) == 1 {
-			if blk, ok := c[0].(map[string]any); ok {
-				blk["content"] = nil
+	return f
+}
+
+func (f *fold) fail(pass int, err error) {
+	if pass > f.FailPass {
+		f.FailPass, f.failErr = pass, err
+	}
+}
+
+// err returns the fold's error so far (errNeedLoad first).
+func (f *fold) err() error {
+	if f.NeedLoad {
+		return errNeedLoad
+	}
+	return f.failErr
+}
+
+// stored folds one stored (scanned) event, upgrading it in place. Nothing
+// of e is kept unless the policy keeps it.
+func (f *fold) stored(e *Event) {
+	f.Count++
+	f.LastSeq, f.LastTime = e.Seq, e.Time
+	if f.FailPass >= passUpgrade || f.NeedLoad {
+		return
+	}
+	earlierID := func(seq int64) string {
+		if seq >= e.Seq {
+			return ""
+		}
+		if f.earlier == nil {
+			f.NeedLoad = true
+			return ""
+		}
+		return f.earlier(seq)
+	}
+	if err := upgradeEvent(f.id, e, earlierID); err != nil {
+		f.fail(passUpgrade, err)
+		return
+	}
+	if f.NeedLoad {
+		return
+	}
+	if f.FailPass < passMessage {
+		if err := checkMessage(e); err != nil {
+			f.fail(passMessage, err)
+		}
+	}
+	if f.FailPass < passUnknown && !knownEventTypes[e.Type] && !e.Ignorable {
+		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsQuote(e.Type)))
+	}
+	if f.FailPass < passEnvelope {
+		if err := checkEnvelope(e); err != nil {
+			f.fail(passEnvelope, err)
+		} else if e.Type == "request/header" {
+			if err := checkRequestHeader(e); err != nil {
+				f.fail(passEnvelope, err)
 			}
 		}
 	}
-	blank(x)
-	blank(y)
-	return reflect.DeepEqual(x, y)
+	f.Closer.feed(e)
+	f.surfaceAndTitle(e)
+}
+
+// skip folds n log-only events that need no checks (the assistant/chunk
+// members of a well-formed packed row) ending at lastSeq, lastTime.
+func (f *fold) skip(n, lastSeq, lastTime int64) {
+	f.Count += n
+	f.LastSeq, f.LastTime = lastSeq, lastTime
+}
+
+// surfaceAndTitle runs the surface fold for e (while nothing has failed)
+// and remembers the latest title event.
+func (f *fold) surfaceAndTitle(e *Event) {
+	if f.FailPass < passFold {
+		if err := f.surface(e); err != nil {
+			f.fail(passFold, err)
+		}
+	}
+	if e.Type == "session/title" {
+		f.Title = &Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: append(json.RawMessage(nil), e.Data...)}
+	}
+}
+
+// finish appends the crash closers (the envelope pass checks them, the
+// fold folds them) and returns them with the load's error, if any. A
+// resumable caller finishes a clone.
+func (f *fold) finish() ([]Event, error) {
+	if f.NeedLoad {
+		return nil, errNeedLoad
+	}
+	if f.FailPass >= passUpgrade {
+		return nil, f.failErr
+	}
+	if f.Count == 0 {
+		return nil, f.failErr
+	}
+	closers := f.Closer.closers(f.LastSeq, f.LastTime)
+	for i := range closers {
+		c := &closers[i]
+		if f.FailPass < passEnvelope {
+			if err := checkMessage(c); err != nil {
+				f.fail(passEnvelope, err)
+			}
+		}
+		f.surfaceAndTitle(c)
+		f.LastSeq = c.Seq // capturedThroughSeq counts the closers
+	}
+	return closers, f.failErr
+}
+
+// latest is Log.Title over the folded log.
+func (f *fold) latest() (*Title, error) {
+	if f.Title == nil {
+		return nil, nil
+	}
+	return (&Log{Events: []Event{*f.Title}}).Title()
+}
+
+// surface is one step of dsh's foldSurface (spec §5.1).
+func (f *fold) surface(e *Event) error {
+	if !isSurfaceType(e.Type) {
+		if e.SurfaceOp != nil || e.SourceEventSeqs != nil {
+			return corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
+		}
+		return nil
+	}
+	var seqs []int64
+	if e.SourceEventSeqs != nil {
+		var ok bool
+		seqs, ok = parseSeqList(e.SourceEventSeqs)
+		if !ok {
+			return corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
+		}
+		if len(seqs) == 0 && e.Type != "assistant/message" {
+			return corruptf("event %d: empty sourceEventSeqs", e.Seq)
+		}
+		if err := checkCited(e.Seq, seqs); err != nil {
+			return err
+		}
+	}
+	if e.SurfaceOp == nil {
+		return corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
+	}
+	if isAppendOp(e.SurfaceOp) {
+		f.Nodes = append(f.Nodes, e.Seq)
+		f.node(e, len(f.Nodes)-1, nil)
+		return nil
+	}
+	start, end, ok := parseReplaceOp(e.SurfaceOp)
+	if !ok {
+		return corruptf("event %d: invalid surfaceOp %s", e.Seq, string(compact(e.SurfaceOp)))
+	}
+	si, ei := slices.Index(f.Nodes, start), slices.Index(f.Nodes, end)
+	if si < 0 || ei < 0 || si > ei {
+		return corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
+	}
+	shadowed := slices.Clone(f.Nodes[si : ei+1])
+	sorted := slices.Sorted(slices.Values(seqs))
+	for _, s := range shadowed {
+		if _, found := slices.BinarySearch(sorted, s); !found {
+			return corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
+		}
+	}
+	if e.Type == "tool/result" {
+		old, isResult := f.Results[shadowed[0]]
+		if len(shadowed) != 1 || !isResult {
+			return corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
+		}
+		if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
+			return corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+		}
+	}
+	for _, s := range shadowed {
+		delete(f.Results, s)
+	}
+	f.Nodes = slices.Replace(f.Nodes, si, ei+1, e.Seq)
+	f.node(e, si, shadowed)
+	return nil
+}
+
+// checkCited applies the sourceEventSeqs rules of §5.1 to the seqs an
+// event at seq cites, reporting the first offending entry in order.
+func checkCited(seq int64, seqs []int64) error {
+	increasing := true
+	for i, s := range seqs {
+		if s >= seq {
+			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+		}
+		if i > 0 && s <= seqs[i-1] {
+			increasing = false
+			break
+		}
+	}
+	if increasing { // the usual case: no repeats possible
+		return nil
+	}
+	seen := make(map[int64]bool, len(seqs))
+	for _, s := range seqs {
+		if s >= seq {
+			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+		}
+		if seen[s] {
+			return corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// node records a new surface node: a tool/result's comparison digest, and
+// whatever the policy keeps.
+func (f *fold) node(e *Event, si int, shadowed []int64) {
+	if e.Type == "tool/result" {
+		if f.Results == nil {
+			f.Results = map[int64]resultKey{}
+		}
+		f.Results[e.Seq] = digestResult(e.Data)
+	}
+	if f.onNode != nil {
+		f.onNode(e, si, shadowed)
+	}
+}
+
+// resultKey digests a tool/result's data up to its result content; OK is
+// false when the data does not parse.
+type resultKey struct {
+	Sum [sha256.Size]byte
+	OK  bool
+}
+
+// digestResult digests a tool/result's data with message.content[0].content
+// blanked (dsh's replace rule: only the result content may change). Two
+// digests are equal exactly when the two data values are equal as parsed
+// JSON after blanking: keys unordered (last duplicate wins), numbers by
+// value (-0 equals 0), strings decoded (canonical, see canonJSON).
+func digestResult(data json.RawMessage) resultKey {
+	b, ok := canonJSON(nil, data, blankResultContent)
+	if !ok {
+		return resultKey{}
+	}
+	return resultKey{Sum: sha256.Sum256(b), OK: true}
 }
 
 const (
@@ -124,44 +364,36 @@ const (
 	noticeNotStarted     = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 )
 
-// crashClosers computes dsh's interruptedTurnClosers (spec §4 step 5).
-func crashClosers(events []Event) []Event {
-	var c closerState
-	for i := range events {
-		c.feed(&events[i])
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	last := &events[len(events)-1]
-	return c.closers(last.Seq, last.Time)
-}
-
 // pendingCall is a tool call of the open step without a result yet.
 type pendingCall struct {
-	id      string
-	step    json.RawMessage
-	callSeq int64
-	logged  bool
+	ID      string
+	Step    json.RawMessage
+	CallSeq int64
+	Logged  bool
 }
 
-// closerState is crashClosers' fold over the events seen so far: the open
-// turn and step and their pending tool calls (small, so a log can be
-// streamed through it). It keeps copies of what it retains, never slices
-// of the events' data.
+// closerState is dsh's interruptedTurnClosers fold over the events seen so
+// far (spec §4 step 5): the open turn and step and their pending tool
+// calls. It keeps copies of what it retains, never slices of the events'
+// data.
 type closerState struct {
-	openTurn json.RawMessage
-	openStep json.RawMessage
-	calls    []*pendingCall
+	OpenTurn json.RawMessage
+	OpenStep json.RawMessage
+	Calls    []pendingCall
 }
 
-func (c *closerState) byID(id string) *pendingCall {
-	for _, p := range c.calls {
-		if p.id == id {
-			return p
+func (c closerState) clone() closerState {
+	c.Calls = slices.Clone(c.Calls)
+	return c
+}
+
+func (c *closerState) byID(id string) int {
+	for i := range c.Calls {
+		if c.Calls[i].ID == id {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func cloneRaw(v json.RawMessage) json.RawMessage {
@@ -173,46 +405,56 @@ func cloneRaw(v json.RawMessage) json.RawMessage {
 
 // feed folds one (upgraded) event.
 func (c *closerState) feed(e *Event) {
-	d, _ := e.obj()
 	switch e.Type {
 	case "turn/start":
-		c.openTurn, c.openStep, c.calls = cloneRaw(compact(d["turn"])), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(compact(field(e.Data, "turn"))), nil, nil
 	case "turn/end":
-		c.openTurn, c.openStep, c.calls = nil, nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.openStep = cloneRaw(compact(d["step"]))
+		c.OpenStep = cloneRaw(compact(field(e.Data, "step")))
 	case "step/end":
-		c.openStep, c.calls = nil, nil
+		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
-		m, _ := parseObject(d["message"])
-		blocks, _ := array(m["content"])
-		for _, b := range blocks {
-			bo, _ := parseObject(b)
-			if t, _ := str(bo["type"]); t == "tool-call" {
-				id, _ := str(bo["id"])
+		var step, msg []byte
+		fields(e.Data, func(k string, v []byte) {
+			switch k {
+			case "step":
+				step = v
+			case "message":
+				msg = v
+			}
+		})
+		elements(field(msg, "content"), func(b []byte) {
+			var typ, id []byte
+			fields(b, func(k string, v []byte) {
+				switch k {
+				case "type":
+					typ = v
+				case "id":
+					id = v
+				}
+			})
+			if t, _ := str(typ); t == "tool-call" {
+				id, _ := str(id)
 				// Like a JS Map.set: an existing entry keeps its place
 				// but gets a fresh value.
-				if p := c.byID(id); p != nil {
-					*p = pendingCall{id: id, step: cloneRaw(compact(d["step"]))}
+				p := pendingCall{ID: id, Step: cloneRaw(compact(step))}
+				if i := c.byID(id); i >= 0 {
+					c.Calls[i] = p
 				} else {
-					c.calls = append(c.calls, &pendingCall{id: id, step: cloneRaw(compact(d["step"]))})
+					c.Calls = append(c.Calls, p)
 				}
 			}
-		}
+		})
 	case "tool/call":
-		id, _ := str(d["callId"])
-		if p := c.byID(id); p != nil {
-			p.callSeq, p.logged = e.Seq, true
+		id, _ := str(field(e.Data, "callId"))
+		if i := c.byID(id); i >= 0 {
+			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		m, _ := parseObject(d["message"])
-		src, _ := parseObject(m["source"])
-		id, _ := str(src["callId"])
-		for j, p := range c.calls {
-			if p.id == id {
-				c.calls = append(c.calls[:j], c.calls[j+1:]...)
-				break
-			}
+		id, _ := str(field(field(field(e.Data, "message"), "source"), "callId"))
+		if i := c.byID(id); i >= 0 {
+			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
 	}
 }
@@ -220,39 +462,39 @@ func (c *closerState) feed(e *Event) {
 // closers returns the closing events after a last event with seq lastSeq
 // and time t (nil when no turn is open).
 func (c *closerState) closers(lastSeq, t int64) []Event {
-	if c.openTurn == nil {
+	if c.OpenTurn == nil {
 		return nil
 	}
-	openTurn := c.openTurn
+	openTurn := c.OpenTurn
 	seq := lastSeq + 1
 	var out []Event
-	for _, p := range c.calls {
+	for _, p := range c.Calls {
 		code, name, text := "TOOL_NOT_STARTED", "ToolNotStartedError", noticeNotStarted
-		if p.logged {
+		if p.Logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
-		idStr := "interrupted-tool-result-" + p.id + "-" + itoa(seq)
+		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
 		textBlock := newObj().str("type", "text").str("text", text).bytes()
-		block := newObj().str("type", "tool-result").str("toolCallId", p.id).raw("isError", []byte("true")).
+		block := newObj().str("type", "tool-result").str("toolCallId", p.ID).raw("isError", []byte("true")).
 			raw("content", wrapArray(textBlock)).bytes()
 		msg := newObj().str("id", idStr).str("role", "user").
-			raw("source", newObj().str("kind", "tool").str("callId", p.id).bytes()).
+			raw("source", newObj().str("kind", "tool").str("callId", p.ID).bytes()).
 			raw("content", wrapArray(block)).bytes()
-		step := p.step
+		step := p.Step
 		if step == nil {
 			step = []byte("null")
 		}
 		data := newObj().raw("turn", openTurn).raw("step", step).raw("message", msg).
 			raw("error", newObj().str("name", name).str("code", code).bytes()).bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
-		if p.logged {
-			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.callSeq)))
+		if p.Logged {
+			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
 		}
 		out = append(out, ev)
 		seq++
 	}
-	if c.openStep != nil {
-		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: newObj().raw("turn", openTurn).raw("step", c.openStep).bytes()})
+	if c.OpenStep != nil {
+		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: newObj().raw("turn", openTurn).raw("step", c.OpenStep).bytes()})
 		seq++
 	}
 	out = append(out, Event{Type: "turn/end", Seq: seq, Time: t,

@@ -11,17 +11,16 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
-// This file holds the per-transcript state of the index: what a full read
-// of the log would conclude so far (next seq, the folded surface, the
-// latest title event), kept so that a grown file is parsed only from where
-// the last parse stopped. It mirrors LoadLog's checks event by event for
-// logs in the current format; anything unusual (legacy record shapes, a
-// bad line, a validation failure, a torn header) makes the entry "slow":
-// its title is then read with the store's own full read, so the index
-// never answers differently from a full re-read.
+// This file holds the per-transcript state of the index: the fold's state
+// (fold.go) after the records parsed so far, plus where each surface
+// record is stored, kept so that a grown file is parsed only from where the
+// last parse stopped (the keep-record-locations policy of the fold). A log
+// the fold fails on, or that needs the full load (a legacy replacing
+// tool/result), or whose scan finds a bad line, is "slow": its title is then
+// read with the store's streamed read, which reports the error.
 
-// errSlow marks a log the incremental path does not decide; the store's
-// full read answers for it.
+// errSlow marks a log whose answer the index leaves to the store's read
+// (a failed fold or scan: the store reports the error with its path).
 var errSlow = errors.New("sessionstore: log needs a full read")
 
 // recLoc locates one record (line) of a transcript: for raw logs Off is
@@ -42,50 +41,27 @@ type logState struct {
 	// TailCRC is the CRC-32 of the (up to) 64 bytes before Offset, to
 	// detect a file rewritten in place with the same or a larger size.
 	TailCRC uint32
-	NextSeq int64
-	// Nodes is the folded surface; Locs and Kinds (parallel to Nodes) are
-	// where each node's record is stored and its type ('u' user/message,
-	// 'a' assistant/message, 't' tool/result): ReadSurface decodes only
-	// those records, and the replace rule of §5.1 compares tool results.
-	Nodes []int64
-	Locs  []recLoc
-	Kinds []byte
-	// OpenTurn is true when the last turn/start has no turn/end yet (a
-	// full read then appends crash closers).
-	OpenTurn bool
-	// TurnStart is where the record of the last turn/start is stored
-	// (meaningful while OpenTurn): ReadSurface re-reads the open turn from
-	// there to compute the crash closers.
-	TurnStart recLoc
-	// Pending are the ids of the open step's tool calls without a result,
-	// in closerState's order: a full read closes each one, and fails on
-	// one with an empty id (then the entry is left to the full read).
-	Pending []string
-	// Title is the latest session/title event (nil when none).
-	Title *Event
+	// Fold is the fold's state after the records before Offset (or, in a
+	// view, also those of a torn final frame).
+	Fold foldState
+	// Locs (parallel to Fold.Nodes) are where each surface node's record
+	// is stored: ReadSurface decodes only those records.
+	Locs []recLoc
 }
 
 func (st *logState) clone() *logState {
 	c := *st
-	c.Nodes = append([]int64(nil), st.Nodes...)
-	c.Locs = append([]recLoc(nil), st.Locs...)
-	c.Kinds = append([]byte(nil), st.Kinds...)
-	c.Pending = append([]string(nil), st.Pending...)
-	if st.Title != nil {
-		t := *st.Title
-		c.Title = &t
-	}
+	c.Fold = st.Fold.clone()
+	c.Locs = slices.Clone(st.Locs)
 	return &c
 }
 
-func kindOf(typ string) byte {
-	switch typ {
-	case "user/message":
-		return 'u'
-	case "assistant/message":
-		return 'a'
-	}
-	return 't'
+// closersFail reports whether finishing the fold here (crash closers
+// included) fails; the store's read then reports the error.
+func (st *logState) closersFail() bool {
+	f := resumeFold("", st.Fold.clone())
+	_, err := f.finish()
+	return err != nil
 }
 
 // logParser feeds new bytes of one transcript into a logState.
@@ -95,146 +71,30 @@ type logParser struct {
 	id   string
 	f    *os.File
 	st   *logState
+	fd   *fold
+	loc  recLoc // the record being folded
 }
 
-// apply runs LoadLog's per-event checks and one fold step for e, stored at
-// loc. It returns errSlow for anything the full read must decide.
+// fold returns the parser's fold, resumed from p.st on first use.
+func (p *logParser) fold() *fold {
+	if p.fd == nil {
+		p.fd = resumeFold(p.id, p.st.Fold)
+		p.fd.onNode = func(_ *Event, si int, shadowed []int64) {
+			p.st.Locs = slices.Replace(p.st.Locs, si, si+len(shadowed), p.loc)
+		}
+	}
+	return p.fd
+}
+
+// apply folds e, stored at loc. It returns errSlow once the fold has
+// failed or needs the full load.
 func (p *logParser) apply(e *Event, loc recLoc) error {
-	// Legacy shapes are upgraded by the full read (with cross-event
-	// state); a current-format event comes out of the upgrade unchanged.
-	if needsUpgradeCheck(e) {
-		up := []Event{*e}
-		if err := upgradeLegacy(p.id, up); err != nil || up[0].Type != e.Type || !bytes.Equal(up[0].Data, e.Data) {
-			return errSlow
-		}
-	}
-	if !knownEventTypes[e.Type] && !e.Ignorable {
+	p.loc = loc
+	p.fold().stored(e)
+	p.st.Fold = p.fd.foldState
+	if p.fd.err() != nil {
 		return errSlow
 	}
-	if checkMessage(e) != nil || checkEnvelope(e) != nil {
-		return errSlow
-	}
-	if e.Type == "request/header" && checkRequestHeader(e) != nil {
-		return errSlow
-	}
-	if err := p.fold(e, loc); err != nil {
-		return err
-	}
-	switch e.Type {
-	case "turn/start":
-		p.st.OpenTurn, p.st.TurnStart = true, loc
-	case "turn/end":
-		p.st.OpenTurn = false
-	}
-	p.st.trackCalls(e)
-	if e.Type == "session/title" {
-		t := Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: append([]byte(nil), e.Data...)}
-		p.st.Title = &t
-	}
-	return nil
-}
-
-// trackCalls keeps st.Pending as closerState.feed keeps its calls.
-func (st *logState) trackCalls(e *Event) {
-	switch e.Type {
-	case "turn/start", "turn/end", "step/end":
-		st.Pending = nil
-	case "assistant/message":
-		d, _ := e.obj()
-		m, _ := parseObject(d["message"])
-		blocks, _ := array(m["content"])
-		for _, b := range blocks {
-			bo, _ := parseObject(b)
-			if t, _ := str(bo["type"]); t == "tool-call" {
-				id, _ := str(bo["id"])
-				if !slices.Contains(st.Pending, id) {
-					st.Pending = append(st.Pending, id)
-				}
-			}
-		}
-	case "tool/result":
-		d, _ := e.obj()
-		m, _ := parseObject(d["message"])
-		src, _ := parseObject(m["source"])
-		id, _ := str(src["callId"])
-		if i := slices.Index(st.Pending, id); i >= 0 {
-			st.Pending = slices.Delete(st.Pending, i, i+1)
-		}
-	}
-}
-
-// closersFail reports whether the crash closers a full read appends would
-// fail its checks (a pending tool call without an id).
-func (st *logState) closersFail() bool {
-	return st.OpenTurn && slices.Contains(st.Pending, "")
-}
-
-// fold is one step of foldSurface (fold.go) over the saved surface.
-func (p *logParser) fold(e *Event, loc recLoc) error {
-	st := p.st
-	if !isSurfaceType(e.Type) {
-		if e.SurfaceOp != nil || e.SourceEventSeqs != nil {
-			return errSlow
-		}
-		return nil
-	}
-	var seqs []int64
-	if e.SourceEventSeqs != nil {
-		var ok bool
-		seqs, ok = parseSeqList(e.SourceEventSeqs)
-		if !ok || len(seqs) == 0 && e.Type != "assistant/message" {
-			return errSlow
-		}
-		seen := make(map[int64]bool, len(seqs))
-		for _, s := range seqs {
-			if s >= e.Seq || seen[s] {
-				return errSlow
-			}
-			seen[s] = true
-		}
-	}
-	if e.SurfaceOp == nil {
-		return errSlow
-	}
-	if string(compact(e.SurfaceOp)) == `"append"` {
-		st.Nodes = append(st.Nodes, e.Seq)
-		st.Locs = append(st.Locs, loc)
-		st.Kinds = append(st.Kinds, kindOf(e.Type))
-		return nil
-	}
-	op, ok := parseObject(e.SurfaceOp)
-	opName, _ := str(op["op"])
-	start, okS := nonNegSafeInt(op["start"])
-	end, okE := nonNegSafeInt(op["end"])
-	if !ok || !hasExactKeys(op, "op", "start", "end") || opName != "replace" || !okS || !okE {
-		return errSlow
-	}
-	si, ei := indexOf(st.Nodes, start), indexOf(st.Nodes, end)
-	if si < 0 || ei < 0 || si > ei {
-		return errSlow
-	}
-	cited := make(map[int64]bool, len(seqs))
-	for _, s := range seqs {
-		cited[s] = true
-	}
-	for _, s := range st.Nodes[si : ei+1] {
-		if !cited[s] {
-			return errSlow
-		}
-	}
-	if e.Type == "tool/result" {
-		if si != ei || st.Kinds[si] != 't' {
-			return errSlow
-		}
-		old, err := p.readRecord(st.Locs[si], nil)
-		if err != nil || !sameExceptResultContent(old.Data, e.Data) {
-			return errSlow
-		}
-	}
-	st.Nodes = append(st.Nodes[:si+1], st.Nodes[ei+1:]...)
-	st.Locs = append(st.Locs[:si+1], st.Locs[ei+1:]...)
-	st.Kinds = append(st.Kinds[:si+1], st.Kinds[ei+1:]...)
-	st.Nodes[si], st.Locs[si], st.Kinds[si] = e.Seq, loc, kindOf(e.Type)
 	return nil
 }
 
@@ -356,8 +216,10 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 			return len(text) - pos, nil
 		}
 		line := text[pos : pos+i]
-		if feedRow(sc, line) {
-			// assistant/chunk members: log-only, nothing to apply.
+		if n, seq0, last, ok := feedRow(sc, line); ok {
+			// assistant/chunk members: log-only, only counted.
+			p.fold().skip(n, seq0+n-1, last)
+			p.st.Fold = p.fd.foldState
 			pos += i + 1
 			continue
 		}
@@ -381,7 +243,7 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 // line without "\n" is left for the next parse (a torn tail for now).
 func (p *logParser) parseRaw(size int64) error {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.NextSeq}
+	sc := &LineScanner{NextSeq: st.Fold.Count}
 	buf := make([]byte, 4<<20)
 	carry := 0
 	off := st.Offset
@@ -399,7 +261,7 @@ func (p *logParser) parseRaw(size int64) error {
 		}
 		consumed := len(data) - partial
 		off += int64(consumed)
-		st.Offset, st.NextSeq = off, sc.NextSeq
+		st.Offset = off
 		carry = copy(buf, data[consumed:])
 		if m < n {
 			if err != nil && !errors.Is(err, io.EOF) {
@@ -416,7 +278,7 @@ func (p *logParser) parseRaw(size int64) error {
 // returned (its bytes) for a provisional parse.
 func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.NextSeq, Strict: true}
+	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true}
 	for st.Offset < size {
 		frame, err := readFrameAt(p.f, st.Offset)
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -433,7 +295,6 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 		if _, err := p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} }); err != nil {
 			return nil, err
 		}
-		st.NextSeq = sc.NextSeq
 		st.Offset += int64(len(frame))
 	}
 	return nil, nil
@@ -443,7 +304,7 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 // (non-strict, like ScanZstd) into p.st, which must be a clone.
 func (p *logParser) parseTorn(frame []byte) error {
 	text := decodePartialFrame(frame)
-	sc := &LineScanner{NextSeq: p.st.NextSeq}
+	sc := &LineScanner{NextSeq: p.st.Fold.Count}
 	pos := 0
 	for pos < len(text) {
 		i := bytes.IndexByte(text[pos:], '\n')
@@ -461,7 +322,6 @@ func (p *logParser) parseTorn(frame []byte) error {
 					return err
 				}
 			}
-			p.st.NextSeq = sc.NextSeq
 		}
 		sc.events = sc.events[:0]
 		pos += i + 1

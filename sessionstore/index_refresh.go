@@ -107,10 +107,10 @@ func (e *entry) derive(view *logState) {
 		view = nil // the full read reports the closers' error
 	}
 	e.state, e.title, e.titleErr = view, nil, nil
-	if view == nil || view.Title == nil {
+	if view == nil || view.Fold.Title == nil {
 		return
 	}
-	t, err := (&Log{Events: []Event{*view.Title}}).Title()
+	t, err := (&Log{Events: []Event{*view.Fold.Title}}).Title()
 	if err != nil {
 		e.titleErr = attach(err, e.TitleID, "")
 		return

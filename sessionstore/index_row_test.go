@@ -33,22 +33,22 @@ func TestRowMembersAgreesWithExpandRow(t *testing.T) {
 		evs, err := DecodeRecord([]byte(line))
 		o, okObj := parseObject(validUTF8([]byte(line)))
 		var n int
-		var seq0 int64
+		var seq0, last int64
 		ok := false
 		if okObj {
 			typ, _ := str(o["type"])
-			n, seq0, ok = rowMembers(typ, o)
+			n, seq0, last, ok = rowMembers(typ, o)
 		}
 		if (err == nil) != ok {
 			t.Errorf("%s: expandRow err %v, rowMembers ok %v", line, err, ok)
 			continue
 		}
-		if ok && (n != len(evs) || seq0 != evs[0].Seq) {
+		if ok && (n != len(evs) || seq0 != evs[0].Seq || last != evs[len(evs)-1].Time) {
 			t.Errorf("%s: rowMembers %d members from %d, expandRow %d from %d", line, n, seq0, len(evs), evs[0].Seq)
 		}
 		// feedRow continues the sequence exactly like Feed.
 		a, b := &LineScanner{NextSeq: seq0}, &LineScanner{NextSeq: seq0}
-		took := feedRow(a, []byte(line))
+		_, _, _, took := feedRow(a, []byte(line))
 		ferr := b.Feed([]byte(line), 0)
 		if took && (ferr != nil || b.Bad() || a.NextSeq != b.NextSeq) {
 			t.Errorf("%s: feedRow took a line Feed rejects", line)

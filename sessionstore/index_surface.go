@@ -1,11 +1,7 @@
 package sessionstore
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -90,188 +86,49 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		return nil, errSlow
 	}
 	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st}
+	// The crash closers a full read appends come from the fold's state
+	// (finished on a copy: the log may still grow).
+	fd := resumeFold(e.TitleID, st.Fold.clone())
+	closers, err := fd.finish()
+	if err != nil {
+		return nil, errSlow // the store's read reports the error
+	}
 	s := &reference.Surface{
 		Session: h.Object(),
 		Header:  h.Reference(),
-		Events:  make([]reference.SurfaceEvent, 0, len(st.Nodes)),
+		Events:  make([]reference.SurfaceEvent, 0, len(st.Fold.Nodes)+len(closers)),
 	}
-	if st.NextSeq > 0 {
-		last := st.NextSeq - 1
+	if fd.Count > 0 {
+		last := fd.LastSeq
 		s.CapturedThroughSeq = &last
 	}
 	fc := &frameCache{}
-	for i, seq := range st.Nodes {
+	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
+		if seq >= st.Fold.Count { // a closer (closers only append)
+			break
+		}
 		ev, err := p.readRecord(st.Locs[i], fc)
 		if err != nil || ev.Seq != seq {
 			return nil, errSlow
 		}
-		// Raw is a fresh copy; Data points into it, so no decoded frame or
-		// read buffer stays referenced (bounded memory).
-		raw := ev.appendJSON(nil)
-		data := append([]byte(nil), ev.Data...)
-		if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], ev.Data) {
-			data = raw[i+8 : i+8+len(ev.Data) : i+8+len(ev.Data)]
+		// The fold upgraded the event the same way (a legacy record
+		// whose upgrade needs earlier events never gets here).
+		if upgradeEvent(e.TitleID, ev, func(int64) string { return "" }) != nil {
+			return nil, errSlow
 		}
-		s.Events = append(s.Events, reference.SurfaceEvent{Type: ev.Type, Seq: ev.Seq, Data: data, Raw: raw})
+		s.Events = append(s.Events, surfaceEvent(ev))
 	}
-	if st.OpenTurn {
-		// A full read appends dsh's crash closers to an open turn; they
-		// need the open turn's events, re-read (streaming) from its start.
-		closers, err := p.openTurnClosers(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for i := range closers {
-			c := &closers[i]
-			if checkMessage(c) != nil {
-				return nil, errSlow // the full read reports the error
-			}
-			if isSurfaceType(c.Type) { // closers only append
-				s.Events = append(s.Events, reference.SurfaceEvent{Type: c.Type, Seq: c.Seq, Data: c.Data, Raw: c.appendJSON(nil)})
-			}
-			last := c.Seq
-			s.CapturedThroughSeq = &last
+	for i := range closers {
+		if c := &closers[i]; isSurfaceType(c.Type) {
+			s.Events = append(s.Events, surfaceEvent(c))
 		}
 	}
 	return s, nil
-}
-
-// openTurnClosers re-reads the events of the open turn (from the record at
-// p.st.TurnStart up to seq p.st.NextSeq-1) and returns the crash closers a
-// full read would append. Memory is bounded by one line or frame.
-func (p *logParser) openTurnClosers(ctx context.Context) ([]Event, error) {
-	st := p.st
-	var (
-		cs      closerState
-		next    = int64(-1) // seq expected next (-1: the turn/start's)
-		lastT   int64
-		reached bool
-	)
-	feed := func(line []byte) (bool, error) {
-		evs, err := DecodeRecord(line)
-		if err != nil {
-			return false, errSlow
-		}
-		for i := range evs {
-			e := &evs[i]
-			if next < 0 {
-				if e.Type != "turn/start" {
-					return false, errSlow
-				}
-				next = e.Seq
-			}
-			if e.Seq != next {
-				return false, errSlow
-			}
-			cs.feed(e)
-			lastT = e.Time
-			next++
-			if next == st.NextSeq {
-				reached = true
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	var err error
-	if p.enc == Raw {
-		err = eachLineFrom(ctx, p.f, st.TurnStart.Off, feed)
-	} else {
-		err = eachFrameLineFrom(ctx, p.f, st.TurnStart, feed)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !reached {
-		return nil, errSlow
-	}
-	return cs.closers(st.NextSeq-1, lastT), nil
-}
-
-// eachLineFrom calls fn with each complete line of a raw transcript from
-// off on, until fn returns true or the file ends.
-func eachLineFrom(ctx context.Context, f *os.File, off int64, fn func([]byte) (bool, error)) error {
-	buf := make([]byte, 1<<20)
-	n := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		m, rerr := f.ReadAt(buf[n:], off+int64(n))
-		n += m
-		pos := 0
-		for {
-			i := bytes.IndexByte(buf[pos:n], '\n')
-			if i < 0 {
-				break
-			}
-			done, err := fn(buf[pos : pos+i])
-			if done || err != nil {
-				return err
-			}
-			pos += i + 1
-		}
-		if rerr != nil {
-			if errors.Is(rerr, io.EOF) {
-				return nil
-			}
-			return rerr
-		}
-		off += int64(pos)
-		n = copy(buf, buf[pos:n])
-	}
-}
-
-// eachFrameLineFrom calls fn with each line of a zstd transcript from the
-// line at loc on (complete frames, then the lines a torn final frame
-// yields), until fn returns true or the file ends.
-func eachFrameLineFrom(ctx context.Context, f *os.File, loc recLoc, fn func([]byte) (bool, error)) error {
-	off, inner := loc.Off, loc.Inner
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		frame, err := readFrameAt(f, off)
-		var text []byte
-		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			text = decodePartialFrame(frame)
-		case err != nil:
-			return errSlow
-		default:
-			if text, err = decodeFrame(frame); err != nil {
-				return errSlow
-			}
-		}
-		if inner > int64(len(text)) {
-			return errSlow
-		}
-		text = text[inner:]
-		inner = 0
-		for {
-			i := bytes.IndexByte(text, '\n')
-			if i < 0 {
-				break
-			}
-			done, err := fn(text[:i])
-			if done || err != nil {
-				return err
-			}
-			text = text[i+1:]
-		}
-		if len(frame) == 0 || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil
-		}
-		off += int64(len(frame))
-	}
 }
 
 // indexOnDemand indexes the log a full read of id would load, without

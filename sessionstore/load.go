@@ -35,51 +35,32 @@ func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
+	// The keep-every-event policy of the fold: the events are at hand, so
+	// the legacy upgrade's cross-event question is answered from them.
 	events := scan.Events
-	if err := upgradeLegacy(h.ID, events); err != nil {
-		return nil, err
-	}
-	for i := range events {
-		if err := checkMessage(&events[i]); err != nil {
-			return nil, err
+	f := newFold(h.ID)
+	f.earlier = func(seq int64) string { return messageID(&events[seq]) }
+	var reps []Replacement
+	f.onNode = func(e *Event, _ int, shadowed []int64) {
+		if shadowed != nil {
+			start, end, _ := parseReplaceOp(e.SurfaceOp)
+			reps = append(reps, Replacement{Seq: e.Seq, Start: start, End: end, Shadowed: shadowed})
 		}
 	}
 	for i := range events {
-		if e := &events[i]; !knownEventTypes[e.Type] && !e.Ignorable {
-			return nil, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsQuote(e.Type))
-		}
+		f.stored(&events[i])
 	}
 	stored := len(events)
-	events = append(events, crashClosers(events)...)
-	for i := range events {
-		e := &events[i]
-		if e.Seq != int64(i) {
-			return nil, corruptf("event %d found at position %d", e.Seq, i)
-		}
-		if err := checkEnvelope(e); err != nil {
-			return nil, err
-		}
-		if e.Type == "request/header" {
-			if err := checkRequestHeader(e); err != nil {
-				return nil, err
-			}
-		}
-		// Stored events passed the message checks above (step 3).
-		if i >= stored {
-			if err := checkMessage(e); err != nil {
-				return nil, err
-			}
-		}
-	}
-	nodes, reps, err := foldSurface(events)
+	closers, err := f.finish()
 	if err != nil {
 		return nil, err
 	}
+	events = append(events, closers...)
 	for i := range events {
 		events[i].dropCache()
 	}
 	return &Log{Header: h, Events: events, Stored: stored, TornBytes: scan.TornBytes, Frames: scan.Frames,
-		Surface: nodes, Replacements: reps}, nil
+		Surface: f.Nodes, Replacements: reps}, nil
 }
 
 // CapturedThroughSeq is the seq of the last loaded event (closers

@@ -1,0 +1,212 @@
+package sessionstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+)
+
+// Raw views into the JSON of validated records, for the fold: no decoding
+// into maps, no reflection. Every value handed to these helpers comes from
+// a line that passed rawjson.CheckObject (or was built by this package), so
+// the non-validating walkers of package rawjson apply. Semantics are those
+// of JS property access on JSON.parse output: the last duplicate key wins.
+
+// field returns the raw value of member name of object b (nil when b is
+// not an object or has no such member).
+func field(b []byte, name string) []byte {
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	return rawjson.ObjectField(b, name)
+}
+
+// fields calls fn with each member of object b in document order (key
+// decoded, without quotes); it returns false when b is not an object.
+func fields(b []byte, fn func(key string, v []byte)) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	return rawjson.Members(b, func(key, v []byte) {
+		k := key[1 : len(key)-1]
+		if bytes.IndexByte(k, '\\') >= 0 {
+			s, _ := rawjson.String(key)
+			fn(s, v)
+			return
+		}
+		fn(unsafeString(k), v)
+	}) == nil
+}
+
+// elements calls fn with each element of array b; it returns false when b
+// is not an array.
+func elements(b []byte, fn func(v []byte)) bool {
+	ok, err := rawjson.Elements(b, fn)
+	return ok && err == nil
+}
+
+// isAppendOp reports whether a surfaceOp is the string "append" (as
+// written; an escaped spelling is not recognised, as before).
+func isAppendOp(op json.RawMessage) bool {
+	return string(compact(op)) == `"append"`
+}
+
+// parseReplaceOp parses a replace surfaceOp: an object with exactly the
+// keys op, start and end, op "replace", start and end non-negative safe
+// integers.
+func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
+	var opv, sv, ev []byte
+	others := false
+	if !fields(op, func(k string, v []byte) {
+		switch k {
+		case "op":
+			opv = v
+		case "start":
+			sv = v
+		case "end":
+			ev = v
+		default:
+			others = true
+		}
+	}) || others || opv == nil || sv == nil || ev == nil {
+		return 0, 0, false
+	}
+	if name, _ := str(opv); name != "replace" {
+		return 0, 0, false
+	}
+	start, okS := nonNegSafeInt(sv)
+	end, okE := nonNegSafeInt(ev)
+	return start, end, okS && okE
+}
+
+// Canonical forms (canonJSON): how a value is blanked on the way.
+type canonMode int
+
+const (
+	canonPlain canonMode = iota
+	// blankResultContent: the value is tool/result data; its
+	// message.content[0].content is replaced by null (spec §5.1 rule 6).
+	blankResultContent
+	canonMessage
+	canonOneBlock
+	canonBlock
+)
+
+// canonJSON appends a canonical encoding of the JSON value v: two values
+// get the same encoding exactly when they are equal as parsed JSON
+// (objects as key sets, the last duplicate winning; numbers as float64,
+// -0 equal to 0; strings decoded). ok is false for malformed input.
+func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return dst, false
+	}
+	switch c := v[0]; {
+	case c == '{':
+		type member struct {
+			key string
+			val []byte
+		}
+		var ms []member
+		if !fields(v, func(k string, val []byte) {
+			ms = append(ms, member{strings.Clone(k), val})
+		}) {
+			return dst, false
+		}
+		// Last duplicate wins: keep the last occurrence of each key.
+		slices.SortStableFunc(ms, func(a, b member) int { return compareStrings(a.key, b.key) })
+		out := ms[:0]
+		for i := range ms {
+			if i+1 < len(ms) && ms[i+1].key == ms[i].key {
+				continue
+			}
+			out = append(out, ms[i])
+		}
+		if mode == canonBlock {
+			// The block's content is blanked (present as null).
+			i, found := slices.BinarySearchFunc(out, "content", func(m member, k string) int { return compareStrings(m.key, k) })
+			if found {
+				out[i].val = []byte("null")
+			} else {
+				out = slices.Insert(out, i, member{"content", []byte("null")})
+			}
+		}
+		dst = append(dst, '{')
+		for _, m := range out {
+			dst = strconv.AppendQuote(dst, m.key)
+			dst = append(dst, ':')
+			sub := canonPlain
+			switch {
+			case mode == blankResultContent && m.key == "message":
+				sub = canonMessage
+			case mode == canonMessage && m.key == "content":
+				sub = canonOneBlock
+			}
+			var ok bool
+			if dst, ok = canonJSON(dst, m.val, sub); !ok {
+				return dst, false
+			}
+			dst = append(dst, ',')
+		}
+		return append(dst, '}'), true
+	case c == '[':
+		var elems [][]byte
+		if !elements(v, func(e []byte) { elems = append(elems, e) }) {
+			return dst, false
+		}
+		sub := canonPlain
+		if mode == canonOneBlock && len(elems) == 1 && elems[0][0] == '{' {
+			sub = canonBlock
+		}
+		dst = append(dst, '[')
+		for _, e := range elems {
+			var ok bool
+			if dst, ok = canonJSON(dst, e, sub); !ok {
+				return dst, false
+			}
+			dst = append(dst, ',')
+		}
+		return append(dst, ']'), true
+	case c == '"':
+		s, ok := rawjson.String(v)
+		if !ok {
+			return dst, false
+		}
+		return strconv.AppendQuote(append(dst, 's'), s), true
+	case c == 't' || c == 'f' || c == 'n':
+		return append(dst, v...), true
+	default:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return dst, false
+		}
+		if f == 0 {
+			f = 0 // -0 equals 0
+		}
+		return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
+	}
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unsafeString views b as a string without copying; the callee must not
+// keep it beyond the call (fields' callbacks compare keys).
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
