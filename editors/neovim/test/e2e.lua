@@ -380,7 +380,9 @@ local function main()
     ok = wait_for(function() return #attached_clients(b2) == 1 and attached_clients(b2)[1].initialized end, 8000)
     if check(ok, 'vim.lsp.enable(\'dsh_lsp\') attaches the *.dshchat file (lsp/dsh_lsp.lua)') then
       local c2 = attached_clients(b2)[1]
-      eq(c2.config.init_options, { sessionsDir = STORE }, 'vim.lsp.config settings reach the client')
+      eq(c2.config.init_options.sessionsDir, STORE, 'vim.lsp.config settings reach the client')
+      -- one configuration: what setup() set earlier lives in the same vim.lsp.config entry
+      eq(c2.config.init_options.candidateLimit, 2, 'setup() options are part of the vim.lsp.config entry')
       check(wait_for(function() return #diags(b2, 'invalid-uri') > 0 end, 5000), 'vim.lsp.config client publishes diagnostics')
       eq(vim.bo[b2].omnifunc, "v:lua.require'dsh_lsp'.omnifunc", 'lsp/dsh_lsp.lua on_attach runs the plugin attach logic')
       dsh.setup({ cmd = { BIN }, sessions_dir = STORE })

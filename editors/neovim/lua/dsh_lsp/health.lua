@@ -10,13 +10,14 @@ local function reporter()
   return { start = h.report_start, ok = h.report_ok, warn = h.report_warn, error = h.report_error, info = h.report_info }
 end
 
---- Store root the server will read, in the contract's order: sessions_dir setting,
---- $DSH_HOME/sessions (DSH_HOME set and not blank), ~/.dsh/sessions.
-function M.store_root(opts)
-  if opts.sessions_dir and opts.sessions_dir ~= '' then
-    return require('dsh_lsp').normalize_dir(opts.sessions_dir), 'sessions_dir setting'
+--- Store root the server will read, in the contract's order: the sessionsDir setting
+--- (setup()'s sessions_dir, or vim.lsp.config init_options/settings), $DSH_HOME/sessions
+--- (DSH_HOME set and not blank), ~/.dsh/sessions. cmd_env: the client's environment.
+function M.store_root(settings, cmd_env)
+  if type(settings.sessionsDir) == 'string' and settings.sessionsDir ~= '' then
+    return require('dsh_lsp').normalize_dir(settings.sessionsDir), 'sessionsDir setting'
   end
-  local home = (opts.cmd_env and opts.cmd_env.DSH_HOME) or vim.env.DSH_HOME
+  local home = (cmd_env and cmd_env.DSH_HOME) or vim.env.DSH_HOME
   if home and vim.trim(home) ~= '' then return home .. '/sessions', '$DSH_HOME' end
   return vim.fn.expand('~') .. '/.dsh/sessions', 'default'
 end
@@ -29,7 +30,6 @@ end
 function M.check()
   local r = reporter()
   local dsh = require('dsh_lsp')
-  local opts = dsh.get_config()
   r.start('dsh-lsp')
 
   if vim.fn.has('nvim-0.7') == 1 then
@@ -38,12 +38,13 @@ function M.check()
     r.error('Neovim 0.7 or later is required')
   end
 
-  local exe = opts.cmd[1]
+  local cfg = dsh.client_config()
+  local exe = dsh.server_path(cfg)
   local path = vim.fn.exepath(exe)
   if path == '' then
     r.error(('server binary %q not found'):format(exe), {
       'Install it with: go install github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp@latest',
-      'or set cmd = { "/path/to/dsh-lsp" } in require("dsh_lsp").setup()',
+      'or set cmd = { "/path/to/dsh-lsp" } in require("dsh_lsp").setup() or vim.lsp.config("dsh_lsp", {...})',
     })
     return
   end
@@ -57,10 +58,10 @@ function M.check()
     r.error('`dsh-lsp version` failed: ' .. vim.trim(out))
   end
 
-  local root, origin = M.store_root(opts)
+  local root, origin = M.store_root(dsh.settings(), cfg.cmd_env)
   if vim.fn.isdirectory(root) == 0 then
     r.warn(('session store %s (%s) does not exist yet'):format(root, origin),
-      { 'dsh creates it on its first session; or set sessions_dir in setup()' })
+      { 'dsh creates it on its first session; or set sessions_dir in setup() (sessionsDir in vim.lsp.config)' })
   elseif not (vim.uv or vim.loop).fs_access(root, 'RX') then
     r.error(('session store %s (%s) is not readable'):format(root, origin))
   else
@@ -81,7 +82,7 @@ function M.check()
   else
     r.info('no dsh-lsp client running (it starts with the first prompt buffer)')
   end
-  r.info('prompt filetypes: ' .. table.concat(vim.list_extend(vim.deepcopy(opts.filetypes or {}), opts.extra_filetypes or {}), ', '))
+  r.info('prompt filetypes: ' .. table.concat(cfg.filetypes or {}, ', '))
 end
 
 return M

@@ -3,6 +3,11 @@
 -- Works on Neovim 0.7 and later. One client is started for all prompt buffers (file
 -- buffers and the scratch buffers of chat plugins such as CodeCompanion, avante and
 -- CopilotChat, which vim.lsp.enable() skips because they have buftype=nofile).
+--
+-- One configuration: on Neovim 0.11+ the client configuration is the vim.lsp.config entry
+-- 'dsh_lsp' (lsp/dsh_lsp.lua, then every vim.lsp.config('dsh_lsp', ...) call); setup()
+-- writes the options it is given into that same entry, and the clients it starts for
+-- scratch buffers are built from it. Before 0.11 setup() options are the configuration.
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -39,7 +44,11 @@ local state = {
   client_id = nil, -- the one dsh-lsp client this module started or adopted
   augroup = nil,
   last_settings = nil, -- JSON of the settings last sent, to detect changes
+  setup_keys = {}, -- settings keys the last setup() wrote into vim.lsp.config (0.11+)
 }
+
+-- The settings keys of the contract, in the order they are sent.
+local SETTING_KEYS = { 'sessionsDir', 'target', 'maxReferences', 'candidateLimit', 'maxReferenceBytes' }
 
 local has = function(feature) return vim.fn.has(feature) == 1 end
 
@@ -94,10 +103,8 @@ function M.get_config()
   return state.config or vim.deepcopy(M.defaults)
 end
 
---- The settings object of the contract (initializationOptions and settings.dsh) for opts.
---- Keys with no value are left out; an empty object stays an object in JSON.
-function M.settings(opts)
-  opts = opts or M.get_config()
+-- The settings object that setup() options opts give (keys with no value left out).
+local function settings_of_options(opts)
   local s = {}
   if opts.sessions_dir and opts.sessions_dir ~= '' then
     s.sessionsDir = M.normalize_dir(opts.sessions_dir)
@@ -106,8 +113,46 @@ function M.settings(opts)
   s.maxReferences = opts.max_references
   s.candidateLimit = opts.candidate_limit
   s.maxReferenceBytes = opts.max_reference_bytes
+  return s
+end
+
+-- Neovim 0.11+: the resolved vim.lsp.config entry (lsp/dsh_lsp.lua + vim.lsp.config calls).
+local function native_config()
+  if not (has('nvim-0.11') and vim.lsp.config) then return nil end
+  local ok, c = pcall(function() return vim.lsp.config[M.client_name] end)
+  if ok and type(c) == 'table' then return vim.deepcopy(c) end
+  return nil
+end
+
+local function is_value(v) return v ~= nil and v ~= vim.NIL end
+
+-- The effective settings of a client configuration, with the server's precedence (CONTRACT
+-- §2): init_options, then settings.dsh key by key (null: back to the default).
+local function effective_settings(cfg)
+  local s = {}
+  local init = type(cfg.init_options) == 'table' and cfg.init_options or {}
+  local pushed = type(cfg.settings) == 'table' and type(cfg.settings.dsh) == 'table' and cfg.settings.dsh or {}
+  for _, k in ipairs(SETTING_KEYS) do
+    if is_value(init[k]) then s[k] = init[k] end
+    if pushed[k] == vim.NIL then s[k] = nil elseif pushed[k] ~= nil then s[k] = pushed[k] end
+  end
+  return s
+end
+
+local function as_object(s)
   if next(s) == nil then return vim.empty_dict() end
   return s
+end
+
+--- The settings object of the contract (initializationOptions and settings.dsh) the server
+--- gets: on 0.11+ from the vim.lsp.config entry (which setup() writes into), else from the
+--- setup() options (or opts). Keys with no value are left out; an empty object stays an
+--- object in JSON.
+function M.settings(opts)
+  if opts then return as_object(settings_of_options(opts)) end
+  local cfg = native_config()
+  if cfg then return as_object(effective_settings(cfg)) end
+  return as_object(settings_of_options(M.get_config()))
 end
 
 local function server_cmd(opts)
@@ -252,8 +297,18 @@ function M.omnifunc(findstart, base)
   return start
 end
 
--- Called for every buffer the client attaches to (after initialize and didOpen).
+-- Buffers _on_attach has set up: "client:bufnr" -> true.
+local attached = {}
+
+-- Called for every buffer the client attaches to (after initialize and didOpen), from the
+-- client's on_attach and from LspAttach (plugin/dsh_lsp.lua); runs once per client and buffer.
 function M._on_attach(client, bufnr)
+  local key = client.id .. ':' .. bufnr
+  if attached[key] then return end
+  attached[key] = true
+  api.nvim_create_autocmd({ 'BufWipeout', 'BufDelete' }, {
+    buffer = bufnr, once = true, callback = function() attached[key] = nil end,
+  })
   local opts = M.get_config()
   local completion = vim.lsp.completion
   local autotrigger = opts.autotrigger and completion and completion.enable
@@ -273,19 +328,39 @@ function M._on_attach(client, bufnr)
   if type(opts.on_attach) == 'function' then opts.on_attach(client, bufnr) end
 end
 
---- Client configuration for vim.lsp.start / vim.lsp.start_client.
+--- The server program of a client configuration (default: the effective one).
+function M.server_path(cfg)
+  cfg = cfg or M.client_config()
+  if type(cfg.cmd) == 'table' and type(cfg.cmd[1]) == 'string' then return cfg.cmd[1] end
+  return 'dsh-lsp'
+end
+
+--- Client configuration for vim.lsp.start / vim.lsp.start_client: on 0.11+ the vim.lsp.config
+--- entry 'dsh_lsp' (what vim.lsp.enable('dsh_lsp') starts too), else built from setup().
 function M.client_config(bufnr)
   local opts = M.get_config()
+  local cfg = native_config()
+  if cfg then
+    -- vim.lsp.start needs a root directory, not vim.lsp.enable's root_dir function.
+    if type(cfg.root_dir) ~= 'string' then cfg.root_dir = root_dir_for(opts, resolve_bufnr(bufnr)) end
+    local own = cfg.on_attach
+    cfg.on_attach = function(client, b)
+      for _, f in ipairs(type(own) == 'table' and own or { own }) do f(client, b) end
+      M._on_attach(client, b) -- once per buffer, whatever the entry's on_attach did
+    end
+    cfg.name = M.client_name
+    return cfg
+  end
   local settings = M.settings(opts)
-  local capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities()
   return {
     name = M.client_name,
     cmd = server_cmd(opts),
     cmd_env = opts.cmd_env,
     root_dir = root_dir_for(opts, resolve_bufnr(bufnr)),
+    filetypes = vim.list_extend(vim.deepcopy(opts.filetypes or {}), opts.extra_filetypes or {}),
     init_options = settings,
-    settings = { dsh = settings },
-    capabilities = capabilities,
+    settings = { dsh = vim.deepcopy(settings) },
+    capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities(),
     on_attach = M._on_attach,
   }
 end
@@ -321,38 +396,85 @@ function M.attach(bufnr)
   end
   if id then
     state.client_id = id
-    state.last_settings = vim.json.encode(cfg.settings)
+    state.last_settings = vim.json.encode(M.settings())
   else
     notify('could not start ' .. table.concat(cfg.cmd, ' '), vim.log.levels.ERROR)
   end
   return id
 end
 
--- Sends workspace/didChangeConfiguration when setup() changed the settings of a running client.
+-- Sends workspace/didChangeConfiguration when the settings of a running client changed. The
+-- push names every key (null for the unset ones: the server's default), so it says the whole
+-- configuration whatever the server kept from initializationOptions.
 local function push_settings()
   local client = M.get_client()
   if not client then return end
   local settings = M.settings()
-  local wrapped = { dsh = settings }
-  local encoded = vim.json.encode(wrapped)
+  local encoded = vim.json.encode(settings)
   if encoded == state.last_settings then return end
   state.last_settings = encoded
-  client.config.settings = wrapped
-  client_notify(client, 'workspace/didChangeConfiguration', { settings = wrapped })
+  local full = {}
+  for _, k in ipairs(SETTING_KEYS) do
+    if settings[k] ~= nil then full[k] = settings[k] else full[k] = vim.NIL end
+  end
+  client.config.settings = { dsh = settings }
+  client_notify(client, 'workspace/didChangeConfiguration', { settings = { dsh = full } })
 end
 
 local function filetypes(opts)
+  local cfg = native_config()
+  if cfg and type(cfg.filetypes) == 'table' then return vim.deepcopy(cfg.filetypes) end
   local fts = {}
   for _, ft in ipairs(opts.filetypes or {}) do table.insert(fts, ft) end
   for _, ft in ipairs(opts.extra_filetypes or {}) do table.insert(fts, ft) end
   return fts
 end
 
+-- Neovim 0.11+: writes the client options of setup() into the vim.lsp.config entry, so that
+-- vim.lsp.enable('dsh_lsp') and setup() start the same client with the same settings. Only
+-- the options the user gave are written (a setup({}) keeps what vim.lsp.config set); a
+-- settings key an earlier setup() wrote and this one leaves out is cleared.
+local function write_native_config(user_opts, opts)
+  if not (has('nvim-0.11') and vim.lsp.config) then return end
+  local given = function(k) return user_opts[k] ~= nil end
+  local entry = {}
+  if given('cmd') or given('log_level') or given('log_file') then
+    local base = vim.deepcopy(opts)
+    if not given('cmd') then
+      local cur = native_config()
+      base.cmd = (cur and type(cur.cmd) == 'table') and { cur.cmd[1] } or base.cmd
+    end
+    entry.cmd = server_cmd(base)
+  end
+  if given('cmd_env') then entry.cmd_env = opts.cmd_env end
+  if given('capabilities') then entry.capabilities = opts.capabilities end
+  if given('filetypes') or given('extra_filetypes') then
+    entry.filetypes = vim.list_extend(vim.deepcopy(opts.filetypes or {}), opts.extra_filetypes or {})
+  end
+  local s = settings_of_options(opts)
+  local keys, settings = {}, {}
+  for _, k in ipairs(SETTING_KEYS) do
+    if s[k] ~= nil then
+      settings[k], keys[k] = s[k], true
+    elseif state.setup_keys[k] then
+      settings[k] = vim.NIL -- written by an earlier setup(), not by this one
+    end
+  end
+  state.setup_keys = keys
+  if next(settings) ~= nil then
+    entry.init_options = settings
+    entry.settings = { dsh = vim.deepcopy(settings) }
+  end
+  if next(entry) ~= nil then vim.lsp.config(M.client_name, entry) end
+end
+
 --- Configures the plugin. Calling it again updates the settings of a running server.
 function M.setup(user_opts)
-  local opts = vim.tbl_extend('force', vim.deepcopy(M.defaults), user_opts or {})
+  user_opts = user_opts or {}
+  local opts = vim.tbl_extend('force', vim.deepcopy(M.defaults), user_opts)
   if type(opts.cmd) == 'string' then opts.cmd = { opts.cmd } end
   state.config = opts
+  write_native_config(user_opts, opts)
   M.create_commands()
   state.augroup = api.nvim_create_augroup('dsh_lsp', { clear = true })
   local fts = filetypes(opts)
@@ -431,9 +553,9 @@ end
 -- CLI flags equivalent to the settings (for the command-line fallback of prepare_text).
 local function cli_flags(opts, target)
   local flags = {}
-  local s = M.settings(opts)
+  local s = M.settings()
   if s.sessionsDir then vim.list_extend(flags, { '--sessions', s.sessionsDir }) end
-  target = target or (type(opts.target) == 'table' and opts.target) or nil
+  target = target or (type(opts.target) == 'table' and opts.target) or s.target
   if target and target.sessionId then vim.list_extend(flags, { '--target-id', target.sessionId }) end
   if target and target.cwd then vim.list_extend(flags, { '--target-cwd', target.cwd }) end
   if s.maxReferences then vim.list_extend(flags, { '--max-references', tostring(s.maxReferences) }) end
@@ -458,13 +580,14 @@ function M.prepare_text(text, callback, target)
     end)
     return
   end
-  local argv = { server_cmd(opts)[1], 'prepare' }
+  local cfg = M.client_config()
+  local argv = { M.server_path(cfg), 'prepare' }
   vim.list_extend(argv, cli_flags(opts, target))
   table.insert(argv, '-')
   local stdout = {}
   local job = vim.fn.jobstart(argv, {
     stdout_buffered = true,
-    env = opts.cmd_env,
+    env = cfg.cmd_env,
     on_stdout = function(_, data) stdout = data end,
     on_exit = function(_, code)
       local ok, decoded = pcall(vim.json.decode, table.concat(stdout, '\n'))
