@@ -69,14 +69,14 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await shot('chat-01-completion.png');
   await page.screenshot({ path: path.join(shots, 'readme-chat-input.png'), clip: { x: 925, y: 730, width: 475, height: 145 } });
   if (await row.count()) await row.first().click();
-  // the input wraps long lines, so read the text through the clipboard, not the DOM
-  await page.waitForTimeout(300);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Control+C');
+  // the input wraps long lines, so read the text through the clipboard, not the DOM; copy
+  // again until the accepted mention has landed in the input
   const text = await poll(async () => {
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Control+C');
     const t = await page.evaluate(() => navigator.clipboard.readText());
     return t.includes('](dsh-session:') ? t : '';
-  }, 5000);
+  }, 10000, 250);
   await page.keyboard.press('End');
   check(text === 'hello ' + mention, 'chat input: accepting inserts exactly the canonical mention', JSON.stringify(text));
   await page.keyboard.type(' and @[x](dsh-session:%%%)', { delay: 20 });

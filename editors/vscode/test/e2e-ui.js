@@ -72,12 +72,37 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     await editor.locator('.view-lines').click();
     await page.keyboard.press('Control+End');
   }
-  // toast waits for a notification whose text matches re; on timeout it returns all
-  // visible notification texts so a failure shows what VS Code said instead.
+  // toast waits for a notification whose text matches re. Toasts are transient (VS Code
+  // hides them after a while, sooner on a loaded machine), so it also reads the
+  // notification centre, which keeps every notification until "Clear All". On timeout it
+  // returns all notification texts so a failure shows what VS Code said instead.
   async function toast(re, timeoutMs = 15000) {
-    const all = page.locator('.notifications-toasts .notification-list-item-message');
-    const hit = await poll(async () => (await all.allInnerTexts()).find((t) => re.test(t)), timeoutMs);
-    return hit || `(no matching notification; visible: ${JSON.stringify(await all.allInnerTexts().catch(() => []))})`;
+    const toasts = page.locator('.notifications-toasts .notification-list-item-message');
+    const centre = page.locator('.notifications-center .notification-list-item-message');
+    const texts = async () => [...(await toasts.allInnerTexts()), ...(await centre.allInnerTexts())];
+    let hit = await poll(async () => (await texts()).find((t) => re.test(t)), timeoutMs);
+    if (!hit) {
+      await runCommand('Notifications: Show Notifications').catch(() => {});
+      hit = await poll(async () => (await texts()).find((t) => re.test(t)), 3000);
+      await runCommand('Notifications: Hide Notifications').catch(() => {});
+    }
+    return hit || `(no matching notification; seen: ${JSON.stringify(await texts().catch(() => []))})`;
+  }
+  // pickRow waits until the quick pick has settled on a query (the input holds it, the
+  // list is not busy and its first row contains want), then accepts that row: the list is
+  // re-queried as the text changes, so a row picked earlier may belong to an older list.
+  async function pickRow(query, want, timeoutMs = 20000) {
+    const input = page.locator('.quick-input-widget input');
+    const first = page.locator('.quick-input-list .monaco-list-row').first();
+    const busy = page.locator('.quick-input-widget .quick-input-progress.active');
+    const settled = await poll(async () => (await input.inputValue()) === query && (await busy.count()) === 0 &&
+      (await first.innerText()).includes(want) ? 'yes' : '', timeoutMs);
+    if (!settled) {
+      await page.keyboard.press('Escape');
+      return false;
+    }
+    await page.keyboard.press('Enter');
+    return true;
   }
   async function clearToasts() {
     await page.keyboard.press('Escape');
@@ -197,12 +222,9 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const qpInput = page.locator('.quick-input-widget input');
   await qpInput.waitFor();
   await page.keyboard.type('scratch', { delay: 40 });
-  const qpRow = page.locator('.quick-input-list .monaco-list-row', { hasText: other.header.cwd });
-  await qpRow.first().waitFor({ timeout: 10000 }).catch(() => {});
-  check((await qpRow.count()) > 0, 'Insert Session Mention lists the session matched by cwd ("scratch")');
+  const listed = await poll(async () => ((await page.locator('.quick-input-list .monaco-list-row').first().innerText()).includes(other.header.cwd) ? 'yes' : ''), 20000);
   await shot('05-insert-mention.png');
-  if (await qpRow.count()) await qpRow.first().click();
-  else await page.keyboard.press('Escape');
+  check(listed === 'yes' && await pickRow('scratch', other.header.cwd), 'Insert Session Mention lists the session matched by cwd ("scratch")');
   await page.keyboard.press('Control+S');
   const wantInsert = 'Ask about ' + otherMention;
   const gotInsert = await poll(async () => (readFile('insert.dshchat') === wantInsert ? wantInsert : ''), 5000);
@@ -220,12 +242,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await runCommand('dsh: Set Chat Session');
   await qpInput.waitFor();
   await page.keyboard.type(other.header.id, { delay: 10 });
-  const own = page.locator('.quick-input-list .monaco-list-row', { hasText: other.header.cwd });
-  await own.first().waitFor({ timeout: 10000 }).catch(() => {});
-  await page.locator('.quick-input-widget .quick-input-progress.active').waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
-  await page.waitForTimeout(500); // the list is re-queried as the text changes: let it settle
-  if (await own.count()) await own.first().click();
-  else await page.keyboard.press('Escape');
+  check(await pickRow(other.header.id, other.header.cwd), 'Set Chat Session lists the session matched by its id');
   const setToast = await toast(/now belongs to session/);
   check(setToast.includes(other.header.id), 'Set Chat Session confirms the target', setToast);
   const selfSquiggle = editor.locator('.squiggly-error').first();
@@ -242,7 +259,12 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
   await clearToasts();
   await openFile('two.dshchat');
-  await page.waitForTimeout(1500);
+  // a positive sign that the server has the document and accepts both references before
+  // checking that it flags nothing
+  const two = await prepareAndRead('two.dshchat');
+  check(/copied the context of 2 referenced sessions/.test(two.toast), 'Prepare Message accepts two cited sessions', two.toast);
+  if (two.tab) await runCommand('View: Close Editor');
+  await openFile('two.dshchat');
   check((await editor.locator('.squiggly-error').count()) === 0, 'two cited sessions are fine with the default maxReferences');
   fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'dsh.maxReferences': 1 }));
   const tooMany = editor.locator('.squiggly-error').first();
