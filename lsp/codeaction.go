@@ -33,13 +33,20 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 	titleOf := func(id string) *string { return titleOf(ctx, snap.env.source, id) }
 	fixes := diagnostics.Fixes(snap.mapper.Content, start, end, titleOf)
 	actions := make([]protocol.CodeAction, 0, len(fixes))
+	// Map every span in one sweep rather than walking each line from its
+	// start for every fix (thousands of mentions may share a line).
+	offs := make([]int, 0, 2*len(fixes))
 	for _, f := range fixes {
+		offs = append(offs, f.Span.Start, f.Span.End)
+	}
+	pos := snap.mapper.Positions(offs)
+	for i, f := range fixes {
 		a := protocol.CodeAction{
 			Title:       f.Title,
 			Kind:        protocol.CodeActionKindQuickFix,
 			IsPreferred: f.Preferred,
 			Edit: protocol.WorkspaceEdit{Changes: map[string][]protocol.TextEdit{
-				snap.uri: {{Range: snap.mapper.Range(f.Span.Start, f.Span.End), NewText: f.NewText}},
+				snap.uri: {{Range: protocol.Range{Start: pos[2*i], End: pos[2*i+1]}, NewText: f.NewText}},
 			}},
 		}
 		for _, d := range p.Context.Diagnostics {

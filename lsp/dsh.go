@@ -79,7 +79,7 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 			s.mu.Unlock()
 			return nil, invalidParams("dsh.prepare: document %s is not open", args.TextDocument.URI)
 		}
-		text = d.text
+		text = d.contentLocked()
 		if target == nil {
 			t := s.targetForLocked(d.uri)
 			target = &t

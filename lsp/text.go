@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -13,15 +14,39 @@ import (
 type document struct {
 	uri     string
 	version int32
-	text    string
+	// text is the document's text, edited in place by didChange at a cost
+	// that follows the size of each change, not of the document.
+	text *protocol.Text
+	// gen identifies the text: a fresh number (server-wide) after every
+	// change, so a snapshot can tell whether it is still current.
+	gen uint64
+	// content and mapper are the whole text of generation gen and its
+	// position index, built at most once per generation when a request
+	// or diagnostics run needs them (nil until then).
+	content *string
+	mapper  *protocol.Mapper
 	// target is the document's own target (dsh/setTarget), nil if unset.
 	target *reference.Target
+}
+
+// docGen numbers document generations.
+var docGen atomic.Uint64
+
+// contentLocked returns the document's whole text, joining its chunks once
+// per generation. s.mu must be held.
+func (d *document) contentLocked() string {
+	if d.content == nil {
+		c := d.text.String()
+		d.content = &c
+	}
+	return *d.content
 }
 
 // docSnapshot is what a request needs of a document, taken under the lock.
 type docSnapshot struct {
 	uri     string
 	version int32
+	gen     uint64
 	mapper  *protocol.Mapper
 	target  reference.Target
 	env     *environment
@@ -31,7 +56,9 @@ type docSnapshot struct {
 
 // snapshot returns the document's current state; ok is false when the
 // document is not open. The position index is built after the lock is
-// released (it is linear in the text, and notifications wait for s.mu).
+// released (it is linear in the text, and notifications wait for s.mu),
+// once per generation of the text: later requests on the same text reuse
+// it.
 func (s *Server) snapshot(uri string) (docSnapshot, bool) {
 	s.mu.Lock()
 	d, ok := s.docs[uri]
@@ -42,14 +69,24 @@ func (s *Server) snapshot(uri string) (docSnapshot, bool) {
 	snap := docSnapshot{
 		uri:     uri,
 		version: d.version,
+		gen:     d.gen,
 		target:  s.targetForLocked(uri),
 		env:     s.env,
 		config:  s.settings.config,
 		caps:    s.caps,
+		mapper:  d.mapper,
 	}
-	text, enc := d.text, s.encoding
+	text, enc := d.contentLocked(), s.encoding
 	s.mu.Unlock()
+	if snap.mapper != nil {
+		return snap, true
+	}
 	snap.mapper = protocol.NewMapper(text, enc)
+	s.mu.Lock()
+	if d.gen == snap.gen && d.mapper == nil {
+		d.mapper = snap.mapper
+	}
+	s.mu.Unlock()
 	return snap, true
 }
 
@@ -64,12 +101,12 @@ func (s *Server) openSnapshot(method, uri string) (docSnapshot, error) {
 }
 
 // isCurrent reports whether snap still shows the open document uri (same
-// version and text), without indexing the text again.
+// version and text generation).
 func (s *Server) isCurrent(uri string, snap docSnapshot) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.docs[uri]
-	return ok && d.version == snap.version && d.text == snap.mapper.Content
+	return ok && d.version == snap.version && d.gen == snap.gen
 }
 
 func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
@@ -80,7 +117,12 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
 	}
 	uri := p.TextDocument.URI
 	s.mu.Lock()
-	d := &document{uri: uri, version: p.TextDocument.Version, text: p.TextDocument.Text}
+	text := protocol.NewText(p.TextDocument.Text)
+	content := p.TextDocument.Text
+	if text.Len() != len(content) {
+		content = text.String() // invalid UTF-8 was replaced (JSON text never has any)
+	}
+	d := &document{uri: uri, version: p.TextDocument.Version, text: text, gen: docGen.Add(1), content: &content}
 	if t, ok := s.pendingTargets[uri]; ok {
 		d.target = &t
 		delete(s.pendingTargets, uri)
@@ -104,14 +146,13 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) {
 		s.logger.Warn("didChange for a document that is not open", "uri", uri)
 		return
 	}
-	text, err := protocol.ApplyChanges(d.text, s.encoding, p.ContentChanges)
-	if err != nil {
+	if err := d.text.Apply(s.encoding, p.ContentChanges); err != nil {
 		s.mu.Unlock()
 		s.logger.Error("didChange not applied", "uri", uri, "error", err)
 		s.showMessage(protocol.MessageError, fmt.Sprintf("dsh-lsp: cannot apply the change to %s: %v", uri, err))
 		return
 	}
-	d.text = text
+	d.gen, d.content, d.mapper = docGen.Add(1), nil, nil
 	d.version = p.TextDocument.Version
 	s.mu.Unlock()
 	s.scheduleDiagnostics(uri)

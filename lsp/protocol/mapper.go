@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -43,25 +44,38 @@ type Mapper struct {
 // NewMapper indexes content for the given encoding.
 func NewMapper(content string, enc Encoding) *Mapper {
 	m := &Mapper{Content: content, Encoding: enc}
+	// Find terminators with strings.IndexByte (vectorised) rather than a
+	// byte loop: this runs once per document version.
+	nextCR := strings.IndexByte(content, '\r')
 	start := 0
-	for i := 0; i < len(content); i++ {
-		switch content[i] {
-		case '\n':
-			m.lineStart = append(m.lineStart, start)
-			m.lineEnd = append(m.lineEnd, i)
-			start = i + 1
-		case '\r':
-			m.lineStart = append(m.lineStart, start)
-			m.lineEnd = append(m.lineEnd, i)
-			if i+1 < len(content) && content[i+1] == '\n' {
-				i++
+	for {
+		nl := strings.IndexByte(content[start:], '\n')
+		if nl >= 0 {
+			nl += start
+		}
+		if nextCR >= 0 && nextCR < start {
+			if nextCR = strings.IndexByte(content[start:], '\r'); nextCR >= 0 {
+				nextCR += start
 			}
-			start = i + 1
+		}
+		switch {
+		case nextCR >= 0 && (nl < 0 || nextCR < nl):
+			m.lineStart = append(m.lineStart, start)
+			m.lineEnd = append(m.lineEnd, nextCR)
+			start = nextCR + 1
+			if start < len(content) && content[start] == '\n' {
+				start++
+			}
+		case nl >= 0:
+			m.lineStart = append(m.lineStart, start)
+			m.lineEnd = append(m.lineEnd, nl)
+			start = nl + 1
+		default:
+			m.lineStart = append(m.lineStart, start)
+			m.lineEnd = append(m.lineEnd, len(content))
+			return m
 		}
 	}
-	m.lineStart = append(m.lineStart, start)
-	m.lineEnd = append(m.lineEnd, len(content))
-	return m
 }
 
 // LineCount returns the number of lines (a text ending in a newline has an
@@ -129,14 +143,17 @@ func (m *Mapper) ClampedOffset(p Position) int {
 
 // Position returns the position of byte offset off (clamped to [0,len]).
 // An offset inside a line terminator or a multi-byte sequence maps to the
-// position of the start of that terminator or sequence.
+// position of the start of that terminator or sequence. It walks from the
+// start of off's line: to map many offsets use a Sweep.
 func (m *Mapper) Position(off int) Position {
-	if off < 0 {
-		off = 0
-	}
-	if off > len(m.Content) {
-		off = len(m.Content)
-	}
+	var s Sweep
+	s.m = m
+	s.line = -1
+	return s.Position(off)
+}
+
+// lineOf returns the line holding byte offset off (in [0,len]).
+func (m *Mapper) lineOf(off int) int {
 	// binary search the last line starting at or before off
 	lo, hi := 0, len(m.lineStart)-1
 	for lo < hi {
@@ -147,13 +164,42 @@ func (m *Mapper) Position(off int) Position {
 			hi = mid - 1
 		}
 	}
-	line := lo
+	return lo
+}
+
+// Sweep maps byte offsets to positions, continuing from its previous
+// answer when the next offset is on the same line and not before it. Mapping
+// k ascending offsets of one line so costs O(line + k) instead of
+// O(k × line): thousands of mentions on one line must not make each
+// diagnostic walk the line from its start again. Any order is correct; only
+// ascending order is fast.
+type Sweep struct {
+	m *Mapper
+	// line is the line of the previous answer (-1 before the first); off
+	// is a character start on it and units the units from the line start
+	// to off.
+	line, off, units int
+}
+
+// Sweep returns a new sweep over m.
+func (m *Mapper) Sweep() *Sweep { return &Sweep{m: m, line: -1} }
+
+// Position is Mapper.Position.
+func (s *Sweep) Position(off int) Position {
+	m := s.m
+	off = min(max(off, 0), len(m.Content))
+	line := m.lineOf(off)
 	start, end := m.lineStart[line], m.lineEnd[line]
 	if off > end {
 		off = end
 	}
-	units := 0
-	for i := start; i < off; {
+	i, units := start, 0
+	if line == s.line && off >= s.off {
+		// s.off is a character start reached from the line start, so
+		// decoding on from it gives the same characters.
+		i, units = s.off, s.units
+	}
+	for i < off {
 		r, n := utf8.DecodeRuneInString(m.Content[i:end])
 		if i+n > off {
 			break
@@ -161,18 +207,58 @@ func (m *Mapper) Position(off int) Position {
 		units += m.unitLen(r, n)
 		i += n
 	}
+	s.line, s.off, s.units = line, i, units
 	return Position{Line: uint32(line), Character: uint32(units)}
+}
+
+// Positions returns the positions of offs (in any order) with one sweep
+// over them in ascending order: O(k log k + the lines they are on), however
+// many fall on one line.
+func (m *Mapper) Positions(offs []int) []Position {
+	order := make([]int, len(offs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return offs[a] - offs[b] })
+	out := make([]Position, len(offs))
+	sw := m.Sweep()
+	for _, i := range order {
+		out[i] = sw.Position(offs[i])
+	}
+	return out
 }
 
 // Range returns the range of the byte span [start, end).
 func (m *Mapper) Range(start, end int) Range {
-	return Range{Start: m.Position(start), End: m.Position(end)}
+	s := m.Sweep()
+	return Range{Start: s.Position(start), End: s.Position(end)}
+}
+
+// Range is Mapper.Range, continuing the sweep.
+func (s *Sweep) Range(start, end int) Range {
+	return Range{Start: s.Position(start), End: s.Position(end)}
 }
 
 // ApplyChanges applies LSP content changes in order to content and returns
 // the new text. A change without a range replaces the whole text. Ranges
-// are read in enc; a reversed range is an error.
+// are read in enc; a reversed range is an error. The changes are applied to
+// a chunked Text, so N range changes do not cost N copies of the document.
 func ApplyChanges(content string, enc Encoding, changes []TextDocumentContentChangeEvent) (string, error) {
+	if !utf8.ValidString(content) {
+		// Text holds valid UTF-8 only; keep such content byte for byte.
+		return applyChangesCopying(content, enc, changes)
+	}
+	t := NewText(content)
+	if err := t.Apply(enc, changes); err != nil {
+		return "", err
+	}
+	return t.String(), nil
+}
+
+// applyChangesCopying is ApplyChanges by indexing and copying the whole
+// text for each change (O(N × document)); for content that is not valid
+// UTF-8, and the reference the tests compare Text with.
+func applyChangesCopying(content string, enc Encoding, changes []TextDocumentContentChangeEvent) (string, error) {
 	for i, ch := range changes {
 		if ch.Range == nil {
 			content = ch.Text
