@@ -38,9 +38,17 @@ type cacheFile struct {
 	Entries []*entry
 }
 
+// maxCacheBytes bounds the index cache file that is read: a larger file
+// (or anything but a regular file) is ignored and the index rebuilt. The
+// cache of a 100,000-session store is a few tens of MiB.
+const maxCacheBytes = 512 << 20
+
 // resolveCachePath returns the cache file path, or "" when the index is
 // memory only (NoCache, no cache directory, or a cache directory inside
-// the store root).
+// the store root). Inside is decided on the paths with symlinks resolved
+// as well as on their text, so a cache directory that reaches into the
+// store through a symlink (or a root given through one) is refused too:
+// nothing is ever written under the store root.
 func (x *Indexed) resolveCachePath() string {
 	dir := x.opts.CacheDir
 	if dir == NoCache {
@@ -59,17 +67,47 @@ func (x *Indexed) resolveCachePath() string {
 	if err1 != nil || err2 != nil {
 		return ""
 	}
-	if rel, err := filepath.Rel(absRoot, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		x.logf("sessionstore: cache directory %s is inside the store root; index kept in memory", absDir)
-		return ""
+	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
+	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
+		if isWithin(pair[0], pair[1]) {
+			x.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, realDir, absRoot, realRoot)
+			return ""
+		}
 	}
 	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(x.opts.Encoding)))
 	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
 }
 
-// loadCache reads the persisted index, if valid, into x.
+// isWithin reports whether path is root or below it (lexically).
+func isWithin(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of
+// the absolute path p and appends the rest (a cache directory need not
+// exist yet; MkdirAll would create it through the links).
+func resolveExisting(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// loadCache reads the persisted index, if valid, into x. The file is read
+// only if it is a regular file (not a symlink, FIFO or device) of at most
+// maxCacheBytes, opened non-blocking: a FIFO or /dev/zero planted there
+// cannot hang or exhaust the server.
 func (x *Indexed) loadCache() error {
-	data, err := os.ReadFile(x.cachePath)
+	data, err := readRegularFile(x.cachePath, maxCacheBytes)
 	if err != nil {
 		return err
 	}

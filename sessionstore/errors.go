@@ -48,6 +48,12 @@ var (
 	ErrCorrupt     = errors.New("corrupt session")
 	ErrUnsupported = errors.New("unsupported session format")
 	ErrIO          = errors.New("session store I/O error")
+	// ErrReadLimit is the cause of a read refused because the session
+	// would hold more decoded bytes than the store's read limit
+	// (Options.ReadLimit, IndexOptions.ReadLimit): a zstd frame (complete
+	// or torn), a raw line, a header over 1 MiB, or a whole-log load. The
+	// error's Kind is KindIO (dsh's SESSION_QUERY_PERSISTENCE_FAILED).
+	ErrReadLimit = errors.New("read limit exceeded")
 )
 
 // Error is a failure to list or read one session. Its message says what
@@ -147,6 +153,21 @@ func (e *logError) Unwrap() error { return e.err }
 
 func corruptf(format string, args ...any) *logError {
 	return &logError{kind: KindCorrupt, msg: fmt.Sprintf(format, args...)}
+}
+
+// limitf is a read refused by the read limit: what says what would have
+// exceeded it.
+func limitf(limit int64, format string, args ...any) *logError {
+	return &logError{kind: KindIO, backend: true, err: ErrReadLimit,
+		msg: fmt.Sprintf(format, args...) + " (the read limit is " + sizeString(limit) + "; raise it with --max-read-mb, " + readLimitEnv + " or IndexOptions.ReadLimit)"}
+}
+
+// sizeString writes n bytes as MiB when whole, else as bytes.
+func sizeString(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func unsupportedf(format string, args ...any) *logError {

@@ -29,6 +29,10 @@ type IndexOptions struct {
 	// what changed). 0 means DefaultRefreshInterval; a negative value
 	// refreshes synchronously before every query.
 	RefreshInterval time.Duration
+	// ReadLimit bounds the memory one read may use (Options.ReadLimit);
+	// 0 means the default. A session over it fails with an error matching
+	// ErrReadLimit.
+	ReadLimit int64
 	// Progress, when set, is called during the first indexing pass with
 	// the number of transcripts parsed so far and the number to parse.
 	Progress func(done, total int)
@@ -115,13 +119,7 @@ var _ reference.Source = (*Indexed)(nil)
 // it has finished). Without a cache, queries answer from what is indexed
 // so far until Complete reports true.
 func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
-	var st *Store
-	var err error
-	if opts.Encoding != 0 {
-		st, err = OpenEncoding(root, opts.Encoding)
-	} else {
-		st, err = Open(root)
-	}
+	st, err := OpenWith(root, Options{Encoding: opts.Encoding, ReadLimit: opts.ReadLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,8 @@ type Store struct {
 	root string
 	// enc is the configured encoding; 0 means detect per listing.
 	enc Encoding
+	// limit is the read limit (Options.ReadLimit) in bytes.
+	limit int64
 	// detected is the encoding the last Discover found (auto mode), so
 	// that lookups by id read the same files listing does.
 	detected atomic.Int32
@@ -70,10 +73,41 @@ type Store struct {
 
 var _ reference.Source = (*Store)(nil)
 
+// Options configures OpenWith.
+type Options struct {
+	// Encoding pins the store encoding like OpenEncoding; 0 detects it
+	// like Open.
+	Encoding Encoding
+	// ReadLimit bounds the memory one read may use: the most decoded
+	// bytes of one zstd frame (complete or torn) or one raw line that a
+	// streamed read (ReadSurface, ReadTitle) holds at once, and of the
+	// whole log for a full load (Load). A session over it fails to read
+	// with an error matching ErrReadLimit (Kind KindIO); other sessions
+	// are unaffected. 0 means $DSH_LSP_READ_LIMIT_MB MiB when that is set,
+	// else DefaultReadLimit; values under 16 MiB are raised to 16 MiB. Peak
+	// memory of one read is a small multiple of it (SECURITY.md).
+	ReadLimit int64
+}
+
+// readLimitEnv names the environment variable that sets the default read
+// limit in MiB (for the server, whose settings are the client's).
+const readLimitEnv = "DSH_LSP_READ_LIMIT_MB"
+
+// effectiveReadLimit resolves Options.ReadLimit (see there).
+func effectiveReadLimit(n int64) int64 {
+	if n == 0 {
+		n = DefaultReadLimit
+		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(readLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
+			n = v << 20
+		}
+	}
+	return max(n, minReadLimit)
+}
+
 // Open returns a Store over root that detects the encoding from the files
 // present (zstd when any session.jsonl.zstd exists, else raw). The root
 // need not exist yet (a missing root lists no sessions).
-func Open(root string) (*Store, error) { return &Store{root: root}, nil }
+func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
 
 // OpenEncoding returns a Store that reads only enc's transcripts (dsh's
 // compression setting); sessions in the other encoding are reported as
@@ -82,8 +116,23 @@ func OpenEncoding(root string, enc Encoding) (*Store, error) {
 	if enc != Raw && enc != Zstd {
 		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
 	}
-	return &Store{root: root, enc: enc}, nil
+	return OpenWith(root, Options{Encoding: enc})
 }
+
+// OpenWith returns a Store over root configured by o. Transcripts are
+// opened relative to the root without following any symlink below it
+// (open_*.go), so a directory swapped for a symlink cannot lead a read
+// out of the store.
+func OpenWith(root string, o Options) (*Store, error) {
+	if o.Encoding != 0 && o.Encoding != Raw && o.Encoding != Zstd {
+		return nil, fmt.Errorf("sessionstore: unknown encoding %d", o.Encoding)
+	}
+	registerRoot(root)
+	return &Store{root: root, enc: o.Encoding, limit: effectiveReadLimit(o.ReadLimit)}, nil
+}
+
+// ReadLimit returns the store's read limit in bytes (Options.ReadLimit).
+func (s *Store) ReadLimit() int64 { return s.limit }
 
 // Root returns the store root directory.
 func (s *Store) Root() string { return s.root }
@@ -255,10 +304,14 @@ func cwdString(c *string) string {
 // being created); discovery skips it silently.
 var errNoHeaderYet = errors.New("session header not written yet")
 
-// maxHeaderBytes bounds the header-only read.
+// maxHeaderBytes bounds the header-only read: the header line (raw), or
+// both the compressed and the decoded size of the header frame (zstd).
 const maxHeaderBytes = 1 << 20
 
-// ReadHeader reads only a transcript's header (spec §1.3 step 4–5).
+// ReadHeader reads only a transcript's header (spec §1.3 step 4–5). It
+// reads and decodes at most maxHeaderBytes (1 MiB) whatever the file
+// holds. path is opened without following symlinks below the store root
+// it lies in (see openRegular).
 func ReadHeader(path string, enc Encoding) (*Header, error) {
 	f, err := openRegular(path)
 	if err != nil {
@@ -286,7 +339,7 @@ func ReadHeader(path string, enc Encoding) (*Header, error) {
 				return nil, ferr
 			}
 			if complete {
-				text, derr := DecodeFrame(buf[:end])
+				text, derr := decodeHeaderFrame(buf[:end])
 				if derr != nil {
 					return nil, derr
 				}
@@ -358,33 +411,11 @@ func (s *Store) find(id string) (string, Encoding, error) {
 	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
 }
 
-// openRegular opens a transcript only if it is a regular file itself: a
-// symlink (which can lead out of the store root), a FIFO (open blocks
-// forever) or a device such as /dev/zero (an endless read) fails this one
-// session instead.
-func openRegular(path string) (*os.File, error) {
-	before, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !before.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (mode %s)", path, before.Mode().Type())
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
-		f.Close()
-		return nil, fmt.Errorf("%s was replaced while being opened", path)
-	}
-	return f, nil
-}
-
 // readStable reads a file that may be growing: it re-reads until a stat
 // before and after agree (as dsh does), a few times at most; the torn-tail
-// rules make any prefix safe to parse anyway.
-func readStable(path string) ([]byte, error) {
+// rules make any prefix safe to parse anyway. A file over limit bytes is
+// refused before it is read (and never read past limit if it grows).
+func readStable(path string, limit int64) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
 		f, err := openRegular(path)
@@ -392,13 +423,20 @@ func readStable(path string) ([]byte, error) {
 			return nil, err
 		}
 		st1, err1 := f.Stat()
-		data, err = io.ReadAll(f)
-		st2, err2 := os.Stat(path)
+		if err1 == nil && st1.Size() > limit {
+			f.Close()
+			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
+		}
+		data, err = io.ReadAll(io.LimitReader(f, limit+1))
+		st2, err2 := f.Stat()
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		if err1 == nil && err2 == nil && os.SameFile(st1, st2) && st1.Size() == st2.Size() &&
+		if int64(len(data)) > limit {
+			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
+		}
+		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
 			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
 			break
 		}
@@ -415,7 +453,10 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readStable(path)
+	data, err := readStable(path, s.limit)
+	if le := (*logError)(nil); errors.As(err, &le) {
+		return nil, attach(err, id, path)
+	}
 	if err != nil {
 		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
 	}
@@ -424,7 +465,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	}
 	var scan *ScannedLog
 	if enc == Zstd {
-		scan, err = ScanZstd(data)
+		scan, err = scanZstdLimit(data, s.limit)
 	} else {
 		scan, err = ScanRaw(data)
 	}

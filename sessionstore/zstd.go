@@ -3,7 +3,7 @@ package sessionstore
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
+	"errors"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -100,59 +100,130 @@ func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 	return p, true, nil
 }
 
-var (
-	decoderOnce sync.Once
-	decoder     *zstd.Decoder
-)
+// DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
+// Options.ReadLimit): the most decoded bytes one zstd frame, one raw line
+// or one whole-log load may hold. A session over it fails to read with an
+// error matching ErrReadLimit; the others are unaffected.
+const DefaultReadLimit int64 = 256 << 20
 
-// maxFrameMemory bounds the decoded size of one frame.
-const maxFrameMemory = 1 << 30
+// minReadLimit is the smallest accepted read limit: the decoder refuses
+// a frame whose declared window exceeds the limit, and encoders use
+// windows of up to 8 MiB (the format's recommended decoder minimum).
+const minReadLimit int64 = 16 << 20
 
-func sharedDecoder() *zstd.Decoder {
-	decoderOnce.Do(func() {
-		// DecodeAll is safe for concurrent use; concurrency 0 = GOMAXPROCS.
-		decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxFrameMemory))
-	})
-	return decoder
+// maxWindow is the largest zstd window the decoder accepts (the format's
+// own maximum on 64-bit hosts is larger, but dsh's encoder never uses
+// more than a few MiB).
+const maxWindow = 1 << 30
+
+// decoders holds one shared decoder per decoded-size limit (DecodeAll is
+// safe for concurrent use; there are only ever a few limits).
+var decoders sync.Map // int64 → *zstd.Decoder
+
+// decoderFor returns the shared decoder whose output per frame is capped
+// at limit decoded bytes. The cap is checked against the frame's declared
+// content size before any output is allocated and after every block
+// (≤ 128 KiB) while decoding, so a frame of RLE blocks cannot run past it.
+func decoderFor(limit int64) *zstd.Decoder {
+	if d, ok := decoders.Load(limit); ok {
+		return d.(*zstd.Decoder)
+	}
+	win := uint64(min(max(limit, zstd.MinWindowSize), maxWindow))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0),
+		zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(win))
+	if err != nil {
+		panic("sessionstore: zstd decoder options: " + err.Error()) // options are constants
+	}
+	if prev, loaded := decoders.LoadOrStore(limit, d); loaded {
+		d.Close()
+		return prev.(*zstd.Decoder)
+	}
+	return d
+}
+
+// isSizeErr reports a decode refused for its decoded or window size.
+func isSizeErr(err error) bool {
+	return errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded)
 }
 
 // DecodeFrame decompresses one complete frame and verifies its checksum.
-func DecodeFrame(frame []byte) ([]byte, error) {
-	out, err := sharedDecoder().DecodeAll(frame, nil)
+// Its output is capped at DefaultReadLimit decoded bytes.
+func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, DefaultReadLimit) }
+
+// decodeFrameLimit decompresses one complete frame of at most limit
+// decoded bytes; a larger one fails with a read-limit error.
+func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
+	out, err := decoderFor(limit).DecodeAll(frame, nil)
 	if err != nil {
+		if isSizeErr(err) {
+			return nil, limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
+		}
 		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
 	}
 	return out, nil
 }
 
-// streamDecoders are reused for torn final frames (creating a decoder
-// allocates its window buffers).
-var streamDecoders = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxFrameMemory), zstd.IgnoreChecksum(true))
-	if err != nil {
-		return nil
+// decodeTornFrame decodes a torn final frame and returns the plaintext of
+// its blocks that arrived whole (no checksum: it was never written).
+// Truncation is not an error; a frame whose declared size, window or
+// decoded blocks exceed limit fails with a read-limit error, so a torn
+// frame of RLE blocks costs at most limit bytes.
+func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
+	out, err := decoderFor(limit).DecodeAll(frame, nil)
+	if err != nil && isSizeErr(err) {
+		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	return d
-}}
-
-// decodePartialFrame stream-decodes a torn final frame and returns the
-// plaintext produced before the data ran out (no checksum).
-func decodePartialFrame(frame []byte) []byte {
-	d, _ := streamDecoders.Get().(*zstd.Decoder)
-	if d == nil {
-		return nil
-	}
-	defer streamDecoders.Put(d)
-	if err := d.Reset(bytes.NewReader(frame)); err != nil {
-		return nil
-	}
-	var buf bytes.Buffer
-	_, _ = io.Copy(&buf, d)
-	return buf.Bytes()
+	return out, nil
 }
 
-// ScanZstd scans a zstd transcript (spec §3.2).
-func ScanZstd(data []byte) (*ScannedLog, error) {
+// headerDecoder decodes header frames into a caller-sized buffer
+// (WithDecodeAllCapLimit): the output, not the declared window, is what
+// is bounded, so a header frame of an encoder with a large window still
+// decodes while a bomb stops after maxHeaderBytes.
+var headerDecoder = sync.OnceValue(func() *zstd.Decoder {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxWindow(maxWindow))
+	if err != nil {
+		panic("sessionstore: zstd decoder options: " + err.Error())
+	}
+	return d
+})
+
+// headerBufs recycles the header decoder's output buffers.
+var headerBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxHeaderBytes+1); return &b }}
+
+// decodeHeaderFrame decodes a header frame of at most maxHeaderBytes
+// decoded bytes; a larger one fails with a read-limit error.
+func decodeHeaderFrame(frame []byte) ([]byte, error) {
+	bp := headerBufs.Get().(*[]byte)
+	defer headerBufs.Put(bp)
+	out, err := headerDecoder().DecodeAll(frame, (*bp)[:0])
+	if err == nil && len(out) > maxHeaderBytes {
+		err = zstd.ErrDecoderSizeExceeded
+	}
+	if err != nil {
+		if isSizeErr(err) {
+			return nil, limitf(maxHeaderBytes, "the header frame decodes to more bytes than the header limit")
+		}
+		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+	}
+	return append([]byte(nil), out...), nil
+}
+
+// decodePartialFrame is decodeTornFrame at DefaultReadLimit for callers
+// that cannot report an error: a frame over the limit yields no text.
+func decodePartialFrame(frame []byte) []byte {
+	text, _ := decodeTornFrame(frame, DefaultReadLimit)
+	return text
+}
+
+// ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
+// at most DefaultReadLimit bytes.
+func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
+
+// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
+// whole log (every frame, the torn final one included, draws from it).
+func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
 	frames, torn, err := scanFrames(data)
 	if err != nil {
 		return nil, err
@@ -160,7 +231,7 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	if len(frames) == 0 {
 		return nil, backendf("empty or header-less Zstandard session log")
 	}
-	first, err := DecodeFrame(data[frames[0].Start:frames[0].End])
+	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +245,12 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	logical := int64(len(first))
 	s := &LineScanner{Strict: true, GoodEnd: logical}
 	for i, f := range frames[1:] {
-		text, err := DecodeFrame(data[f.Start:f.End])
+		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
+		if err == nil && logical+int64(len(text)) > limit {
+			err = ErrReadLimit
+		}
 		if err != nil {
-			return nil, err
+			return nil, wholeLogLimit(err, limit)
 		}
 		if len(text) == 0 || text[len(text)-1] != '\n' {
 			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
@@ -188,7 +262,13 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 	}
 	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
 	if torn >= 0 {
-		text := decodePartialFrame(data[torn:])
+		text, err := decodeTornFrame(data[torn:], limit)
+		if err == nil && logical+int64(len(text)) > limit {
+			err = ErrReadLimit
+		}
+		if err != nil {
+			return nil, wholeLogLimit(err, limit)
+		}
 		s.Strict = false
 		partial, err := s.feedLines(text, logical)
 		if err != nil {
@@ -205,3 +285,11 @@ func ScanZstd(data []byte) (*ScannedLog, error) {
 // Unexported names kept for the index code.
 func frameEnd(data []byte, off int) (int, bool, error) { return FrameEnd(data, off) }
 func decodeFrame(frame []byte) ([]byte, error)         { return DecodeFrame(frame) }
+
+// wholeLogLimit rewords a frame's read-limit error for a whole-log read.
+func wholeLogLimit(err error, limit int64) error {
+	if errors.Is(err, ErrReadLimit) {
+		return limitf(limit, "the decoded log holds more bytes than the read limit")
+	}
+	return err
+}
