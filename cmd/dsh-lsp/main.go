@@ -6,10 +6,11 @@
 //
 //	dsh-lsp [serve] [--stdio] [--listen ADDR] [--sessions DIR] [--log-file F] [--log-level L]
 //	dsh-lsp prepare [flags] [TEXT | -]
-//	dsh-lsp candidates [flags] [--limit N] [QUERY]
+//	dsh-lsp candidates [flags] [--limit N] [--no-cache] [QUERY]
 //	dsh-lsp mentions [TEXT | -]
 //	dsh-lsp uri encode ID | uri decode URI
-//	dsh-lsp check [flags] FILE…
+//	dsh-lsp check [flags] [--no-cache] FILE…
+//	dsh-lsp mcp [flags]
 //	dsh-lsp demo
 //	dsh-lsp version
 //
@@ -65,6 +66,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cliMain(stdout, stderr, func() (any, error) { return uriCmd(rest) })
 	case "check":
 		return checkMain(rest, stdout, stderr)
+	case "mcp":
+		return mcpMain(rest, stdout, stderr)
 	case "demo":
 		return demoMain(rest, stdout, stderr)
 	case "version":
@@ -86,11 +89,13 @@ const usage = `dsh-lsp: cite dsh sessions in prompts with @[label](dsh-session:�
           [--log-file FILE] [--log-level debug|info|warn|error]
                                        LSP server over stdio (or TCP)
   dsh-lsp prepare [flags] [TEXT | -]   readable text + context message (JSON)
-  dsh-lsp candidates [flags] [--limit N] [QUERY]
+  dsh-lsp candidates [flags] [--limit N] [--no-cache] [QUERY]
                                        sessions a mention can cite (JSON)
   dsh-lsp mentions [TEXT | -]          mentions found in TEXT (JSON)
   dsh-lsp uri encode ID | decode URI   session reference URIs (JSON)
-  dsh-lsp check [flags] FILE…          FILE:LINE:COL: severity: message [code]
+  dsh-lsp check [flags] [--no-cache] FILE…
+                                       FILE:LINE:COL: severity: message [code]
+  dsh-lsp mcp [flags]                  MCP server over stdio for AI agents
   dsh-lsp demo                         walkthrough on a built-in sample store
   dsh-lsp version
 
@@ -98,4 +103,7 @@ Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
   --target-id ID (the chat's own session), --target-cwd DIR (default: the
   current directory), --max-references N (1..3, default 3), --candidate-limit N
   (default 50), --max-reference-bytes N (default 65536)
+candidates and check answer from the session index cached in the user cache
+  directory (as the server does), after checking it against the store;
+  --no-cache reads the store directly.
 `
