@@ -103,6 +103,7 @@ type candidateKey struct {
 	sessionID string
 	query     string
 	limit     int64
+	srcGen    uint64
 }
 
 type candidateEntry struct {
@@ -164,9 +165,15 @@ func (s *Server) candidates(ctx context.Context, env *environment, t reference.T
 	}
 	svc := env.service
 	cwd, id := targetKey(t)
+	// A source that tracks the store's changes revalidates here; its
+	// generation keys the cache, so a list is never reused across a change.
+	srcGen, tracked, err := sourceGen(ctx, env)
+	if err != nil {
+		return nil, err
+	}
 	s.cache.mu.Lock()
-	key := candidateKey{gen: s.cache.gen, env: env, cwd: cwd, sessionID: id, query: query, limit: limit}
-	if e, ok := s.cache.entries[key]; ok && time.Since(e.at) < candidateCacheTTL {
+	key := candidateKey{gen: s.cache.gen, env: env, cwd: cwd, sessionID: id, query: query, limit: limit, srcGen: srcGen}
+	if e, ok := s.cache.entries[key]; ok && (tracked || time.Since(e.at) < candidateCacheTTL) {
 		s.cache.mu.Unlock()
 		return e.cands, nil
 	}

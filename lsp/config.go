@@ -284,6 +284,7 @@ func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMess
 	s.logger.Info("settings changed", "root", env.root, "config", fmt.Sprintf("%+v", st.config))
 	s.rediagnoseAll()
 	s.rediagnoseWhenIndexed(env)
+	s.rediagnoseOnChange(env)
 }
 
 // snapshotEnv returns the current environment and settings.

@@ -128,6 +128,7 @@ type knownCache struct {
 	mu    sync.Mutex
 	env   *environment
 	at    time.Time
+	gen   uint64
 	known func(id string) bool
 }
 
@@ -135,8 +136,14 @@ type knownCache struct {
 // knownTTL); nil (no unknown-session check) while the store is first
 // indexed.
 func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
+	// A source that tracks the store's changes is reused per generation
+	// (never across a change), others for knownTTL.
+	gen, tracked, err := sourceGen(ctx, env)
+	if err != nil {
+		return nil, err
+	}
 	s.known.mu.Lock()
-	if s.known.env == env && time.Since(s.known.at) < knownTTL {
+	if s.known.env == env && (tracked && s.known.gen == gen || !tracked && time.Since(s.known.at) < knownTTL) {
 		known := s.known.known
 		s.known.mu.Unlock()
 		return known, nil
@@ -153,7 +160,7 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id s
 	}
 	known := diagnostics.KnownIDs(headers)
 	s.known.mu.Lock()
-	s.known.env, s.known.at, s.known.known = env, time.Now(), known
+	s.known.env, s.known.at, s.known.known, s.known.gen = env, time.Now(), known, gen
 	s.known.mu.Unlock()
 	return known, nil
 }

@@ -160,6 +160,7 @@ func (s *Server) startIndexing() {
 	env := s.env
 	withProgress := s.caps.workDoneProgress
 	s.mu.Unlock()
+	s.rediagnoseOnChange(env)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

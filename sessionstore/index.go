@@ -25,10 +25,19 @@ type IndexOptions struct {
 	// disabled).
 	CacheDir string
 	// RefreshInterval is how stale a query may find the index before it
-	// starts a background refresh (a stat scan of the store, parsing only
-	// what changed). 0 means DefaultRefreshInterval; a negative value
-	// refreshes synchronously before every query.
+	// starts a background quick scan (a stat scan of the store, parsing
+	// only what changed) when part of the store is polled rather than
+	// watched; in watch mode that safety scan runs at most every
+	// watchSafetyScan. Answers never wait for it: notifications and the
+	// revalidation before each answer keep them fresh (see fresh.go).
+	// 0 means DefaultRefreshInterval; a negative value refreshes
+	// synchronously (a full stat scan) before every query.
 	RefreshInterval time.Duration
+	// NoWatch turns file-system notifications off: the index then polls
+	// (a bounded stat scan in the background and before answers), like
+	// on a file system without notifications. One-shot readers (the
+	// CLI), which revalidate once at open, set it.
+	NoWatch bool
 	// ReadLimit bounds the memory one read may use (Options.ReadLimit);
 	// 0 means the default. A session over it fails with an error matching
 	// ErrReadLimit.
@@ -103,6 +112,15 @@ type Indexed struct {
 	ready  chan struct{}
 	closed chan struct{}
 	bg     sync.WaitGroup
+	// bgMu orders bg.Add after the closed check against Close's bg.Wait.
+	bgMu sync.Mutex
+
+	// fresh tracks changes (notifications, polls); watcher is nil when
+	// nothing is watched (poll mode). changed is closed and replaced at
+	// every listing generation (Changed).
+	fresh   freshness
+	watcher *storeWatcher
+	changed chan struct{}
 
 	// parsed counts transcripts (re)indexed, grown those continued from
 	// their saved offset (tests and benchmarks).
@@ -133,7 +151,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		projects: map[string]projectScan{},
 		ready:    make(chan struct{}),
 		closed:   make(chan struct{}),
+		changed:  make(chan struct{}),
 	}
+	x.fresh.verified = make(chan struct{})
 	if x.interval == 0 {
 		x.interval = DefaultRefreshInterval
 	}
@@ -143,10 +163,23 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			x.logf("sessionstore: ignoring index cache %s: %v", x.cachePath, err)
 		}
-		// A valid cache covers the whole store as of the last run: answer
-		// from it at once (like between two refreshes) while the first
-		// refresh catches up with what changed since.
+		// A valid cache covers the whole store as of the last run, but
+		// the store may have changed since: it is complete at once, yet
+		// answers wait (revalidate) until the first refresh has
+		// stat-checked every entry and re-parsed what changed.
 		x.complete = err == nil
+		x.fresh.fromCache = err == nil
+	}
+	if !opts.NoWatch {
+		x.watcher = newStoreWatcher(x)
+	}
+	x.fresh.pollAll = x.watcher == nil
+	if x.watcher != nil {
+		x.bg.Add(1)
+		go func() {
+			defer x.bg.Done()
+			x.watcher.run()
+		}()
 	}
 	x.bg.Add(1)
 	go func() {
@@ -158,8 +191,18 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		x.mu.Lock()
 		x.complete = true
 		x.mu.Unlock()
+		close(x.fresh.verified)
 		x.persist(true)
 	}()
+	if !opts.NoWatch {
+		// Poll what has no watch (everything, when notifications are
+		// unavailable) in the background; one-shot readers do not.
+		x.bg.Add(1)
+		go func() {
+			defer x.bg.Done()
+			x.pollLoop()
+		}()
+	}
 	return x, nil
 }
 
@@ -210,47 +253,59 @@ func (x *Indexed) Close() error {
 		return nil
 	default:
 	}
+	x.bgMu.Lock()
 	close(x.closed)
+	x.bgMu.Unlock()
+	if x.watcher != nil {
+		// Ends watcher.run.
+		x.watcher.close()
+	}
+	x.fresh.mu.Lock()
+	if x.fresh.timer != nil {
+		x.fresh.timer.Stop()
+	}
+	x.fresh.mu.Unlock()
 	x.bg.Wait()
 	x.persist(true)
 	return nil
 }
 
-// maybeRefresh keeps the index fresh before a query: synchronously when
-// the interval is negative, else by starting a background refresh when
-// the last scan is older than the interval.
+// maybeRefresh keeps the index fresh before a query: synchronously (a
+// full stat scan) when the interval is negative; else it revalidates
+// (fresh.go: what notifications reported, what polls cover) and, when the
+// last scan is older than the safety interval, starts a background quick
+// scan. During the first indexing pass (Complete false) it does nothing:
+// answers are partial then anyway.
 func (x *Indexed) maybeRefresh(ctx context.Context) error {
-	if x.interval < 0 {
-		x.mu.RLock()
-		complete := x.complete
-		x.mu.RUnlock()
-		if complete {
-			return x.Refresh(ctx)
-		}
-		return nil
-	}
 	x.mu.RLock()
-	stale := x.complete && time.Since(x.lastScan) > x.interval
+	complete, lastScan := x.complete, x.lastScan
 	x.mu.RUnlock()
-	if !stale || !x.refreshing.TryLock() {
+	if !complete {
 		return nil
 	}
-	select {
-	case <-x.closed:
-		x.refreshing.Unlock()
-		return nil
-	default:
+	if x.interval < 0 {
+		return x.Refresh(ctx)
 	}
-	x.bg.Add(1)
-	go func() {
-		defer x.bg.Done()
+	if err := x.revalidate(ctx); err != nil {
+		return err
+	}
+	interval := x.interval
+	if x.watcher != nil && interval < watchSafetyScan {
+		interval = watchSafetyScan
+	}
+	if time.Since(lastScan) <= interval || !x.refreshing.TryLock() {
+		return nil
+	}
+	if !x.startBackground(func() {
 		defer x.refreshing.Unlock()
 		if err := x.refresh(context.Background(), false, false); err != nil {
 			x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
 		}
 		x.persist(false)
 		x.warmCatalog()
-	}()
+	}) {
+		x.refreshing.Unlock()
+	}
 	return nil
 }
 
@@ -450,6 +505,10 @@ func (x *Indexed) rebuildListing() {
 	}
 	x.listing, x.bySeg, x.byTitleID = listing, bySeg, byTitleID
 	x.gen++
+	if x.changed != nil {
+		close(x.changed)
+	}
+	x.changed = make(chan struct{})
 }
 
 func (x *Indexed) logf(format string, args ...any) {

@@ -172,10 +172,14 @@ func candidateOf(e *entry) candidate {
 }
 
 // scan stats the store: project directories (re-listed only when their
-// mtime changed) and the transcripts of the session directories. A quick
-// scan (full false) stats only the transcripts of new directories,
-// changed project directories and hot (recently modified) sessions.
-func (x *Indexed) scan(ctx context.Context, now time.Time, full bool) ([]candidate, error) {
+// mtime changed, or cs names them) and the transcripts of the session
+// directories. A quick scan (full false) stats only the transcripts of new
+// directories, changed project directories, hot (recently modified)
+// sessions and the sessions cs names. Every directory read is watched
+// first (watchDir).
+func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]candidate, error) {
+	full = full || cs.all
+	x.watchRoot(cs.all)
 	projects, err := os.ReadDir(x.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.projects = map[string]projectScan{}
@@ -199,8 +203,9 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool) ([]candida
 			continue
 		}
 		ps, known := x.projects[p.Name()]
-		changed := !known || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge
+		changed := !known || cs.all || cs.projects[p.Name()] || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge
 		if changed {
+			x.watchDir(pdir, p.Name(), true, cs.all || cs.projects[p.Name()])
 			ents, err := os.ReadDir(pdir)
 			if err != nil {
 				continue
@@ -214,13 +219,15 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool) ([]candida
 		}
 		seen[p.Name()] = ps
 		for _, seg := range ps.segs {
-			if !full && !changed {
-				if old := x.entries[p.Name()+"/"+seg]; old != nil && !old.hot(now) {
+			key := p.Name() + "/" + seg
+			if !full && !changed && !cs.sessions[key] {
+				if old := x.entries[key]; old != nil && !old.hot(now) {
 					cands = append(cands, candidateOf(old))
 					continue
 				}
 			}
 			dir := filepath.Join(pdir, seg)
+			x.watchDir(dir, key, false, cs.all || cs.sessions[key])
 			c := candidate{proj: p.Name(), seg: seg}
 			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
 			c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
@@ -233,24 +240,173 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool) ([]candida
 	return cands, nil
 }
 
+// scanChanges is the scan of a notified change set in watch mode: it
+// re-lists the root only when an entry of it changed, re-lists only the
+// notified (and new) project directories and stats only the notified (and
+// new) session directories; every other entry stands as indexed, which
+// the watches vouch for.
+func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, error) {
+	names := make([]string, 0, len(x.projects))
+	if cs.root {
+		x.watchRoot(false)
+		ents, err := os.ReadDir(x.root)
+		if errors.Is(err, fs.ErrNotExist) {
+			x.projects = map[string]projectScan{}
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
+		}
+		for _, p := range ents {
+			if p.IsDir() {
+				names = append(names, p.Name())
+			}
+		}
+	} else {
+		for p := range x.projects {
+			names = append(names, p)
+		}
+	}
+	cands := make([]candidate, 0, len(x.entries)+len(cs.sessions))
+	seen := make(map[string]projectScan, len(names))
+	for _, p := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pdir := filepath.Join(x.root, p)
+		ps, known := x.projects[p]
+		relist := !known || cs.projects[p]
+		var listed map[string]bool
+		if relist {
+			x.watchDir(pdir, p, true, cs.projects[p])
+			fi, err := os.Stat(pdir)
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			ents, err := os.ReadDir(pdir)
+			if err != nil {
+				continue
+			}
+			if known {
+				listed = make(map[string]bool, len(ps.segs))
+				for _, seg := range ps.segs {
+					listed[seg] = true
+				}
+			}
+			ps = projectScan{mtime: fi.ModTime().UnixNano()}
+			for _, e := range ents {
+				if e.IsDir() {
+					ps.segs = append(ps.segs, e.Name())
+				}
+			}
+		}
+		seen[p] = ps
+		for _, seg := range ps.segs {
+			key := p + "/" + seg
+			old := x.entries[key]
+			if old != nil && !cs.sessions[key] && (!relist || listed[seg]) {
+				cands = append(cands, candidateOf(old))
+				continue
+			}
+			dir := filepath.Join(pdir, seg)
+			x.watchDir(dir, key, false, cs.sessions[key])
+			c := candidate{proj: p, seg: seg}
+			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+			c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
+			if c.hasRaw || c.hasZst {
+				cands = append(cands, c)
+			}
+		}
+	}
+	x.projects = seen
+	return cands, nil
+}
+
+// watchRoot (re)adds the root's watch before it is listed; when that fails
+// the whole store is polled.
+func (x *Indexed) watchRoot(force bool) {
+	if x.watcher == nil {
+		return
+	}
+	ok := x.watcher.watch(x.watcher.root, force)
+	x.fresh.mu.Lock()
+	x.fresh.pollAll = !ok
+	x.fresh.mu.Unlock()
+}
+
+// refreshMode says what a refresh scans.
+type refreshMode int
+
+const (
+	// modeQuick: root, project directories by mtime, hot sessions (and
+	// a full scan every fullScanEvery).
+	modeQuick refreshMode = iota
+	// modeFull: every transcript is stat'd.
+	modeFull
+	// modeChanges: what notifications reported (scanChanges).
+	modeChanges
+	// modePoll: a quick scan plus what is not watched (pollSet).
+	modePoll
+)
+
 type indexJob struct {
 	c   candidate
 	old *entry
 	sig fileSig
 }
 
-// refresh brings the index up to date: a stat scan, then parsing of new,
-// grown, replaced or truncated transcripts (newest first, in parallel),
-// published in batches so queries see progress during the first pass.
+// refresh brings the index up to date: a stat scan (full, or quick), then
+// parsing of new, grown, replaced or truncated transcripts (newest first,
+// in parallel), published in batches so queries see progress during the
+// first pass.
 func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
+	mode := modeQuick
+	if full {
+		mode = modeFull
+	}
+	return x.refreshWith(ctx, initial, mode)
+}
+
+// refreshWith is refresh with a scan mode. Every mode also takes the
+// pending change set (what notifications reported), so a refresh covers
+// every notice received before it started. A modeChanges or modePoll
+// refresh that another one made unnecessary while it waited for the lock
+// does nothing (this is how concurrent revalidations coalesce).
+func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMode) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
-	start := time.Now()
-	full = full || initial || start.Sub(x.lastFull) >= fullScanEvery
-	cands, err := x.scan(ctx, start, full)
-	if err != nil {
-		return err
+	if mode == modePoll && !x.pollDue(pollFresh) {
+		mode = modeChanges
 	}
+	if mode == modeChanges && !x.changesPending() {
+		return nil
+	}
+	cs, seq := x.takeChanges()
+	start := time.Now()
+	full := mode == modeFull || initial || cs.all
+	var cands []candidate
+	var err error
+	switch {
+	case mode == modeChanges && !cs.all:
+		cands, err = x.scanChanges(ctx, cs)
+	case mode == modePoll:
+		cs.merge(x.pollSet())
+		fallthrough
+	default:
+		full = full || start.Sub(x.lastFull) >= fullScanEvery
+		cands, err = x.scan(ctx, start, full, cs)
+	}
+	if err == nil {
+		err = x.apply(ctx, initial, full, mode != modeChanges || cs.all, start, cands)
+	}
+	x.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
+	return err
+}
+
+// apply brings the entries to the scan's candidates: it drops the
+// sessions gone, parses what changed and rebuilds the listing. scanned
+// says the scan covered the whole store (then it is the last scan).
+func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []candidate) error {
 	enc := x.store.enc
 	if enc == 0 {
 		enc = Zstd
@@ -305,13 +461,14 @@ func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
 	if changed {
 		x.dirty = true
 	}
-	if len(jobs) == 0 {
+	if len(jobs) == 0 && scanned {
 		x.lastScan = start
 		if full {
 			x.lastFull = start
 		}
 	}
 	x.mu.Unlock()
+	x.forgetUnwatched(removed, x.projects)
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -378,7 +535,7 @@ func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
 	x.mu.Lock()
 	x.rebuildListing()
 	x.dirty = true
-	if done == total {
+	if done == total && scanned {
 		x.lastScan = start
 		if full {
 			x.lastFull = start

@@ -605,8 +605,17 @@ func TestIndexedQuickScan(t *testing.T) {
 	// Session 0 is cold: modified long ago.
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(ss[0].path, old, old)
-	x := openIndexed(t, root, NoCache)
+	// Without notifications: this tests the stat scan's own heuristics
+	// (fresh_test.go tests the watched index).
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, RefreshInterval: time.Hour, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
 	ctx := context.Background()
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
 	ss[1].appendBatches(t, workload.None, 2) // live session
 	extra := genStore(t, root, workload.None, 1, 2, 14)[0]
 	before := x.Stats()

@@ -189,6 +189,55 @@ func (c *common) service() (*reference.Service, reference.Source, error) {
 	return svc, st, nil
 }
 
+// indexedService opens the store behind the session index persisted in
+// the user cache directory (the server's, so either one's work helps the
+// other): a later run answers from it after stat-checking every entry and
+// re-parsing only what changed, instead of reading every log. noCache
+// reads the store directly, as service does. close persists the index.
+func (c *common) indexedService(noCache bool) (svc *reference.Service, src reference.Source, close func(), err error) {
+	if noCache {
+		svc, src, err = c.service()
+		return svc, src, func() {}, err
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	root, err := sessionstore.ResolveRoot(c.sessions)
+	if err != nil {
+		return nil, nil, nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
+	}
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
+		// One answer, then exit: the first refresh (a stat scan of the
+		// whole store) is all the revalidation it needs.
+		NoWatch: true,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))
+		},
+	})
+	if err != nil {
+		return nil, nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
+	}
+	// Without a cache the first pass indexes everything: wait for it, so
+	// the answer covers the whole store (not what is indexed so far).
+	if err := x.Wait(context.Background()); err != nil {
+		x.Close()
+		return nil, nil, nil, err
+	}
+	svc, err = reference.NewService(x, cfg)
+	if err != nil {
+		x.Close()
+		return nil, nil, nil, err
+	}
+	return svc, x, func() { x.Close() }, nil
+}
+
+// registerNoCache adds --no-cache (read the store directly, neither using
+// nor writing the index cache).
+func registerNoCache(fs *flag.FlagSet) *bool {
+	return fs.Bool("no-cache", false, "read the store directly (no session index cache)")
+}
+
 // readText returns the TEXT argument, or stdin for "-" or no argument.
 func readText(args []string, stdin io.Reader, cmd string) (string, error) {
 	switch {
@@ -236,6 +285,7 @@ func candidatesCmd(args []string) (any, error) {
 	fs := newFlagSet("candidates")
 	c.register(fs)
 	limitStr := fs.String("limit", "", "maximum number of candidates (default: --candidate-limit)")
+	noCache := registerNoCache(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
@@ -247,10 +297,11 @@ func candidatesCmd(args []string) (any, error) {
 	if len(pos) == 1 {
 		query = pos[0]
 	}
-	svc, _, err := c.service()
+	svc, _, closeSrc, err := c.indexedService(*noCache)
 	if err != nil {
 		return nil, err
 	}
+	defer closeSrc()
 	limit := svc.Config().CandidateLimit
 	if c.isSet("limit") {
 		v, perr := strconv.ParseFloat(*limitStr, 64)
@@ -311,6 +362,7 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 	var c common
 	fs := newFlagSet("check")
 	c.register(fs)
+	noCache := registerNoCache(fs)
 	files, err := parseInterleaved(fs, args)
 	if err == nil && len(files) == 0 {
 		err = usageError("check needs at least one FILE")
@@ -319,9 +371,11 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 	var src reference.Source
 	if err == nil {
 		var svc *reference.Service
-		svc, src, err = c.service()
+		var closeSrc func()
+		svc, src, closeSrc, err = c.indexedService(*noCache)
 		if svc != nil {
 			cfg = svc.Config()
+			defer closeSrc()
 		}
 	}
 	if err != nil {

@@ -1,0 +1,56 @@
+package lsp
+
+import (
+	"context"
+)
+
+// freshSource is a source that tracks the store's changes
+// (sessionstore.Indexed): Fresh revalidates it and returns the generation
+// of what it answers from, Changed is closed at the next generation.
+type freshSource interface {
+	Fresh(ctx context.Context) (uint64, error)
+	Changed() <-chan struct{}
+}
+
+// sourceGen revalidates env's source and returns its generation (0 for a
+// source that does not track changes: callers then fall back on their
+// time-to-live).
+func sourceGen(ctx context.Context, env *environment) (gen uint64, tracked bool, err error) {
+	f, ok := env.source.(freshSource)
+	if !ok {
+		return 0, false, nil
+	}
+	gen, err = f.Fresh(ctx)
+	return gen, true, err
+}
+
+// rediagnoseOnChange re-publishes the diagnostics of every open document
+// whenever env's store changes (a session created or deleted makes
+// unknown-session disappear or appear without the user typing), while
+// env is the current environment.
+func (s *Server) rediagnoseOnChange(env *environment) {
+	f, ok := env.source.(freshSource)
+	if !ok {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		ch := f.Changed()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-ch:
+			}
+			ch = f.Changed()
+			s.mu.Lock()
+			current := s.env == env
+			s.mu.Unlock()
+			if !current {
+				return
+			}
+			s.rediagnoseAll()
+		}
+	}()
+}

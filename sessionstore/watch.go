@@ -1,0 +1,184 @@
+package sessionstore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// storeWatcher turns file-system notifications on the store root, its
+// project directories and its session directories into change sets
+// (Indexed.noteChange). fsnotify is not recursive: the scans add a watch
+// to every directory they are about to read (before reading it, so that
+// nothing written after the read goes unnoticed). A watch only reads: it
+// creates, writes and locks nothing under the root.
+type storeWatcher struct {
+	x    *Indexed
+	w    *fsnotify.Watcher
+	root string // clean; event names start with it
+
+	mu      sync.Mutex
+	watched map[string]bool // directories with a watch
+	// full: a watch could not be added for want of resources; no more
+	// are tried (the rest is polled) until a directory is removed.
+	full bool
+}
+
+// newStoreWatcher watches root, or returns nil when notifications are not
+// available there (the index then polls).
+func newStoreWatcher(x *Indexed) *storeWatcher {
+	root := filepath.Clean(x.root)
+	if !watchable(root) {
+		x.logf("sessionstore: %s is on a file system without reliable change notifications; polling it", root)
+		return nil
+	}
+	w, err := fsnotify.NewBufferedWatcher(1024)
+	if err != nil {
+		x.logf("sessionstore: no file-system notifications (%v); polling %s", err, root)
+		return nil
+	}
+	if err := w.Add(root); err != nil {
+		w.Close()
+		// A missing root is polled: it may appear later, and watching its
+		// parent would watch outside the store.
+		x.logf("sessionstore: cannot watch %s (%v); polling it", root, err)
+		return nil
+	}
+	sw := &storeWatcher{x: x, w: w, root: root, watched: map[string]bool{root: true}}
+	return sw
+}
+
+// run delivers notifications until the watcher is closed.
+func (sw *storeWatcher) run() {
+	for {
+		select {
+		case ev, ok := <-sw.w.Events:
+			if !ok {
+				return
+			}
+			if c, ok := sw.changeOf(ev); ok {
+				sw.x.noteChange(c)
+			}
+		case err, ok := <-sw.w.Errors:
+			if !ok {
+				return
+			}
+			// An overflowed queue lost notifications: rescan everything.
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				sw.x.logf("sessionstore: watching %s: %v", sw.root, err)
+			}
+			sw.x.noteChange(changeSet{all: true})
+		}
+	}
+}
+
+// changeOf maps a notification to what must be re-read: an entry of the
+// root re-lists the root (and that project), an entry of a project
+// directory re-lists the project and re-stats that session directory, a
+// transcript's change re-stats its session directory.
+func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
+	var c changeSet
+	rel, err := filepath.Rel(sw.root, ev.Name)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return c, false
+	}
+	if rel == "." {
+		// The root itself was removed, renamed or changed.
+		c.all = true
+		if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+			sw.forget(sw.root)
+		}
+		return c, true
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	switch len(parts) {
+	case 1:
+		c.root = true
+		c.addProject(parts[0])
+	case 2:
+		c.addProject(parts[0])
+		c.addSession(parts[0] + "/" + parts[1])
+	case 3:
+		if parts[2] != Raw.FileName() && parts[2] != Zstd.FileName() {
+			return c, false
+		}
+		c.addSession(parts[0] + "/" + parts[1])
+	default:
+		return c, false
+	}
+	if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 && len(parts) < 3 {
+		// The kernel dropped the watch with the directory; a directory of
+		// the same name made later needs a new one.
+		sw.forget(ev.Name)
+	}
+	return c, true
+}
+
+// watch adds a watch on dir unless it has one; force re-adds it (the
+// directory may have been replaced by another of the same name). It
+// reports whether dir is watched.
+func (sw *storeWatcher) watch(dir string, force bool) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.watched[dir] && !force {
+		return true
+	}
+	if sw.full && !sw.watched[dir] {
+		return false
+	}
+	if err := sw.w.Add(dir); err != nil {
+		delete(sw.watched, dir)
+		if watchExhausted(err) {
+			if !sw.full {
+				sw.x.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
+			}
+			sw.full = true
+		}
+		return false
+	}
+	sw.watched[dir] = true
+	return true
+}
+
+// forget drops dir and the directories under it from the watched set
+// (their watches went away with them).
+func (sw *storeWatcher) forget(dir string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	prefix := dir + string(filepath.Separator)
+	for d := range sw.watched {
+		if d == dir || strings.HasPrefix(d, prefix) {
+			delete(sw.watched, d)
+			sw.w.Remove(d) // may already be gone; nothing to do then
+		}
+	}
+	// Room for watches again.
+	sw.full = false
+}
+
+func (sw *storeWatcher) close() {
+	sw.w.Close()
+}
+
+// watchDir watches a directory the scan is about to read (see
+// storeWatcher) and records whether polls must cover it instead. key is
+// the project name or the "proj/seg" key.
+func (x *Indexed) watchDir(dir, key string, project, force bool) {
+	sw := x.watcher
+	if sw == nil {
+		return
+	}
+	ok := sw.watch(dir, force)
+	if !ok {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			// Gone already: the scan will not find it either.
+			ok = true
+		}
+	}
+	x.markUnwatched(key, project, !ok)
+}
