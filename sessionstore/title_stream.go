@@ -96,9 +96,9 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding, s
 		}
 	}
 	if enc == Zstd {
-		h, read, err = streamZstd(ctx, file, f)
+		h, read, err = streamZstd(ctx, file, f, s.limit)
 	} else {
-		h, read, err = streamRaw(ctx, file, f)
+		h, read, err = streamRaw(ctx, file, f, s.limit)
 	}
 	if err != nil && !isLogError(err) {
 		if ctx.Err() != nil {
@@ -146,7 +146,8 @@ func drain(sc *LineScanner, f *fold) {
 
 // streamRaw is ScanRaw over a file read in chunks, feeding f. It returns
 // the header and the number of bytes read (the file size at EOF).
-func streamRaw(ctx context.Context, file *os.File, f *fold) (*Header, int64, error) {
+// A line longer than limit fails the read (ErrReadLimit).
+func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Header, int64, error) {
 	buf := make([]byte, streamBuf)
 	n := 0         // bytes in buf
 	var read int64 // bytes read from f
@@ -156,7 +157,10 @@ func streamRaw(ctx context.Context, file *os.File, f *fold) (*Header, int64, err
 	eof := false
 	for {
 		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
+			if int64(n) > limit {
+				return nil, read, limitf(limit, "a line holds more bytes than the read limit")
+			}
+			buf = append(buf, make([]byte, min(len(buf), int(limit)+1-len(buf)))...)
 		}
 		m, err := file.Read(buf[n:])
 		n += m
@@ -207,7 +211,8 @@ func streamRaw(ctx context.Context, file *os.File, f *fold) (*Header, int64, err
 }
 
 // streamZstd is ScanZstd over a file read frame by frame, feeding f.
-func streamZstd(ctx context.Context, file *os.File, f *fold) (*Header, int64, error) {
+// Each frame may decode to at most limit bytes (ErrReadLimit).
+func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Header, int64, error) {
 	var (
 		off     int64
 		frames  int
@@ -231,7 +236,10 @@ func streamZstd(ctx context.Context, file *os.File, f *fold) (*Header, int64, er
 				return nil, end, backendf("empty or header-less Zstandard session log")
 			}
 			if len(frame) > 0 {
-				text := decodePartialFrame(frame)
+				text, err := decodeTornFrame(frame, limit)
+				if err != nil {
+					return nil, end, err
+				}
 				sc.Strict = false
 				if _, err := feedDrain(sc, f, text, logical); err != nil {
 					return nil, end, markBackend(err)
@@ -247,7 +255,7 @@ func streamZstd(ctx context.Context, file *os.File, f *fold) (*Header, int64, er
 		if pending != nil {
 			continue // only the framing of the rest can still matter
 		}
-		text, err := DecodeFrame(frame)
+		text, err := decodeFrameLimit(frame, limit)
 		switch {
 		case err != nil:
 			pending = err
