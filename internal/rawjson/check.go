@@ -1,0 +1,263 @@
+package rawjson
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// maxDepth is encoding/json's nesting limit: deeper values are invalid,
+// so CheckObject accepts exactly what json.Valid accepts.
+const maxDepth = 10000
+
+// CheckObject validates b as one JSON object (RFC 8259 grammar, optional
+// surrounding whitespace, at most 10,000 levels of nesting: exactly what
+// encoding/json's Valid accepts for an object) in one pass, and calls fn
+// with each top-level member (key literal with its quotes, value) in
+// document order. Like json.Valid it does not reject invalid UTF-8 inside
+// strings; utf8OK reports whether b is valid UTF-8 throughout, so a caller
+// repairs only the rare line that needs it. fn is only called while b is
+// valid so far; when ok is false, members already reported must be
+// discarded.
+func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true}
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, true
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return SkipSpace(b, i+1) == len(b), true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false, c.utf8OK
+		}
+		keyEnd, ok := c.str(i)
+		if !ok {
+			return false, c.utf8OK
+		}
+		j := SkipSpace(b, keyEnd)
+		if j >= len(b) || b[j] != ':' {
+			return false, c.utf8OK
+		}
+		v := SkipSpace(b, j+1)
+		end, ok := c.value(v, 1)
+		if !ok {
+			return false, c.utf8OK
+		}
+		if fn != nil {
+			fn(b[i:keyEnd], b[v:end])
+		}
+		i = SkipSpace(b, end)
+		if i >= len(b) {
+			return false, c.utf8OK
+		}
+		switch b[i] {
+		case '}':
+			return SkipSpace(b, i+1) == len(b), c.utf8OK
+		case ',':
+			i = SkipSpace(b, i+1)
+		default:
+			return false, c.utf8OK
+		}
+	}
+}
+
+// Valid reports whether b is one valid JSON value (as encoding/json's
+// Valid) and whether it is valid UTF-8 throughout.
+func Valid(b []byte) (ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true}
+	i := SkipSpace(b, 0)
+	end, ok := c.value(i, 0)
+	return ok && SkipSpace(b, end) == len(b), c.utf8OK
+}
+
+type checker struct {
+	b      []byte
+	utf8OK bool
+}
+
+// value validates the value starting at i (after whitespace) at nesting
+// depth depth and returns its end.
+func (c *checker) value(i, depth int) (int, bool) {
+	b := c.b
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return c.str(i)
+	case '{':
+		if depth+1 > maxDepth {
+			return 0, false
+		}
+		i = SkipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			end, ok := c.str(i)
+			if !ok {
+				return 0, false
+			}
+			i = SkipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			if i, ok = c.value(SkipSpace(b, i+1), depth+1); !ok {
+				return 0, false
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == '}' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = SkipSpace(b, i+1)
+		}
+	case '[':
+		if depth+1 > maxDepth {
+			return 0, false
+		}
+		i = SkipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = c.value(i, depth+1); !ok {
+				return 0, false
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == ']' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = SkipSpace(b, i+1)
+		}
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	default:
+		return number(b, i)
+	}
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i.
+func number(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return 0, false
+	}
+	switch {
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, false
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return 0, false
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	return i, true
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special8 reports whether any of the 8 bytes x holds is '"', '\\', a
+// control character (< 0x20) or non-ASCII (>= 0x80).
+func special8(x uint64) bool {
+	q := x ^ (lsb * '"')
+	s := x ^ (lsb * '\\')
+	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)|x)&msb != 0
+}
+
+// str validates the string literal at b[i] (a quote) and returns its end.
+func (c *checker) str(i int) (int, bool) {
+	b := c.b
+	j := i + 1
+	for {
+		// Skip 8 plain ASCII bytes at a time: the bulk of a transcript
+		// is string content.
+		for len(b)-j >= 8 && !special8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			return 0, false
+		}
+		switch ch := b[j]; {
+		case ch == '"':
+			return j + 1, true
+		case ch == '\\':
+			if j+1 >= len(b) {
+				return 0, false
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := Hex4(b, j+2); !ok {
+					return 0, false
+				}
+				j += 6
+			default:
+				return 0, false
+			}
+		case ch < 0x20:
+			return 0, false
+		case ch < utf8.RuneSelf:
+			j++
+		default:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				c.utf8OK = false
+			}
+			j += size
+		}
+	}
+}
