@@ -35,7 +35,7 @@ if [ "${DSH_SKIP_E2E:-}" != 1 ]; then
 	trap 'rm -rf "$bindir"' EXIT
 	step "go build dsh-lsp" go build -o "$bindir/dsh-lsp" ./cmd/dsh-lsp
 	export DSH_LSP_BIN=$bindir/dsh-lsp
-	for suite in stress/run.sh e2e/node/e2e.sh editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
+	for suite in stress/run.sh e2e/node/e2e.sh e2e/mcp/e2e.sh editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
 		if [ -x "$suite" ]; then
 			step "$suite" "$suite"
 		else
