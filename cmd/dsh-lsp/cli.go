@@ -78,6 +78,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 type common struct {
 	sessions, targetID, targetCWD              string
 	maxReferences, candidateLimit, maxRefBytes string
+	maxReadMB                                  int64
 	fs                                         *flag.FlagSet
 }
 
@@ -95,6 +96,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.maxReferences, "max-references", "", "maxReferences (1..3)")
 	fs.StringVar(&c.candidateLimit, "candidate-limit", "", "candidateLimit")
 	fs.StringVar(&c.maxRefBytes, "max-reference-bytes", "", "maxReferenceBytes")
+	fs.Int64Var(&c.maxReadMB, "max-read-mb", 0, "read limit in MiB: the most one session read may hold (default $DSH_LSP_READ_LIMIT_MB or 256)")
 }
 
 // parseInterleaved parses flags that may come before or after positional
@@ -178,7 +180,7 @@ func (c *common) service() (*reference.Service, reference.Source, error) {
 	if err != nil {
 		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
 	}
-	st, err := sessionstore.Open(root)
+	st, err := sessionstore.OpenWith(root, sessionstore.Options{ReadLimit: c.readLimit()})
 	if err != nil {
 		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
 	}
@@ -188,6 +190,9 @@ func (c *common) service() (*reference.Service, reference.Source, error) {
 	}
 	return svc, st, nil
 }
+
+// readLimit is --max-read-mb in bytes (0: the store's default).
+func (c *common) readLimit() int64 { return max(c.maxReadMB, 0) << 20 }
 
 // indexedService opens the store behind the session index persisted in
 // the user cache directory (the server's, so either one's work helps the
@@ -210,7 +215,8 @@ func (c *common) indexedService(noCache bool) (svc *reference.Service, src refer
 	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
 		// One answer, then exit: the first refresh (a stat scan of the
 		// whole store) is all the revalidation it needs.
-		NoWatch: true,
+		NoWatch:   true,
+		ReadLimit: c.readLimit(),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))
 		},
