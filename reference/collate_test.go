@@ -1,0 +1,66 @@
+package reference
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+// loadCollationVectors reads testdata/collation/icu78.json, written by
+// internal/collategen/vectors.mjs from Node's localeCompare (ICU 78).
+func loadCollationVectors(t *testing.T) (sorted []string, pairs []*jsValue) {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/collation/icu78.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := parseJSValue(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v.field("sorted").items {
+		sorted = append(sorted, s.str)
+	}
+	return sorted, v.field("pairs").items
+}
+
+// TestLocaleCompareICU78Order sorts the curated ids (the conformance
+// tie-break list, the issue's 🙂 and U+1C89, and characters of many blocks
+// added since Unicode 6.2) and expects ICU 78's order exactly.
+func TestLocaleCompareICU78Order(t *testing.T) {
+	want, _ := loadCollationVectors(t)
+	got := slices.Clone(want)
+	slices.Reverse(got)
+	slices.SortStableFunc(got, LocaleCompare)
+	if !slices.Equal(got, want) {
+		t.Errorf("LocaleCompare order:\n got %q\nwant %q", got, want)
+	}
+	for i := 1; i < len(want); i++ {
+		if c := LocaleCompare(want[i-1], want[i]); c > 0 {
+			t.Errorf("LocaleCompare(%q, %q) = %d, want <= 0", want[i-1], want[i], c)
+		}
+	}
+	// The issue's example: ids a and 🙂 → ["🙂","a"].
+	if c := LocaleCompare("🙂", "a"); c != -1 {
+		t.Errorf(`LocaleCompare("🙂", "a") = %d, want -1`, c)
+	}
+}
+
+// TestLocaleCompareICU78Pairs compares random short strings mixing old and
+// new characters with Node's answers.
+func TestLocaleCompareICU78Pairs(t *testing.T) {
+	_, pairs := loadCollationVectors(t)
+	bad := 0
+	for _, p := range pairs {
+		a, b, want := p.items[0].str, p.items[1].str, int(p.items[2].num)
+		if got := LocaleCompare(a, b); got != want {
+			bad++
+			if bad <= 20 {
+				t.Errorf("LocaleCompare(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d pairs differ from ICU 78", bad, len(pairs))
+	}
+}
