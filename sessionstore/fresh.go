@@ -40,14 +40,16 @@ const (
 	// pollFresh is how old the last poll may be when an answer is
 	// served in poll mode; older, the answer polls first.
 	pollFresh = 100 * time.Millisecond
-	// pollChunk bounds how many cold unwatched sessions one poll stats
-	// (besides the hot ones): the others wait for later polls.
-	pollChunk = 512
 	// watchSafetyScan is how often, in watch mode, queries start a
 	// background quick scan anyway (a notification missed by the
 	// kernel's queue is also reported as an overflow, which rescans).
 	watchSafetyScan = fullScanEvery
 )
+
+// pollChunk bounds how many cold unwatched sessions one poll stats
+// (besides the hot ones): the others wait for later polls. (A variable
+// for tests.)
+var pollChunk = 512
 
 // changeSet is what notifications said changed since a refresh took the
 // previous set: all (rescan everything), the root's listing, project

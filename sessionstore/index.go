@@ -38,6 +38,9 @@ type IndexOptions struct {
 	// on a file system without notifications. One-shot readers (the
 	// CLI), which revalidate once at open, set it.
 	NoWatch bool
+	// watchLimit, when positive, caps the directories watched (tests of
+	// the fallback for an exhausted inotify watch limit).
+	watchLimit int
 	// ReadLimit bounds the memory one read may use (Options.ReadLimit);
 	// 0 means the default. A session over it fails with an error matching
 	// ErrReadLimit.

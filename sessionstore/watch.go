@@ -11,6 +11,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
+// errWatchLimit is IndexOptions.watchLimit reached.
+var errWatchLimit = errors.New("sessionstore: watch limit of the index options reached")
+
 // storeWatcher turns file-system notifications on the store root, its
 // project directories and its session directories into change sets
 // (Indexed.noteChange). fsnotify is not recursive: the scans add a watch
@@ -131,9 +134,13 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 	if sw.full && !sw.watched[dir] {
 		return false
 	}
-	if err := sw.w.Add(dir); err != nil {
+	err := errWatchLimit
+	if l := sw.x.opts.watchLimit; l <= 0 || len(sw.watched) < l || sw.watched[dir] {
+		err = sw.w.Add(dir)
+	}
+	if err != nil {
 		delete(sw.watched, dir)
-		if watchExhausted(err) {
+		if errors.Is(err, errWatchLimit) || watchExhausted(err) {
 			if !sw.full {
 				sw.x.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
 			}

@@ -1,0 +1,53 @@
+package sessionstore
+
+import "time"
+
+// Hooks for the freshness tests (fresh_test.go, package sessionstore_test).
+
+// WithWatchLimit caps the directories o's index watches, as an exhausted
+// inotify watch limit would.
+func WithWatchLimit(o IndexOptions, n int) IndexOptions {
+	o.watchLimit = n
+	return o
+}
+
+// SetPollChunk sets how many cold sessions a poll stats and returns the
+// function restoring it.
+func SetPollChunk(n int) func() {
+	old := pollChunk
+	pollChunk = n
+	return func() { pollChunk = old }
+}
+
+// NoteEverything records a notification that anything may have changed,
+// as the watcher does after a lost event.
+func (x *Indexed) NoteEverything() { x.noteChange(changeSet{all: true}) }
+
+// StopPolling makes a NoWatch index behave as if everything were watched
+// (no polls), so only notifications refresh it.
+func (x *Indexed) StopPolling() {
+	x.fresh.mu.Lock()
+	x.fresh.pollAll = false
+	x.fresh.mu.Unlock()
+}
+
+// ExpirePoll makes the next answer poll (its last poll is old).
+func (x *Indexed) ExpirePoll() {
+	x.fresh.mu.Lock()
+	x.fresh.lastPoll = time.Time{}
+	x.fresh.mu.Unlock()
+}
+
+// WatchState reports whether the index has a watcher, how many directories
+// it watches and how many session directories and projects polls cover.
+func (x *Indexed) WatchState() (watching bool, watched, unwatched int) {
+	x.fresh.mu.Lock()
+	unwatched = len(x.fresh.unwatched) + len(x.fresh.unwatchedProjects)
+	x.fresh.mu.Unlock()
+	if x.watcher == nil {
+		return false, 0, unwatched
+	}
+	x.watcher.mu.Lock()
+	defer x.watcher.mu.Unlock()
+	return true, len(x.watcher.watched), unwatched
+}
