@@ -11,6 +11,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { bundledServerPath, documentSelector, DocFilter, resolveServer, serverSettings } from './config';
+import { registerAgentFeatures } from './agent';
 import { makeChatHandler, ModelLike } from './participant';
 import { Candidate, clipboardText, contextText, formatDshError, formatMention, PrepareResult, SessionRef } from './prompt';
 
@@ -42,6 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   registerParticipant(context, viewer);
+  registerAgentFeatures(context, () => client);
   await startClient(context);
 }
 
