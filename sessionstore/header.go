@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -115,7 +114,7 @@ func (h *Header) Validate() error {
 			return corruptf("session header seedLength is not a non-negative safe integer")
 		}
 	}
-	if h.CWD != nil && !filepath.IsAbs(*h.CWD) {
+	if h.CWD != nil && !IsAbsCwd(*h.CWD) {
 		return corruptf("session header cwd %s is not absolute", jsQuote(*h.CWD))
 	}
 	if h.Origin != nil && *h.Origin != "subagent" {

@@ -29,14 +29,21 @@ func ResolveRoot(flag string) (string, error) {
 	return filepath.Join(home, ".dsh", "sessions"), nil
 }
 
-// absHome expands a leading ~ and makes p absolute.
+// absHome expands a leading ~ and makes p absolute, as dsh's
+// expandHomePath + path.resolve: "~" is the home itself, and "~/" or "~\"
+// are both cut before joining, on every OS (so "~\x" is home/x on Linux
+// too).
 func absHome(p string) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", errors.New("cannot expand " + p + ": " + err.Error())
 		}
-		p = filepath.Join(home, p[1:])
+		rest := ""
+		if len(p) > 1 {
+			rest = p[2:]
+		}
+		p = filepath.Join(home, rest)
 	}
 	return filepath.Abs(p)
 }
