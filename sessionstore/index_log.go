@@ -71,7 +71,10 @@ type logParser struct {
 	id   string
 	f    *os.File
 	st   *logState
-	fd   *fold
+	// limit is the read limit (Store.limit; 0: DefaultReadLimit): the
+	// most decoded bytes of one frame or line.
+	limit int64
+	fd    *fold
 	loc  recLoc // the record being folded
 }
 
@@ -126,8 +129,10 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 				return nil, err
 			}
 			if loc.Torn {
-				text = decodePartialFrame(frame)
-			} else if text, err = decodeFrame(frame); err != nil {
+				if text, err = decodeTornFrame(frame, limitOr(p.limit)); err != nil {
+					return nil, err
+				}
+			} else if text, err = decodeFrameLimit(frame, limitOr(p.limit)); err != nil {
 				return nil, err
 			}
 			if fc != nil {
@@ -249,6 +254,9 @@ func (p *logParser) parseRaw(size int64) error {
 	off := st.Offset
 	for off+int64(carry) < size {
 		if carry == len(buf) {
+			if int64(carry) > limitOr(p.limit) {
+				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
+			}
 			buf = append(buf, make([]byte, len(buf))...)
 		}
 		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
@@ -287,7 +295,10 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 		if err != nil {
 			return nil, errSlow
 		}
-		text, err := decodeFrame(frame)
+		text, err := decodeFrameLimit(frame, limitOr(p.limit))
+		if errors.Is(err, ErrReadLimit) {
+			return nil, err
+		}
 		if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
 			return nil, errSlow
 		}
@@ -303,7 +314,10 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 // parseTorn provisionally feeds the lines a torn final frame yields
 // (non-strict, like ScanZstd) into p.st, which must be a clone.
 func (p *logParser) parseTorn(frame []byte) error {
-	text := decodePartialFrame(frame)
+	text, err := decodeTornFrame(frame, limitOr(p.limit))
+	if err != nil {
+		return err
+	}
 	sc := &LineScanner{NextSeq: p.st.Fold.Count}
 	pos := 0
 	for pos < len(text) {

@@ -65,6 +65,12 @@ type entry struct {
 	NoHeaderYet bool
 	// HeaderErr is why the header could not be read (not listed).
 	HeaderErr string
+	// ReadErr is the read-limit failure the last parse met (the message,
+	// without the session prefix) under the read limit ReadErrLimit: the
+	// index and its persisted cache remember it, so neither a query nor a
+	// restart decodes the file again until it changes (cache.go).
+	ReadErr      string
+	ReadErrLimit int64
 	// Listed is true when the header was read; Ref* are its listing form.
 	Listed       bool
 	RefID        string
@@ -100,6 +106,9 @@ func (e *entry) path(root string) string {
 // derive fills the derived fields from the persisted ones and view.
 func (e *entry) derive(view *logState) {
 	e.memo = &slowMemo{}
+	if err := e.readLimitErr(); err != nil {
+		e.memo.done, e.memo.err = true, err
+	}
 	if e.Listed {
 		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
 	}
@@ -637,9 +646,10 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	}
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
 	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
-	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone()}
+	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
 	view, err := x.parse(p, sig.Size)
 	if err != nil {
+		x.rememberReadErr(e, path, err)
 		// The appended part needs the full read (slow); the header
 		// facts still stand.
 		e.State = nil
@@ -701,9 +711,11 @@ func (x *Indexed) full(e *entry, path string) {
 	if err != nil || hv.Validate() != nil || hv.ID != e.RefID {
 		return
 	}
-	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen}}
+	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen}, limit: x.store.limit}
 	view, err := x.parse(p, e.Sig.Size)
 	if err != nil {
+		x.rememberReadErr(e, path, err)
+		e.derive(nil)
 		return
 	}
 	e.TitleID, e.State, e.HeaderLine = hv.ID, p.st, append([]byte(nil), line...)
@@ -732,7 +744,7 @@ func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	}
 	committed := p.st
 	view := committed.clone()
-	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view}
+	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit}
 	if err := tp.parseTorn(torn); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,9 @@ func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfac
 		// than letting the store materialise it.
 		e = x.indexOnDemand(id)
 	}
+	if err := e.readLimitErr(); err != nil && e.RefID == id && e.ReadErrLimit == x.store.limit {
+		return nil, err // remembered: the file has not changed since
+	}
 	if e == nil || e.state == nil || e.TitleID != id {
 		return x.store.ReadSurface(ctx, id)
 	}
@@ -85,7 +88,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	if crc, err := tailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
 		return nil, errSlow
 	}
-	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st}
+	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
 	// The crash closers a full read appends come from the fold's state
 	// (finished on a copy: the log may still grow).
 	fd := resumeFold(e.TitleID, st.Fold.clone())
