@@ -85,3 +85,29 @@ func TestLowerJSUnicode17(t *testing.T) {
 		t.Error(`"\u1C89EMA" does not match the query "\u1C8A"`)
 	}
 }
+
+// TestOutputTypesKeepLoneSurrogates checks the JSON of the CLI and server
+// results built from reference types: prepare, mentions and candidates.
+func TestOutputTypesKeepLoneSurrogates(t *testing.T) {
+	cwd := "/w" + "\xed\xb0\x80"
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{&PreparedText{Content: "see @" + loneID, References: []ParsedReference{{SessionID: loneID, Label: loneID}}},
+			`{"content":"see @lone\ud800x","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
+		{PreparedText{Content: "x"}, `{"content":"x","references":[]}`},
+		{ParseResult{Text: "@" + loneID + " " + issueInvalidTitle, References: []ParsedReference{{SessionID: loneID, Label: loneID}}},
+			`{"text":"@lone\ud800x ` + issueRepaired + `","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
+		{[]Candidate{{SessionID: loneID, Label: issueInvalidTitle, CWD: &cwd, CreatedAt: 5}},
+			`[{"sessionId":"lone\ud800x","label":"` + issueRepaired + `","cwd":"/w\udc00","createdAt":5}]`},
+		{RemoteCandidate{Candidate: Candidate{SessionID: loneID, Label: "T\xed\xa0\x80", CreatedAt: 7}, Mention: FormatMention(loneID, nil)},
+			`{"sessionId":"lone\ud800x","label":"T\ud800","createdAt":7,"mention":"@[lone\ud800x](dsh-session:ImxvbmVcdWQ4MDB4Ig)"}`},
+	}
+	for _, tt := range tests {
+		got, err := json.Marshal(tt.v)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("json.Marshal(%#v) = %s, %v\nwant %s", tt.v, got, err, tt.want)
+		}
+	}
+}
