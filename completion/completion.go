@@ -110,7 +110,7 @@ func VisibleLabel(label string) string {
 		return `""`
 	}
 	var b strings.Builder
-	for _, r := range label {
+	for i, r := range label {
 		switch {
 		case r < 0x20:
 			b.WriteRune(0x2400 + r)
@@ -119,7 +119,9 @@ func VisibleLabel(label string) string {
 		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\uFEFF':
 			fmt.Fprintf(&b, "\\u%04X", r)
 		default:
-			b.WriteRune(r)
+			// The original bytes: a lone surrogate (WTF-8) stays itself.
+			_, size := utf8.DecodeRuneInString(label[i:])
+			b.WriteString(label[i : i+size])
 		}
 	}
 	return b.String()

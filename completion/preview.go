@@ -147,11 +147,14 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 // hovers.
 func EscapeMarkdown(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_{}[]()#+-.!<>|~", r) {
+	b.Grow(len(s) + 8)
+	// Byte by byte: the escaped characters are ASCII, and other bytes are
+	// copied as they are, so a lone surrogate (WTF-8) stays itself.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < utf8.RuneSelf && strings.IndexByte("\\`*_{}[]()#+-.!<>|~", c) >= 0 {
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }
