@@ -58,7 +58,7 @@ function makeFake(config: Record<string, unknown>, chat: 'none' | 'ok' | 'throws
       },
       executeCommand: () => Promise.resolve(undefined),
     },
-    languages: { match: () => 1 },
+    languages: { match: () => 1, registerDocumentLinkProvider: () => disposable },
   };
   if (chat !== 'none') {
     f.vscode.chat = {
