@@ -101,7 +101,8 @@ async function poll(fn, timeoutMs, stepMs = 100) {
       await page.keyboard.press('Escape');
       return false;
     }
-    await page.keyboard.press('Enter');
+    // a click, not Enter: a list replaced while typing may have no active item to accept
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: want }).first().click();
     return true;
   }
   async function clearToasts() {
