@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"time"
 )
 
 // freshSource is a source that tracks the store's changes
@@ -50,7 +51,25 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 			if !current {
 				return
 			}
-			s.rediagnoseAll()
+			s.rediagnoseSoon()
 		}
 	}()
+}
+
+// storeChangeDelay is the debounce of the diagnostics re-published after
+// a store change: short, since no typing is to be waited out (the index
+// already groups a write burst into one change).
+const storeChangeDelay = 10 * time.Millisecond
+
+// rediagnoseSoon reschedules every open document after storeChangeDelay.
+func (s *Server) rediagnoseSoon() {
+	s.mu.Lock()
+	uris := make([]string, 0, len(s.docs))
+	for u := range s.docs {
+		uris = append(uris, u)
+	}
+	s.mu.Unlock()
+	for _, u := range uris {
+		s.diag.schedule(u, storeChangeDelay, &s.bg, func() { s.publishDiagnostics(u) })
+	}
 }

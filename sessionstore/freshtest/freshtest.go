@@ -117,6 +117,33 @@ func (s *Store) pick(ok func(g *Session) bool) (*Session, error) {
 	return nil, fmt.Errorf("freshtest: no session left for this step")
 }
 
+// Pick returns the first live session (not torn, still on disk) that ok
+// accepts, or nil.
+func (s *Store) Pick(ok func(g *Session) bool) *Session {
+	g, _ := s.pick(ok)
+	return g
+}
+
+// NextID is the id of the session the next "new session" step (or
+// AddSession) creates.
+func (s *Store) NextID() string {
+	if len(s.spare) == 0 {
+		return ""
+	}
+	return s.spare[0].ID
+}
+
+// AddSession writes a new session of three turns (titled at turn 2).
+func (s *Store) AddSession() error {
+	if len(s.spare) == 0 {
+		return fmt.Errorf("freshtest: no spare session spec")
+	}
+	sp := s.spare[0]
+	s.spare = s.spare[1:]
+	_, err := s.add(sp, 3)
+	return err
+}
+
 // Step is one change dsh makes to the store.
 type Step struct {
 	Name string
@@ -127,15 +154,7 @@ type Step struct {
 // previous ones in.
 func Steps() []Step {
 	return []Step{
-		{"new session", func(s *Store) error {
-			if len(s.spare) == 0 {
-				return fmt.Errorf("freshtest: no spare session spec")
-			}
-			sp := s.spare[0]
-			s.spare = s.spare[1:]
-			_, err := s.add(sp, 3)
-			return err
-		}},
+		{"new session", (*Store).AddSession},
 		{"new title on resume", func(s *Store) error {
 			// A closed session (24 turns) is resumed: turn 25 retitles it.
 			g, err := s.pick(func(g *Session) bool { return g.Written == 24 })
