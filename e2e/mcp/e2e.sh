@@ -3,10 +3,12 @@
 # (@modelcontextprotocol/sdk, pinned in package-lock.json): the client spawns the server over
 # stdio on a copy of testdata/fixtures/store-raw, lists and calls every tool, reads resources,
 # sends bad input and watches notifications/resources/list_changed; answers are compared with
-# the dsh-lsp command line. Idempotent: nodejs/npm come from apt when absent, the npm packages
-# are installed once per lock file into $DSH_CI_DIR/mcp-e2e (default /opt/dsh-ci).
+# the dsh-lsp command line. Then Claude Code (npm, pinned below) registers the server as the
+# README says and its health check connects to it. Idempotent: nodejs/npm come from apt when
+# absent, the npm packages are installed once into $DSH_CI_DIR/mcp-e2e (per lock file) and
+# $DSH_CI_DIR/claude-code (default DSH_CI_DIR: /opt/dsh-ci).
 # Prints one line per check and 'N passed, M failed'; exits non-zero on any failure.
-# Env: DSH_LSP_BIN (use this binary, skip the build), DSH_CI_DIR.
+# Env: DSH_LSP_BIN (use this binary, skip the build), DSH_CI_DIR, DSH_E2E_SKIP_CLAUDE=1.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -75,4 +77,33 @@ if [ "$before" != "$(store_sum)" ]; then
   exit 1
 fi
 echo "PASS the store copy is unchanged"
+
+# The README's Claude Code recipe: `claude mcp add` registers the server and `claude mcp list`
+# connects to it (its health check: the MCP handshake). The model's tool calls need an
+# account and are not tested. Claude Code ships as a native binary inside its npm package;
+# installed once into $DSH_CI_DIR/claude-code. DSH_E2E_SKIP_CLAUDE=1 skips this check.
+claude_version=2.1.332
+claude=$ci/claude-code/node_modules/.bin/claude
+if [ "${DSH_E2E_SKIP_CLAUDE:-}" != 1 ]; then
+  if [ "$("$claude" --version 2>/dev/null | cut -d' ' -f1)" != "$claude_version" ]; then
+    say "npm install @anthropic-ai/claude-code@$claude_version into $ci/claude-code"
+    mkdir -p "$ci/claude-code" &&
+      npm install --prefix "$ci/claude-code" --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/claude-code@$claude_version" >&2 || { echo "FAIL installing Claude Code"; exit 1; }
+  fi
+  mkdir -p "$work/claude-home" "$work/proj"
+  claude_run() {
+    (cd "$work/proj" && HOME=$work/claude-home XDG_CACHE_HOME=$work/cache DISABLE_TELEMETRY=1 \
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 timeout 120 "$claude" "$@" </dev/null 2>&1)
+  }
+  claude_run mcp add dsh -- "$bin" mcp --sessions "$work/store" >"$work/claude.log" &&
+    claude_run mcp list >>"$work/claude.log"
+  if grep -Eq "^dsh: .*(✔|✓) Connected" "$work/claude.log"; then
+    echo "PASS Claude Code $claude_version: claude mcp add dsh -- dsh-lsp mcp; claude mcp list says Connected"
+  else
+    cat "$work/claude.log"
+    echo "FAIL Claude Code $claude_version did not connect to dsh-lsp mcp"
+    rc=1
+  fi
+fi
 exit $rc
