@@ -101,31 +101,71 @@ func insideMention(text string, cursor int) bool {
 	return false
 }
 
-// VisibleLabel returns label with control characters made visible: C0
-// controls as their Control Pictures (␊ for a newline), DEL as ␡, other
-// controls and line/paragraph separators as \uXXXX. An empty label shows as
-// `""`.
+// VisibleLabel returns label on one line with control characters made
+// visible (OneLine), and an empty label as `""`.
 func VisibleLabel(label string) string {
 	if label == "" {
 		return `""`
 	}
+	return OneLine(label)
+}
+
+// OneLine returns s with every control character, line break and
+// invisible direction control made visible, so that session text (a
+// hostile title, id or cwd) shows on one line and cannot fake lines or
+// reorder what follows it: C0 controls become their Control Pictures (␊
+// for a newline), DEL ␡, and other controls, U+2028/U+2029, U+FEFF and the
+// bidirectional formatting characters `\uXXXX`. Text without them is
+// returned as is.
+func OneLine(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsPicture(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
 	var b strings.Builder
-	for i, r := range label {
+	for i, r := range s {
 		switch {
 		case r < 0x20:
 			b.WriteRune(0x2400 + r)
 		case r == 0x7f:
 			b.WriteRune('␡')
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\uFEFF':
+		case needsPicture(r):
 			fmt.Fprintf(&b, "\\u%04X", r)
 		default:
 			// The original bytes: a lone surrogate (WTF-8) stays itself.
-			_, size := utf8.DecodeRuneInString(label[i:])
-			b.WriteString(label[i : i+size])
+			_, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteString(s[i : i+size])
 		}
 	}
 	return b.String()
 }
+
+// needsPicture reports whether OneLine replaces r.
+func needsPicture(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || unicode.IsControl(r):
+		return true
+	case r == '\u2028' || r == '\u2029' || r == '\uFEFF' || r == '\u061C' || r == '\u200E' || r == '\u200F':
+		return true
+	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
+		return true // bidi embeddings, overrides and isolates
+	}
+	return false
+}
+
+// InsertLabel is the label a completion (or a quick fix) writes into the
+// user's text: OneLine(label), so that a title holding line breaks cannot
+// add lines (say a fake "## Referenced sessions" heading) to the prompt
+// outside dsh's untrusted envelope. An empty label stays empty. The
+// mention still names the session exactly: only its label is shown this
+// way, and dsh's escaping (reference.FormatMention) applies to the result.
+func InsertLabel(label string) string { return OneLine(label) }
 
 // ItemData is the data carried by a completion item for
 // completionItem/resolve.
@@ -157,18 +197,20 @@ func FormatTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// Detail is an item's detail line: the cwd (or "no cwd") and creation time.
+// Detail is an item's detail line: the cwd (or "no cwd", on one line) and
+// creation time.
 func Detail(cwd *string, createdAt int64) string {
 	where := "no cwd"
 	if cwd != nil {
-		where = *cwd
+		where = OneLine(*cwd)
 	}
 	return where + " · " + FormatTime(createdAt)
 }
 
 // Items turns candidates into completion items for query q. Accepting an
 // item leaves the `@` in place and replaces QUERY with `[escaped
-// label](uri)`, so the text becomes exactly reference.FormatMention. The
+// label](uri)`, so the text becomes exactly reference.FormatMention of the
+// session id and InsertLabel(label) (the label on one line). The
 // item carries that text both as textEdit (range QUERY) and insertText,
 // because Neovim 0.7 and ALE ignore the range and insert at the keyword
 // start (after the `@`, which is no keyword character anywhere).
@@ -203,7 +245,7 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style
 		width = 4
 	}
 	for i, c := range cands {
-		label := c.Label
+		label := InsertLabel(c.Label)
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := VisibleLabel(c.Label)
 		data := appendItemData(nil, c)

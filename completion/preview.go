@@ -87,9 +87,10 @@ func VisibleMessages(surf *reference.Surface) []Message {
 	return out
 }
 
-// oneLine shortens s to at most n runes on one line.
+// oneLine shortens s to at most n runes on one line (whitespace runs become
+// one space, other controls are made visible).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = OneLine(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -100,17 +101,19 @@ func oneLine(s string, n int) string {
 // Documentation renders a candidate's documentation: id, cwd, created time
 // and a short preview (the first and last visible messages).
 func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.MarkupContent {
-	cwd := "no cwd"
+	// Session text is shown on one line: a hostile id or cwd cannot add
+	// lines or fake headings to the documentation.
+	id, cwd := OneLine(d.SessionID), "no cwd"
 	if d.CWD != nil {
-		cwd = *d.CWD
+		cwd = OneLine(*d.CWD)
 	}
 	var b strings.Builder
 	msgs := VisibleMessages(surf)
 	if markdown {
 		fmt.Fprintf(&b, "**%s**\n\n", EscapeMarkdown(VisibleLabel(d.Label)))
-		fmt.Fprintf(&b, "- id: %s\n- cwd: %s\n- created: %s\n- messages: %d\n", CodeSpan(d.SessionID), CodeSpan(cwd), FormatTime(d.CreatedAt), len(msgs))
+		fmt.Fprintf(&b, "- id: %s\n- cwd: %s\n- created: %s\n- messages: %d\n", CodeSpan(id), CodeSpan(cwd), FormatTime(d.CreatedAt), len(msgs))
 	} else {
-		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), d.SessionID, cwd, FormatTime(d.CreatedAt), len(msgs))
+		fmt.Fprintf(&b, "%s\n\nid: %s\ncwd: %s\ncreated: %s\nmessages: %d\n", VisibleLabel(d.Label), id, cwd, FormatTime(d.CreatedAt), len(msgs))
 	}
 	if len(msgs) > 0 {
 		show := msgs

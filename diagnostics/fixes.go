@@ -1,6 +1,7 @@
 package diagnostics
 
 import (
+	"github.com/dsh-lsp/dsh-lsp/completion"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -26,7 +27,7 @@ const (
 //   - "Replace with canonical URI" for a rejected URI whose payload decodes
 //     leniently to a string id;
 //   - "Convert bare URI to mention" for an accepted bare URI, labelled with
-//     titleOf(id) (nil: the id);
+//     titleOf(id) on one line (completion.InsertLabel; nil: the id);
 //   - "Remove duplicate mention" for a mention of an id cited earlier.
 func Fixes(text string, start, end int, titleOf func(id string) *string) []Fix {
 	mentions, problems := reference.ScanText(text)
@@ -55,6 +56,12 @@ func Fixes(text string, start, end int, titleOf func(id string) *string) []Fix {
 			var title *string
 			if titleOf != nil {
 				title = titleOf(m.SessionID)
+			}
+			if title != nil {
+				// Like a completion: the title goes into the user's
+				// text, so on one line.
+				one := completion.InsertLabel(*title)
+				title = &one
 			}
 			out = append(out, Fix{Title: TitleConvert, Span: m.Span, NewText: reference.FormatMention(m.SessionID, title)})
 		}

@@ -70,16 +70,52 @@ func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) 
 	markdown := s.caps.docMarkdown
 	s.mu.Unlock()
 	release(ctx)
-	surf, err := env.source.ReadSurface(ctx, data.SessionID)
+	cwd := "\x00"
+	if data.CWD != nil {
+		cwd = *data.CWD
+	}
+	key := renderKey{kind: "resolve", env: env, id: data.SessionID, label: data.Label, cwd: cwd, md: markdown, at: data.CreatedAt}
+	doc, ok := s.renders.get(key)
+	if !ok {
+		done, err := s.reads.acquire(ctx, "completionItem/resolve")
+		if err != nil {
+			return nil, requestError(ctx, err)
+		}
+		doc, ok = s.renders.get(key)
+		if !ok {
+			doc, err = s.renderDocumentation(ctx, key, data)
+		}
+		done()
+		if err != nil {
+			return nil, requestError(ctx, err)
+		}
+	}
+	kind := "plaintext"
+	if markdown {
+		kind = "markdown"
+	}
+	item.Documentation = &protocol.MarkupContent{Kind: kind, Value: doc}
+	return item, nil
+}
+
+// renderDocumentation reads a session and renders an item's documentation,
+// cached under key when the read succeeded.
+func (s *Server) renderDocumentation(ctx context.Context, key renderKey, data completion.ItemData) (string, error) {
+	start := time.Now()
+	surf, err := key.env.source.ReadSurface(ctx, data.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, requestError(ctx, ctx.Err())
+			return "", ctx.Err()
 		}
 		s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
 	}
-	doc := completion.Documentation(data, surf, markdown)
-	item.Documentation = &doc
-	return item, nil
+	doc := completion.Documentation(data, surf, key.md).Value
+	if surf != nil {
+		if dir, ok := sessionDir(key.env.root, surf.Header.CWD, data.SessionID); ok {
+			s.renders.put(key, dir, start, doc)
+		}
+	}
+	return doc, nil
 }
 
 // candidateCacheTTL bounds how stale a cached candidate list may be: a

@@ -87,6 +87,15 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 	}
 	s.mu.Unlock()
 	release(ctx)
+	// Reading sessions waits for a read slot (backpressure.go); a text
+	// without mentions reads nothing.
+	if mentions, _ := reference.ScanText(text); len(mentions) > 0 {
+		done, err := s.reads.acquire(ctx, "dsh.prepare")
+		if err != nil {
+			return nil, requestError(ctx, err)
+		}
+		defer done()
+	}
 	pt, err := env.service.PrepareText(ctx, *target, text)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/completion"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
@@ -57,8 +58,37 @@ func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error)
 	return nil, nil
 }
 
-// describeMention renders the hover text of one mention.
+// describeMention returns the hover text of one mention: from the render
+// cache while the session's files are unchanged, else rendered under the
+// read limiter (queued, cancellable).
 func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m reference.Mention) (string, error) {
+	key := renderKey{kind: "hover", env: snap.env, id: m.SessionID, label: m.Label, bare: m.Kind != reference.MentionMarkdown,
+		md: snap.caps.hoverMarkdown, self: snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID,
+		budget: snap.config.MaxReferenceBytes}
+	if v, ok := s.renders.get(key); ok {
+		return v, nil
+	}
+	done, err := s.reads.acquire(ctx, "textDocument/hover")
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	if v, ok := s.renders.get(key); ok {
+		return v, nil // rendered by a request queued before this one
+	}
+	start := time.Now()
+	value, dir, err := s.renderMention(ctx, snap, m)
+	if err == nil && dir != "" {
+		s.renders.put(key, dir, start, value)
+	}
+	return value, err
+}
+
+// renderMention renders the hover text of one mention, and returns the
+// session's directory when the text comes from a successful read (so it
+// may be cached). Session text (title, label, id, cwd, error messages) is
+// shown on one line.
+func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, err error) {
 	md := snap.caps.hoverMarkdown
 	var lines []string
 	add := func(k, v string) {
@@ -69,6 +99,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		}
 	}
 	code := func(v string) string {
+		v = completion.OneLine(v)
 		if md {
 			return completion.CodeSpan(v)
 		}
@@ -91,11 +122,12 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	surf, err := env.source.ReadSurface(ctx, m.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", "", ctx.Err()
 		}
-		add("status", "cannot be read: "+err.Error())
-		return heading + "\n\n" + strings.Join(lines, "\n"), nil
+		add("status", "cannot be read: "+completion.OneLine(err.Error()))
+		return heading + "\n\n" + strings.Join(lines, "\n"), "", nil
 	}
+	dir, _ = sessionDir(env.root, surf.Header.CWD, m.SessionID)
 	cwd := "no cwd"
 	if surf.Header.CWD != nil {
 		cwd = *surf.Header.CWD
@@ -104,7 +136,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	add("created", completion.FormatTime(surf.Header.CreatedAt))
 	if snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID {
 		add("status", "this is the document's own session: it cannot reference itself")
-		return heading + "\n\n" + strings.Join(lines, "\n"), nil
+		return heading + "\n\n" + strings.Join(lines, "\n"), dir, nil
 	}
 	// Retain the surface already read rather than Service.RetainOne, which
 	// would read (parse) the whole log a second time.
@@ -115,7 +147,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		add("messages", fmt.Sprint(len(completion.VisibleMessages(surf))))
 		add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
 	case err != nil:
-		add("status", err.Error())
+		add("status", completion.OneLine(err.Error()))
 	default:
 		stats := retained.Stats
 		add("messages", fmt.Sprint(stats.OriginalMessages))
@@ -130,5 +162,5 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 		}
 		add("prompt size", size)
 	}
-	return heading + "\n\n" + strings.Join(lines, "\n"), nil
+	return heading + "\n\n" + strings.Join(lines, "\n"), dir, nil
 }

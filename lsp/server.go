@@ -67,6 +67,10 @@ type Options struct {
 	// DiagnosticsDelay is the debounce before diagnostics are computed after
 	// an edit; 0 means 150ms.
 	DiagnosticsDelay time.Duration
+	// MaxConcurrentReads bounds the requests that read whole sessions
+	// (prepare, hover, completionItem/resolve) running at once; more wait
+	// in a queue, cancellable. 0 means GOMAXPROCS-1 (at least 1).
+	MaxConcurrentReads int
 }
 
 type lifecycle int
@@ -117,7 +121,12 @@ type Server struct {
 	diag  diagnosticsScheduler
 	known knownCache
 	cache candidateCache
-	bg    sync.WaitGroup // background goroutines (diagnostics, progress)
+	// reads limits the requests that read whole sessions (prepare, hover,
+	// completionItem/resolve); renders caches hover and resolve answers
+	// per session version (backpressure.go).
+	reads   *limiter
+	renders renderCache
+	bg      sync.WaitGroup // background goroutines (diagnostics, progress)
 }
 
 // clientCaps are the client capabilities the server uses.
@@ -149,6 +158,7 @@ func New(opts Options) *Server {
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
 		sources:        make(map[string]reference.Source),
+		reads:          newLimiter(opts.MaxConcurrentReads),
 	}
 }
 

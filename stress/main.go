@@ -25,7 +25,7 @@ import (
 )
 
 var (
-	phases      = flag.String("phases", "load,faults,stores", "comma-separated phases to run: load, faults, stores")
+	phases      = flag.String("phases", "load,faults,stores", "comma-separated phases to run: load, faults, stores, hover, mix")
 	work        = flag.String("work", "", "scratch directory for generated stores (default: a new directory under $TMPDIR, removed afterwards)")
 	bin         = flag.String("bin", "", "dsh-lsp binary for the process-level faults (stdin closed, SIGTERM); empty skips them")
 	duration    = flag.Duration("duration", 60*time.Second, "load: how long the client sends completion requests")
@@ -101,6 +101,10 @@ func main() {
 			err = runFaults(filepath.Join(dir, "faults"))
 		case "stores":
 			err = runStores(filepath.Join(dir, "stores"))
+		case "hover":
+			err = runHover(filepath.Join(dir, "hover"))
+		case "mix":
+			err = runMix(filepath.Join(dir, "mix"))
 		case "":
 			continue
 		default:

@@ -1,0 +1,245 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// Back-pressure for the requests that read whole sessions (issue 16,
+// attack 7): prepare, hover and completionItem/resolve run under a
+// concurrency limit, queued in arrival order and cancellable while queued
+// ($/cancelRequest answers -32800 at once); hover and resolve answers are
+// cached per session version. Completion, diagnostics and code actions never
+// wait here: they answer from the index, so they stay fast while reads
+// queue.
+
+// maxQueued bounds the requests waiting for a slot: a client flooding the
+// server with hovers gets a clear error instead of a goroutine per request.
+const maxQueued = 1024
+
+// limiter is a counting semaphore with a bounded FIFO queue.
+type limiter struct {
+	slots  chan struct{}
+	mu     sync.Mutex
+	queued int
+}
+
+// newLimiter returns a limiter of n slots (n <= 0: one less than
+// GOMAXPROCS, at least 1, so a core stays free for completion and the
+// read loop).
+func newLimiter(n int) *limiter {
+	if n <= 0 {
+		n = max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	return &limiter{slots: make(chan struct{}, n)}
+}
+
+// acquire waits for a slot. It fails with ctx's error when the request is
+// cancelled while queued, and with a RequestFailed error when maxQueued
+// requests already wait. Waiters are served in arrival order (a channel
+// queues its blocked senders FIFO).
+func (l *limiter) acquire(ctx context.Context, method string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return l.release, nil
+	default:
+	}
+	l.mu.Lock()
+	if l.queued >= maxQueued {
+		l.mu.Unlock()
+		return nil, jsonrpc2.NewError(codeRequestFailed, fmt.Sprintf("%s: dsh-lsp is busy: %d session reads are already queued; try again", method, maxQueued))
+	}
+	l.queued++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.queued--
+		l.mu.Unlock()
+	}()
+	select {
+	case l.slots <- struct{}{}:
+		return l.release, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *limiter) release() { <-l.slots }
+
+// waiting returns how many requests wait for a slot.
+func (l *limiter) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
+}
+
+// sessionVersion identifies one state of a session's files: the session
+// directory and both transcript names, by Lstat (never following a
+// link). Appends, retitles, truncation, replacement (rename), removal and a
+// switch between raw and zstd all change it.
+type sessionVersion struct {
+	dir, raw, zst os.FileInfo
+}
+
+// settleTime: an answer is cached only when every file of the session
+// changed at least this long before the read started. A change during the
+// read would give a file (or, for a rename or removal, the directory) a
+// newer mtime, even on a file system whose clock ticks coarsely; and a file
+// rewritten to the same size within one such tick (same size, same mtime)
+// is not mistaken for the cached version.
+const settleTime = time.Second
+
+// statSession returns the version of the session directory dir; ok is false
+// when dir is not a directory.
+func statSession(dir string) (v sessionVersion, ok bool) {
+	d, err := os.Lstat(dir)
+	if err != nil || !d.IsDir() {
+		return v, false
+	}
+	v.dir = d
+	v.raw, _ = os.Lstat(filepath.Join(dir, sessionstore.Raw.FileName()))
+	v.zst, _ = os.Lstat(filepath.Join(dir, sessionstore.Zstd.FileName()))
+	return v, true
+}
+
+func sameInfo(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+}
+
+func (v sessionVersion) equal(w sessionVersion) bool {
+	return sameInfo(v.dir, w.dir) && sameInfo(v.raw, w.raw) && sameInfo(v.zst, w.zst)
+}
+
+// settledBefore reports whether every file of v changed before t minus
+// settleTime.
+func (v sessionVersion) settledBefore(t time.Time) bool {
+	for _, fi := range []os.FileInfo{v.dir, v.raw, v.zst} {
+		if fi != nil && !fi.ModTime().Before(t.Add(-settleTime)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionDir returns the directory dsh keeps session id in under root, from
+// the session's cwd (spec §1.2); ok is false when it cannot be derived.
+func sessionDir(root string, cwd *string, id string) (string, bool) {
+	p, err := sessionstore.SessionPath(root, cwd, id, sessionstore.Raw)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Dir(p), true
+}
+
+// renderKey identifies one rendered answer about a session: the hover of a
+// mention, or the documentation of a completion item.
+type renderKey struct {
+	kind   string // "hover" or "resolve"
+	env    *environment
+	id     string
+	label  string
+	bare   bool   // hover: a bare URI (no label of its own)
+	cwd    string // resolve: the item's cwd ("\x00" when absent)
+	md     bool
+	self   bool
+	budget int64
+	at     int64 // resolve: the item's createdAt
+}
+
+type renderEntry struct {
+	dir   string
+	ver   sessionVersion
+	value string
+	used  time.Time
+}
+
+// maxRendered bounds the render cache (entries are a few hundred bytes).
+const maxRendered = 512
+
+// renderCache caches rendered hover and resolve answers per session
+// version: an entry is used only while the session's files are exactly as
+// they were when it was rendered.
+type renderCache struct {
+	mu sync.Mutex
+	m  map[renderKey]*renderEntry
+}
+
+// get returns the cached value of k when the session is unchanged.
+func (c *renderCache) get(k renderKey) (string, bool) {
+	c.mu.Lock()
+	e := c.m[k]
+	c.mu.Unlock()
+	if e == nil {
+		return "", false
+	}
+	v, ok := statSession(e.dir)
+	if !ok || !v.equal(e.ver) {
+		c.mu.Lock()
+		if c.m[k] == e {
+			delete(c.m, k)
+		}
+		c.mu.Unlock()
+		return "", false
+	}
+	c.mu.Lock()
+	e.used = time.Now()
+	c.mu.Unlock()
+	return e.value, true
+}
+
+// put caches value for k, rendered from the session in dir by a read that
+// started at readStart. Nothing is cached when a file of the session
+// changed since shortly before the read (see settleTime): the value might
+// not match the files' current version.
+func (c *renderCache) put(k renderKey, dir string, readStart time.Time, value string) {
+	ver, ok := statSession(dir)
+	if !ok || !ver.settledBefore(readStart) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[renderKey]*renderEntry)
+	}
+	if len(c.m) >= maxRendered {
+		// Drop the least recently used eighth.
+		c.evictLocked(maxRendered / 8)
+	}
+	c.m[k] = &renderEntry{dir: dir, ver: ver, value: value, used: time.Now()}
+}
+
+func (c *renderCache) evictLocked(n int) {
+	for ; n > 0; n-- {
+		var oldest renderKey
+		var at time.Time
+		first := true
+		for k, e := range c.m {
+			if first || e.used.Before(at) {
+				oldest, at, first = k, e.used, false
+			}
+		}
+		delete(c.m, oldest)
+	}
+}
+
+// reset drops every entry (settings changed: another store or budget).
+func (c *renderCache) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
