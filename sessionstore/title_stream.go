@@ -255,7 +255,13 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 		if pending != nil {
 			continue // only the framing of the rest can still matter
 		}
-		text, err := decodeFrameLimit(frame, limit)
+		var text []byte
+		if frames == 1 {
+			// The header frame: at most 1 MiB decoded, like ReadHeader.
+			text, err = decodeHeaderFrame(frame)
+		} else {
+			text, err = decodeFrameLimit(frame, limit)
+		}
 		switch {
 		case err != nil:
 			pending = err

@@ -104,7 +104,7 @@ func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 // Options.ReadLimit): the most decoded bytes one zstd frame, one raw line
 // or one whole-log load may hold. A session over it fails to read with an
 // error matching ErrReadLimit; the others are unaffected.
-const DefaultReadLimit int64 = 256 << 20
+const DefaultReadLimit int64 = 128 << 20
 
 // minReadLimit is the smallest accepted read limit: the decoder refuses
 // a frame whose declared window exceeds the limit, and encoders use
@@ -150,10 +150,98 @@ func isSizeErr(err error) bool {
 // Its output is capped at DefaultReadLimit decoded bytes.
 func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, DefaultReadLimit) }
 
+// overshoot is how far past the limit the output buffer reaches: the
+// decoder checks the limit after each block (≤ 128 KiB, plus its
+// over-allocation), so the block that crosses it still fits and the
+// buffer is never regrown (which would hold two copies).
+const overshoot = 256 << 10
+
+// frameContentBounds bounds the decoded size of the (possibly torn) frame
+// at the start of data from its block headers alone, without decoding:
+// raw and RLE blocks give their exact size, a compressed block at most
+// 128 KiB; a block cut off by the end of data counts nothing. A frame that
+// declares its content size is bounded by it. lo > limit refuses a frame
+// of RLE or raw blocks (the bombs) before any output is allocated, and hi
+// sizes the output buffer once (no growth, no garbage).
+func frameContentBounds(data []byte) (lo, hi int64) {
+	const maxBlock = 128 << 10
+	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
+		return 0, maxBlock
+	}
+	p := 4
+	fhd := data[p]
+	p++
+	single := fhd&0x20 != 0
+	fcsCode := fhd >> 6
+	fcsLen := [4]int{0, 2, 4, 8}[fcsCode]
+	if fcsCode == 0 && single {
+		fcsLen = 1
+	}
+	if !single {
+		p++ // window descriptor
+	}
+	p += [4]int{0, 1, 2, 4}[fhd&3]
+	fcs := int64(-1)
+	if fcsLen > 0 && p+fcsLen <= len(data) {
+		var v uint64
+		for i := fcsLen - 1; i >= 0; i-- {
+			v = v<<8 | uint64(data[p+i])
+		}
+		if fcsLen == 2 {
+			v += 256
+		}
+		if v < 1<<62 {
+			fcs = int64(v)
+		}
+	}
+	p += fcsLen
+	for len(data)-p >= 3 {
+		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
+		p += 3
+		size := int(bh >> 3)
+		stored := size
+		switch (bh >> 1) & 3 {
+		case 0: // raw
+			lo += int64(size)
+			hi += int64(size)
+		case 1: // RLE
+			stored = 1
+			lo += int64(size)
+			hi += int64(size)
+		case 2: // compressed
+			hi += maxBlock
+		default:
+			return lo, hi
+		}
+		if len(data)-p < stored {
+			// Cut off: this block decodes to nothing yet.
+			if t := (bh >> 1) & 3; t != 2 {
+				lo -= int64(size)
+				hi -= int64(size)
+			} else {
+				hi -= maxBlock
+			}
+			break
+		}
+		p += stored
+		if bh&1 != 0 {
+			break
+		}
+	}
+	if fcs >= 0 {
+		hi = min(hi, fcs)
+	}
+	return lo, max(hi, 0)
+}
+
 // decodeFrameLimit decompresses one complete frame of at most limit
 // decoded bytes; a larger one fails with a read-limit error.
 func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
-	out, err := decoderFor(limit).DecodeAll(frame, nil)
+	lo, hi := frameContentBounds(frame)
+	if lo > limit {
+		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+	}
+	out, err := decoderFor(limit).DecodeAll(frame, make([]byte, 0, min(hi, limit+overshoot)))
 	if err != nil {
 		if isSizeErr(err) {
 			return nil, limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
@@ -169,7 +257,11 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 // decoded blocks exceed limit fails with a read-limit error, so a torn
 // frame of RLE blocks costs at most limit bytes.
 func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
-	out, err := decoderFor(limit).DecodeAll(frame, nil)
+	lo, hi := frameContentBounds(frame)
+	if lo > limit {
+		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
+	}
+	out, err := decoderFor(limit).DecodeAll(frame, make([]byte, 0, min(hi, limit+overshoot)))
 	if err != nil && isSizeErr(err) {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}

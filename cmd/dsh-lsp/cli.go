@@ -96,7 +96,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.maxReferences, "max-references", "", "maxReferences (1..3)")
 	fs.StringVar(&c.candidateLimit, "candidate-limit", "", "candidateLimit")
 	fs.StringVar(&c.maxRefBytes, "max-reference-bytes", "", "maxReferenceBytes")
-	fs.Int64Var(&c.maxReadMB, "max-read-mb", 0, "read limit in MiB: the most one session read may hold (default $DSH_LSP_READ_LIMIT_MB or 256)")
+	fs.Int64Var(&c.maxReadMB, "max-read-mb", 0, "read limit in MiB: the most one session read may hold (default $DSH_LSP_READ_LIMIT_MB or 128)")
 }
 
 // parseInterleaved parses flags that may come before or after positional

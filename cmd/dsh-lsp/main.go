@@ -103,7 +103,7 @@ Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
   --target-id ID (the chat's own session), --target-cwd DIR (default: the
   current directory), --max-references N (1..3, default 3), --candidate-limit N
   (default 50), --max-reference-bytes N (default 65536), --max-read-mb N (the
-  most one session read may hold; default $DSH_LSP_READ_LIMIT_MB or 256)
+  most one session read may hold; default $DSH_LSP_READ_LIMIT_MB or 128)
 candidates and check answer from the session index cached in the user cache
   directory (as the server does), after checking it against the store;
   --no-cache reads the store directly.

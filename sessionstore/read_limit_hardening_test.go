@@ -1,0 +1,565 @@
+//go:build linux
+
+package sessionstore_test
+
+// Issue 16 attacks 1, 2 and 8 against the real binary: zstd bombs (a torn
+// final frame of RLE blocks, a header frame bomb, complete frames holding a
+// ~900 MB message) and a raw session with one huge message line. The bombs
+// are generated here (a few hundred KB on disk; nothing large is
+// committed). Each run is a subprocess whose peak RSS (getrusage maxrss,
+// or VmHWM for the server) must stay under a stated bound derived from the
+// read limit; the bombs fail per session with a read-limit error, the good
+// session is still listed and prepared, the store is byte-for-byte
+// unchanged, and a second run answers from the cache without decoding the
+// bombs again.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+const (
+	mib = 1 << 20
+	// rleBlock is the largest zstd block: one RLE block of it is 4 bytes
+	// on disk.
+	rleBlock = 128 << 10
+)
+
+// zstdFrameHeader is a frame header without content size or checksum and
+// a 128 KiB window (the decoder learns nothing of the output size up
+// front).
+func zstdFrameHeader() []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	return append(b, 0x00, 7<<3) // FHD: no FCS, no checksum; window 2^(10+7)
+}
+
+func blockHeader(typ, size int, last bool) []byte {
+	h := uint32(size)<<3 | uint32(typ)<<1
+	if last {
+		h |= 1
+	}
+	return []byte{byte(h), byte(h >> 8), byte(h >> 16)}
+}
+
+// rawBlocks appends data as raw blocks; the last is marked last if last.
+func rawBlocks(dst, data []byte, last bool) []byte {
+	for len(data) > 0 {
+		n := min(len(data), rleBlock)
+		dst = append(dst, blockHeader(0, n, last && n == len(data))...)
+		dst = append(dst, data[:n]...)
+		data = data[n:]
+	}
+	return dst
+}
+
+// rleBlocks appends n RLE blocks of 128 KiB of c (none marked last).
+func rleBlocks(dst []byte, c byte, n int) []byte {
+	for i := 0; i < n; i++ {
+		dst = append(append(dst, blockHeader(1, rleBlock, false)...), c)
+	}
+	return dst
+}
+
+var zenc, _ = zstd.NewWriter(nil)
+
+func zframe(s string) []byte { return zenc.EncodeAll([]byte(s), nil) }
+
+func hdrLine(id string) string {
+	return `{"type":"session","version":0,"id":` + reference.QuoteJS(id) + `,"createdAt":1786003000000,"cwd":"/p","delegationDepth":0}` + "\n"
+}
+
+// eventLines are seq 0..3 of a session: a turn with a user message and a
+// title.
+func eventLines(id, text string) string {
+	return `{"type":"turn/start","seq":0,"time":1786003000001,"data":{"turn":1}}` + "\n" +
+		`{"type":"step/start","seq":1,"time":1786003000002,"data":{"turn":1,"step":1}}` + "\n" +
+		`{"type":"user/message","seq":2,"time":1786003000003,"data":{"content":[{"type":"text","text":` + reference.QuoteJS(text) + `}],"source":{"kind":"user"},"role":"user","id":"a7000000-0000-4000-8000-000000000001"},"surfaceOp":"append"}` + "\n" +
+		`{"type":"session/title","seq":3,"time":1786003000004,"data":{"title":` + reference.QuoteJS(text) + `,"messageSeqs":[2],"source":{"kind":"user"}}}` + "\n"
+}
+
+// writeRawSession writes id's raw transcript (header and eventLines) under
+// root and returns its path.
+func writeRawSession(t *testing.T, root, id, text string) string {
+	t.Helper()
+	path, err := sessionstore.SessionPath(root, hostileStr("/p"), id, sessionstore.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(hdrLine(id)+eventLines(id, text)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// userMessagePrefix is a user message line up to the opening quote of its
+// text (seq 4, after eventLines).
+const userMessagePrefix = `{"type":"user/message","seq":4,"time":1786003000005,"data":{"content":[{"type":"text","text":"`
+const userMessageSuffix = `"}],"source":{"kind":"user"},"role":"user","id":"a7000000-0000-4000-8000-000000000002"},"surfaceOp":"append"}` + "\n"
+
+// writeZstdSession writes frames as id's zstd transcript under root.
+func writeZstdSession(t *testing.T, root, id string, frames ...[]byte) string {
+	t.Helper()
+	path, err := sessionstore.SessionPath(root, hostileStr("/p"), id, sessionstore.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Join(frames, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// bombStore writes a zstd store: one good session and the bombs of
+// attacks 1 and 2. It returns the ids of the bombs that are listed (their
+// header is fine) and of the one that is not.
+func bombStore(t *testing.T, root string) (listedBombs []string, headerBomb string) {
+	good := "good"
+	writeZstdSession(t, root, good, zframe(hdrLine(good)), zframe(eventLines(good, "good session")))
+
+	// Attack 1: a torn final frame of 65,536 RLE blocks: 262 KB on disk,
+	// 8 GiB of output.
+	torn := rleBlocks(zstdFrameHeader(), 'x', 65536)
+	writeZstdSession(t, root, "torn-bomb", zframe(hdrLine("torn-bomb")), zframe(eventLines("torn-bomb", "torn")), torn)
+
+	// Attack 2: complete frames near the old 1 GiB cap. Four sessions each
+	// holding a ~900 MB message (27 KB on disk each).
+	for i := 0; i < 4; i++ {
+		id := fmt.Sprintf("big-message-%d", i)
+		f := rawBlocks(zstdFrameHeader(), []byte(userMessagePrefix), false)
+		f = rleBlocks(f, 'a', 6866)
+		f = rawBlocks(f, []byte(userMessageSuffix), true)
+		writeZstdSession(t, root, id, zframe(hdrLine(id)), zframe(eventLines(id, "big")), f)
+		listedBombs = append(listedBombs, id)
+	}
+	// ... and a header frame decoding to 4 GiB of spaces before its line
+	// (131 KB on disk): the 1 MiB header bound counts decoded bytes.
+	headerBomb = "header-bomb"
+	h := rleBlocks(zstdFrameHeader(), ' ', 32768)
+	h = rawBlocks(h, []byte(hdrLine(headerBomb)), true)
+	writeZstdSession(t, root, headerBomb, h, zframe(eventLines(headerBomb, "hb")))
+	// A frame of real compressed blocks (a 1 GiB message of a repeated
+	// 8-byte pattern, ~100 KB on disk): its size shows only by decoding,
+	// which must stop at the limit. Also torn (its last bytes cut off).
+	cb := compressedBomb(t)
+	writeZstdSession(t, root, "compressed-bomb", zframe(hdrLine("compressed-bomb")), zframe(eventLines("compressed-bomb", "cb")), cb)
+	writeZstdSession(t, root, "compressed-torn-bomb", zframe(hdrLine("compressed-torn-bomb")), zframe(eventLines("compressed-torn-bomb", "ctb")), cb[:len(cb)-64])
+	listedBombs = append(listedBombs, "compressed-bomb", "compressed-torn-bomb")
+	return append([]string{"torn-bomb"}, listedBombs...), headerBomb
+}
+
+var (
+	cbOnce  sync.Once
+	cbFrame []byte
+)
+
+// patternReader yields an endless repeated 8-byte pattern.
+type patternReader struct{}
+
+func (patternReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = "abcdefgh"[i%8]
+	}
+	return len(p) - len(p)%8, nil
+}
+
+// compressedBomb is one zstd frame (unknown content size) of a user
+// message line whose text is 1 GiB of a repeated pattern.
+func compressedBomb(t *testing.T) []byte {
+	cbOnce.Do(func() {
+		var buf bytes.Buffer
+		w, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
+		if err != nil {
+			panic(err)
+		}
+		io.WriteString(w, userMessagePrefix)
+		if _, err := io.CopyN(w, patternReader{}, 1<<30); err != nil {
+			panic(err)
+		}
+		io.WriteString(w, userMessageSuffix)
+		if err := w.Close(); err != nil {
+			panic(err)
+		}
+		cbFrame = buf.Bytes()
+	})
+	return cbFrame
+}
+
+// treeSum fingerprints every entry under root without following links:
+// path, type, mode, size, mtime and the sha256 of regular files.
+func treeSum(t *testing.T, root string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%v\x00%d\x00%d\x00", path, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if _, err := io.Copy(h, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// dshLSP builds the real binary once per test process.
+func dshLSP(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dsh-lsp-hardening-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dsh-lsp")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// cliRun is one finished CLI run.
+type cliRun struct {
+	stdout, stderr string
+	exit           int
+	maxRSS         int64 // bytes
+	took           time.Duration
+}
+
+// runCLI runs the binary with args, HOME and the cache in home.
+func runCLI(t *testing.T, home string, env []string, args ...string) cliRun {
+	t.Helper()
+	cmd := exec.Command(dshLSP(t), args...)
+	cmd.Env = append([]string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "PATH=" + os.Getenv("PATH")}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	r := cliRun{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(t0)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.exit = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss << 10 // KiB on Linux
+	}
+	return r
+}
+
+func mentionOf(t *testing.T, id string) string {
+	return "@[s](" + reference.EncodeURI(id) + ")"
+}
+
+// TestReadLimitBombsCLI runs candidates and prepare over the bomb store
+// with a 32 MiB read limit and with the default (256 MiB).
+func TestReadLimitBombsCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary over multi-GiB bombs")
+	}
+	root := filepath.Join(t.TempDir(), "sessions")
+	bombs, headerBomb := bombStore(t, root)
+	before := treeSum(t, root)
+
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		limit int64
+		// bound is the stated peak-RSS bound of one run.
+		bound int64
+	}{
+		{"limit 32 MiB", []string{"--max-read-mb", "32"}, 32 * mib, 3*32*mib + 64*mib},
+		{"default limit", nil, sessionstore.DefaultReadLimit, 3*sessionstore.DefaultReadLimit + 64*mib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			args := func(cmd string, rest ...string) []string {
+				return append(append([]string{cmd, "--sessions", root}, tc.flags...), rest...)
+			}
+			first := runCLI(t, home, nil, args("candidates")...)
+			t.Logf("candidates (no cache): exit %d, peak RSS %d MiB (bound %d MiB), %v", first.exit, first.maxRSS>>20, tc.bound>>20, first.took.Round(time.Millisecond))
+			if first.exit != 0 {
+				t.Fatalf("candidates failed: %s%s", first.stdout, first.stderr)
+			}
+			var items []struct {
+				SessionID, Label string
+			}
+			if err := json.Unmarshal([]byte(first.stdout), &items); err != nil {
+				t.Fatalf("candidates output: %v\n%s", err, first.stdout)
+			}
+			listed := map[string]string{}
+			for _, it := range items {
+				listed[it.SessionID] = it.Label
+			}
+			if listed["good"] != "good session" {
+				t.Errorf("good session: listed as %q, want its title", listed["good"])
+			}
+			if _, ok := listed[headerBomb]; ok {
+				t.Errorf("the header bomb is listed")
+			}
+			if first.maxRSS > tc.bound {
+				t.Errorf("candidates peak RSS %d MiB, over the bound of %d MiB", first.maxRSS>>20, tc.bound>>20)
+			}
+
+			// A restart answers from the cache: the failures are
+			// remembered, nothing is decoded again.
+			second := runCLI(t, home, nil, args("candidates")...)
+			t.Logf("candidates (cache): peak RSS %d MiB, %v", second.maxRSS>>20, second.took.Round(time.Millisecond))
+			if second.exit != 0 || second.stdout != first.stdout {
+				t.Errorf("second candidates differ: exit %d\n%s\nwant\n%s", second.exit, second.stdout, first.stdout)
+			}
+			if second.maxRSS > 96*mib {
+				t.Errorf("candidates from the cache peaked at %d MiB: the bombs were decoded again", second.maxRSS>>20)
+			}
+
+			good := runCLI(t, home, nil, args("prepare", "see "+mentionOf(t, "good"))...)
+			if good.exit != 0 || !strings.Contains(good.stdout, "good session") {
+				t.Errorf("prepare of the good session: exit %d\n%s%s", good.exit, good.stdout, good.stderr)
+			}
+			for _, id := range append(bombs, headerBomb) {
+				r := runCLI(t, home, nil, args("prepare", "see "+mentionOf(t, id))...)
+				t.Logf("prepare %s: exit %d, peak RSS %d MiB, %v: %s", id, r.exit, r.maxRSS>>20, r.took.Round(time.Millisecond), firstLine(r.stdout+r.stderr))
+				if r.exit == 0 {
+					t.Errorf("prepare of %s succeeded", id)
+				}
+				if id != headerBomb && !strings.Contains(r.stdout+r.stderr, "read limit") {
+					t.Errorf("prepare of %s: error does not name the read limit: %s%s", id, r.stdout, r.stderr)
+				}
+				if r.maxRSS > tc.bound {
+					t.Errorf("prepare of %s: peak RSS %d MiB, over the bound of %d MiB", id, r.maxRSS>>20, tc.bound>>20)
+				}
+			}
+		})
+	}
+	if after := treeSum(t, root); after != before {
+		t.Errorf("the store changed")
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// TestReadLimitHugeLine is attack 8: a raw session holding one message
+// line of 320 MB. Under the default limit (256 MiB) it fails per session,
+// the other session is listed and prepared, and the run stays bounded;
+// with the limit raised above the line it is prepared.
+func TestReadLimitHugeLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 320 MB session")
+	}
+	root := filepath.Join(t.TempDir(), "sessions")
+	writeRawSession(t, root, "good", "good session")
+	path := writeRawSession(t, root, "huge-line", "huge")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lineBytes = 320 << 20
+	w := io.Writer(f)
+	io.WriteString(w, `{"type":"user/message","seq":4,"time":1786003000005,"data":{"content":[{"type":"text","text":"`)
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for i := 0; i < lineBytes>>20; i++ {
+		w.Write(chunk)
+	}
+	io.WriteString(w, `"}],"source":{"kind":"user"},"role":"user","id":"a7000000-0000-4000-8000-000000000002"},"surfaceOp":"append"}`+"\n")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, root)
+	home := t.TempDir()
+
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		fails  bool
+		bound  int64
+		target string
+	}{
+		{"default limit", nil, true, 1024 * mib, "huge-line"},
+		{"limit 64 MiB", []string{"--max-read-mb", "64"}, true, 384 * mib, "huge-line"},
+		{"limit 64 MiB, good session", []string{"--max-read-mb", "64"}, false, 384 * mib, "good"},
+	} {
+		args := append(append([]string{"prepare", "--sessions", root}, tc.flags...), "see "+mentionOf(t, tc.target))
+		r := runCLI(t, home, nil, args...)
+		t.Logf("%s: prepare %s: exit %d, peak RSS %d MiB (bound %d MiB), %v: %s", tc.name, tc.target, r.exit, r.maxRSS>>20, tc.bound>>20, r.took.Round(time.Millisecond), firstLine(r.stdout+r.stderr))
+		if tc.fails != (r.exit != 0) {
+			t.Errorf("%s: exit %d, want failure %v: %s%s", tc.name, r.exit, tc.fails, firstLine(r.stdout), r.stderr)
+		}
+		if tc.fails && !strings.Contains(r.stdout+r.stderr, "read limit") {
+			t.Errorf("%s: error does not name the read limit: %s%s", tc.name, r.stdout, r.stderr)
+		}
+		if r.maxRSS > tc.bound {
+			t.Errorf("%s: peak RSS %d MiB, over the bound of %d MiB", tc.name, r.maxRSS>>20, tc.bound>>20)
+		}
+	}
+	r := runCLI(t, home, nil, "candidates", "--sessions", root, "--max-read-mb", "64")
+	if r.exit != 0 || !strings.Contains(r.stdout, "good session") {
+		t.Errorf("candidates: exit %d, good session missing: %s%s", r.exit, r.stdout, r.stderr)
+	}
+	t.Logf("candidates (limit 64 MiB): peak RSS %d MiB", r.maxRSS>>20)
+	if after := treeSum(t, root); after != before {
+		t.Errorf("the store changed")
+	}
+}
+
+// rwcPipe joins a child's stdout and stdin into one stream.
+type rwcPipe struct {
+	io.ReadCloser
+	io.WriteCloser
+}
+
+func (c rwcPipe) Close() error { c.WriteCloser.Close(); return c.ReadCloser.Close() }
+
+// vmHWM returns the peak RSS of a running process (/proc/pid/status).
+func vmHWM(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestReadLimitBombsServer runs the LSP server over the bomb store with a
+// 32 MiB read limit (DSH_LSP_READ_LIMIT_MB): every bomb prepare fails with
+// a read-limit error, the good session keeps being listed and prepared
+// between them, and the server's peak RSS stays under the bound.
+func TestReadLimitBombsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary over multi-GiB bombs")
+	}
+	const bound = 256 * mib
+	root := filepath.Join(t.TempDir(), "sessions")
+	bombs, headerBomb := bombStore(t, root)
+	before := treeSum(t, root)
+	home := t.TempDir()
+	cmd := exec.Command(dshLSP(t), "--stdio")
+	cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "PATH=" + os.Getenv("PATH"), "DSH_LSP_READ_LIMIT_MB=32"}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	ed := lsptest.NewEditor(t, jsonrpc2.NewHeaderStream(rwcPipe{stdout, stdin}))
+	if _, err := ed.Initialize(map[string]any{"sessionsDir": root}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	checkGood := func(step string) {
+		var items []struct{ SessionID, Label string }
+		if err := ed.Call(ctx, "dsh/candidates", map[string]any{}, &items); err != nil {
+			t.Fatalf("%s: candidates: %v", step, err)
+		}
+		var ids []string
+		found := false
+		for _, it := range items {
+			ids = append(ids, it.SessionID)
+			found = found || (it.SessionID == "good" && it.Label == "good session")
+		}
+		sort.Strings(ids)
+		if !found {
+			t.Errorf("%s: good session not listed with its title: %v", step, ids)
+		}
+		var res struct{ Content string }
+		if err := ed.Call(ctx, "dsh/prepare", map[string]any{"text": "see " + mentionOf(t, "good")}, &res); err != nil {
+			t.Errorf("%s: prepare good: %v", step, err)
+		}
+	}
+	checkGood("start")
+	for _, id := range append(bombs, headerBomb) {
+		var res json.RawMessage
+		err := ed.Call(ctx, "dsh/prepare", map[string]any{"text": "see " + mentionOf(t, id)}, &res)
+		if err == nil {
+			t.Errorf("prepare %s succeeded", id)
+		} else if id != headerBomb && !strings.Contains(err.Error(), "read limit") {
+			t.Errorf("prepare %s: error does not name the read limit: %v", id, err)
+		}
+		checkGood("after " + id)
+	}
+	peak := vmHWM(t, cmd.Process.Pid)
+	t.Logf("server peak RSS (VmHWM) %d MiB, bound %d MiB", peak>>20, bound>>20)
+	if peak > bound {
+		t.Errorf("server peak RSS %d MiB, over the bound of %d MiB", peak>>20, bound>>20)
+	}
+	ed.Shutdown()
+	if after := treeSum(t, root); after != before {
+		t.Errorf("the store changed")
+	}
+}
