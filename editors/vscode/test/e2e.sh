@@ -14,8 +14,11 @@
 # (documents of scheme chatSessionInput), and the @dsh participant answered by a fake
 # language model (test/echo-lm); DSH_E2E_CHAT_INPUT=0 skips that part.
 #
+# With it, test/e2e-lm-tools.js checks the language-model tools and dsh-session: document
+# links from inside that VS Code (probe extension test/lm-probe).
+#
 # Environment: DSH_CI_DIR (cache, default /opt/dsh-ci), DSH_E2E_PORT (default 18091; the next
-# port is used too),
+# two ports are used too),
 # DSH_E2E_KEEP=1 keeps the temporary workspace, DSH_E2E_SKIP_INSTALL=1 skips install-deps.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -165,6 +168,11 @@ if [ "$chat_input" = 1 ]; then
     -o "$work/echo-lm.vsix" >"$work/echo-lm-package.log" 2>&1) || { cat "$work/echo-lm-package.log"; die "packaging test/echo-lm"; }
   extra_install=("$work/echo-lm.vsix") extra_flags=(--enable-proposed-api dsh-lsp.dsh-test-echo-lm)
   run_ui chat "$cs_chat" "$((port + 1))" "$node24" "$here/e2e-chat-ui.js"
+  # test/lm-probe: the language-model tools and dsh-session: links, seen from inside VS Code
+  (cd "$here/lm-probe" && "$ext/node_modules/.bin/vsce" package --allow-missing-repository --skip-license \
+    -o "$work/lm-probe.vsix" >"$work/lm-probe-package.log" 2>&1) || { cat "$work/lm-probe-package.log"; die "packaging test/lm-probe"; }
+  extra_install=("$work/lm-probe.vsix") extra_flags=()
+  run_ui lm-tools "$cs_chat" "$((port + 2))" "$node24" "$here/e2e-lm-tools.js"
 fi
 
 check "the store copy is unchanged (dsh-lsp never writes)" test "$before" = "$(store_sum)"
