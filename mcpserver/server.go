@@ -93,6 +93,8 @@ type Server struct {
 	// source has no catalog): an unchanged snapshot means nothing to do.
 	catalog *reference.Catalog
 	synced  bool
+	// lastSyncErr is the last Watch failure's message ("" after a success).
+	lastSyncErr string
 }
 
 // New builds the server: tools, resource template, and the middleware that
@@ -174,9 +176,12 @@ type changeNotifier interface {
 // A poll costs one catalog lookup when nothing changed (the lookup also
 // lets the index revalidate itself when it is stale).
 func (s *Server) Watch(ctx context.Context) {
-	if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-		s.opts.Logger.Warn("listing recent sessions", "error", err)
+	// The first indexing pass of a large store without a cache takes a
+	// while: list once it is done rather than re-ranking partial listings.
+	if err := s.waitIndexed(ctx); err != nil {
+		return
 	}
+	s.syncAndLog(ctx)
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
 	cn, _ := s.opts.Source.(changeNotifier)
@@ -196,9 +201,30 @@ func (s *Server) Watch(ctx context.Context) {
 		case <-changed:
 			fired = changed
 		}
-		if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-			s.opts.Logger.Warn("listing recent sessions", "error", err)
-		}
+		s.syncAndLog(ctx)
+	}
+}
+
+// syncAndLog runs Sync and logs a failure once (not at every poll while
+// the store stays unreadable).
+func (s *Server) syncAndLog(ctx context.Context) {
+	_, err := s.Sync(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	s.mu.Lock()
+	changed := msg != s.lastSyncErr
+	s.lastSyncErr = msg
+	s.mu.Unlock()
+	switch {
+	case changed && err != nil:
+		s.opts.Logger.Warn("listing recent sessions", "error", err)
+	case changed:
+		s.opts.Logger.Info("listing recent sessions works again")
 	}
 }
 
