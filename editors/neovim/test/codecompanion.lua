@@ -133,6 +133,7 @@ local function main()
     return #cs == 1 and cs[1].initialized
   end, 15000)
   if not check(ok, 'dsh-lsp attached to the chat buffer') then return end
+  check(T.wait_indexed(buf), 'the store is indexed')
 
   -- completion in the chat buffer: `@` (autotrigger) lists the store's sessions in dsh order
   local cands = cli({ 'candidates' })

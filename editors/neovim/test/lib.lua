@@ -119,6 +119,14 @@ local function item_label(it)
   return ci and ci.label or it.abbr or it.word
 end
 
+--- Waits until the server attached to buf has indexed its store: until the first pass ends,
+--- completion answers with what is indexed so far (by design), and dsh/candidates waits for it.
+function T.wait_indexed(buf, ms)
+  local done = false
+  require('dsh_lsp').candidates(buf, '', function() done = true end)
+  return T.wait_for(function() return done end, ms or 15000)
+end
+
 --- In the current window, types `typed` at the end of the last line like a user (autotrigger on
 --- 0.11+, then <C-x><C-o> when use_omni), waits for the completion menu and returns its labels
 --- (nil when no menu opened). Leaves Insert mode with the menu open.

@@ -69,6 +69,7 @@ local function lists_sessions(what, open)
     return #cs == 1 and cs[1].initialized
   end, 15000)
   if not check(ok, what .. ': dsh-lsp attached') then return nil end
+  check(T.wait_indexed(buf), what .. ': the store is indexed')
   api.nvim_buf_set_lines(buf, 0, -1, false, { 'see ' })
   local labels = T.open_menu('@', not autotrigger)
   if check(labels ~= nil, what .. ': ' .. (autotrigger and '@ opens the menu' or '@<C-x><C-o> opens the menu')) then
