@@ -226,14 +226,14 @@ func String(v []byte) (string, bool) {
 	if firstEscape < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	return unquote(body, true)
+	return unquote(body)
 }
 
 // StrictString is String for callers that must reject what JSON.parse
 // rejects inside a literal: a raw control character or unescaped quote
-// makes ok false. Invalid UTF-8 is repaired (RepairUTF8) when the literal
-// has no escape; a literal with escapes keeps raw bytes as they are (callers such
-// as package sessionstore validate whole lines before decoding).
+// makes ok false. Invalid UTF-8 is repaired as String repairs it
+// (RepairUTF8, one U+FFFD per maximal ill-formed subpart), with or without
+// escapes in the literal.
 func StrictString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
@@ -249,19 +249,15 @@ func StrictString(v []byte) (string, bool) {
 			return "", false
 		}
 	}
-	if !escaped {
-		if utf8.Valid(body) {
-			return string(body), true
-		}
-		return unquote(body, true)
+	if !escaped && utf8.Valid(body) {
+		return string(body), true
 	}
-	return unquote(body, false)
+	return unquote(body)
 }
 
-// unquote decodes the body of a string literal. replaceInvalid makes each
-// maximal ill-formed UTF-8 subpart one U+FFFD (RepairUTF8); otherwise raw
-// bytes are copied unchanged.
-func unquote(body []byte, replaceInvalid bool) (string, bool) {
+// unquote decodes the body of a string literal, each maximal ill-formed
+// UTF-8 subpart becoming one U+FFFD (RepairUTF8).
+func unquote(body []byte) (string, bool) {
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -274,7 +270,7 @@ func unquote(body []byte, replaceInvalid bool) (string, bool) {
 			} else {
 				end += i
 			}
-			if !replaceInvalid || utf8.Valid(body[i:end]) {
+			if utf8.Valid(body[i:end]) {
 				out = append(out, body[i:end]...)
 				i = end
 				continue

@@ -90,3 +90,20 @@ func TestInvalidLenMatchesUTF8(t *testing.T) {
 		t.Errorf("two truncated sequences give %d U+FFFD, want 2", got)
 	}
 }
+
+// TestStrictStringRepairsWithEscapes checks that a literal with escapes is
+// repaired by the same rule as one without (a title such as
+// "Sum\xe2\x82b…\n" read from a log line that was not repaired first).
+func TestStrictStringRepairsWithEscapes(t *testing.T) {
+	lit := []byte("\"Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend\\n\\ud800\"")
+	want := "Sum\ufffdb\ufffdx\ufffd\ufffdend\n\xed\xa0\x80"
+	if got, ok := StrictString(lit); !ok || got != want {
+		t.Errorf("StrictString(%q) = %q, %v; want %q", lit, got, ok, want)
+	}
+	if got, ok := String(lit); !ok || got != want {
+		t.Errorf("String(%q) = %q, %v; want %q", lit, got, ok, want)
+	}
+	if n, ok := StringLen(lit); !ok || n != len(want) {
+		t.Errorf("StringLen(%q) = %d, want %d", lit, n, len(want))
+	}
+}
