@@ -52,7 +52,8 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 	defer closeLog()
 	logger := slog.New(zapslog.NewHandler(zl.Core()))
 	idx, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
-		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
+		ReadLimit: c.readLimit(),
+		Logf:      func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return cliMain(stdout, stderr, func() (any, error) {
