@@ -13,16 +13,27 @@ fail() { say "$*"; echo "0 passed, 1 failed"; exit 1; }
 
 emacs_major() { emacs --version 2>/dev/null | sed -n '1s/^GNU Emacs \([0-9]*\).*/\1/p'; }
 
+# apt_uri SUITE: the machine's own apt source for SUITE (shared with the Neovim installer).
+# shellcheck source=../../neovim/test/apt-mirror.sh
+. "$here/../../neovim/test/apt-mirror.sh"
+
 install_emacs() {
-  local st=$ci/apt-bookworm-backports
-  mkdir -p "$st/lists/partial"
-  cat >"$st/sources.list" <<'SRC'
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-updates main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bookworm-security main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
-SRC
-  local apto=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+  # A private apt state: the machine's own sources (whatever mirror they name), plus
+  # bookworm-backports from the mirror that serves bookworm; /etc/apt stays untouched.
+  local st=$ci/apt-bookworm-backports mirror f
+  mirror=$(apt_uri bookworm) || { say "no apt source for Debian bookworm in /etc/apt/sources.list{,.d}"; return 1; }
+  rm -rf "$st/parts" && mkdir -p "$st/lists/partial" "$st/parts"
+  : >"$st/sources.list"
+  [ -r /etc/apt/sources.list ] && cp /etc/apt/sources.list "$st/sources.list"
+  for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] && cp "$f" "$st/parts/"
+  done
+  if ! apt_uri bookworm-backports >/dev/null; then
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main" \
+      >"$st/parts/zz-dsh-backports.list"
+  fi
+  say "bookworm-backports from $mirror"
+  local apto=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts="$st/parts"
               -o Dir::State::Lists="$st/lists" -o DPkg::Lock::Timeout=600)
   say "installing emacs-nox from bookworm-backports"
   local try
