@@ -11,6 +11,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -33,13 +34,18 @@ type limiter struct {
 	queued int
 }
 
-// newLimiter returns a limiter of n slots (n <= 0: one less than
-// GOMAXPROCS, at least 1, so a core stays free for completion and the
-// read loop).
-func newLimiter(n int) *limiter {
+// readConcurrency is the number of read slots for a MaxConcurrentReads
+// option: n, or when n <= 0 one less than GOMAXPROCS, at least 1, so a
+// core stays free for completion and the read loop.
+func readConcurrency(n int) int {
 	if n <= 0 {
 		n = max(1, runtime.GOMAXPROCS(0)-1)
 	}
+	return n
+}
+
+// newLimiter returns a limiter of n slots.
+func newLimiter(n int) *limiter {
 	return &limiter{slots: make(chan struct{}, n)}
 }
 
@@ -242,4 +248,135 @@ func (c *renderCache) reset() {
 	c.mu.Lock()
 	c.m = nil
 	c.mu.Unlock()
+}
+
+// maxCachedSurfaceBytes bounds the memory of cached session surfaces (an
+// estimate: the events' JSON plus per-event overhead).
+const maxCachedSurfaceBytes = 64 << 20
+
+// surfaceCache keeps recently read session surfaces per session version, so
+// repeated prepares, hovers and resolves of the same unchanged sessions do
+// not decode their logs again (a 6 MB / 5,000-message session costs
+// 150–400 ms to read). Cached surfaces are shared by requests and never
+// modified.
+type surfaceCache struct {
+	mu    sync.Mutex
+	m     map[surfaceKey]*surfaceEntry
+	bytes int64
+}
+
+type surfaceKey struct {
+	root string
+	id   string
+}
+
+type surfaceEntry struct {
+	dir  string
+	ver  sessionVersion
+	surf *reference.Surface
+	size int64
+	used time.Time
+}
+
+// surfaceSize estimates the memory a surface holds.
+func surfaceSize(s *reference.Surface) int64 {
+	n := int64(len(s.Session)) + 256
+	for _, ev := range s.Events {
+		n += int64(len(ev.Raw)) + 96
+	}
+	return n
+}
+
+func (c *surfaceCache) get(k surfaceKey) (*reference.Surface, bool) {
+	c.mu.Lock()
+	e := c.m[k]
+	c.mu.Unlock()
+	if e == nil {
+		return nil, false
+	}
+	v, ok := statSession(e.dir)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ok || !v.equal(e.ver) {
+		if c.m[k] == e {
+			delete(c.m, k)
+			c.bytes -= e.size
+		}
+		return nil, false
+	}
+	e.used = time.Now()
+	return e.surf, true
+}
+
+// put caches surf (read from dir by a read that started at readStart) when
+// the session's files had settled before the read.
+func (c *surfaceCache) put(k surfaceKey, dir string, readStart time.Time, surf *reference.Surface) {
+	size := surfaceSize(surf)
+	if size > maxCachedSurfaceBytes/2 {
+		return
+	}
+	ver, ok := statSession(dir)
+	if !ok || !ver.settledBefore(readStart) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[surfaceKey]*surfaceEntry)
+	}
+	if old := c.m[k]; old != nil {
+		c.bytes -= old.size
+	}
+	for c.bytes+size > maxCachedSurfaceBytes && len(c.m) > 0 {
+		var oldest surfaceKey
+		var at time.Time
+		first := true
+		for k, e := range c.m {
+			if first || e.used.Before(at) {
+				oldest, at, first = k, e.used, false
+			}
+		}
+		c.bytes -= c.m[oldest].size
+		delete(c.m, oldest)
+	}
+	c.m[k] = &surfaceEntry{dir: dir, ver: ver, surf: surf, size: size, used: time.Now()}
+	c.bytes += size
+}
+
+// readSurface is env.source.ReadSurface through the surface cache.
+func (s *Server) readSurface(ctx context.Context, env *environment, id string) (*reference.Surface, error) {
+	k := surfaceKey{root: env.root, id: id}
+	if surf, ok := s.surfaces.get(k); ok {
+		return surf, nil
+	}
+	// One read at a time per slot, also within a request: prepare reads
+	// its sources in parallel, which would take every core from
+	// completion.
+	select {
+	case s.readSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	start := time.Now()
+	surf, err := env.source.ReadSurface(ctx, id)
+	<-s.readSlots
+	if err != nil {
+		return nil, err
+	}
+	if dir, ok := sessionDir(env.root, surf.Header.CWD, id); ok {
+		s.surfaces.put(k, dir, start, surf)
+	}
+	return surf, nil
+}
+
+// cachedSurfaces is env's source with ReadSurface through the server's
+// surface cache (for prepare, whose reference.Service reads only surfaces).
+type cachedSurfaces struct {
+	reference.Source
+	s   *Server
+	env *environment
+}
+
+func (c cachedSurfaces) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	return c.s.readSurface(ctx, c.env, id)
 }

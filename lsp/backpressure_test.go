@@ -404,3 +404,41 @@ func TestHostileSessionTextOnOneLine(t *testing.T) {
 	}
 	checkLines("documentation", resolved.Documentation.Value)
 }
+
+// TestPrepareReadsUnchangedSessionsOnce: prepare reads a session through
+// the surface cache: once while it is unchanged, again after it changed.
+func TestPrepareReadsUnchangedSessionsOnce(t *testing.T) {
+	root := copyStore(t, storeRaw)
+	rc := &readCounter{}
+	_, s := startServer(t, root, lsp.Options{}, func(src reference.Source) reference.Source { rc.Source = src; return rc })
+	prep := func() string {
+		t.Helper()
+		var res struct {
+			ContextMessage json.RawMessage `json:"contextMessage"`
+		}
+		if err := s.Call(context.Background(), "dsh/prepare", map[string]any{"text": "see " + reference.FormatMention(idA, nil)}, &res); err != nil {
+			t.Fatalf("prepare: %v", err)
+		}
+		return string(res.ContextMessage)
+	}
+	first := prep()
+	prep()
+	if n := rc.reads.Load(); n != 1 {
+		t.Fatalf("two prepares of an unchanged session read it %d times, want 1", n)
+	}
+	// dsh appends an event: the next prepare reads the session again and
+	// captures it.
+	path := filepath.Join(root, "--home-alice-proj--", idA, "session.jsonl")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`{"type":"session/title","seq":36,"time":1786000070000,"data":{"title":"Later","messageSeqs":[4],"source":{"kind":"fallback"}}}` + "\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second := prep(); rc.reads.Load() != 2 || !strings.Contains(second, `"capturedThroughSeq":36`) || second == first {
+		t.Fatalf("prepare after an append: %d reads, context %s", rc.reads.Load(), second)
+	}
+}

@@ -102,7 +102,7 @@ func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) 
 // cached under key when the read succeeded.
 func (s *Server) renderDocumentation(ctx context.Context, key renderKey, data completion.ItemData) (string, error) {
 	start := time.Now()
-	surf, err := key.env.source.ReadSurface(ctx, data.SessionID)
+	surf, err := s.readSurface(ctx, key.env, data.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()

@@ -87,16 +87,21 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 	}
 	s.mu.Unlock()
 	release(ctx)
-	// Reading sessions waits for a read slot (backpressure.go); a text
-	// without mentions reads nothing.
+	// Reading sessions waits for a read slot, and reads through the
+	// surface cache (backpressure.go); a text without mentions reads
+	// nothing.
+	svc := env.service
 	if mentions, _ := reference.ScanText(text); len(mentions) > 0 {
 		done, err := s.reads.acquire(ctx, "dsh.prepare")
 		if err != nil {
 			return nil, requestError(ctx, err)
 		}
 		defer done()
+		if svc, err = reference.NewService(cachedSurfaces{Source: env.source, s: s, env: env}, env.service.Config()); err != nil {
+			return nil, requestError(ctx, err)
+		}
 	}
-	pt, err := env.service.PrepareText(ctx, *target, text)
+	pt, err := svc.PrepareText(ctx, *target, text)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

@@ -119,7 +119,7 @@ func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m referenc
 	if m.Label != name && m.Kind == reference.MentionMarkdown {
 		add("label", code(completion.VisibleLabel(m.Label)))
 	}
-	surf, err := env.source.ReadSurface(ctx, m.SessionID)
+	surf, err := s.readSurface(ctx, env, m.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()

@@ -123,10 +123,15 @@ type Server struct {
 	cache candidateCache
 	// reads limits the requests that read whole sessions (prepare, hover,
 	// completionItem/resolve); renders caches hover and resolve answers
-	// per session version (backpressure.go).
-	reads   *limiter
-	renders renderCache
-	bg      sync.WaitGroup // background goroutines (diagnostics, progress)
+	// and surfaces the sessions read, per session version
+	// (backpressure.go).
+	reads    *limiter
+	renders  renderCache
+	surfaces surfaceCache
+	// readSlots bounds the session reads running at once (the reads of
+	// one prepare included).
+	readSlots chan struct{}
+	bg        sync.WaitGroup // background goroutines (diagnostics, progress)
 }
 
 // clientCaps are the client capabilities the server uses.
@@ -158,7 +163,8 @@ func New(opts Options) *Server {
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
 		sources:        make(map[string]reference.Source),
-		reads:          newLimiter(opts.MaxConcurrentReads),
+		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
+		readSlots:      make(chan struct{}, readConcurrency(opts.MaxConcurrentReads)),
 	}
 }
 

@@ -31,6 +31,7 @@ var (
 	mixRate      = flag.Int("mix-rate", 200, "mix: requests per second (80% completion, 10% hover, 5% resolve, 5% prepare)")
 	mixFor       = flag.Duration("mix-duration", 60*time.Second, "mix: how long the mix is sent")
 	maxMixCompl  = flag.Duration("max-mix-completion-p99", 0, "mix: fail when the completion p99 exceeds this (0: report only)")
+	steadyAfter  = flag.Duration("steady-after", 5*time.Second, "hover/mix: also report percentiles of the requests sent after this (the first reads of each session are cold)")
 	bpStoreCache = struct {
 		once sync.Once
 		root string
@@ -158,6 +159,7 @@ func bpDoc(ids []string) (string, []int) {
 // timed is one request sent at a fixed time, and what came back.
 type timed struct {
 	method string
+	at     time.Duration // when it was sent, from the start of the flood
 	lat    time.Duration
 	err    *rpcError
 	closed bool
@@ -207,7 +209,7 @@ func flood(s *bpServer, rate int, dur, drain time.Duration, next func(i int) (st
 		go func() {
 			defer wg.Done()
 			r, ok := <-ch
-			t := timed{method: method, lat: time.Since(t0), err: r.Err, closed: !ok}
+			t := timed{method: method, at: t0.Sub(begin), lat: time.Since(t0), err: r.Err, closed: !ok}
 			mu.Lock()
 			out = append(out, t)
 			mu.Unlock()
@@ -250,6 +252,12 @@ func summarize(res []timed) (map[string]any, string) {
 			by[r.method] = append(by[r.method], r.lat)
 		}
 	}
+	steady := map[string][]time.Duration{}
+	for _, r := range res {
+		if !r.closed && r.err == nil && r.at >= *steadyAfter {
+			steady[r.method] = append(steady[r.method], r.lat)
+		}
+	}
 	out := map[string]any{}
 	for m, lat := range by {
 		short := m[strings.LastIndexAny(m, "/")+1:]
@@ -257,6 +265,9 @@ func summarize(res []timed) (map[string]any, string) {
 		out[short+"P50Ms"] = ms(percentile(lat, 0.5))
 		out[short+"P99Ms"] = ms(percentile(lat, 0.99))
 		out[short+"MaxMs"] = ms(percentile(lat, 1))
+		if st := steady[m]; len(st) > 0 {
+			out[short+"SteadyP99Ms"] = ms(percentile(st, 0.99))
+		}
 	}
 	for m, n := range errs {
 		out[m[strings.LastIndexAny(m, "/")+1:]+"Errors"] = n
