@@ -64,3 +64,36 @@ func TestLocaleCompareICU78Pairs(t *testing.T) {
 		t.Errorf("%d of %d pairs differ from ICU 78", bad, len(pairs))
 	}
 }
+
+// BenchmarkLocaleCompare measures one id comparison: ASCII ids (x/text
+// alone), ids with a character added since Unicode 6.2 and Han ids (both
+// through the placement table).
+func BenchmarkLocaleCompare(b *testing.B) {
+	for _, bc := range []struct{ name, x, y string }{
+		{"ascii", "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0001", "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0002"},
+		{"emoji", "session-🙂-1", "session-a-1"},
+		{"han", "中文会话记录", "中文对话记录"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			LocaleCompare(bc.x, bc.y) // load the table outside the timing
+			b.ReportAllocs()
+			for b.Loop() {
+				LocaleCompare(bc.x, bc.y)
+			}
+		})
+	}
+}
+
+// BenchmarkCollateTableLoad measures decoding collate_icu78.bin, paid once
+// per process on the first comparison that needs it.
+func BenchmarkCollateTableLoad(b *testing.B) {
+	LocaleCompare("🙂", "a")
+	saved := collTable.places
+	b.ReportAllocs()
+	for b.Loop() {
+		loadCollTable()
+	}
+	if collTable.err != nil || len(collTable.places) != len(saved) {
+		b.Fatalf("reload: %v, %d places (was %d)", collTable.err, len(collTable.places), len(saved))
+	}
+}
