@@ -308,7 +308,7 @@ func mentionOf(t *testing.T, id string) string {
 // TestReadLimitBombsCLI runs candidates and prepare over the bomb store
 // with a 32 MiB read limit and with the default (256 MiB).
 func TestReadLimitBombsCLI(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("builds and runs the binary over multi-GiB bombs")
 	}
 	root := filepath.Join(t.TempDir(), "sessions")
@@ -405,7 +405,7 @@ func firstLine(s string) string {
 // the other session is listed and prepared, and the run stays bounded;
 // with the limit raised above the line it is prepared.
 func TestReadLimitHugeLine(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("writes a 320 MB session")
 	}
 	root := filepath.Join(t.TempDir(), "sessions")
@@ -492,7 +492,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // a read-limit error, the good session keeps being listed and prepared
 // between them, and the server's peak RSS stays under the bound.
 func TestReadLimitBombsServer(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("builds and runs the binary over multi-GiB bombs")
 	}
 	const bound = 256 * mib
