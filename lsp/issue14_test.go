@@ -38,11 +38,14 @@ func TestIssue14Candidates(t *testing.T) {
 	lone := cand(`lone\ud800x`, `T\ud800`, "dsh-session:ImxvbmVcdWQ4MDB4Ig", "1785000000000")
 	utf8Title := cand("utf8-title", "Sum\ufffdb\ufffdx\ufffd\ufffdend", "dsh-session:InV0ZjgtdGl0bGUi", "1784000000000")
 	garay := cand("garay", "\u1C89EMA", "dsh-session:ImdhcmF5Ig", "1783000000000")
+	// A non-string title: dsh throws a TypeError; dsh-lsp's label falls
+	// back to the id (README, "Differences from dsh").
+	title42 := cand("title-42", "title-42", "dsh-session:InRpdGxlLTQyIg", "1782000000000")
 	tests := []struct {
 		params map[string]any
 		want   string
 	}{
-		{map[string]any{}, "[" + strings.Join([]string{smile, a, lone, utf8Title, garay}, ",") + "]"},
+		{map[string]any{}, "[" + strings.Join([]string{smile, a, lone, utf8Title, garay, title42}, ",") + "]"},
 		{map[string]any{"limit": 1}, "[" + smile + "]"},
 		{map[string]any{"query": "lone"}, "[" + lone + "]"},
 		{map[string]any{"query": "SUM"}, "[" + utf8Title + "]"},
