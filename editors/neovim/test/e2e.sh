@@ -7,6 +7,7 @@
 # as written; 0.10 and 0.12), and on 0.12 codecompanion.lua (the CodeCompanion extension in
 # the real plugin, against a fake model server on 127.0.0.1).
 # Env: DSH_CI_DIR, NVIM_VERSIONS (subset of "0.7 0.10 0.12"), DSH_LSP_BIN (skip the build),
+# RECIPES (recipe scenarios of recipes.lua to run, default all),
 # DSH_CODECOMPANION_DIR / DSH_PLENARY_DIR (checkouts of the pinned commits below; default
 # $DSH_CI_DIR/nvim-plugins/NAME-COMMIT, filled from $DSH_MIRROR_DIR, default /work/.mirror,
 # when that holds the repositories; the CodeCompanion test is skipped, saying so, without them).
@@ -183,6 +184,9 @@ for v in $versions; do
   fi
   if [ "$v" = 0.12 ]; then
     if [ -d "$cc_dir/lua/codecompanion" ] && [ -d "$plenary_dir/lua/plenary" ]; then
+      # the fake model server is Python; CodeCompanion's HTTP client (plenary.curl) runs curl
+      command -v python3 >/dev/null || apt_install python3 || say "could not install python3"
+      command -v curl >/dev/null || apt_install curl || say "could not install curl"
       run_nvim codecompanion "$nvim" codecompanion.lua \
         DSH_CODECOMPANION_DIR="$cc_dir" DSH_PLENARY_DIR="$plenary_dir"
     else

@@ -38,7 +38,9 @@ end
 
 -- The text of the user message about to be submitted (what CodeCompanion will send).
 local function pending_text(chat)
+  -- `interactions` was called `strategies` in CodeCompanion releases before 2026
   local ok, parser = pcall(require, 'codecompanion.interactions.chat.parser')
+  if not ok then ok, parser = pcall(require, 'codecompanion.strategies.chat.parser') end
   if not ok then return nil end
   local ok2, msg = pcall(parser.messages, chat, chat.header_line)
   return ok2 and type(msg) == 'table' and msg.content or nil
@@ -52,9 +54,15 @@ local function prepare(chat, text)
   return dsh.prepare_text_sync(text, dsh.buffer_target(chat.bufnr))
 end
 
+-- The context messages this extension added to a chat's history.
+local function is_context(m) return type(m) == 'table' and type(m._meta) == 'table' and m._meta.tag == 'dsh_context' end
+
 -- on_before_submit: prepare the message; refuse the submission when dsh refuses the message,
 -- else add dsh's context message (hidden in the buffer) so the model reads it first.
 local function before_submit(chat)
+  -- A context message left last by a submission that another callback cancelled after ours.
+  if is_context(chat.messages[#chat.messages]) then table.remove(chat.messages) end
+  pending[chat] = nil
   local text = pending_text(chat)
   if not cites_sessions(text) then return end
   local res, err = prepare(chat, text)
@@ -77,7 +85,7 @@ local function submitted(chat, data)
   local idx
   for i = #chat.messages, 1, -1 do
     local m = chat.messages[i]
-    if m.role == 'user' and not (m._meta and m._meta.tag == 'dsh_context') then
+    if m.role == 'user' and not is_context(m) then
       idx = i
       break
     end
