@@ -347,16 +347,21 @@ local function main()
   -- setup() again with other settings → workspace/didChangeConfiguration
   -- the notification goes out before the request below on the same pipe, and the server
   -- handles both in order: no wait needed
+  local function count_items()
+    api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see @' })
+    local resp = vim.lsp.buf_request_sync(scratch, 'textDocument/completion', {
+      textDocument = { uri = vim.uri_from_bufnr(scratch) },
+      position = { line = 0, character = 5 },
+      context = { triggerKind = 2, triggerCharacter = '@' },
+    }, 5000)
+    local result = resp and resp[client.id] and resp[client.id].result
+    return #(type(result) == 'table' and (result.items or result) or {})
+  end
   dsh.setup({ cmd = { BIN }, sessions_dir = STORE, target = { cwd = PROJ }, candidate_limit = 2 })
-  api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see @' })
-  local resp = vim.lsp.buf_request_sync(scratch, 'textDocument/completion', {
-    textDocument = { uri = vim.uri_from_bufnr(scratch) },
-    position = { line = 0, character = 5 },
-    context = { triggerKind = 2, triggerCharacter = '@' },
-  }, 5000)
-  local result = resp and resp[client.id] and resp[client.id].result
-  local items = type(result) == 'table' and (result.items or result) or {}
-  eq(#items, 2, 'candidate_limit=2 from a second setup() reaches the server')
+  eq(count_items(), 2, 'candidate_limit=2 from a second setup() reaches the server')
+  -- a setup() without it: the push says candidateLimit null, the server's default applies again
+  dsh.setup({ cmd = { BIN }, sessions_dir = STORE, target = { cwd = PROJ } })
+  eq(count_items(), 7, 'a later setup() without candidate_limit restores the default (7 sessions listed)')
 
   -- :checkhealth dsh_lsp
   vim.cmd('checkhealth dsh_lsp')
@@ -387,7 +392,7 @@ local function main()
       local c2 = attached_clients(b2)[1]
       eq(c2.config.init_options.sessionsDir, STORE, 'vim.lsp.config settings reach the client')
       -- one configuration: what setup() set earlier lives in the same vim.lsp.config entry
-      eq(c2.config.init_options.candidateLimit, 2, 'setup() options are part of the vim.lsp.config entry')
+      eq(c2.config.init_options.target, { cwd = PROJ }, 'setup() options are part of the vim.lsp.config entry')
       check(wait_for(function() return #diags(b2, 'invalid-uri') > 0 end, 5000), 'vim.lsp.config client publishes diagnostics')
       eq(vim.bo[b2].omnifunc, "v:lua.require'dsh_lsp'.omnifunc", 'lsp/dsh_lsp.lua on_attach runs the plugin attach logic')
       dsh.setup({ cmd = { BIN }, sessions_dir = STORE })
