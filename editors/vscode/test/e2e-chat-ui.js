@@ -134,6 +134,11 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   }, 10000);
   check((await refTab.count()) > 0 && Boolean(refText) && refText.startsWith('## Referenced sessions') && refText.includes(`"sessionId":"${other.header.id}"`),
     '@dsh: the listed reference opens the session\'s context snapshot', JSON.stringify((refText || '').slice(0, 200)));
+  // a hover left open over the chat input ("Enable current file context", shown late on
+  // a loaded machine) would take the click: move away and wait until it is gone
+  await page.mouse.move(5, 5);
+  await page.keyboard.press('Escape');
+  await page.locator('.context-view .hover-contents').waitFor({ state: 'hidden', timeout: 10000 }).catch(() => {});
   await input.click();
   const bad = await ask('@dsh see @[x](dsh-session:%%%)');
   check(/SESSION_REFERENCE_INVALID_REFERENCE/.test(bad) && /invalid session reference URI/.test(bad) && !/\n\s+at /.test(bad),
