@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // This file holds the per-transcript state of the index: the fold's state
@@ -221,16 +220,14 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 			return len(text) - pos, nil
 		}
 		line := text[pos : pos+i]
-		if n, seq0, last, ok := feedRow(sc, line); ok {
-			// assistant/chunk members: log-only, only counted.
-			p.fold().skip(n, seq0+n-1, last)
-			p.st.Fold = p.fd.foldState
-			pos += i + 1
-			continue
-		}
 		before := len(sc.events)
 		if err := sc.Feed(line, 0); err != nil || sc.Bad() {
 			return 0, errSlow
+		}
+		if r := sc.takeSkipped(); r.n > 0 {
+			// assistant/chunk members: log-only, only counted.
+			p.fold().skip(r.n, r.seq0+r.n-1, r.last)
+			p.st.Fold = p.fd.foldState
 		}
 		l := loc(pos)
 		for k := before; k < len(sc.events); k++ {
@@ -248,8 +245,10 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 // line without "\n" is left for the next parse (a torn tail for now).
 func (p *logParser) parseRaw(size int64) error {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count}
-	buf := make([]byte, 4<<20)
+	sc := &LineScanner{NextSeq: st.Fold.Count, SkipRows: true}
+	bp := getReadBuf()
+	defer putReadBuf(bp)
+	buf := *bp
 	carry := 0
 	off := st.Offset
 	for off+int64(carry) < size {
@@ -258,6 +257,7 @@ func (p *logParser) parseRaw(size int64) error {
 				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
 			}
 			buf = append(buf, make([]byte, len(buf))...)
+			*bp = buf
 		}
 		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
 		m, err := p.f.ReadAt(buf[carry:carry+n], off+int64(carry))
@@ -282,31 +282,64 @@ func (p *logParser) parseRaw(size int64) error {
 }
 
 // parseZstd continues a zstd transcript from st.Offset (a frame boundary)
-// to size. Complete frames are committed to p.st; a torn final frame is
-// returned (its bytes) for a provisional parse.
+// to size, reading it in chunks and decoding frame by frame into recycled
+// buffers. Complete frames are committed to p.st; a torn final frame is
+// returned (a copy of its bytes) for a provisional parse.
 func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true}
-	for st.Offset < size {
-		frame, err := readFrameAt(p.f, st.Offset)
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return frame, nil
+	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true}
+	bp := getReadBuf()
+	defer putReadBuf(bp)
+	tp := textBufs.Get().(*[]byte)
+	defer putTextBuf(tp)
+	buf := *bp
+	limit := limitOr(p.limit)
+	carry := 0 // bytes of an incomplete frame at buf[:carry], from st.Offset
+	for st.Offset+int64(carry) < size {
+		if carry == len(buf) {
+			if int64(carry) > limit {
+				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+			}
+			buf = append(buf, make([]byte, len(buf))...)
+			*bp = buf
 		}
-		if err != nil {
-			return nil, errSlow
+		n := int(min(int64(len(buf)-carry), size-st.Offset-int64(carry)))
+		m, rerr := p.f.ReadAt(buf[carry:carry+n], st.Offset+int64(carry))
+		data := buf[:carry+m]
+		pos := 0
+		for pos < len(data) {
+			end, complete, ferr := frameEndBase(data, pos, st.Offset-int64(pos))
+			if ferr != nil {
+				return nil, errSlow
+			}
+			if !complete {
+				break
+			}
+			text, err := decodeFrameInto(data[pos:end], *tp, limit)
+			if errors.Is(err, ErrReadLimit) {
+				return nil, err
+			}
+			if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
+				return nil, errSlow
+			}
+			*tp = text[:0]
+			frameOff := st.Offset
+			if _, err := p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} }); err != nil {
+				return nil, err
+			}
+			st.Offset += int64(end - pos)
+			pos = end
 		}
-		text, err := decodeFrameLimit(frame, limitOr(p.limit))
-		if errors.Is(err, ErrReadLimit) {
-			return nil, err
+		carry = copy(buf, data[pos:])
+		if m < n {
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return nil, rerr
+			}
+			break
 		}
-		if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, errSlow
-		}
-		frameOff := st.Offset
-		if _, err := p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} }); err != nil {
-			return nil, err
-		}
-		st.Offset += int64(len(frame))
+	}
+	if carry > 0 {
+		return append([]byte(nil), buf[:carry]...), nil
 	}
 	return nil, nil
 }
@@ -318,7 +351,7 @@ func (p *logParser) parseTorn(frame []byte) error {
 	if err != nil {
 		return err
 	}
-	sc := &LineScanner{NextSeq: p.st.Fold.Count}
+	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true}
 	pos := 0
 	for pos < len(text) {
 		i := bytes.IndexByte(text[pos:], '\n')
@@ -331,6 +364,10 @@ func (p *logParser) parseTorn(frame []byte) error {
 		// After a bad line the rest is a torn tail, unless a later
 		// turn/end makes it corruption (Feed reports that).
 		if !sc.Bad() {
+			if r := sc.takeSkipped(); r.n > 0 {
+				p.fold().skip(r.n, r.seq0+r.n-1, r.last)
+				p.st.Fold = p.fd.foldState
+			}
 			for k := range sc.events {
 				if err := p.apply(&sc.events[k], recLoc{Off: p.st.Offset, Inner: int64(pos), Torn: true}); err != nil {
 					return err
@@ -343,65 +380,3 @@ func (p *logParser) parseTorn(frame []byte) error {
 	return nil
 }
 
-// Top-level data keys the legacy upgrade looks at (legacy.go).
-const (
-	keyContent uint16 = 1 << iota
-	keySource
-	keyID
-	keyRole
-	keyMessage
-	keyProvenance
-	keyCallID
-	keyIsError
-)
-
-var legacyKeyBits = map[string]uint16{
-	"content": keyContent, "source": keySource, "id": keyID, "role": keyRole, "message": keyMessage,
-	"provenance": keyProvenance, "callId": keyCallID, "isError": keyIsError,
-}
-
-// needsUpgradeCheck reports whether the legacy upgrade could change or
-// reject e, so that apply must run it. Current-format messages (the bulk
-// of a log) are recognised from their top-level data keys alone, which
-// is much cheaper than the upgrade's full parse.
-func needsUpgradeCheck(e *Event) bool {
-	switch e.Type {
-	case "user/message", "assistant/message", "tool/result":
-	case "request/header-delta", "mode/set", "request/header", "turn/start", "turn/end", "steering/message":
-		return true
-	default:
-		return false
-	}
-	m, ok := topKeys(e.Data)
-	if !ok {
-		return true
-	}
-	has := func(bits uint16) bool { return m&bits == bits }
-	switch e.Type {
-	case "user/message":
-		return has(keyContent|keySource) && m&(keyID|keyRole|keyMessage) == 0
-	case "assistant/message":
-		return has(keyContent|keyProvenance) && m&keyMessage == 0
-	default:
-		return has(keyCallID|keyContent|keyIsError) && m&keyMessage == 0
-	}
-}
-
-// topKeys returns the legacyKeyBits of an object's top-level keys; ok is
-// false for anything but a plain object (escaped keys included), in which
-// case callers fall back to the full check.
-func topKeys(b []byte) (mask uint16, ok bool) {
-	plain := true
-	err := rawjson.Members(b, func(key, _ []byte) {
-		k := key[1 : len(key)-1]
-		if bytes.IndexByte(k, '\\') >= 0 {
-			plain = false
-			return
-		}
-		mask |= legacyKeyBits[string(k)]
-	})
-	if err != nil || !plain {
-		return 0, false
-	}
-	return mask, true
-}

@@ -2,7 +2,10 @@ package sessionstore
 
 import "testing"
 
-func TestRowMembersAgreesWithExpandRow(t *testing.T) {
+// TestCountedRowsAgreeWithExpansion: a packed row counted by a scanner
+// with SkipRows (the streamed reads and the index) is accepted or refused
+// exactly as its expansion (the full load), with the same seqs and times.
+func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 	rows := []string{
 		`{"type":"text-chunks","seq0":5,"time0":1786000000101,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["It"," is"," 4."]}}`,
 		`{"type":"reasoning-chunks","seq0":9,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1,-1],"texts":["Let"," me"," think"]}}`,
@@ -31,30 +34,22 @@ func TestRowMembersAgreesWithExpandRow(t *testing.T) {
 	}
 	for _, line := range rows {
 		evs, err := DecodeRecord([]byte(line))
-		o, okObj := parseObject(validUTF8([]byte(line)))
-		var n int
-		var seq0, last int64
-		ok := false
-		if okObj {
-			typ, _ := str(o["type"])
-			n, seq0, last, ok = rowMembers(typ, o)
-		}
-		if (err == nil) != ok {
-			t.Errorf("%s: expandRow err %v, rowMembers ok %v", line, err, ok)
+		_, sum, err2 := decodeRecord([]byte(line), false)
+		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
+			t.Errorf("%s: expanded error %v, counted error %v", line, err, err2)
 			continue
 		}
-		if ok && (n != len(evs) || seq0 != evs[0].Seq || last != evs[len(evs)-1].Time) {
-			t.Errorf("%s: rowMembers %d members from %d, expandRow %d from %d", line, n, seq0, len(evs), evs[0].Seq)
+		if err == nil && (sum.n != int64(len(evs)) || sum.seq0 != evs[0].Seq || sum.last != evs[len(evs)-1].Time) {
+			t.Errorf("%s: counted %+v, expanded %d members from %d", line, sum, len(evs), evs[0].Seq)
 		}
-		// feedRow continues the sequence exactly like Feed.
-		a, b := &LineScanner{NextSeq: seq0}, &LineScanner{NextSeq: seq0}
-		_, _, _, took := feedRow(a, []byte(line))
-		ferr := b.Feed([]byte(line), 0)
-		if took && (ferr != nil || b.Bad() || a.NextSeq != b.NextSeq) {
-			t.Errorf("%s: feedRow took a line Feed rejects", line)
-		}
-		if !took && ok {
-			t.Errorf("%s: feedRow declined a valid row", line)
+		// A counting scanner continues the sequence exactly like an
+		// expanding one.
+		for _, next := range []int64{sum.seq0, sum.seq0 + 1} {
+			a, b := &LineScanner{NextSeq: next, SkipRows: true}, &LineScanner{NextSeq: next}
+			aerr, berr := a.Feed([]byte(line), 9), b.Feed([]byte(line), 9)
+			if (aerr == nil) != (berr == nil) || a.Bad() != b.Bad() || a.NextSeq != b.NextSeq || a.GoodEnd != b.GoodEnd {
+				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.Bad(), a.NextSeq, berr, b.Bad(), b.NextSeq)
+			}
 		}
 	}
 }

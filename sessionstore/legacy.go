@@ -31,12 +31,13 @@ func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	case "request/header-delta", "mode/set":
 		return corruptf("event %d: retired event type %s", e.Seq, jsQuote(e.Type))
 	case "request/header":
-		if d, ok := e.obj(); ok {
-			if r, _ := str(d["reason"]); r == "fallback" {
-				return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
-			}
+		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
+			return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
+		if field(e.Data, "trigger") == nil {
+			return nil // the current shape: nothing to upgrade
+		}
 		if err := upgradeTurnStart(e); err != nil {
 			return err
 		}
@@ -49,8 +50,64 @@ func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 			return err
 		}
 	}
-	upgradeMessage(sessionID, e, earlierID)
+	if needsUpgradeCheck(e) {
+		upgradeMessage(sessionID, e, earlierID)
+	}
 	return nil
+}
+
+// Top-level data keys the message upgrade looks at.
+const (
+	lkContent uint16 = 1 << iota
+	lkSource
+	lkID
+	lkRole
+	lkMessage
+	lkProvenance
+	lkCallID
+	lkIsError
+)
+
+// needsUpgradeCheck reports whether upgradeMessage could change e: only a
+// pre-identity message can. Current-format messages (the bulk of a log)
+// are recognised from their top-level data keys alone, without decoding
+// the data.
+func needsUpgradeCheck(e *Event) bool {
+	if !isSurfaceType(e.Type) {
+		return false
+	}
+	var m uint16
+	if !fields(e.Data, func(k string, _ []byte) {
+		switch k {
+		case "content":
+			m |= lkContent
+		case "source":
+			m |= lkSource
+		case "id":
+			m |= lkID
+		case "role":
+			m |= lkRole
+		case "message":
+			m |= lkMessage
+		case "provenance":
+			m |= lkProvenance
+		case "callId":
+			m |= lkCallID
+		case "isError":
+			m |= lkIsError
+		}
+	}) {
+		return false // not an object: upgradeMessage leaves it alone
+	}
+	has := func(bits uint16) bool { return m&bits == bits }
+	switch e.Type {
+	case "user/message":
+		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
+	case "assistant/message":
+		return has(lkContent|lkProvenance) && m&lkMessage == 0
+	default:
+		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
+	}
 }
 
 func legacyID(sessionID string, seq int64) string {
@@ -70,7 +127,7 @@ func upgradeTurnStart(e *Event) error {
 	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
 		return corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
-	t, ok := parseObject(trig)
+	t, ok := objectOf(trig)
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
 		return corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
@@ -88,7 +145,7 @@ func upgradeTurnEnd(e *Event) error {
 	if !ok || turn < 1 || !hasExactKeys(d, "turn", "reason") {
 		return bad
 	}
-	r, ok := parseObject(d["reason"])
+	r, ok := objectOf(d["reason"])
 	if !ok {
 		return bad
 	}
@@ -125,7 +182,7 @@ func upgradeTurnEnd(e *Event) error {
 		}
 		switch {
 		case hasExactKeys(r, "kind", "step", "failure"):
-			f, ok := parseObject(r["failure"])
+			f, ok := objectOf(r["failure"])
 			if !ok || !validFailure(f) {
 				return bad
 			}
@@ -214,7 +271,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 	case "assistant/message":
 		if has("content") && has("provenance") && !has("message") {
 			src := newObj()
-			if p, ok := parseObject(d["provenance"]); ok {
+			if p, ok := objectOf(d["provenance"]); ok {
 				for _, k := range orderedKeys(d["provenance"]) {
 					if k == "kind" {
 						src.str("kind", "model")
@@ -255,7 +312,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 
 // replaceStart returns a replace surface op's start.
 func replaceStart(op json.RawMessage) (int64, bool) {
-	o, ok := parseObject(op)
+	o, ok := objectOf(op)
 	if !ok {
 		return 0, false
 	}
@@ -276,7 +333,7 @@ func messageID(e *Event) string {
 		id, _ := str(d["id"])
 		return id
 	case "assistant/message", "tool/result":
-		m, ok := parseObject(d["message"])
+		m, ok := objectOf(d["message"])
 		if !ok {
 			return ""
 		}

@@ -210,3 +210,21 @@ func unsafeString(b []byte) string {
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// objectOf decodes a validated JSON object into its members (raw values,
+// the last duplicate winning); ok is false when b is not an object.
+func objectOf(b []byte) (object, bool) {
+	b = bytes.TrimSpace(b)
+	o := object{}
+	if !fields(b, func(k string, v []byte) { o[strings.Clone(k)] = v }) {
+		return nil, false
+	}
+	return o, true
+}
+
+// arrayOf returns the elements of a validated JSON array.
+func arrayOf(b []byte) ([]json.RawMessage, bool) {
+	var a []json.RawMessage
+	ok := elements(bytes.TrimSpace(b), func(v []byte) { a = append(a, v) })
+	return a, ok
+}

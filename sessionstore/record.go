@@ -3,6 +3,8 @@ package sessionstore
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // Event is one session event of a log, after packed-row expansion (and,
@@ -25,7 +27,7 @@ type Event struct {
 
 	// env holds the envelope as stored, for validation (nil for events made
 	// by expansion or repair, which are well-formed by construction).
-	env object
+	env *envelope
 	// dataObj caches Data parsed as an object while a log is loaded.
 	dataObj          object
 	dataOK, dataDone bool
@@ -35,7 +37,7 @@ type Event struct {
 // is not an object).
 func (e *Event) obj() (object, bool) {
 	if !e.dataDone {
-		e.dataObj, e.dataOK = parseObject(e.Data)
+		e.dataObj, e.dataOK = objectOf(e.Data)
 		e.dataDone = true
 	}
 	return e.dataObj, e.dataOK
@@ -82,123 +84,288 @@ const (
 	rowToolCall  = "tool-call-chunks"
 )
 
+// Top-level keys of a storage record, as bits of envelope.keys.
+const (
+	keyType uint16 = 1 << iota
+	keySeq
+	keyTime
+	keyData
+	keySurfaceOp
+	keySourceEventSeqs
+	keyIgnorable
+	keySeq0
+	keyTime0
+)
+
+// envelope is a storage record's top level as scanned: the raw value of
+// each key the format knows (the last duplicate wins, as in JS), which of
+// them are present, and the first other key.
+type envelope struct {
+	typ, seq, time, data, surfaceOp, sourceEventSeqs, ignorable, seq0, time0 []byte
+	keys                                                                     uint16
+	extra                                                                    string
+	hasExtra                                                                 bool
+}
+
+func (env *envelope) member(key, v []byte) {
+	k := key[1 : len(key)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		s, _ := rawjson.String(key)
+		k = []byte(s)
+	}
+	switch string(k) {
+	case "type":
+		env.typ, env.keys = v, env.keys|keyType
+	case "seq":
+		env.seq, env.keys = v, env.keys|keySeq
+	case "time":
+		env.time, env.keys = v, env.keys|keyTime
+	case "data":
+		env.data, env.keys = v, env.keys|keyData
+	case "surfaceOp":
+		env.surfaceOp, env.keys = v, env.keys|keySurfaceOp
+	case "sourceEventSeqs":
+		env.sourceEventSeqs, env.keys = v, env.keys|keySourceEventSeqs
+	case "ignorable":
+		env.ignorable, env.keys = v, env.keys|keyIgnorable
+	case "seq0":
+		env.seq0, env.keys = v, env.keys|keySeq0
+	case "time0":
+		env.time0, env.keys = v, env.keys|keyTime0
+	default:
+		if !env.hasExtra {
+			env.extra, env.hasExtra = string(k), true
+		}
+	}
+}
+
+// scanEnvelope validates one logical line as a JSON object in one pass
+// (rawjson.CheckObject) and returns its envelope. A line with invalid
+// UTF-8 is repaired first, as a WHATWG TextDecoder (non-fatal) does, so
+// raw JSON copied from the log stays valid UTF-8. The envelope's values
+// alias line (or its repaired copy).
+func scanEnvelope(line []byte) (*envelope, bool) {
+	env := &envelope{}
+	ok, utf8OK := rawjson.CheckObject(line, env.member)
+	if ok && !utf8OK {
+		env = &envelope{}
+		ok, _ = rawjson.CheckObject(validUTF8(line), env.member)
+	}
+	return env, ok
+}
+
 // DecodeRecord decodes one storage record (one logical line without its
 // "\n"): a session event, or a packed chunk row expanded into its
 // assistant/chunk events. The event envelope is only checked for what the
 // log scanner needs (an object with a type); full validation happens when
-// the log is loaded. An error means the line is a bad record.
+// the log is loaded. An error means the line is a bad record. The events'
+// raw values alias line.
 func DecodeRecord(line []byte) ([]Event, error) {
-	o, ok := parseObject(validUTF8(line))
+	evs, _, err := decodeRecord(line, true)
+	return evs, err
+}
+
+// rowSummary is what the fold needs of a packed row it does not expand:
+// its members are log-only assistant/chunk events that no check looks
+// into, so only their count, first seq and last time matter.
+type rowSummary struct {
+	n, seq0, last int64
+}
+
+// decodeRecord is DecodeRecord; with expand false a well-formed packed row
+// is returned as a summary (n > 0) instead of events.
+func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
+	env, ok := scanEnvelope(line)
 	if !ok {
-		return nil, corruptf("record is not a JSON object")
+		return nil, rowSummary{}, corruptf("record is not a JSON object")
 	}
 	// A non-string type is not a bad line for the scanner (dsh only checks
 	// the seq there); it is refused later like any unknown type.
-	typ, _ := str(o["type"])
+	typ, _ := str(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
-		return expandRow(typ, o)
+		r, err := parseRow(typ, env)
+		if err != nil {
+			return nil, rowSummary{}, err
+		}
+		if !expand {
+			return nil, rowSummary{n: int64(len(r.payload)), seq0: r.seq0, last: r.last}, nil
+		}
+		return r.expand(), rowSummary{}, nil
 	}
-	ev := Event{Type: typ, env: o, Data: o["data"], SourceEventSeqs: o["sourceEventSeqs"], SurfaceOp: o["surfaceOp"]}
+	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
 	// seq/time are validated strictly later; here a non-integer seq just
 	// cannot match the expected position.
-	seq, ok := safeInt(o["seq"])
+	seq, ok := safeInt(env.seq)
 	if !ok {
-		return nil, corruptf("event %s has no integer seq", jsQuote(typ))
+		return nil, rowSummary{}, corruptf("event %s has no integer seq", jsQuote(typ))
 	}
 	ev.Seq = seq
-	ev.Time, _ = safeInt(o["time"])
-	if string(o["ignorable"]) == "true" {
+	ev.Time, _ = safeInt(env.time)
+	if string(env.ignorable) == "true" {
 		ev.Ignorable = true
 	}
-	return []Event{ev}, nil
+	return []Event{ev}, rowSummary{}, nil
 }
 
-func expandRow(typ string, o object) ([]Event, error) {
-	if !hasExactKeys(o, "type", "seq0", "time0", "data") {
+// packedRow is a validated packed chunk row (spec §2.4).
+type packedRow struct {
+	typ                   string
+	seq0, time0, last     int64
+	turn, step, index, id []byte
+	name                  []byte
+	hasName               bool
+	payload               [][]byte
+	dt                    []int64
+}
+
+// Data keys of a packed row, as bits.
+const (
+	rkTurn uint16 = 1 << iota
+	rkStep
+	rkIndex
+	rkID
+	rkName
+	rkDt
+	rkTexts
+	rkArgs
+)
+
+// parseRow validates a packed row as dsh's chunk-row decoder does (spec
+// §2.4); an error makes the line a bad record.
+func parseRow(typ string, env *envelope) (*packedRow, error) {
+	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
 		return nil, corruptf("%s row has unexpected keys", typ)
 	}
-	seq0, ok := nonNegSafeInt(o["seq0"])
-	if !ok {
+	r := &packedRow{typ: typ}
+	var ok bool
+	if r.seq0, ok = nonNegSafeInt(env.seq0); !ok {
 		return nil, corruptf("%s row seq0 is not a non-negative safe integer", typ)
 	}
-	time0, ok := safeInt(o["time0"])
-	if !ok {
+	if r.time0, ok = safeInt(env.time0); !ok {
 		return nil, corruptf("%s row time0 is not a safe integer", typ)
 	}
-	d, ok := parseObject(o["data"])
-	if !ok {
+	var keys uint16
+	other := false
+	var payloadRaw, dtRaw []byte
+	if !fields(env.data, func(k string, v []byte) {
+		switch k {
+		case "turn":
+			r.turn, keys = v, keys|rkTurn
+		case "step":
+			r.step, keys = v, keys|rkStep
+		case "index":
+			r.index, keys = v, keys|rkIndex
+		case "id":
+			r.id, keys = v, keys|rkID
+		case "name":
+			r.name, keys = v, keys|rkName
+		case "dt":
+			dtRaw, keys = v, keys|rkDt
+		case "texts":
+			if typ != rowToolCall {
+				payloadRaw = v
+			}
+			keys |= rkTexts
+		case "args":
+			if typ == rowToolCall {
+				payloadRaw = v
+			}
+			keys |= rkArgs
+		default:
+			other = true
+		}
+	}) {
 		return nil, corruptf("%s row data is not an object", typ)
 	}
 	payloadKey := "texts"
 	if typ == rowToolCall {
 		payloadKey = "args"
-		_, hasName := d["name"]
-		if hasName && !hasExactKeys(d, "turn", "step", "index", "id", "name", "dt", "args") ||
-			!hasName && !hasExactKeys(d, "turn", "step", "index", "id", "dt", "args") {
+		r.hasName = keys&rkName != 0
+		want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
+		if r.hasName {
+			want |= rkName
+		}
+		if other || keys != want {
 			return nil, corruptf("%s row data has unexpected keys", typ)
 		}
-		if _, ok := str(d["id"]); !ok {
+		if _, ok := str(r.id); !ok {
 			return nil, corruptf("%s row id is not a string", typ)
 		}
-		if hasName {
-			if _, ok := str(d["name"]); !ok {
+		if r.hasName {
+			if _, ok := str(r.name); !ok {
 				return nil, corruptf("%s row name is not a string", typ)
 			}
 		}
-	} else if !hasExactKeys(d, "turn", "step", "index", "dt", "texts") {
+	} else if other || keys != rkTurn|rkStep|rkIndex|rkDt|rkTexts {
 		return nil, corruptf("%s row data has unexpected keys", typ)
 	}
-	for _, k := range []string{"turn", "step", "index"} {
-		if !isNumber(d[k]) {
-			return nil, corruptf("%s row %s is not a number", typ, k)
+	for _, kv := range [...]struct {
+		k string
+		v []byte
+	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
+		if !isNumber(kv.v) {
+			return nil, corruptf("%s row %s is not a number", typ, kv.k)
 		}
 	}
-	payload, ok := array(d[payloadKey])
-	if !ok || len(payload) == 0 {
+	allStrings := true
+	if !elements(payloadRaw, func(p []byte) {
+		allStrings = allStrings && jsonKind(p) == '"'
+		r.payload = append(r.payload, p)
+	}) || len(r.payload) == 0 {
 		return nil, corruptf("%s row %s is not a non-empty array", typ, payloadKey)
 	}
-	for _, p := range payload {
-		if jsonKind(p) != '"' {
-			return nil, corruptf("%s row %s holds a non-string", typ, payloadKey)
-		}
+	if !allStrings {
+		return nil, corruptf("%s row %s holds a non-string", typ, payloadKey)
 	}
-	dt, ok := array(d["dt"])
-	if !ok || len(dt) != len(payload)-1 {
+	var dt [][]byte
+	if !elements(dtRaw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
 		return nil, corruptf("%s row dt length does not match its payload", typ)
 	}
-	if seq0+int64(len(payload))-1 > maxSafeInteger {
+	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
 		return nil, corruptf("%s row seq range is not safe", typ)
 	}
-	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[typ]
-	turn, step, index := compact(d["turn"]), compact(d["step"]), compact(d["index"])
-	events := make([]Event, len(payload))
-	t := time0
-	for i, p := range payload {
+	r.dt = make([]int64, len(dt))
+	t := r.time0
+	for i, v := range dt {
+		delta, ok := safeInt(v)
+		if !ok {
+			return nil, corruptf("%s row dt holds a non-safe-integer", typ)
+		}
+		t += delta
+		if t > maxSafeInteger || t < -maxSafeInteger {
+			return nil, corruptf("%s row time is not safe", typ)
+		}
+		r.dt[i] = delta
+	}
+	r.last = t
+	return r, nil
+}
+
+// expand returns the row's assistant/chunk events.
+func (r *packedRow) expand() []Event {
+	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[r.typ]
+	turn, step, index := compact(r.turn), compact(r.step), compact(r.index)
+	events := make([]Event, len(r.payload))
+	t := r.time0
+	for i, p := range r.payload {
 		if i > 0 {
-			delta, ok := safeInt(dt[i-1])
-			if !ok {
-				return nil, corruptf("%s row dt holds a non-safe-integer", typ)
-			}
-			t += delta
-			if t > maxSafeInteger || t < -maxSafeInteger {
-				return nil, corruptf("%s row time is not safe", typ)
-			}
+			t += r.dt[i-1]
 		}
 		chunk := newObj().str("type", chunkType).raw("index", index)
-		if typ == rowToolCall {
-			chunk.raw("id", compact(d["id"]))
-			if name, ok := d["name"]; ok {
-				chunk.raw("name", compact(name))
+		if r.typ == rowToolCall {
+			chunk.raw("id", compact(r.id))
+			if r.hasName {
+				chunk.raw("name", compact(r.name))
 			}
 			chunk.raw("argumentsDelta", compact(p))
 		} else {
 			chunk.raw("text", compact(p))
 		}
 		data := newObj().raw("turn", turn).raw("step", step).raw("chunk", chunk.bytes()).bytes()
-		events[i] = Event{Type: "assistant/chunk", Seq: seq0 + int64(i), Time: t, Data: data}
+		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
 	}
-	return events, nil
+	return events
 }
 
 // compact returns v without insignificant whitespace.

@@ -64,6 +64,12 @@ type LineScanner struct {
 	// Strict makes every bad line corruption (complete zstd frames).
 	Strict bool
 
+	// SkipRows makes well-formed packed rows count instead of expanding
+	// into events (their members are log-only chunks no check looks
+	// into): Skipped reports the rows accepted since the last TakeSkipped.
+	SkipRows bool
+	skipped  rowSummary
+
 	events  []Event
 	bad     bool
 	badLine int
@@ -77,12 +83,26 @@ type LineScanner struct {
 // offset end. It returns an error only for corruption.
 func (s *LineScanner) Feed(line []byte, end int64) error {
 	s.lines++
-	evs, err := DecodeRecord(line)
+	evs, row, err := decodeRecord(line, !s.SkipRows)
 	if s.bad {
 		if err == nil && hasTurnEnd(evs) {
 			return s.committedErr()
 		}
 		return nil
+	}
+	if err == nil && row.n > 0 {
+		if row.seq0 != s.NextSeq {
+			err = corruptf("event seq %d where %d was expected", row.seq0, s.NextSeq)
+		} else {
+			if s.skipped.n == 0 {
+				s.skipped.seq0 = row.seq0
+			}
+			s.skipped.n += row.n
+			s.skipped.last = row.last
+			s.NextSeq += row.n
+			s.GoodEnd = end
+			return nil
+		}
 	}
 	if err == nil {
 		for i := range evs {
@@ -111,6 +131,14 @@ func (s *LineScanner) Feed(line []byte, end int64) error {
 
 func (s *LineScanner) committedErr() error {
 	return &logError{kind: KindCorrupt, msg: fmt.Sprintf("bad record at event line %d before a later turn/end", s.badLine), err: s.badErr}
+}
+
+// takeSkipped returns the packed-row members counted (SkipRows) since the
+// last call, and forgets them.
+func (s *LineScanner) takeSkipped() rowSummary {
+	r := s.skipped
+	s.skipped = rowSummary{}
+	return r
 }
 
 // Bad reports whether a bad line was seen (the rest is a torn tail).

@@ -137,6 +137,9 @@ func isLogError(err error) bool {
 
 // drain hands the scanner's accepted events to the fold and forgets them.
 func drain(sc *LineScanner, f *fold) {
+	if r := sc.takeSkipped(); r.n > 0 {
+		f.skip(r.n, r.seq0+r.n-1, r.last)
+	}
 	for i := range sc.events {
 		f.stored(&sc.events[i])
 	}
@@ -152,7 +155,7 @@ func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Heade
 	n := 0         // bytes in buf
 	var read int64 // bytes read from f
 	var h *Header
-	sc := &LineScanner{}
+	sc := &LineScanner{SkipRows: true}
 	var base int64 // logical offset of buf[0]
 	eof := false
 	for {
@@ -160,7 +163,7 @@ func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Heade
 			if int64(n) > limit {
 				return nil, read, limitf(limit, "a line holds more bytes than the read limit")
 			}
-			buf = append(buf, make([]byte, min(len(buf), int(limit)+1-len(buf)))...)
+			buf = growBuf(buf, limit+1)
 		}
 		m, err := file.Read(buf[n:])
 		n += m
@@ -220,12 +223,12 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 		pending error // ScanZstd's first decode-stage error; a later framing error wins over it
 		logical int64
 	)
-	sc := &LineScanner{Strict: true}
+	sc := &LineScanner{Strict: true, SkipRows: true}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, off, err
 		}
-		frame, err := readFrameAt(file, off)
+		frame, err := readFrameAtLimit(file, off, limit)
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(frame) == 0) {
 			// A torn final frame (possibly empty: EOF at a boundary).
 			end := off + int64(len(frame))

@@ -1,6 +1,9 @@
 package sessionstore
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
 var knownEventTypes = map[string]bool{}
@@ -32,95 +35,135 @@ func isSurfaceType(t string) bool {
 func checkMessage(e *Event) error {
 	switch e.Type {
 	case "user/message":
-		d, ok := e.obj()
-		if !ok || !validMessage(d, "user") {
+		if !validMessage(e.Data, "user") {
 			return corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
-		d, ok := e.obj()
-		m, ok2 := parseObject(d["message"])
-		if !ok || !ok2 || !validMessage(m, "assistant") {
+		m := field(e.Data, "message")
+		if !validMessage(m, "assistant") {
 			return corruptf("event %d: malformed assistant/message", e.Seq)
 		}
-		src, _ := parseObject(m["source"])
-		k, _ := str(src["kind"])
-		_, okP := nonEmptyStr(src["provider"])
-		_, okM := nonEmptyStr(src["model"])
+		var kind, provider, model []byte
+		fields(field(m, "source"), func(k string, v []byte) {
+			switch k {
+			case "kind":
+				kind = v
+			case "provider":
+				provider = v
+			case "model":
+				model = v
+			}
+		})
+		k, _ := str(kind)
+		_, okP := nonEmptyStr(provider)
+		_, okM := nonEmptyStr(model)
 		if k != "model" || !okP || !okM {
 			return corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
 		}
 	case "tool/result":
-		d, ok := e.obj()
-		m, ok2 := parseObject(d["message"])
-		if !ok || !ok2 || !validMessage(m, "user") {
+		m := field(e.Data, "message")
+		if !validMessage(m, "user") {
 			return corruptf("event %d: malformed tool/result", e.Seq)
 		}
-		src, _ := parseObject(m["source"])
-		k, _ := str(src["kind"])
-		callID, okC := nonEmptyStr(src["callId"])
+		var kind, call []byte
+		fields(field(m, "source"), func(k string, v []byte) {
+			switch k {
+			case "kind":
+				kind = v
+			case "callId":
+				call = v
+			}
+		})
+		k, _ := str(kind)
+		callID, okC := nonEmptyStr(call)
 		if k != "tool" || !okC {
 			return corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
 		}
-		blocks, _ := array(m["content"])
+		var blocks [][]byte
+		elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
 		if len(blocks) != 1 {
 			return corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 		}
-		b, ok := parseObject(blocks[0])
-		t, _ := str(b["type"])
-		tc, okT := str(b["toolCallId"])
-		if !ok || t != "tool-result" || !isArray(b["content"]) || !okT || tc != callID {
+		var typ, content, tcid []byte
+		ok := fields(blocks[0], func(k string, v []byte) {
+			switch k {
+			case "type":
+				typ = v
+			case "content":
+				content = v
+			case "toolCallId":
+				tcid = v
+			}
+		})
+		t, _ := str(typ)
+		tc, okT := str(tcid)
+		if !ok || t != "tool-result" || !isArray(content) || !okT || tc != callID {
 			return corruptf("event %d: tool/result block does not match its callId", e.Seq)
 		}
 	}
 	return nil
 }
 
-func validMessage(m object, role string) bool {
-	if m == nil {
+// validMessage checks a message object: non-empty string id, the role,
+// a source object with a non-empty string kind, an array content.
+func validMessage(m []byte, role string) bool {
+	var id, r, src, content []byte
+	if !fields(m, func(k string, v []byte) {
+		switch k {
+		case "id":
+			id = v
+		case "role":
+			r = v
+		case "source":
+			src = v
+		case "content":
+			content = v
+		}
+	}) {
 		return false
 	}
-	if _, ok := nonEmptyStr(m["id"]); !ok {
+	if _, ok := nonEmptyStr(id); !ok {
 		return false
 	}
-	if r, _ := str(m["role"]); r != role {
+	if got, _ := str(r); got != role {
 		return false
 	}
-	src, ok := parseObject(m["source"])
-	if !ok {
+	if _, ok := nonEmptyStr(field(src, "kind")); !ok || !isObject(src) {
 		return false
 	}
-	if _, ok := nonEmptyStr(src["kind"]); !ok {
-		return false
-	}
-	return isArray(m["content"])
+	return isArray(content)
 }
 
 // checkEnvelope applies assertSessionEventEnvelope (spec §2.3) to a stored
 // event (events made by expansion or repair are well-formed).
 func checkEnvelope(e *Event) error {
-	if e.env == nil {
+	env := e.env
+	if env == nil {
 		return nil
 	}
-	for k := range e.env {
-		switch k {
-		case "type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable":
-		default:
-			return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(k))
-		}
+	if env.hasExtra {
+		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(env.extra))
 	}
-	if _, ok := str(e.env["type"]); !ok {
+	if env.keys&(keySeq0|keyTime0) != 0 {
+		k := "seq0"
+		if env.keys&keySeq0 == 0 {
+			k = "time0"
+		}
+		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(k))
+	}
+	if _, ok := str(env.typ); !ok {
 		return corruptf("event %d: type is not a string", e.Seq)
 	}
-	if _, ok := nonNegSafeInt(e.env["seq"]); !ok {
+	if _, ok := nonNegSafeInt(env.seq); !ok {
 		return corruptf("event %d: seq is not a non-negative safe integer", e.Seq)
 	}
-	if _, ok := safeInt(e.env["time"]); !ok {
+	if _, ok := safeInt(env.time); !ok {
 		return corruptf("event %d: time is not a safe integer", e.Seq)
 	}
-	if _, ok := e.env["data"]; !ok {
+	if env.keys&keyData == 0 {
 		return corruptf("event %d: data is missing", e.Seq)
 	}
-	if v, ok := e.env["ignorable"]; ok && string(compact(v)) != "true" {
+	if env.keys&keyIgnorable != 0 && string(compact(env.ignorable)) != "true" {
 		return corruptf("event %d: ignorable must be true", e.Seq)
 	}
 	return nil
@@ -129,15 +172,24 @@ func checkEnvelope(e *Event) error {
 // checkRequestHeader applies the request/header rules of spec §4 step 6.
 func checkRequestHeader(e *Event) error {
 	bad := func(what string) error { return corruptf("event %d: request/header %s", e.Seq, what) }
-	d, ok := e.obj()
-	if !ok {
+	if !isObject(e.Data) {
 		return bad("data is not an object")
 	}
-	h, ok := parseObject(d["header"])
-	if !ok {
+	h := field(e.Data, "header")
+	if !isObject(h) {
 		return bad("has no header object")
 	}
-	cfg, ok := parseObject(h["config"])
+	var cfgRaw, adRaw []byte
+	hasAD := false
+	fields(h, func(k string, v []byte) {
+		switch k {
+		case "config":
+			cfgRaw = v
+		case "adapterDefaults":
+			adRaw, hasAD = v, true
+		}
+	})
+	cfg, ok := objectOf(cfgRaw)
 	if !ok {
 		return bad("has no config object")
 	}
@@ -152,8 +204,8 @@ func checkRequestHeader(e *Event) error {
 			return bad("config.reasoningEffort is not a non-empty string")
 		}
 	}
-	if v, ok := h["adapterDefaults"]; ok {
-		ad, ok := parseObject(v)
+	if hasAD {
+		ad, ok := objectOf(adRaw)
 		if !ok {
 			return bad("adapterDefaults is not an object")
 		}
@@ -174,17 +226,17 @@ func checkRequestHeader(e *Event) error {
 
 // parseSeqList parses a sourceEventSeqs value.
 func parseSeqList(v json.RawMessage) ([]int64, bool) {
-	a, ok := array(v)
-	if !ok {
+	var out []int64
+	ok := true
+	if !elements(bytes.TrimSpace(v), func(x []byte) {
+		n, good := nonNegSafeInt(x)
+		ok = ok && good
+		out = append(out, n)
+	}) || !ok {
 		return nil, false
 	}
-	out := make([]int64, len(a))
-	for i, x := range a {
-		n, ok := nonNegSafeInt(x)
-		if !ok {
-			return nil, false
-		}
-		out[i] = n
+	if out == nil {
+		out = []int64{}
 	}
 	return out, true
 }
