@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-
 )
 
 // This file holds the per-transcript state of the index: the fold's state
@@ -74,7 +73,7 @@ type logParser struct {
 	// most decoded bytes of one frame or line.
 	limit int64
 	fd    *fold
-	loc  recLoc // the record being folded
+	loc   recLoc // the record being folded
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.
@@ -379,4 +378,3 @@ func (p *logParser) parseTorn(frame []byte) error {
 	}
 	return nil
 }
-
