@@ -6,7 +6,7 @@
 # variable here:
 #
 #   STRESS_FUZZTIME=30s STRESS_LOAD=10s STRESS_RATE=2000 STRESS_SOURCE=5MB \
-#   STRESS_BIG=200MB STRESS_TINY=10000 STRESS_HOSTILE_SCALE=0.2 stress/run.sh
+#   STRESS_BIG=200MB STRESS_TINY=10000 STRESS_HOSTILE_SCALE=0.2 STRESS_BP=15s stress/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,7 @@ source_size=${STRESS_SOURCE:-5MB}
 big=${STRESS_BIG:-200MB}
 tiny=${STRESS_TINY:-10000}
 hostile_scale=${STRESS_HOSTILE_SCALE:-0.2}
+bp=${STRESS_BP:-15s}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dsh-stress.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -44,6 +45,12 @@ step "hostile stores" go test -count=1 -run 'TestHostile|TestFilesChangingUnderT
 step "load, faults, stores" "$work/stress" -work "$work/stores" -bin "$work/dsh-lsp" \
 	-phases load,faults,stores -duration "$load" -rate "$rate" -source-size "$source_size" \
 	-big-session "$big" -tiny-sessions "$tiny"
+
+# Back-pressure (issue 16): hovers at 20/s and a 200 req/s mix on 3 x 6 MB /
+# 5,000-message sessions against the binary. Latencies are reported (CI
+# machines are shared); errors and the 300 MB RSS bound fail the step.
+step "back-pressure ($bp each)" "$work/stress" -work "$work/bp" -bin "$work/dsh-lsp" \
+	-phases hover,mix -hover-duration "$bp" -mix-duration "$bp" -max-rss 300MB
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "stress: FAILED: ${failed[*]}"
