@@ -197,6 +197,31 @@ func readFrameAt(f *os.File, off int64) ([]byte, error) {
 	}
 }
 
+// openState opens a transcript for resuming or reading a saved parse
+// state: it must still be the file sig describes (same device and inode),
+// at least st.Offset long, with the same bytes before st.Offset (tail
+// CRC). ok is false otherwise (a replaced, truncated or rewritten file).
+func openState(path string, sig fileSig, st *logState) (f *os.File, cur fileSig, ok bool, err error) {
+	if f, err = openRegular(path); err != nil {
+		return nil, fileSig{}, false, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fileSig{}, false, err
+	}
+	cur = sigOf(fi)
+	if cur.Dev != sig.Dev || cur.Ino != sig.Ino || cur.Size < st.Offset {
+		f.Close()
+		return nil, cur, false, nil
+	}
+	if crc, err := tailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
+		f.Close()
+		return nil, cur, false, nil
+	}
+	return f, cur, true, nil
+}
+
 // tailCRC returns the CRC-32 of the up to 64 bytes before off.
 func tailCRC(f *os.File, off int64) (uint32, error) {
 	start := max(off-64, 0)

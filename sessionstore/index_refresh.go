@@ -628,22 +628,11 @@ func (x *Indexed) indexNow(c candidate, old *entry, enc Encoding) *entry {
 
 // grow continues old's parse over the appended bytes.
 func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
-	f, err := openRegular(path)
-	if err != nil {
+	f, sig, ok, err := openState(path, old.Sig, old.State)
+	if err != nil || !ok {
 		return nil, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false
-	}
-	sig := sigOf(fi)
-	if sig.Dev != old.Sig.Dev || sig.Ino != old.Sig.Ino || sig.Size < old.State.Offset {
-		return nil, false
-	}
-	if crc, err := tailCRC(f, old.State.Offset); err != nil || crc != old.State.TailCRC {
-		return nil, false
-	}
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
 	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
 	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}

@@ -72,22 +72,15 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	if err := h.Validate(); err != nil {
 		return nil, errSlow
 	}
-	f, err := openRegular(e.path(x.root))
+	// The file must still be the one the state describes.
+	f, _, ok, err := openState(e.path(x.root), e.Sig, st)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, errSlow
 	}
 	defer f.Close()
-	// The file must still be the one the state describes.
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if cur := sigOf(fi); cur.Dev != e.Sig.Dev || cur.Ino != e.Sig.Ino || cur.Size < st.Offset {
-		return nil, errSlow
-	}
-	if crc, err := tailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
-		return nil, errSlow
-	}
 	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
 	// The crash closers a full read appends come from the fold's state
 	// (finished on a copy: the log may still grow).

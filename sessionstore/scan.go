@@ -159,6 +159,12 @@ func hasTurnEnd(evs []Event) bool {
 // feedLines feeds every complete line of text (starting at logical offset
 // base) and returns the length of the final partial line.
 func (s *LineScanner) feedLines(text []byte, base int64) (partial int, err error) {
+	return s.feedLinesThen(text, base, nil)
+}
+
+// feedLinesThen is feedLines calling each (when not nil) after every line
+// fed, so a streaming caller consumes the events line by line.
+func (s *LineScanner) feedLinesThen(text []byte, base int64, each func()) (partial int, err error) {
 	for len(text) > 0 {
 		i := bytes.IndexByte(text, '\n')
 		if i < 0 {
@@ -166,6 +172,9 @@ func (s *LineScanner) feedLines(text []byte, base int64) (partial int, err error
 		}
 		if err := s.Feed(text[:i], base+int64(i)+1); err != nil {
 			return 0, err
+		}
+		if each != nil {
+			each()
 		}
 		base += int64(i) + 1
 		text = text[i+1:]

@@ -163,7 +163,7 @@ func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Heade
 			if int64(n) > limit {
 				return nil, read, limitf(limit, "a line holds more bytes than the read limit")
 			}
-			buf = growBuf(buf, limit+1)
+			buf = append(buf, make([]byte, min(len(buf), int(limit)+1-len(buf)))...)
 		}
 		m, err := file.Read(buf[n:])
 		n += m
@@ -228,7 +228,7 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 		if err := ctx.Err(); err != nil {
 			return nil, off, err
 		}
-		frame, err := readFrameAtLimit(file, off, limit)
+		frame, err := readFrameAt(file, off)
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(frame) == 0) {
 			// A torn final frame (possibly empty: EOF at a boundary).
 			end := off + int64(len(frame))
@@ -289,19 +289,7 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 
 // feedDrain is LineScanner.feedLines, handing events to f line by line.
 func feedDrain(sc *LineScanner, f *fold, text []byte, base int64) (int, error) {
-	for len(text) > 0 {
-		i := bytes.IndexByte(text, '\n')
-		if i < 0 {
-			return len(text), nil
-		}
-		if err := sc.Feed(text[:i], base+int64(i)+1); err != nil {
-			return 0, err
-		}
-		drain(sc, f)
-		base += int64(i) + 1
-		text = text[i+1:]
-	}
-	return 0, nil
+	return sc.feedLinesThen(text, base, func() { drain(sc, f) })
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
