@@ -97,3 +97,18 @@ func BenchmarkCollateTableLoad(b *testing.B) {
 		b.Fatalf("reload: %v, %d places (was %d)", collTable.err, len(collTable.places), len(saved))
 	}
 }
+
+// TestCollateTableBounds checks firstPlaced, the bound that lets ASCII and
+// Latin-1 ids skip the table, against the generated table.
+func TestCollateTableBounds(t *testing.T) {
+	LocaleCompare("🙂", "a")
+	if collTable.err != nil {
+		t.Fatal(collTable.err)
+	}
+	if len(collTable.places) < 100000 {
+		t.Fatalf("only %d placed characters", len(collTable.places))
+	}
+	if first := collTable.places[0].cp; first < firstPlaced {
+		t.Errorf("U+%04X is placed, below firstPlaced U+%04X", first, firstPlaced)
+	}
+}

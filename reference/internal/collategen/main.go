@@ -120,6 +120,7 @@ func main() {
 	col := collate.New(language.Und)
 	var buf collate.Buffer
 	var anchors, news []rune
+	anchorCE := map[rune][3]uint32{}
 	implicit := 0
 	for r := rune(0); r <= 0x10FFFF; r++ {
 		if sets.Unassigned17.has(r) || sets.Surrogate.has(r) || sets.PrivateUse.has(r) || sets.Control.has(r) {
@@ -130,16 +131,19 @@ func main() {
 			continue
 		}
 		buf.Reset()
-		ce, ok := singleCE(col.KeyFromString(&buf, string(r)))
+		key := col.KeyFromString(&buf, string(r))
+		ce, ok := singleCE(key)
 		switch {
-		case ok && ce[0] >= implicitBase:
+		case ok && ce[0] >= implicitBase, !ok && hasImplicit(key):
 			// Han and the other characters x/text weighs by code point
-			// (implicit weights): ICU 78 sorts them differently (Han in
+			// (implicit weights), alone or in an expansion (CJK radicals,
+			// squared ideographs): ICU 78 sorts them differently (Han in
 			// radical-stroke order), so they are placed like new ones.
 			news = append(news, r)
 			implicit++
 		case ok:
 			anchors = append(anchors, r)
+			anchorCE[r] = ce
 		}
 	}
 	in, err := os.CreateTemp("", "collategen-*.json")
@@ -164,6 +168,20 @@ func main() {
 	ignorable := map[rune]bool{}
 	for _, r := range sorted.Ignorable {
 		ignorable[r] = true
+	}
+	// Anchors whose x/text weights are out of ICU's order (the root order
+	// changed between CLDR 23 and 48, e.g. CJK radicals against Han) are
+	// placed like new characters (see misordered).
+	var inOrder []rune
+	for _, r := range sorted.Order {
+		if !isNew[r] {
+			inOrder = append(inOrder, r)
+		}
+	}
+	moved := 0
+	for _, r := range misordered(inOrder, anchorCE) {
+		isNew[r] = true
+		moved++
 	}
 	// The table, in ICU order: the ignorable characters, then every
 	// anchor followed by the characters placed after it (see collate.go,
@@ -194,8 +212,73 @@ func main() {
 	if err := os.WriteFile(*out, bin, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Fprintf(os.Stderr, "collategen: node %s, ICU %s: %d anchors, %d placed (%d new since Unicode 6.2, %d weighed by code point in x/text), %d ignorable; %d bytes\n",
-		sets.Node, sets.ICU, len(anchors), placed, len(news)-implicit, implicit, len(sorted.Ignorable), len(bin))
+	fmt.Fprintf(os.Stderr, "collategen: node %s, ICU %s: %d anchors, %d placed (%d new since Unicode 6.2, %d weighed by code point in x/text, %d out of ICU order in x/text), %d ignorable; %d bytes\n",
+		sets.Node, sets.ICU, len(anchors)-moved, placed, len(news)-implicit, implicit, moved, len(sorted.Ignorable), len(bin))
+}
+
+// misordered returns the anchors (in ICU order) outside a heaviest
+// subsequence whose x/text weights do not decrease. ASCII characters weigh
+// most and Latin ones next, so that what x/text orders as ICU does for
+// everyday ids keeps x/text's exact weights (canonical equivalents such as
+// K and KELVIN SIGN have equal weights in both and are both kept).
+func misordered(order []rune, ce map[rune][3]uint32) []rune {
+	n := len(order)
+	key := make([]uint64, n)
+	weight := make([]int, n)
+	for i, r := range order {
+		w := ce[r]
+		key[i] = uint64(w[0])<<24 | uint64(w[1])<<8 | uint64(w[2])
+		switch {
+		case r < 0x80:
+			weight[i] = 10000
+		case r < 0x250:
+			weight[i] = 100
+		default:
+			weight[i] = 1
+		}
+	}
+	// O(n²) dynamic programme: best[i] is the heaviest such subsequence
+	// ending at i (n is about 19,000: well under a second).
+	best := make([]int, n)
+	prev := make([]int, n)
+	end := -1
+	for i := range n {
+		best[i], prev[i] = weight[i], -1
+		for j := range i {
+			if key[j] <= key[i] && best[j]+weight[i] > best[i] {
+				best[i], prev[i] = best[j]+weight[i], j
+			}
+		}
+		if end < 0 || best[i] > best[end] {
+			end = i
+		}
+	}
+	keep := make([]bool, n)
+	for i := end; i >= 0; i = prev[i] {
+		keep[i] = true
+	}
+	var out []rune
+	for i, r := range order {
+		if !keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hasImplicit reports whether an x/text sort key holds a primary weight
+// computed from a code point (see implicitBase).
+func hasImplicit(key []byte) bool {
+	lv := splitKey(key)
+	if lv == nil {
+		return false
+	}
+	for _, p := range lv[0] {
+		if p >= implicitBase {
+			return true
+		}
+	}
+	return false
 }
 
 // implicitBase is the smallest primary weight x/text computes from a code
