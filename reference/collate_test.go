@@ -8,7 +8,7 @@ import (
 
 // loadCollationVectors reads testdata/collation/icu78.json, written by
 // internal/collategen/vectors.mjs from Node's localeCompare (ICU 78).
-func loadCollationVectors(t *testing.T) (sorted []string, pairs []*jsValue) {
+func loadCollationVectors(t *testing.T) (sorted []string, pairs, repertoire []*jsValue) {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/collation/icu78.json")
 	if err != nil {
@@ -21,14 +21,14 @@ func loadCollationVectors(t *testing.T) (sorted []string, pairs []*jsValue) {
 	for _, s := range v.field("sorted").items {
 		sorted = append(sorted, s.str)
 	}
-	return sorted, v.field("pairs").items
+	return sorted, v.field("pairs").items, v.field("repertoire").items
 }
 
 // TestLocaleCompareICU78Order sorts the curated ids (the conformance
 // tie-break list, the issue's 🙂 and U+1C89, and characters of many blocks
 // added since Unicode 6.2) and expects ICU 78's order exactly.
 func TestLocaleCompareICU78Order(t *testing.T) {
-	want, _ := loadCollationVectors(t)
+	want, _, _ := loadCollationVectors(t)
 	got := slices.Clone(want)
 	slices.Reverse(got)
 	slices.SortStableFunc(got, LocaleCompare)
@@ -46,12 +46,16 @@ func TestLocaleCompareICU78Order(t *testing.T) {
 	}
 }
 
-// TestLocaleCompareICU78Pairs compares random short strings mixing old and
-// new characters with Node's answers.
+// TestLocaleCompareICU78Pairs compares random short strings with Node's
+// answers: "pairs" mix everyday characters with new ones, "repertoire"
+// draws from all of Unicode 17 (with combining marks and expansions).
 func TestLocaleCompareICU78Pairs(t *testing.T) {
-	_, pairs := loadCollationVectors(t)
+	_, pairs, repertoire := loadCollationVectors(t)
+	if len(pairs) < 3000 || len(repertoire) < 3000 {
+		t.Fatalf("icu78.json has %d pairs and %d repertoire pairs", len(pairs), len(repertoire))
+	}
 	bad := 0
-	for _, p := range pairs {
+	for _, p := range append(pairs, repertoire...) {
 		a, b, want := p.items[0].str, p.items[1].str, int(p.items[2].num)
 		if got := LocaleCompare(a, b); got != want {
 			bad++
@@ -61,7 +65,7 @@ func TestLocaleCompareICU78Pairs(t *testing.T) {
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%d of %d pairs differ from ICU 78", bad, len(pairs))
+		t.Errorf("%d of %d pairs differ from ICU 78", bad, len(pairs)+len(repertoire))
 	}
 }
 

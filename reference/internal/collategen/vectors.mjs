@@ -20,8 +20,10 @@ const curated = [
 const sorted = [...curated].sort((a, b) => a.localeCompare(b));
 
 // Random short strings mixing old and new characters, compared pairwise.
+// xorshift32: deterministic, and its low bits are usable (unlike a
+// power-of-two LCG's).
 let seed = 14;
-const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+const rnd = (n) => { seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0; return seed % n; };
 const pools = [
   [...'abcxyzABCXYZ0189-_~.'],
   [...'äéñøßÆœ'],
@@ -36,8 +38,24 @@ for (let i = 0; i < 3000; i++) {
   const a = mk(), b = mk();
   pairs.push([a, b, cmp(a, b)]);
 }
+// Random ids over the whole Unicode 17 repertoire (no controls, private
+// use or surrogates), with combining marks, case pairs and expansions.
+const assigned = (cp) => /\P{Cn}/u.test(String.fromCodePoint(cp)) && !/[\p{Cc}\p{Co}\p{Cs}]/u.test(String.fromCodePoint(cp));
+const anyChar = () => {
+  for (;;) {
+    const cp = rnd(0x32400);
+    if (assigned(cp)) return String.fromCodePoint(cp);
+  }
+};
+const extras = [...'aAéæ\u0301\u0308ǆ½-_ 1ßSs'];
+const repertoire = [];
+for (let i = 0; i < 3000; i++) {
+  const mk = () => { let s = ''; const n = 1 + rnd(4); for (let j = 0; j < n; j++) s += rnd(3) ? anyChar() : extras[rnd(extras.length)]; return s; };
+  const a = mk(), b = rnd(4) ? mk() : a.toUpperCase();
+  repertoire.push([a, b, cmp(a, b)]);
+}
 fs.writeFileSync('testdata/collation/icu78.json', JSON.stringify({
   generatedBy: `node ${process.version} (ICU ${process.versions.icu}, Unicode ${process.versions.unicode}): String.prototype.localeCompare`,
-  sorted, pairs,
+  sorted, pairs, repertoire,
 }, null, 0) + '\n');
 console.log(sorted.join(' '));
