@@ -5,25 +5,9 @@ import (
 	"strconv"
 )
 
-// upgradeLegacy applies HEAD's read-time upgrade of older record shapes
-// (spec §2.9, steps 0–4) to events in place. sessionID names upgraded
-// messages legacy-message:<sessionId>:<seq>.
-func upgradeLegacy(sessionID string, events []Event) error {
-	for i := range events {
-		earlierID := func(seq int64) string {
-			if seq < int64(i) {
-				return messageID(&events[seq])
-			}
-			return ""
-		}
-		if err := upgradeEvent(sessionID, &events[i], earlierID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// upgradeEvent is one step of upgradeLegacy. earlierID returns the message
+// upgradeEvent applies HEAD's read-time upgrade of older record shapes
+// (spec §2.9, steps 0–4) to one event in place (the fold runs it on every
+// stored event in log order). earlierID returns the message
 // id of the already-upgraded event at an earlier seq ("" when there is no
 // such event or it has no id), which a replacing tool/result inherits.
 func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {

@@ -221,10 +221,3 @@ func objectOf(b []byte) (object, bool) {
 	}
 	return o, true
 }
-
-// arrayOf returns the elements of a validated JSON array.
-func arrayOf(b []byte) ([]json.RawMessage, bool) {
-	var a []json.RawMessage
-	ok := elements(bytes.TrimSpace(b), func(v []byte) { a = append(a, v) })
-	return a, ok
-}

@@ -370,7 +370,7 @@ func (r *packedRow) expand() []Event {
 
 // compact returns v without insignificant whitespace.
 func compact(v json.RawMessage) json.RawMessage {
-	if bytes.IndexAny(v, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(v, " \t\r\n") {
 		return v
 	}
 	var buf bytes.Buffer

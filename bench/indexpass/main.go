@@ -35,7 +35,7 @@ func main() {
 	skipFloor := flag.Bool("nofloor", false, "measure the index pass only")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fail(fmt.Errorf("usage: indexpass [-runs N] STORE..."))
+		fail(fmt.Errorf("usage: indexpass [-runs N] STORE [STORE]"))
 	}
 	var prof *os.File
 	if *cpuprofile != "" {

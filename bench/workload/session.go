@@ -47,13 +47,12 @@ type Session struct {
 	turns int
 	// nodes is the folded surface (event seqs), kept to emit valid
 	// replace operations.
-	nodes      []int64
-	written    int64
-	compactAt  map[int]bool
-	title      string
-	hasTitle   bool
-	surfaceLen int
-	buf        []byte
+	nodes     []int64
+	written   int64
+	compactAt map[int]bool
+	title     string
+	hasTitle  bool
+	buf       []byte
 }
 
 // NewSession returns a generator for spec.
