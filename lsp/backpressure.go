@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -379,4 +381,131 @@ type cachedSurfaces struct {
 
 func (c cachedSurfaces) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	return c.s.readSurface(ctx, c.env, id)
+}
+
+// maxPrepared bounds the prepare cache (an entry holds at most
+// maxReferences retained sessions of maxReferenceBytes each).
+const maxPrepared = 32
+
+// prepareKey identifies a prepare: the environment (store and settings),
+// the target and the text (by hash).
+type prepareKey struct {
+	env                  *environment
+	targetID, targetCWD  string
+	hasTarget, hasCWD    bool
+	text                 [sha256.Size]byte
+	budget, maxReference int64
+}
+
+func newPrepareKey(env *environment, t reference.Target, text string) prepareKey {
+	k := prepareKey{env: env, text: sha256.Sum256([]byte(text)), budget: env.config.MaxReferenceBytes, maxReference: env.config.MaxReferences}
+	if t.SessionID != nil {
+		k.targetID, k.hasTarget = *t.SessionID, true
+	}
+	if t.CWD != nil {
+		k.targetCWD, k.hasCWD = *t.CWD, true
+	}
+	return k
+}
+
+type preparedEntry struct {
+	dirs []string
+	vers []sessionVersion
+	pt   *reference.PreparedText
+	used time.Time
+}
+
+// prepareCache keeps recent prepare results while every session they read
+// is unchanged. A result served again gets a fresh context message id (a
+// UUID v4, as each prepare must): everything else is what preparing the
+// same text over the same files gives.
+type prepareCache struct {
+	mu sync.Mutex
+	m  map[prepareKey]*preparedEntry
+}
+
+func (c *prepareCache) get(k prepareKey) (*reference.PreparedText, bool) {
+	c.mu.Lock()
+	e := c.m[k]
+	c.mu.Unlock()
+	if e == nil {
+		return nil, false
+	}
+	for i, dir := range e.dirs {
+		if v, ok := statSession(dir); !ok || !v.equal(e.vers[i]) {
+			c.mu.Lock()
+			if c.m[k] == e {
+				delete(c.m, k)
+			}
+			c.mu.Unlock()
+			return nil, false
+		}
+	}
+	c.mu.Lock()
+	e.used = time.Now()
+	c.mu.Unlock()
+	pt := *e.pt
+	if e.pt.ContextMessage != nil {
+		cm := *e.pt.ContextMessage
+		cm.ID = uuid.NewString()
+		pt.ContextMessage = &cm
+	}
+	return &pt, true
+}
+
+// put caches pt, prepared by reading the sessions in dirs from readStart
+// on, when they had all settled before the read.
+func (c *prepareCache) put(k prepareKey, dirs []string, readStart time.Time, pt *reference.PreparedText) {
+	cp := *pt // the caller's copy gets marshalled, which may set References
+	if cp.References == nil {
+		cp.References = []reference.ParsedReference{}
+	}
+	e := &preparedEntry{dirs: dirs, pt: &cp, used: time.Now()}
+	for _, dir := range dirs {
+		v, ok := statSession(dir)
+		if !ok || !v.settledBefore(readStart) {
+			return
+		}
+		e.vers = append(e.vers, v)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[prepareKey]*preparedEntry)
+	}
+	if len(c.m) >= maxPrepared {
+		var oldest prepareKey
+		var at time.Time
+		first := true
+		for k, e := range c.m {
+			if first || e.used.Before(at) {
+				oldest, at, first = k, e.used, false
+			}
+		}
+		delete(c.m, oldest)
+	}
+	c.m[k] = e
+}
+
+// recordingSurfaces is cachedSurfaces that also records the directory of
+// every session read (for the prepare cache); ok turns false when one
+// cannot be derived.
+type recordingSurfaces struct {
+	cachedSurfaces
+	mu   sync.Mutex
+	dirs []string
+	ok   bool
+}
+
+func (r *recordingSurfaces) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	surf, err := r.cachedSurfaces.ReadSurface(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	dir, ok := sessionDir(r.env.root, surf.Header.CWD, id)
+	r.mu.Lock()
+	r.dirs = append(r.dirs, dir)
+	r.ok = r.ok && ok
+	r.mu.Unlock()
+	return surf, nil
 }

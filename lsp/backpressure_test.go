@@ -422,9 +422,14 @@ func TestPrepareReadsUnchangedSessionsOnce(t *testing.T) {
 		return string(res.ContextMessage)
 	}
 	first := prep()
-	prep()
+	again := prep()
 	if n := rc.reads.Load(); n != 1 {
 		t.Fatalf("two prepares of an unchanged session read it %d times, want 1", n)
+	}
+	// The same answer, but each context message has its own UUID.
+	uuidRE := regexp.MustCompile(`"id":"[0-9a-f-]{36}"`)
+	if first == again || uuidRE.ReplaceAllString(first, "ID") != uuidRE.ReplaceAllString(again, "ID") {
+		t.Fatalf("repeated prepare:\n%s\nvs\n%s", first, again)
 	}
 	// dsh appends an event: the next prepare reads the session again and
 	// captures it.

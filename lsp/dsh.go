@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -87,21 +88,7 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 	}
 	s.mu.Unlock()
 	release(ctx)
-	// Reading sessions waits for a read slot, and reads through the
-	// surface cache (backpressure.go); a text without mentions reads
-	// nothing.
-	svc := env.service
-	if mentions, _ := reference.ScanText(text); len(mentions) > 0 {
-		done, err := s.reads.acquire(ctx, "dsh.prepare")
-		if err != nil {
-			return nil, requestError(ctx, err)
-		}
-		defer done()
-		if svc, err = reference.NewService(cachedSurfaces{Source: env.source, s: s, env: env}, env.service.Config()); err != nil {
-			return nil, requestError(ctx, err)
-		}
-	}
-	pt, err := svc.PrepareText(ctx, *target, text)
+	pt, err := s.prepareText(ctx, env, *target, text)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -113,6 +100,44 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
 	}
 	return jsonrpc2.RawMessage(b), nil
+}
+
+// prepareText prepares text for target. Reading sessions waits for a read
+// slot and reads through the surface cache; the result is cached while the
+// sessions it read are unchanged (backpressure.go). A text without
+// mentions reads nothing.
+func (s *Server) prepareText(ctx context.Context, env *environment, target reference.Target, text string) (*reference.PreparedText, error) {
+	if mentions, _ := reference.ScanText(text); len(mentions) == 0 {
+		return env.service.PrepareText(ctx, target, text)
+	}
+	key := newPrepareKey(env, target, text)
+	if pt, ok := s.prepared.get(key); ok {
+		return pt, nil
+	}
+	done, err := s.reads.acquire(ctx, "dsh.prepare")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if pt, ok := s.prepared.get(key); ok {
+		return pt, nil // prepared by a request queued before this one
+	}
+	src := &recordingSurfaces{cachedSurfaces: cachedSurfaces{Source: env.source, s: s, env: env}, ok: true}
+	svc, err := reference.NewService(src, env.service.Config())
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	pt, err := svc.PrepareText(ctx, target, text)
+	if err == nil && pt.ContextMessage != nil {
+		src.mu.Lock()
+		dirs, ok := src.dirs, src.ok
+		src.mu.Unlock()
+		if ok {
+			s.prepared.put(key, dirs, start, pt)
+		}
+	}
+	return pt, err
 }
 
 // MarshalPrepared encodes a prepare result as CONTRACT §5 shows it:

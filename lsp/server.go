@@ -128,6 +128,7 @@ type Server struct {
 	reads    *limiter
 	renders  renderCache
 	surfaces surfaceCache
+	prepared prepareCache
 	// readSlots bounds the session reads running at once (the reads of
 	// one prepare included).
 	readSlots chan struct{}

@@ -31,6 +31,7 @@ var (
 	mixRate      = flag.Int("mix-rate", 200, "mix: requests per second (80% completion, 10% hover, 5% resolve, 5% prepare)")
 	mixFor       = flag.Duration("mix-duration", 60*time.Second, "mix: how long the mix is sent")
 	maxMixCompl  = flag.Duration("max-mix-completion-p99", 0, "mix: fail when the completion p99 exceeds this (0: report only)")
+	mixKinds     = flag.String("mix-kinds", "completion,hover,resolve,prepare", "mix: the request kinds sent (a kind left out is replaced by completion; \"completion\" alone gives the baseline)")
 	steadyAfter  = flag.Duration("steady-after", 5*time.Second, "hover/mix: also report percentiles of the requests sent after this (the first reads of each session are cold)")
 	bpStoreCache = struct {
 		once sync.Once
@@ -375,15 +376,28 @@ func runMix(dir string) error {
 	}
 	prepText := text[:strings.LastIndexByte(text, '\n')]
 	complAt := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 1, "character": 1}}
+	kinds := map[string]bool{}
+	for _, k := range strings.Split(*mixKinds, ",") {
+		kinds[strings.TrimSpace(k)] = true
+	}
 	res, peak, err := flood(s, *mixRate, *mixFor, 5*time.Minute, func(i int) (string, any) {
 		switch i % 20 {
 		case 3, 13:
+			if !kinds["hover"] {
+				break
+			}
 			return "textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri},
 				"position": map[string]any{"line": 0, "character": offs[i%len(offs)]}}
 		case 7:
+			if !kinds["resolve"] {
+				break
+			}
 			id := ids[i%len(ids)]
 			return "completionItem/resolve", map[string]any{"label": id, "data": map[string]any{"sessionId": id, "label": id, "createdAt": 0}}
 		case 17:
+			if !kinds["prepare"] {
+				break
+			}
 			return "dsh/prepare", map[string]any{"text": prepText}
 		}
 		return "textDocument/completion", complAt
@@ -407,7 +421,7 @@ func runMix(dir string) error {
 		failf("mix: completion p99 %v exceeds %v", p99, *maxMixCompl)
 	}
 	checkRSS("mix", peak)
-	sum["ratePerS"], sum["durationS"], sum["sessions"], sum["sessionSize"] = *mixRate, mixFor.Seconds(), len(ids), *bpSize
+	sum["ratePerS"], sum["durationS"], sum["sessions"], sum["sessionSize"], sum["kinds"] = *mixRate, mixFor.Seconds(), len(ids), *bpSize, *mixKinds
 	sum["serverPeakRSSMB"], sum["outOfProcess"] = peak>>20, *bin != ""
 	report("mix", sum)
 	return nil
