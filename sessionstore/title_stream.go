@@ -163,7 +163,7 @@ func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Heade
 			if int64(n) > limit {
 				return nil, read, limitf(limit, "a line holds more bytes than the read limit")
 			}
-			buf = append(buf, make([]byte, min(len(buf), int(limit)+1-len(buf)))...)
+			buf = growBuf(buf, limit+1)
 		}
 		m, err := file.Read(buf[n:])
 		n += m
@@ -228,7 +228,7 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 		if err := ctx.Err(); err != nil {
 			return nil, off, err
 		}
-		frame, err := readFrameAt(file, off)
+		frame, err := readFrameAtLimit(file, off, limit)
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(frame) == 0) {
 			// A torn final frame (possibly empty: EOF at a boundary).
 			end := off + int64(len(frame))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"os"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -377,6 +379,53 @@ func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
 // Unexported names kept for the index code.
 func frameEnd(data []byte, off int) (int, bool, error) { return FrameEnd(data, off) }
 func decodeFrame(frame []byte) ([]byte, error)         { return DecodeFrame(frame) }
+
+// readFrameAtLimit is readFrameAt for a frame of at most limit bytes
+// (plus block framing): a frame whose compressed bytes alone pass that
+// cannot decode within the limit (or is padding of empty blocks) and
+// fails with a read-limit error before more of it is read.
+func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
+	maxBytes := limit + overshoot
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := f.ReadAt(buf[n:], off+int64(n))
+		n += m
+		end, complete, ferr := frameEndBase(buf[:n], 0, off)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if complete {
+			return buf[:end], nil
+		}
+		if err == io.EOF {
+			return buf[:n], io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == len(buf) {
+			if int64(n) >= maxBytes {
+				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
+			}
+			buf = growBuf(buf, maxBytes)
+		}
+	}
+}
+
+// growBuf returns the full buf copied into a buffer twice as long, or
+// ceil bytes long when that is shorter or nearly reached: one exact
+// allocation (append would over-allocate past the limit) and no small
+// last step that would hold two near-limit copies at once.
+func growBuf(buf []byte, ceil int64) []byte {
+	n := int64(len(buf)) * 2
+	if n > ceil-ceil/4 {
+		n = ceil
+	}
+	nb := make([]byte, max(n, int64(len(buf))))
+	copy(nb, buf)
+	return nb
+}
 
 // wholeLogLimit rewords a frame's read-limit error for a whole-log read.
 func wholeLogLimit(err error, limit int64) error {
