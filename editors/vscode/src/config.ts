@@ -131,6 +131,23 @@ export function serverSettings(get: (key: string) => unknown, workspaceFolder: s
   return out;
 }
 
+/** The keys of ServerSettings, in CONTRACT.md §2 order. */
+export const settingKeys = ['sessionsDir', 'target', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'] as const;
+
+/**
+ * pushedSettings is the `settings.dsh` object of a didChangeConfiguration push: every key,
+ * null where unset. The server layers a push over initializationOptions key by key, so a
+ * key left out would keep its start-up value after the user cleared it; null resets it to
+ * the default.
+ */
+export function pushedSettings(s: ServerSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of settingKeys) {
+    out[key] = s[key] ?? null;
+  }
+  return out;
+}
+
 /** A document filter as vscode.DocumentFilter (structural). */
 export interface DocFilter {
   language?: string;

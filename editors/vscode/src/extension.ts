@@ -10,7 +10,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { bundledServerPath, documentSelector, DocFilter, resolveServer, serverSettings } from './config';
+import { bundledServerPath, documentSelector, DocFilter, pushedSettings, resolveServer, serverSettings } from './config';
 import { registerAgentFeatures } from './agent';
 import { makeChatHandler, ModelLike } from './participant';
 import { Candidate, clipboardText, contextText, formatDshError, formatMention, PrepareResult, SessionRef } from './prompt';
@@ -153,7 +153,7 @@ function showSetupError(message: string): void {
 
 function sendSettings(): void {
   if (client && client.state === State.Running) {
-    client.sendNotification(DidChangeConfigurationNotification.type, { settings: { dsh: currentSettings() } });
+    client.sendNotification(DidChangeConfigurationNotification.type, { settings: { dsh: pushedSettings(currentSettings()) } });
   }
 }
 

@@ -88,6 +88,15 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     }
     return hit || `(no matching notification; seen: ${JSON.stringify(await texts().catch(() => []))})`;
   }
+  // openedPick waits until the command's own quick pick (by its title) is open and
+  // focused: on a loaded machine the command palette may still be closing, and keys typed
+  // then would land in the editor.
+  async function openedPick(title) {
+    const widget = page.locator('.quick-input-widget', { hasText: title });
+    await widget.waitFor({ timeout: 20000 });
+    const input = widget.locator('input');
+    await poll(async () => (await input.evaluate((el) => el === document.activeElement) ? 'yes' : ''), 10000);
+  }
   // pickRow waits until the quick pick has settled on a query (the input holds it, the
   // list is not busy and its first row contains want), then accepts that row: the list is
   // re-queried as the text changes, so a row picked earlier may belong to an older list.
@@ -103,6 +112,8 @@ async function poll(fn, timeoutMs, stepMs = 100) {
     }
     // a click, not Enter: a list replaced while typing may have no active item to accept
     await page.locator('.quick-input-list .monaco-list-row', { hasText: want }).first().click();
+    // accepted: the quick pick closes
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10000 }).catch(() => {});
     return true;
   }
   async function clearToasts() {
@@ -221,8 +232,8 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await goToEnd();
   await runCommand('dsh: Insert Session Mention');
   const qpInput = page.locator('.quick-input-widget input');
-  await qpInput.waitFor();
-  await page.keyboard.type('scratch', { delay: 40 });
+  await openedPick('Insert dsh session mention');
+  await qpInput.fill('scratch');
   const listed = await poll(async () => ((await page.locator('.quick-input-list .monaco-list-row').first().innerText()).includes(other.header.cwd) ? 'yes' : ''), 20000);
   await shot('05-insert-mention.png');
   check(listed === 'yes' && await pickRow('scratch', other.header.cwd), 'Insert Session Mention lists the session matched by cwd ("scratch")');
@@ -241,10 +252,11 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await clearToasts();
   await openFile('insert.dshchat');
   await runCommand('dsh: Set Chat Session');
-  await qpInput.waitFor();
-  await page.keyboard.type(other.header.id, { delay: 10 });
+  await openedPick('Which dsh session is this chat?');
+  await qpInput.fill(other.header.id);
   check(await pickRow(other.header.id, other.header.cwd), 'Set Chat Session lists the session matched by its id');
   const setToast = await toast(/now belongs to session/);
+  if (!setToast.includes(other.header.id)) await shot('05b-set-chat-session-failed.png');
   check(setToast.includes(other.header.id), 'Set Chat Session confirms the target', setToast);
   const selfSquiggle = editor.locator('.squiggly-error').first();
   await selfSquiggle.waitFor({ timeout: 10000 }).catch(() => {});

@@ -1,7 +1,7 @@
 // Unit tests of server lookup, settings and document selector building.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { documentSelector, FsProbe, resolveServer, serverSettings } from '../../src/config';
+import { documentSelector, FsProbe, pushedSettings, resolveServer, serverSettings } from '../../src/config';
 
 function probe(executables: string[], others: string[] = []): FsProbe {
   return {
@@ -65,4 +65,13 @@ test('documentSelector: built-ins plus user entries', () => {
   ]);
   assert.deepEqual(got.invalid, [{ bogus: 1 }, 3]);
   assert.equal(documentSelector(undefined).selector.length, 3);
+});
+
+test('pushedSettings names every key, null where unset', () => {
+  assert.deepEqual(pushedSettings({ maxReferences: 2 }), {
+    sessionsDir: null, target: null, maxReferences: 2, candidateLimit: null, maxReferenceBytes: null,
+  });
+  assert.deepEqual(pushedSettings({ sessionsDir: '/s', target: { sessionId: 'a' } }), {
+    sessionsDir: '/s', target: { sessionId: 'a' }, maxReferences: null, candidateLimit: null, maxReferenceBytes: null,
+  });
 });

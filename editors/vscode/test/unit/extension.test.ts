@@ -157,7 +157,10 @@ test('a changed dsh setting is sent as didChangeConfiguration {settings: {dsh}}'
   config.target = { sessionId: 'me' };
   await f.fireConfigChange('dsh.maxReferences');
   assert.deepEqual(f.notifications, [
-    ['workspace/didChangeConfiguration', { settings: { dsh: { sessionsDir: '/store', maxReferences: 1, target: { sessionId: 'me' } } } }],
+    // every key, null where unset: the server layers a push over initializationOptions
+    ['workspace/didChangeConfiguration', { settings: { dsh: {
+      sessionsDir: '/store', target: { sessionId: 'me' }, maxReferences: 1, candidateLimit: null, maxReferenceBytes: null,
+    } } }],
   ]);
   config.serverPath = '/nonexistent/dsh-lsp';
   await f.fireConfigChange('dsh.serverPath');
