@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // Chunk sizes of a Text. A change copies at most about two chunks and scans
@@ -89,25 +91,11 @@ func NewText(s string) *Text {
 	return t
 }
 
-// validUTF8 returns s with every byte that is not part of a valid UTF-8
-// sequence replaced by U+FFFD.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+// validUTF8 returns s with each maximal ill-formed UTF-8 subpart replaced
+// by U+FFFD (rawjson.RepairUTF8String, the one repair rule: Node's
+// TextDecoder's). Text decoded from JSON is always valid; this guards the
+// other callers.
+func validUTF8(s string) string { return rawjson.RepairUTF8String(s) }
 
 // appendChunks splits s into chunks of at most chunkMax bytes, cutting only
 // at character starts and never inside "\r\n".
