@@ -119,18 +119,13 @@ func (x *Indexed) loadCache() error {
 	if cf.Root != absRoot || cf.Pinned != x.opts.Encoding {
 		return fmt.Errorf("cache is for another root (%s)", cf.Root)
 	}
+	deriveAll(cf.Entries, x.store.limit)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, e := range cf.Entries {
-		if e == nil {
-			continue
+		if e != nil {
+			x.entries[e.Proj+"/"+e.Seg] = e
 		}
-		if e.ReadErr != "" && e.ReadErrLimit != x.store.limit {
-			// Remembered under another read limit: parse it again.
-			e.ReadErr, e.ReadErrLimit, e.Sig.Size = "", 0, -1
-		}
-		e.derive(e.State)
-		x.entries[e.Proj+"/"+e.Seg] = e
 	}
 	x.enc = cf.Enc
 	x.rebuildListing()

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -334,6 +335,9 @@ func (x *Indexed) revalidate(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if x.opts.Snapshot {
+		return nil
+	}
 	var mode refreshMode
 	switch {
 	case x.pollDue(pollFresh):
@@ -398,4 +402,31 @@ func (x *Indexed) Changed() <-chan struct{} {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.changed
+}
+
+// deriveAll derives the entries loaded from the cache (decoding each
+// title) on every core: a restart, and every CLI run, pays for it before
+// its first answer. An error remembered under another read limit is
+// dropped, so the entry is parsed again.
+func deriveAll(entries []*entry, limit int64) {
+	workers := min(runtime.GOMAXPROCS(0), len(entries)/512+1)
+	var wg sync.WaitGroup
+	per := (len(entries) + workers - 1) / workers
+	for lo := 0; lo < len(entries); lo += per {
+		part := entries[lo:min(lo+per, len(entries))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, e := range part {
+				if e == nil {
+					continue
+				}
+				if e.ReadErr != "" && e.ReadErrLimit != limit {
+					e.ReadErr, e.ReadErrLimit, e.Sig.Size = "", 0, -1
+				}
+				e.derive(e.State)
+			}
+		}()
+	}
+	wg.Wait()
 }

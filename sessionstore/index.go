@@ -38,6 +38,11 @@ type IndexOptions struct {
 	// on a file system without notifications. One-shot readers (the
 	// CLI), which revalidate once at open, set it.
 	NoWatch bool
+	// Snapshot makes the index answer from the store as its first
+	// refresh (at open) found it, revalidating nothing later: for
+	// one-shot readers (the CLI), whose answer is due right after the
+	// open. It implies NoWatch.
+	Snapshot bool
 	// watchLimit, when positive, caps the directories watched (tests of
 	// the fallback for an exhausted inotify watch limit).
 	watchLimit int
@@ -172,6 +177,10 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		// stat-checked every entry and re-parsed what changed.
 		x.complete = err == nil
 		x.fresh.fromCache = err == nil
+	}
+	if opts.Snapshot {
+		opts.NoWatch = true
+		x.opts.NoWatch = true
 	}
 	if !opts.NoWatch {
 		x.watcher = newStoreWatcher(x)

@@ -198,6 +198,7 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeS
 		return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
 	}
 	cands := make([]candidate, 0, len(x.entries))
+	var todo []candidate
 	seen := make(map[string]projectScan, len(projects))
 	for _, p := range projects {
 		if err := ctx.Err(); err != nil {
@@ -235,17 +236,51 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeS
 					continue
 				}
 			}
-			dir := filepath.Join(pdir, seg)
-			x.watchDir(dir, key, false, cs.all || cs.sessions[key])
-			c := candidate{proj: p.Name(), seg: seg}
-			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-			c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
-			if c.hasRaw || c.hasZst {
-				cands = append(cands, c)
-			}
+			x.watchDir(filepath.Join(pdir, seg), key, false, cs.all || cs.sessions[key])
+			todo = append(todo, candidate{proj: p.Name(), seg: seg})
 		}
 	}
 	x.projects = seen
+	return x.statCandidates(ctx, cands, todo)
+}
+
+// statCandidates lstats the transcripts of the todo session directories
+// (watched before, so nothing written after a stat goes unnoticed) and
+// appends those with a transcript to cands. The stats run on a few
+// goroutines: a full scan is thousands of system calls, which overlap.
+func (x *Indexed) statCandidates(ctx context.Context, cands, todo []candidate) ([]candidate, error) {
+	stat := func(c *candidate) {
+		dir := filepath.Join(x.root, c.proj, c.seg)
+		c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+		c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	}
+	if workers := min(4, len(todo)/256); workers > 1 {
+		var wg sync.WaitGroup
+		per := (len(todo) + workers - 1) / workers
+		for lo := 0; lo < len(todo); lo += per {
+			part := todo[lo:min(lo+per, len(todo))]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range part {
+					stat(&part[i])
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i := range todo {
+			stat(&todo[i])
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, c := range todo {
+		if c.hasRaw || c.hasZst {
+			cands = append(cands, c)
+		}
+	}
 	return cands, nil
 }
 
@@ -277,6 +312,7 @@ func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, e
 		}
 	}
 	cands := make([]candidate, 0, len(x.entries)+len(cs.sessions))
+	var todo []candidate
 	seen := make(map[string]projectScan, len(names))
 	for _, p := range names {
 		if err := ctx.Err(); err != nil {
@@ -317,18 +353,12 @@ func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, e
 				cands = append(cands, candidateOf(old))
 				continue
 			}
-			dir := filepath.Join(pdir, seg)
-			x.watchDir(dir, key, false, cs.sessions[key])
-			c := candidate{proj: p, seg: seg}
-			c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-			c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
-			if c.hasRaw || c.hasZst {
-				cands = append(cands, c)
-			}
+			x.watchDir(filepath.Join(pdir, seg), key, false, cs.sessions[key])
+			todo = append(todo, candidate{proj: p, seg: seg})
 		}
 	}
 	x.projects = seen
-	return cands, nil
+	return x.statCandidates(ctx, cands, todo)
 }
 
 // watchRoot (re)adds the root's watch before it is listed; when that fails

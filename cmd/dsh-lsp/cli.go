@@ -215,7 +215,7 @@ func (c *common) indexedService(noCache bool) (svc *reference.Service, src refer
 	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
 		// One answer, then exit: the first refresh (a stat scan of the
 		// whole store) is all the revalidation it needs.
-		NoWatch:   true,
+		Snapshot:  true,
 		ReadLimit: c.readLimit(),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -362,4 +363,69 @@ func testFreshness(t *testing.T, comp workload.Compression) {
 	}
 	c2.checkFresh("restart on an older cache", want, cited)
 	fmt.Printf("time-to-fresh %s %-36s %6.1f ms (the first dsh/candidates after initialize is fresh; it took this long)\n", comp, "restart on an older cache:", float64(took.Microseconds())/1000)
+}
+
+// TestCLIIndexCache checks that `candidates` and `check` answer from the
+// index cache exactly what --no-cache (the store read directly) answers,
+// including right after dsh changed the store since the cache was
+// written, and that --no-cache neither reads nor writes the cache.
+func TestCLIIndexCache(t *testing.T) {
+	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			root, home, bare := t.TempDir(), t.TempDir(), t.TempDir()
+			s, err := freshtest.New(root, comp, 8, 31)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(home string, args ...string) string {
+				t.Helper()
+				cmd := exec.Command(binary, args...)
+				cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+				out, err := cmd.Output()
+				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && args[0] == "check" {
+					err = nil // findings of severity error
+				}
+				if err != nil {
+					t.Fatalf("dsh-lsp %v: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			prompt := filepath.Join(t.TempDir(), "prompt.md")
+			label := "x"
+			text := reference.FormatMention(s.Sessions[0].Spec.ID, &label) + " " + reference.FormatMention(s.NextID(), &label) + "\n"
+			if err := os.WriteFile(prompt, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			same := func(when string) {
+				t.Helper()
+				for _, args := range [][]string{
+					{"candidates", "--sessions", root, "--target-cwd", "/home/alice/work/project-001", "--limit", "1000"},
+					{"candidates", "--sessions", root, "--target-cwd", "/", "proj"},
+					{"check", "--sessions", root, prompt},
+				} {
+					cached := run(home, args...)
+					direct := run(home, append([]string{args[0], "--no-cache"}, args[1:]...)...)
+					if cached != direct {
+						t.Fatalf("%s: dsh-lsp %v from the index cache:\n%s\n--no-cache:\n%s", when, args, cached, direct)
+					}
+				}
+			}
+			same("first run (no cache yet)")
+			cacheDir := filepath.Join(home, ".cache", "dsh-lsp")
+			if entries, _ := os.ReadDir(cacheDir); len(entries) == 0 {
+				t.Fatalf("no index cache written in %s", cacheDir)
+			}
+			same("second run (from the cache)")
+			for _, step := range freshtest.Steps() {
+				if err := step.Do(s); err != nil {
+					t.Fatalf("%s: %v", step.Name, err)
+				}
+				same("after " + step.Name)
+			}
+			run(bare, "candidates", "--no-cache", "--sessions", root)
+			if _, err := os.Stat(filepath.Join(bare, ".cache")); err == nil {
+				t.Fatal("--no-cache created a cache directory")
+			}
+		})
+	}
 }
