@@ -99,6 +99,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		s.CapturedThroughSeq = &last
 	}
 	fc := &frameCache{}
+	budget := &surfaceBudget{limit: x.store.limit}
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -118,6 +119,9 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 			return nil, errSlow
 		}
 		s.Events = append(s.Events, surfaceEvent(ev))
+		if !budget.add(s.Events[len(s.Events)-1]) {
+			return nil, attach(budget.err(), e.TitleID, e.path(x.root))
+		}
 	}
 	for i := range closers {
 		if c := &closers[i]; isSurfaceType(c.Type) {

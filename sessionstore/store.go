@@ -411,6 +411,33 @@ func (s *Store) find(id string) (string, Encoding, error) {
 	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
 }
 
+// surfaceBudget holds the surface events one read keeps (a prepare's
+// source: every message it may render) to the read limit, counted in the
+// bytes of their raw records.
+type surfaceBudget struct {
+	limit, used int64
+	// over is set once the kept events passed the limit; nothing more is
+	// kept.
+	over bool
+}
+
+// add counts ev and reports whether it may be kept.
+func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
+	if b.over {
+		return false
+	}
+	b.used += int64(len(ev.Raw))
+	b.over = b.used > b.limit
+	return !b.over
+}
+
+// drop uncounts a kept event that was shadowed.
+func (b *surfaceBudget) drop(ev reference.SurfaceEvent) { b.used -= int64(len(ev.Raw)) }
+
+func (b *surfaceBudget) err() error {
+	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
+}
+
 // readStable reads a file that may be growing: it re-reads until a stat
 // before and after agree (as dsh does), a few times at most; the torn-tail
 // rules make any prefix safe to parse anyway. A file over limit bytes is

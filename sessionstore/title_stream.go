@@ -84,15 +84,22 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding, s
 		kept map[int64]reference.SurfaceEvent
 		read int64
 	)
+	budget := &surfaceBudget{limit: s.limit}
 	if surface {
 		// The keep-the-surface policy: a fresh copy of each surface
-		// event (e's data may alias a read buffer), dropped when shadowed.
+		// event (e's data may alias a read buffer), dropped when shadowed;
+		// the kept bytes are held to the read limit.
 		kept = map[int64]reference.SurfaceEvent{}
 		f.onNode = func(e *Event, _ int, shadowed []int64) {
 			for _, s := range shadowed {
+				budget.drop(kept[s])
 				delete(kept, s)
 			}
-			kept[e.Seq] = surfaceEvent(e)
+			if ev := surfaceEvent(e); budget.add(ev) {
+				kept[e.Seq] = ev
+			} else {
+				clear(kept)
+			}
 		}
 	}
 	if enc == Zstd {
@@ -126,6 +133,9 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding, s
 			return nil, nil, nil, stable, err
 		}
 		return nil, nil, nil, stable, attach(err, id, path)
+	}
+	if budget.over {
+		return nil, nil, nil, stable, attach(budget.err(), id, path)
 	}
 	return f, h, kept, stable, nil
 }
