@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"path/filepath"
+	"path"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -133,20 +134,43 @@ func workspaceCWD(p *protocol.InitializeParams) *string {
 }
 
 // fileURIPath converts a file: URI to a clean OS path.
-func fileURIPath(u string) (string, bool) {
+func fileURIPath(u string) (string, bool) { return fileURIPathOn(runtime.GOOS, u) }
+
+// fileURIPathOn is fileURIPath for a given GOOS. On Windows the path must
+// look like the cwd dsh records there (process.cwd()): "file:///c%3A/x"
+// is "C:\x" (editors lower-case the drive letter, Windows shells start
+// with an upper-case one), "file://host/share/x" is the UNC path
+// "\\host\share\x", and a drive-less path ("file:///home/alice") names
+// nothing dsh could record on Windows, so it is kept as written (a store
+// made on another OS still ranks by it).
+func fileURIPathOn(goos, u string) (string, bool) {
 	pu, err := url.Parse(u)
 	if err != nil || pu.Scheme != "file" {
 		return "", false
 	}
-	path := pu.Path
-	if path == "" {
+	p := pu.Path
+	if p == "" {
 		return "", false
 	}
-	path = filepath.Clean(filepath.FromSlash(path))
-	if len(path) > 1 {
-		path = strings.TrimSuffix(path, string(filepath.Separator))
+	if goos != "windows" {
+		p = path.Clean(p)
+		if len(p) > 1 {
+			p = strings.TrimSuffix(p, "/")
+		}
+		return p, true
 	}
-	return path, true
+	switch {
+	case pu.Host != "" && pu.Host != "localhost":
+		p = `\\` + pu.Host + strings.ReplaceAll(path.Clean(p), "/", `\`)
+	case len(p) >= 3 && p[0] == '/' && p[2] == ':' && (p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z'):
+		p = strings.ToUpper(p[1:2]) + ":" + strings.ReplaceAll(path.Clean("/"+p[3:]), "/", `\`)
+	default:
+		return path.Clean(p), true
+	}
+	if len(p) > 3 {
+		p = strings.TrimSuffix(p, `\`)
+	}
+	return p, true
 }
 
 // didChangeWorkspaceFolders keeps the folder list: the first folder's path

@@ -179,6 +179,7 @@ func TestBadInitializationOptions(t *testing.T) {
 	// A sessionsDir with ~ must be checked once expanded.
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home) // os.UserHomeDir on Windows
 	if err := os.WriteFile(filepath.Join(home, "notes.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

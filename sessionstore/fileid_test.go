@@ -30,6 +30,9 @@ func TestFileIdentityTellsReplacement(t *testing.T) {
 		return fileIdentity(fi)
 	}
 	dev0, ino0 := stat(path)
+	if runtime.GOOS == "windows" && underWineForTest() {
+		t.Skip("Wine has no stable creation time (it reports the Unix ctime), so fileIdentity returns none there")
+	}
 	if dev0 == 0 && ino0 == 0 {
 		t.Fatalf("no identity for a regular file on %s", runtime.GOOS)
 	}

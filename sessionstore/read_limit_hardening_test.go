@@ -261,6 +261,11 @@ func dshLSP(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "dsh-lsp")
+		if prebuilt := os.Getenv("DSH_LSP_TEST_BIN"); prebuilt != "" {
+			// Built by the caller for this platform (no go command under Wine).
+			binPath = prebuilt
+			return
+		}
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -1,0 +1,5 @@
+//go:build windows
+
+package sessionstore
+
+func underWineForTest() bool { return underWine }
