@@ -245,37 +245,29 @@ func treeSum(t *testing.T, root string) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// dshLSP builds the real binary once per test process.
+// dshLSP returns the real binary: DSH_LSP_TEST_BIN when set (built by
+// the caller for this platform; there is no go command under Wine), else
+// built into this test's temporary directory (removed with it; the go
+// build cache makes the later builds a link step).
 func dshLSP(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dsh-lsp-hardening-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "dsh-lsp")
-		if prebuilt := os.Getenv("DSH_LSP_TEST_BIN"); prebuilt != "" {
-			// Built by the caller for this platform (no go command under Wine).
-			binPath = prebuilt
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if prebuilt := os.Getenv("DSH_LSP_TEST_BIN"); prebuilt != "" {
+		return prebuilt
 	}
-	return binPath
+	if p, ok := builtBins.Load(t.Name()); ok {
+		return p.(string)
+	}
+	p := filepath.Join(t.TempDir(), "dsh-lsp")
+	out, err := exec.Command("go", "build", "-o", p, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	builtBins.Store(t.Name(), p)
+	return p
 }
+
+// builtBins maps a test to its binary.
+var builtBins sync.Map
 
 // cliRun is one finished CLI run.
 type cliRun struct {
