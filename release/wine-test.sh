@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Runs the Go unit tests compiled for windows/amd64 under Wine (Debian's
+# wine64), one test binary per package, each from its package directory as
+# `go test` would. Prints "N passed, M failed" (packages) and exits non-zero
+# if any package fails.
+#
+# Fresh Debian 12 as root: installs wine64 and the MinGW C compiler with apt
+# (the compiler builds one test fixture, see below). The Wine prefix is
+# cached in $DSH_CI_DIR/wine (default /opt/dsh-ci/wine).
+#
+# Two Wine 8 gaps are bridged for the test run only (the release binaries
+# are built without either):
+#   - Go >= 1.24 needs bcryptprimitives.dll (ProcessPrng) at start-up, which
+#     Wine gained in 9.x: release/wine/bcryptprimitives.c is a stand-in that
+#     forwards to RtlGenRandom, installed into the prefix's system32.
+#   - Go 1.26's os.RemoveAll deletes with FileDispositionInformationEx; Wine
+#     8 answers STATUS_NOT_IMPLEMENTED, which Go does not treat as "fall back
+#     to the old call" (it does for the statuses Windows itself returns), so
+#     every t.TempDir cleanup would fail. A `go test -overlay` copy of the
+#     toolchain's internal/syscall/windows/at_windows.go adds the two Wine
+#     statuses to that fallback list; the script stops if the toolchain's
+#     code no longer has the line it patches.
+#
+# Usage: release/wine-test.sh [package pattern...]   (default ./...)
+# Tests that run the dsh-lsp binary get a windows/amd64 build of it through
+# DSH_LSP_TEST_BIN (there is no go command inside Wine to build one).
+#
+# Environment: DSH_CI_DIR, DSH_WINE_TIMEOUT (per package, default 900 s),
+# DSH_WINE_RUN (a -test.run filter).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+here=$root/release
+ci=${DSH_CI_DIR:-/opt/dsh-ci}
+timeout_s=${DSH_WINE_TIMEOUT:-900}
+wine=/usr/lib/wine/wine64
+export WINEPREFIX=$ci/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cd "$root"
+
+need=()
+[ -x "$wine" ] || need+=(wine64)
+command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "wine-test: installing ${need[*]} (apt)"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -q --no-install-recommends "${need[@]}" >/tmp/dsh-wine-apt.log 2>&1; then
+		apt-get update -q >>/tmp/dsh-wine-apt.log 2>&1
+		apt-get install -y -q --no-install-recommends "${need[@]}" >>/tmp/dsh-wine-apt.log 2>&1 || {
+			tail -20 /tmp/dsh-wine-apt.log
+			echo "wine-test: cannot install ${need[*]}"
+			exit 1
+		}
+	fi
+fi
+
+work=$(mktemp -d /tmp/dsh-wine-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+mkdir -p "$WINEPREFIX"
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+	echo "wine-test: creating the Wine prefix $WINEPREFIX"
+	"$wine" wineboot --init >"$work/wineboot.log" 2>&1
+	/usr/lib/wine/wineserver -w
+fi
+sys32=$WINEPREFIX/drive_c/windows/system32
+if [ ! -d "$sys32" ]; then
+	cat "$work/wineboot.log" 2>/dev/null | tail -20
+	echo "wine-test: the Wine prefix has no system32"
+	exit 1
+fi
+x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
+	"$here/wine/bcryptprimitives.c" "$here/wine/bcryptprimitives.def" -ladvapi32 || exit 1
+cp "$work/bcryptprimitives.dll" "$sys32/bcryptprimitives.dll"
+
+orig=$(go env GOROOT)/src/internal/syscall/windows/at_windows.go
+line='		STATUS_NOT_SUPPORTED:     // the file system doesn'"'"'t support FILE_DISPOSITION_INFORMATION_EX or one of the flags'
+if ! grep -qxF "$line" "$orig"; then
+	echo "wine-test: $orig no longer has the fallback line this script patches; update release/wine-test.sh"
+	exit 1
+fi
+awk -v line="$line" '$0 == line { print "\t\tSTATUS_NOT_SUPPORTED, NTStatus(0xC0000002), NTStatus(0xC0000010): // + Wine 8: STATUS_NOT_IMPLEMENTED, STATUS_INVALID_DEVICE_REQUEST"; next } { print }' "$orig" >"$work/at_windows.go"
+printf '{"Replace":{"%s":"%s"}}\n' "$orig" "$work/at_windows.go" >"$work/overlay.json"
+
+CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build -o "$work/dsh-lsp.exe" ./cmd/dsh-lsp || exit 1
+# Wine maps the Unix root to drive Z:.
+export DSH_LSP_TEST_BIN="Z:$work/dsh-lsp.exe"
+
+patterns=("$@")
+[ ${#patterns[@]} -gt 0 ] || patterns=(./...)
+mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${patterns[@]}")
+# -short: the long randomized variants run natively in `go test ./...`.
+runflags=(-test.count=1 -test.short)
+[ -n "${DSH_WINE_RUN:-}" ] && runflags+=("-test.run=$DSH_WINE_RUN")
+
+passed=0 failed=0 failures=()
+for entry in "${pkgs[@]}"; do
+	pkg=${entry%% *} dir=${entry#* }
+	exe="$work/$(echo "${pkg#github.com/dsh-lsp/dsh-lsp/}" | tr / _).test.exe"
+	start=$SECONDS
+	if ! GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -overlay "$work/overlay.json" -o "$exe" "$pkg" >"$work/build.log" 2>&1; then
+		cat "$work/build.log"
+		echo "FAIL $pkg (build)"
+		failed=$((failed + 1)) failures+=("$pkg")
+		continue
+	fi
+	log="$work/test.log"
+	(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${runflags[@]}" -test.v) >"$log" 2>&1
+	rc=$?
+	skips=$(grep -c -- '^\s*--- SKIP' "$log")
+	if [ $rc -eq 0 ] && grep -qx PASS "$log"; then
+		echo "ok   $pkg ($((SECONDS - start)) s, $(grep -c -- '^\s*--- PASS' "$log") passed, $skips skipped)"
+		passed=$((passed + 1))
+	else
+		grep -E -- '^\s*--- FAIL|^panic|^FAIL|_test\.go:[0-9]+:' "$log" | head -60
+		[ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)"
+		echo "FAIL $pkg (exit $rc, $((SECONDS - start)) s)"
+		failed=$((failed + 1)) failures+=("$pkg")
+	fi
+	grep -E -A1 -- '^\s*--- SKIP' "$log" | grep -v -- '^--$' | sed 's/^/     /'
+done
+# Stop this prefix's wineserver (it would linger a few seconds otherwise).
+/usr/lib/wine/wineserver -k 2>/dev/null || true
+echo "windows/amd64 under $("$wine" --version 2>/dev/null):"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
