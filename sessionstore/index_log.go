@@ -122,7 +122,7 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 		if fc != nil && fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 			text = fc.text
 		} else {
-			frame, err := readFrameAt(p.f, loc.Off)
+			frame, err := readFrameAtLimit(p.f, loc.Off, limitOr(p.limit))
 			if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 				return nil, err
 			}
@@ -170,31 +170,11 @@ func readLineAt(f *os.File, off int64) ([]byte, error) {
 	}
 }
 
-// readFrameAt reads the complete zstd frame starting at off. For a torn
-// frame it returns the bytes up to EOF and io.ErrUnexpectedEOF.
+// readFrameAt reads the complete zstd frame starting at off (at most the
+// default read limit; see readFrameAtLimit). For a torn frame it returns
+// the bytes up to EOF and io.ErrUnexpectedEOF.
 func readFrameAt(f *os.File, off int64) ([]byte, error) {
-	buf := make([]byte, 64<<10)
-	n := 0
-	for {
-		m, err := f.ReadAt(buf[n:], off+int64(n))
-		n += m
-		end, complete, ferr := frameEndBase(buf[:n], 0, off)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if complete {
-			return buf[:end], nil
-		}
-		if err == io.EOF {
-			return buf[:n], io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-	}
+	return readFrameAtLimit(f, off, DefaultReadLimit)
 }
 
 // openState opens a transcript for resuming or reading a saved parse
