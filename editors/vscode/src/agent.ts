@@ -16,7 +16,6 @@ const linkSelector: vscode.DocumentSelector = [
   { language: 'prompt' },
   { language: 'markdown' },
   { language: 'plaintext' },
-  { scheme: 'chatSessionInput' },
 ];
 
 /** registerAgentFeatures adds the tools and the links; getClient returns the current client. */
@@ -73,16 +72,29 @@ function sessionService(getClient: () => LanguageClient | undefined): SessionSer
   };
 }
 
-/** SessionLinkProvider links each dsh-session URI to its context snapshot. */
+/**
+ * SessionLinkProvider links each dsh-session URI to its context snapshot. The target (a
+ * dsh-snapshot: URI holding the mention) is made only when a link is followed.
+ */
 class SessionLinkProvider implements vscode.DocumentLinkProvider {
+  private readonly pending = new WeakMap<vscode.DocumentLink, { mention: string; label: string }>();
+
   provideDocumentLinks(doc: vscode.TextDocument): vscode.DocumentLink[] {
     return findSessionLinks(doc.getText()).map((l) => {
-      const name = (l.label || 'session').replace(/[\\/\n\r]/g, ' ').slice(0, 80);
-      const target = vscode.Uri.from({ scheme: snapshotScheme, path: `/${name} (context).md`, query: new URLSearchParams({ text: l.mention }).toString() });
-      const link = new vscode.DocumentLink(new vscode.Range(doc.positionAt(l.start), doc.positionAt(l.end)), target);
+      const link = new vscode.DocumentLink(new vscode.Range(doc.positionAt(l.start), doc.positionAt(l.end)));
       link.tooltip = 'Open the context snapshot this dsh session adds to a prompt';
+      this.pending.set(link, { mention: l.mention, label: l.label });
       return link;
     });
+  }
+
+  resolveDocumentLink(link: vscode.DocumentLink): vscode.DocumentLink {
+    const l = this.pending.get(link);
+    if (l) {
+      const name = (l.label || 'session').replace(/[\\/\n\r]/g, ' ').slice(0, 80);
+      link.target = vscode.Uri.from({ scheme: snapshotScheme, path: `/${name} (context).md`, query: new URLSearchParams({ text: l.mention }).toString() });
+    }
+    return link;
   }
 }
 

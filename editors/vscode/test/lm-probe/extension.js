@@ -42,7 +42,7 @@ async function probe(dir, request) {
   const doc = vscode.Uri.file(path.join(vscode.workspace.workspaceFolders[0].uri.fsPath, request.linksFile));
   await vscode.workspace.openTextDocument(doc);
   const links = (await waitFor(async () => {
-    const l = await vscode.commands.executeCommand('vscode.executeLinkProvider', doc);
+    const l = await vscode.commands.executeCommand('vscode.executeLinkProvider', doc, 10); // resolve up to 10 links
     return l && l.some((x) => x.target && x.target.scheme === 'dsh-snapshot') ? l : undefined;
   }, 30000)) || [];
   out.links = links.map((l) => ({ target: l.target ? l.target.toString() : null, start: l.range.start, end: l.range.end }));
