@@ -73,8 +73,8 @@ func (c *chunk) units(enc Encoding) int {
 // not copy the document N times.
 //
 // A Text always holds valid UTF-8 (text decoded from JSON is), so chunk
-// boundaries are character boundaries; NewText replaces each invalid byte
-// with U+FFFD (one unit, as Mapper counts it). A Text is not safe for
+// boundaries are character boundaries; NewText replaces ill-formed UTF-8
+// with U+FFFD (see validUTF8). A Text is not safe for
 // concurrent use; Clone is cheap (it copies the chunk list, not the text).
 type Text struct {
 	chunks []chunk
