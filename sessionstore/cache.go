@@ -119,9 +119,10 @@ func (x *Indexed) loadCache() error {
 	if cf.Root != absRoot || cf.Pinned != x.opts.Encoding {
 		return fmt.Errorf("cache is for another root (%s)", cf.Root)
 	}
-	deriveAll(cf.Entries, x.store.limit)
+	decoded := deriveAll(cf.Entries, x.store.limit)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.dirty = x.dirty || decoded
 	for _, e := range cf.Entries {
 		if e != nil {
 			x.entries[e.Proj+"/"+e.Seg] = e

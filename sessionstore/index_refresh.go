@@ -84,6 +84,11 @@ type entry struct {
 	HeaderLine []byte
 	// State is the committed parse state, nil for a slow log.
 	State *logState
+	// TitleText is the title derived from State when TitleDerived (not
+	// from a torn frame's view, and without error): persisted so that
+	// loading the cache does not decode the titles again.
+	TitleText    *string
+	TitleDerived bool
 
 	ref      reference.SessionHeader
 	state    *logState // view: State plus a torn final frame, if any
@@ -117,8 +122,16 @@ func (e *entry) derive(view *logState) {
 	}
 	e.state, e.title, e.titleErr = view, nil, nil
 	if view == nil || view.Fold.Title == nil {
+		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
+	if e.TitleDerived && view == e.State {
+		// Derived from this very state before (and persisted): a
+		// restart does not decode every title again.
+		e.title = e.TitleText
+		return
+	}
+	e.TitleText, e.TitleDerived = nil, false
 	t, err := (&Log{Events: []Event{*view.Fold.Title}}).Title()
 	if err != nil {
 		e.titleErr = attach(err, e.TitleID, "")
@@ -128,6 +141,7 @@ func (e *entry) derive(view *logState) {
 		s := t.Text()
 		e.title = &s
 	}
+	e.TitleText, e.TitleDerived = e.title, view == e.State
 }
 
 // projectScan remembers a project directory's session directories.
