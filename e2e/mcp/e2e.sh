@@ -71,12 +71,18 @@ before=$(store_sum)
 XDG_CACHE_HOME=$work/cache NODE_PATH=$deps/node_modules env -u DSH_HOME \
   node "$here/client.js" --bin "$bin" --sessions "$work/store" | tee "$work/client.log"
 rc=${PIPESTATUS[0]}
+# The client's own summary, plus the checks below: one total at the end.
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/client.log" | tail -1)
+passed=${summary%% passed*} failed=${summary#*, }
+passed=${passed:-0} failed=${failed%% failed}
+[ -n "$summary" ] || failed=$((failed + 1))
+pass() { echo "PASS $*"; passed=$((passed + 1)); }
+flunk() { echo "FAIL $*"; failed=$((failed + 1)); rc=1; }
 if [ "$before" != "$(store_sum)" ]; then
-  echo "FAIL the store copy changed: dsh-lsp mcp must never write it"
-  echo "0 passed, 1 failed"
-  exit 1
+  flunk "the store copy changed: dsh-lsp mcp must never write it"
+else
+  pass "the store copy is unchanged"
 fi
-echo "PASS the store copy is unchanged"
 
 # The README's Claude Code recipe: `claude mcp add` registers the server and `claude mcp list`
 # connects to it (its health check: the MCP handshake). The model's tool calls need an
@@ -89,7 +95,7 @@ if [ "${DSH_E2E_SKIP_CLAUDE:-}" != 1 ]; then
     say "npm install @anthropic-ai/claude-code@$claude_version into $ci/claude-code"
     mkdir -p "$ci/claude-code" &&
       npm install --prefix "$ci/claude-code" --no-audit --no-fund --loglevel=error \
-        "@anthropic-ai/claude-code@$claude_version" >&2 || { echo "FAIL installing Claude Code"; exit 1; }
+        "@anthropic-ai/claude-code@$claude_version" >&2 || flunk "installing Claude Code $claude_version"
   fi
   mkdir -p "$work/claude-home" "$work/proj"
   claude_run() {
@@ -99,11 +105,12 @@ if [ "${DSH_E2E_SKIP_CLAUDE:-}" != 1 ]; then
   claude_run mcp add dsh -- "$bin" mcp --sessions "$work/store" >"$work/claude.log" &&
     claude_run mcp list >>"$work/claude.log"
   if grep -Eq "^dsh: .*(✔|✓) Connected" "$work/claude.log"; then
-    echo "PASS Claude Code $claude_version: claude mcp add dsh -- dsh-lsp mcp; claude mcp list says Connected"
+    pass "Claude Code $claude_version: claude mcp add dsh -- dsh-lsp mcp; claude mcp list says Connected"
   else
     cat "$work/claude.log"
-    echo "FAIL Claude Code $claude_version did not connect to dsh-lsp mcp"
-    rc=1
+    flunk "Claude Code $claude_version did not connect to dsh-lsp mcp"
   fi
 fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ] || rc=1
 exit $rc
