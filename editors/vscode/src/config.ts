@@ -1,5 +1,6 @@
 // Pure helpers for locating dsh-lsp and building the server settings object; no `vscode`
 // import, so they are unit-tested with plain Node.
+import * as os from 'os';
 import * as path from 'path';
 
 /** Where the server binary was found, for messages. */
@@ -23,9 +24,18 @@ export function binaryName(platform: string): string {
   return platform === 'win32' ? 'dsh-lsp.exe' : 'dsh-lsp';
 }
 
-/** bundledServerPath is where the .vsix carries a server: bin/<platform>-<arch>/dsh-lsp. */
+/** The path functions of a platform (win32 joins with backslashes), so tests can simulate either on any OS. */
+function pathOf(platform: string): path.PlatformPath {
+  return platform === 'win32' ? path.win32 : path.posix;
+}
+
+/**
+ * bundledServerPath is where a platform .vsix carries its server:
+ * bin/<platform>-<arch>/dsh-lsp (dsh-lsp.exe on Windows), named like the
+ * `vsce package --target` platforms (linux-x64, darwin-arm64, win32-x64, …).
+ */
 export function bundledServerPath(extensionPath: string, platform: string, arch: string): string {
-  return path.join(extensionPath, 'bin', `${platform}-${arch}`, binaryName(platform));
+  return pathOf(platform).join(extensionPath, 'bin', `${platform}-${arch}`, binaryName(platform));
 }
 
 /**
@@ -60,21 +70,43 @@ export function resolveServer(opts: {
     if (dir === '') {
       continue;
     }
-    const candidate = path.join(dir, binaryName(opts.platform));
+    const candidate = pathOf(opts.platform).join(dir, binaryName(opts.platform));
     if (opts.fs.isExecutable(candidate)) {
       return { command: candidate, origin: 'path' };
     }
   }
   return {
     error: `dsh-lsp was not found: this extension carries no server for ${opts.platform}-${opts.arch} and dsh-lsp is not on PATH. ` +
-      'Install it (go install github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp@latest) or set dsh.serverPath to the binary, then run "dsh: Restart Language Server".',
+      `Install the extension package built for ${opts.platform}-${opts.arch}, or install dsh-lsp (a release archive, or go install github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp@latest) ` +
+      'and put it on PATH or set dsh.serverPath to the binary, then run "dsh: Restart Language Server".',
   };
 }
 
-/** expandHome expands a leading `~` and `${workspaceFolder}` in a path setting. */
-export function expandHome(p: string, workspaceFolder: string | undefined, home = process.env.HOME ?? ''): string {
+/**
+ * startFailure explains a server that was found but did not start, and what to do about it
+ * for the place it came from.
+ */
+export function startFailure(command: string, origin: ServerOrigin, platform: string, arch: string, err: string): string {
+  const restart = 'then run "dsh: Restart Language Server".';
+  const install = 'install dsh-lsp (a release archive for your platform, or go install github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp@latest)';
+  const what = `dsh-lsp (${command}) failed to start: ${err}. `;
+  switch (origin) {
+    case 'setting':
+      return what + `Check that dsh.serverPath names a dsh-lsp built for ${platform}-${arch} (run it with "version" in a terminal), or clear the setting to use the bundled server; ${restart}`;
+    case 'bundled':
+      return what + `The server bundled with this extension does not run here: install the extension package built for ${platform}-${arch}, or ${install} and set dsh.serverPath to it; ${restart}`;
+    default:
+      return what + `Run "${command} version" in a terminal to see why; reinstall it or ${install}, or set dsh.serverPath; ${restart}`;
+  }
+}
+
+/**
+ * expandHome expands a leading `~`, `~/` or `~\` (against the OS home: %USERPROFILE% on
+ * Windows) and `${workspaceFolder}` in a path setting.
+ */
+export function expandHome(p: string, workspaceFolder: string | undefined, home = os.homedir()): string {
   let out = p;
-  if (home !== '' && (out === '~' || out.startsWith('~/'))) {
+  if (home !== '' && (out === '~' || out.startsWith('~/') || out.startsWith('~\\'))) {
     out = home + out.slice(1);
   }
   if (workspaceFolder !== undefined) {

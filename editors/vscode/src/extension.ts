@@ -10,7 +10,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { bundledServerPath, documentSelector, DocFilter, pushedSettings, resolveServer, serverSettings } from './config';
+import { bundledServerPath, documentSelector, DocFilter, pushedSettings, resolveServer, serverSettings, startFailure } from './config';
 import { registerAgentFeatures } from './agent';
 import { makeChatHandler, ModelLike } from './participant';
 import { Candidate, clipboardText, contextText, formatDshError, formatMention, PrepareResult, SessionRef } from './prompt';
@@ -126,7 +126,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     await c.start();
   } catch (err) {
     client = undefined;
-    const msg = `dsh-lsp (${found.command}) failed to start: ${formatDshError(err)}`;
+    const msg = startFailure(found.command, found.origin, process.platform, process.arch, formatDshError(err));
     output.appendLine(msg);
     showSetupError(msg);
     return;
