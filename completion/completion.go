@@ -272,3 +272,10 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style
 	}
 	return items
 }
+
+// ItemsForText is Items for a query found in text, with edit ranges in
+// UTF-16 (LSP's default encoding); callers outside the server (the demo)
+// use it without building a position mapper themselves.
+func ItemsForText(cands []reference.Candidate, q Query, text string) []protocol.CompletionItem {
+	return Items(cands, q, protocol.NewMapper(text, protocol.UTF16))
+}

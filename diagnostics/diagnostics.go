@@ -173,3 +173,19 @@ func CanonicalURI(uri string) (string, bool) {
 	}
 	return canon, true
 }
+
+// Locator maps byte offsets of one text to 0-based lines and UTF-8 byte
+// columns, with line ends as LSP counts them (LF, CR, CRLF). It is how the
+// CLI's check and the demo print FILE:LINE:COL without a wire package.
+type Locator struct{ m *protocol.Mapper }
+
+// NewLocator indexes the line starts of text once.
+func NewLocator(text string) Locator {
+	return Locator{m: protocol.NewMapper(text, protocol.UTF8)}
+}
+
+// LineColumn returns the 0-based line and UTF-8 byte column of offset.
+func (l Locator) LineColumn(offset int) (line, column int) {
+	p := l.m.Position(offset)
+	return int(p.Line), int(p.Character)
+}

@@ -116,7 +116,7 @@ func TestSettingsPrecedence(t *testing.T) {
 				}
 			}
 			// The server handles messages in order: this request sees every push.
-			var items []lsp.CandidateItem
+			var items []reference.CandidateItem
 			if err := s.Call(context.Background(), "dsh/candidates", map[string]any{}, &items); err != nil {
 				t.Fatalf("dsh/candidates: %v", err)
 			}

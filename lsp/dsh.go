@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -95,7 +94,7 @@ func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, requestError(ctx, err)
 	}
-	b, err := MarshalPrepared(pt)
+	b, err := reference.MarshalPrepared(pt)
 	if err != nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
 	}
@@ -140,52 +139,12 @@ func (s *Server) prepareText(ctx context.Context, env *environment, target refer
 	return pt, err
 }
 
-// MarshalPrepared encodes a prepare result as CONTRACT §5 shows it:
-// {"content","references","contextMessage"?}, without HTML escaping.
-func MarshalPrepared(pt *reference.PreparedText) ([]byte, error) {
-	if pt.References == nil {
-		pt.References = []reference.ParsedReference{}
-	}
-	return protocol.Marshal(pt)
-}
-
-// CandidateItem is one dsh/candidates result item.
-type CandidateItem struct {
-	SessionID string  `json:"sessionId"`
-	Label     string  `json:"label"`
-	CWD       *string `json:"cwd,omitempty"`
-	CreatedAt int64   `json:"createdAt"`
-	URI       string  `json:"uri"`
-	Mention   string  `json:"mention"`
-}
-
-// CandidateItems converts candidates to dsh/candidates items.
-func CandidateItems(cands []reference.Candidate) []CandidateItem {
-	out := make([]CandidateItem, 0, len(cands))
-	for _, c := range cands {
-		label := c.Label
-		out = append(out, CandidateItem{
-			SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt,
-			URI: reference.EncodeURI(c.SessionID), Mention: reference.FormatMention(c.SessionID, &label),
-		})
-	}
-	return out
-}
-
 // candidatesParams is dsh/candidates.
 type candidatesParams struct {
 	Query        *string                          `json:"query"`
 	Limit        *float64                         `json:"limit"`
 	TextDocument *protocol.TextDocumentIdentifier `json:"textDocument"`
 	Target       json.RawMessage                  `json:"target"`
-}
-
-// CheckLimit validates a candidate limit as dsh does.
-func CheckLimit(v float64) (int64, error) {
-	if v != math.Trunc(v) || v <= 0 || v > 1<<53-1 || math.IsNaN(v) {
-		return 0, &reference.Error{Code: reference.CodeInvalidReference, Message: "candidate limit must be a positive safe integer"}
-	}
-	return int64(v), nil
 }
 
 // dshCandidates is dsh/candidates: the candidate list for hosts with their
@@ -218,7 +177,7 @@ func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any
 	}
 	s.mu.Unlock()
 	if p.Limit != nil {
-		l, err := CheckLimit(*p.Limit)
+		l, err := reference.CheckCandidateLimit(*p.Limit)
 		if err != nil {
 			return nil, requestError(ctx, err)
 		}
@@ -233,7 +192,7 @@ func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any
 	if err != nil {
 		return nil, requestError(ctx, err)
 	}
-	b, err := protocol.Marshal(CandidateItems(cands))
+	b, err := protocol.Marshal(reference.CandidateItems(cands))
 	if err != nil {
 		return nil, fmt.Errorf("dsh/candidates: %w", err)
 	}

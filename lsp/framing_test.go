@@ -217,7 +217,7 @@ func checkServedAfter(t *testing.T, run framingRun) {
 	if !ok || probe.Error != nil {
 		t.Fatalf("dsh/candidates after the bad messages: reply %+v (found %v); want a result", probe, ok)
 	}
-	var items []lsp.CandidateItem
+	var items []reference.CandidateItem
 	if err := json.Unmarshal(probe.Result, &items); err != nil || len(items) != 1 || items[0].SessionID != "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0001" {
 		t.Errorf("dsh/candidates after the bad messages = %s (%v); want the one fixture session", probe.Result, err)
 	}

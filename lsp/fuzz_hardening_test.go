@@ -419,7 +419,7 @@ func freshConnectionServes(t *testing.T) {
 	if _, err := ed.Initialize(map[string]any{"sessionsDir": hardeningStore}); err != nil {
 		t.Fatalf("fresh connection: initialize: %v", err)
 	}
-	var items []lsp.CandidateItem
+	var items []reference.CandidateItem
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ed.Call(ctx, "dsh/candidates", map[string]any{"query": "renaming"}, &items); err != nil || len(items) != 1 || items[0].SessionID != hardeningID {

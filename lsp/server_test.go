@@ -206,7 +206,7 @@ func TestBadInitializationOptions(t *testing.T) {
 func TestDidChangeConfiguration(t *testing.T) {
 	s := startInit(t, map[string]any{"sessionsDir": storeRaw, "candidateLimit": 2})
 	count := func() int {
-		var items []lsp.CandidateItem
+		var items []reference.CandidateItem
 		if err := s.Call(context.Background(), "dsh/candidates", map[string]any{}, &items); err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestCancelSlowPrepare(t *testing.T) {
 		t.Fatal("prepare never read the source")
 	}
 	// While prepare blocks, the server still answers other requests.
-	var items []lsp.CandidateItem
+	var items []reference.CandidateItem
 	if err := s.Call(context.Background(), "dsh/candidates", map[string]any{"limit": 1}, &items); err != nil || len(items) != 1 {
 		t.Fatalf("candidates during a blocked prepare: %v, %d items", err, len(items))
 	}
@@ -439,7 +439,7 @@ func TestStoreReopenedOnce(t *testing.T) {
 	for _, dir := range []string{other, storeRaw, other, storeRaw} {
 		s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionsDir": dir}}})
 	}
-	var items []lsp.CandidateItem // answered after the notifications were applied
+	var items []reference.CandidateItem // answered after the notifications were applied
 	if err := s.Call(context.Background(), "dsh/candidates", map[string]any{}, &items); err != nil || len(items) == 0 {
 		t.Fatalf("candidates from the store switched back to: %v, %d items", err, len(items))
 	}

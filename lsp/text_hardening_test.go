@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -83,7 +82,7 @@ func serverText(t *testing.T, s *session, uri string) string {
 // stillServes checks that a plain request is answered.
 func stillServes(t *testing.T, s *session) {
 	t.Helper()
-	var items []lsp.CandidateItem
+	var items []reference.CandidateItem
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := s.Call(ctx, "dsh/candidates", map[string]any{"query": "renaming"}, &items); err != nil || len(items) != 1 {

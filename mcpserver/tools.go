@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -93,9 +92,9 @@ func (s *Server) searchTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if raw, ok := args["limit"]; ok {
 		var v float64
 		if err := json.Unmarshal(raw, &v); err != nil {
-			v = math.NaN() // not a number: CheckLimit refuses it with dsh's message
+			v = math.NaN() // not a number: CheckCandidateLimit refuses it with dsh's message
 		}
-		if limit, err = lsp.CheckLimit(v); err != nil {
+		if limit, err = reference.CheckCandidateLimit(v); err != nil {
 			return toolError(ctx, err), nil
 		}
 	}
@@ -110,7 +109,7 @@ func (s *Server) searchTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
-	items := lsp.CandidateItems(cands)
+	items := reference.CandidateItems(cands)
 	b, err := protocol.Marshal(items)
 	if err != nil {
 		return toolError(ctx, err), nil
@@ -141,7 +140,7 @@ func (s *Server) prepareTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
-	b, err := lsp.MarshalPrepared(pt)
+	b, err := reference.MarshalPrepared(pt)
 	if err != nil {
 		return toolError(ctx, err), nil
 	}

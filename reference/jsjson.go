@@ -12,8 +12,6 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
-const hexDigits = "0123456789abcdef"
-
 // ErrNotJSONSerializable is the plain TypeError dsh's tag-safe serializer
 // throws when a value serializes to nothing (JS undefined). It carries no
 // session-reference code.
@@ -46,62 +44,7 @@ func QuoteJS(s string) string {
 // the JS string it stands for, so it is written as that character's UTF-8
 // form, exactly as JSON.stringify would.
 func appendJSString(dst []byte, s string, tagSafe bool) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (c != '<' || !tagSafe) {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"':
-				dst = append(dst, '\\', '"')
-			case '\\':
-				dst = append(dst, '\\', '\\')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default: // other C0 controls and, when tag-safe, '<'
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		if r, ok := surrogateAt(s, i); ok {
-			dst = append(dst, s[start:i]...)
-			if lo, ok := surrogateAt(s, i+3); ok && isHighSurrogate(r) && !isHighSurrogate(lo) {
-				dst = utf8.AppendRune(dst, combineSurrogates(r, lo))
-				i += 6
-			} else {
-				dst = append(dst, '\\', 'u', hexDigits[r>>12], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
-				i += 3
-			}
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-			i += rawjson.InvalidLen(s, i)
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return rawjson.AppendJSString(dst, s, tagSafe)
 }
 
 // TagSafeStringLen returns len(AppendTagSafeString(nil, s)) without

@@ -21,7 +21,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -164,7 +163,7 @@ func TestSymlinkRaceNeverReadsOutside(t *testing.T) {
 			if err != nil {
 				return "", err
 			}
-			b, err := lsp.MarshalPrepared(pt)
+			b, err := reference.MarshalPrepared(pt)
 			return string(b), err
 		}},
 		{"store ReadSurface", surface(st)},

@@ -13,8 +13,6 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
-	"github.com/dsh-lsp/dsh-lsp/lsp"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -279,7 +277,7 @@ func prepareCmd(args []string, stdin io.Reader) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := lsp.MarshalPrepared(pt)
+	b, err := reference.MarshalPrepared(pt)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +312,7 @@ func candidatesCmd(args []string) (any, error) {
 		if perr != nil {
 			v = 0.5 // not a number: refused below with dsh's message
 		}
-		if limit, err = lsp.CheckLimit(v); err != nil {
+		if limit, err = reference.CheckCandidateLimit(v); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +320,7 @@ func candidatesCmd(args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lsp.CandidateItems(cands), nil
+	return reference.CandidateItems(cands), nil
 }
 
 func mentionsCmd(args []string, stdin io.Reader) (any, error) {
@@ -403,10 +401,10 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 			})
 		}
 		text := string(b)
-		m := protocol.NewMapper(text, protocol.UTF8)
+		loc := diagnostics.NewLocator(text)
 		for _, f := range diagnostics.Check(text, env) {
-			p := m.Position(f.Span.Start)
-			fmt.Fprintf(&out, "%s:%d:%d: %s: %s [%s]\n", file, p.Line+1, p.Character+1, f.Severity, oneLine(f.Message), f.Code)
+			line, col := loc.LineColumn(f.Span.Start)
+			fmt.Fprintf(&out, "%s:%d:%d: %s: %s [%s]\n", file, line+1, col+1, f.Severity, oneLine(f.Message), f.Code)
 			if f.Severity == diagnostics.Error {
 				failed = true
 			}

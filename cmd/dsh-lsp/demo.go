@@ -12,7 +12,6 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/completion"
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -156,12 +155,12 @@ func runDemo(w io.Writer) error {
 		return fmt.Errorf("list the sample sessions: %w", err)
 	}
 	findings := diagnostics.Check(broken, diagnostics.Env{Target: target, MaxReferences: 3, Known: diagnostics.KnownIDs(headers)})
-	m := protocol.NewMapper(broken, protocol.UTF8)
+	loc := diagnostics.NewLocator(broken)
 	for _, f := range findings {
-		pos := m.Position(f.Span.Start)
+		line, col := loc.LineColumn(f.Span.Start)
 		width := len([]rune(broken[f.Span.Start:f.Span.End]))
 		p("    %s%s\n", strings.Repeat(" ", len([]rune(broken[:f.Span.Start]))), strings.Repeat("^", width))
-		p("    line %d, column %d: %s: %s [%s]\n", pos.Line+1, pos.Character+1, f.Severity, f.Message, f.Code)
+		p("    line %d, column %d: %s: %s [%s]\n", line+1, col+1, f.Severity, f.Message, f.Code)
 	}
 	for _, fix := range diagnostics.Fixes(broken, 0, len(broken), nil) {
 		if fix.Code != "" {
@@ -211,7 +210,7 @@ func demoComplete(ctx context.Context, svc *reference.Service, target reference.
 	if err != nil {
 		return nil, err
 	}
-	items := completion.Items(cands, q, protocol.NewMapper(prompt, protocol.UTF16))
+	items := completion.ItemsForText(cands, q, prompt)
 	fmt.Fprintf(w, "    %s▏\n", prompt)
 	width := 0
 	for _, it := range items {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/completion"
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -63,9 +62,9 @@ type freshClient struct {
 }
 
 // candidates is dsh/candidates for every session (no target).
-func (c *freshClient) candidates() []lsp.CandidateItem {
+func (c *freshClient) candidates() []reference.CandidateItem {
 	c.t.Helper()
-	var items []lsp.CandidateItem
+	var items []reference.CandidateItem
 	if err := c.ed.Call(context.Background(), "dsh/candidates", map[string]any{"limit": 1 << 30, "target": map[string]any{}}, &items); err != nil {
 		c.t.Fatalf("dsh/candidates: %v", err)
 	}
@@ -108,7 +107,7 @@ var markdownEscape = regexp.MustCompile(`\\([[:punct:]])`)
 // expected is the full re-read of the store: the candidate items, the
 // completion labels (sorted) and each session's label by id.
 type expected struct {
-	items  []lsp.CandidateItem
+	items  []reference.CandidateItem
 	labels []string
 	byID   map[string]string
 }
@@ -123,7 +122,7 @@ func reread(t *testing.T, root string) expected {
 }
 
 func expectedOf(cands []reference.Candidate) expected {
-	e := expected{items: lsp.CandidateItems(cands), byID: map[string]string{}}
+	e := expected{items: reference.CandidateItems(cands), byID: map[string]string{}}
 	for _, c := range cands {
 		e.labels = append(e.labels, completion.VisibleLabel(c.Label))
 		e.byID[c.SessionID] = c.Label
@@ -132,7 +131,7 @@ func expectedOf(cands []reference.Candidate) expected {
 	return e
 }
 
-func sameItems(a, b []lsp.CandidateItem) bool {
+func sameItems(a, b []reference.CandidateItem) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return bytes.Equal(ja, jb)
@@ -187,7 +186,7 @@ func (c *freshClient) awaitFresh(step, root string, since time.Time) (expected, 
 	}()
 	type answer struct {
 		at    time.Duration
-		items []lsp.CandidateItem
+		items []reference.CandidateItem
 	}
 	var answers []answer
 	var want *expected
@@ -296,7 +295,7 @@ func testFreshness(t *testing.T, comp workload.Compression) {
 					t.Errorf("completion during the storm: %v", err)
 					return
 				}
-				var items []lsp.CandidateItem
+				var items []reference.CandidateItem
 				if err := ed.Call(context.Background(), "dsh/candidates", map[string]any{"target": map[string]any{}}, &items); err != nil {
 					t.Errorf("dsh/candidates during the storm: %v", err)
 					return

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/mcpserver"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
@@ -181,7 +180,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 					t.Errorf("search %v: got %q (isError %v), CLI says %q (exit %d)", tc.args, got, res.IsError, want, code)
 				}
 			}
-			var cands []lsp.CandidateItem
+			var cands []reference.CandidateItem
 			if err := json.Unmarshal([]byte(wantAll), &cands); err != nil || len(cands) < 2 {
 				t.Fatalf("CLI candidates %q: %v", wantAll, err)
 			}

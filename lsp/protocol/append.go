@@ -3,7 +3,7 @@ package protocol
 import (
 	"strconv"
 
-	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 )
 
 // AppendJSON appends the JSON encoding of l to dst without reflection. A
@@ -28,7 +28,7 @@ func (l *CompletionList) AppendJSON(dst []byte) []byte {
 // CompletionList.AppendJSON). Data must be valid JSON; it is copied as is.
 func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"label":`...)
-	dst = reference.AppendJSString(dst, it.Label)
+	dst = rawjson.AppendJSString(dst, it.Label, false)
 	if it.Kind != 0 {
 		dst = append(dst, `,"kind":`...)
 		dst = strconv.AppendInt(dst, int64(it.Kind), 10)
@@ -38,15 +38,15 @@ func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 			dst = append(dst, `,"`...)
 			dst = append(dst, name...)
 			dst = append(dst, `":`...)
-			dst = reference.AppendJSString(dst, v)
+			dst = rawjson.AppendJSString(dst, v, false)
 		}
 	}
 	field("detail", it.Detail)
 	if it.Documentation != nil {
 		dst = append(dst, `,"documentation":{"kind":`...)
-		dst = reference.AppendJSString(dst, it.Documentation.Kind)
+		dst = rawjson.AppendJSString(dst, it.Documentation.Kind, false)
 		dst = append(dst, `,"value":`...)
-		dst = reference.AppendJSString(dst, it.Documentation.Value)
+		dst = rawjson.AppendJSString(dst, it.Documentation.Value, false)
 		dst = append(dst, '}')
 	}
 	field("sortText", it.SortText)
@@ -77,7 +77,7 @@ func (te *TextEdit) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"range":`...)
 	dst = te.Range.appendJSON(dst)
 	dst = append(dst, `,"newText":`...)
-	dst = reference.AppendJSString(dst, te.NewText)
+	dst = rawjson.AppendJSString(dst, te.NewText, false)
 	return append(dst, '}')
 }
 
@@ -99,16 +99,16 @@ func (p Position) appendJSON(dst []byte) []byte {
 
 // The MarshalJSON methods below make encoding/json (Marshal, the Codec)
 // write the strings that can carry session ids, titles and prompt text with
-// JS JSON.stringify semantics (reference.AppendJSString): a lone UTF-16
+// JS JSON.stringify semantics (rawjson.AppendJSString): a lone UTF-16
 // surrogate, WTF-8 inside dsh-lsp, stays a \udxxx escape instead of
 // becoming U+FFFD (hover text, diagnostic messages, quick-fix edits).
 
 // MarshalJSON implements json.Marshaler.
 func (m MarkupContent) MarshalJSON() ([]byte, error) {
 	dst := append([]byte(nil), `{"kind":`...)
-	dst = reference.AppendJSString(dst, m.Kind)
+	dst = rawjson.AppendJSString(dst, m.Kind, false)
 	dst = append(dst, `,"value":`...)
-	dst = reference.AppendJSString(dst, m.Value)
+	dst = rawjson.AppendJSString(dst, m.Value, false)
 	return append(dst, '}'), nil
 }
 
@@ -123,14 +123,14 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 	dst = strconv.AppendInt(dst, int64(d.Severity), 10)
 	if d.Code != "" {
 		dst = append(dst, `,"code":`...)
-		dst = reference.AppendJSString(dst, d.Code)
+		dst = rawjson.AppendJSString(dst, d.Code, false)
 	}
 	if d.Source != "" {
 		dst = append(dst, `,"source":`...)
-		dst = reference.AppendJSString(dst, d.Source)
+		dst = rawjson.AppendJSString(dst, d.Source, false)
 	}
 	dst = append(dst, `,"message":`...)
-	dst = reference.AppendJSString(dst, d.Message)
+	dst = rawjson.AppendJSString(dst, d.Message, false)
 	if len(d.Data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, d.Data...)
