@@ -22,10 +22,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/cputime"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -127,11 +127,7 @@ func transcripts(root string) []string {
 }
 
 // cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Process() }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
