@@ -28,6 +28,12 @@ step() {
 step "go vet" go vet ./...
 step "go test" go test -count=1 ./...
 step "go test -race (server, core)" go test -count=1 -race ./lsp/... ./reference/... ./sessionstore/... ./mcpserver/...
+# Every platform: the six release targets (linux, darwin, windows x amd64,
+# arm64) build and vet; the unit tests run as windows/amd64 under Wine
+# (installs wine64 with apt); go install works as the README says.
+step "cross-compile + go vet (6 targets)" release/cross-check.sh
+step "go test windows/amd64 under Wine" release/wine-test.sh
+step "go install (@latest, version stamp)" release/check-go-install.sh
 
 if [ "${DSH_SKIP_E2E:-}" != 1 ]; then
 	# One build of the server, shared by every suite below.
@@ -35,6 +41,8 @@ if [ "${DSH_SKIP_E2E:-}" != 1 ]; then
 	trap 'rm -rf "$bindir"' EXIT
 	step "go build dsh-lsp" go build -o "$bindir/dsh-lsp" ./cmd/dsh-lsp
 	export DSH_LSP_BIN=$bindir/dsh-lsp
+	# Six archives, SHA256SUMS and six platform .vsix, each binary checked.
+	step "release build + verify" release/build.sh "$bindir/release"
 	for suite in stress/run.sh e2e/node/e2e.sh e2e/mcp/e2e.sh editors/vscode/test/e2e.sh editors/neovim/test/e2e.sh editors/emacs/test/e2e.sh editors/vim/test/e2e.sh; do
 		if [ -x "$suite" ]; then
 			step "$suite" "$suite"

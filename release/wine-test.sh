@@ -91,6 +91,20 @@ mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPat
 runflags=(-test.count=1 -test.short)
 [ -n "${DSH_WINE_RUN:-}" ] && runflags+=("-test.run=$DSH_WINE_RUN")
 
+# Tests left out under Wine, each with why (everything else runs):
+#   lsp FuzzProtocol: ~1000 seed streams, each starting a server, take over
+#     15 minutes under Wine on a busy 2-core machine; it runs natively in
+#     `go test ./...`.
+#   lsp TestHoverCachedPerSessionVersion, TestResolveCachedPerSessionVersion,
+#     TestQueuedReadsCancelled, TestPrepareReadsUnchangedSessionsOnce: they
+#     pass, then t.TempDir's cleanup fails with "directory is not empty":
+#     Wine 8 has no POSIX delete semantics, so a file deleted while a
+#     cancelled background read still holds it stays in its directory until
+#     that handle closes (Windows 10 1607+ removes the name at once).
+declare -A wine_skip=(
+	[github.com/dsh-lsp/dsh-lsp/lsp]='^(FuzzProtocol|TestHoverCachedPerSessionVersion|TestResolveCachedPerSessionVersion|TestQueuedReadsCancelled|TestPrepareReadsUnchangedSessionsOnce)$'
+)
+
 passed=0 failed=0 failures=()
 for entry in "${pkgs[@]}"; do
 	pkg=${entry%% *} dir=${entry#* }
@@ -103,7 +117,12 @@ for entry in "${pkgs[@]}"; do
 		continue
 	fi
 	log="$work/test.log"
-	(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${runflags[@]}" -test.v) >"$log" 2>&1
+	flags=("${runflags[@]}")
+	if [ -n "${wine_skip[$pkg]:-}" ]; then
+		flags+=("-test.skip=${wine_skip[$pkg]}")
+		echo "     (not run under Wine, see the list above: ${wine_skip[$pkg]})"
+	fi
+	(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 	rc=$?
 	skips=$(grep -c -- '^\s*--- SKIP' "$log")
 	if [ $rc -eq 0 ] && grep -qx PASS "$log"; then
