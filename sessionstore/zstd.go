@@ -158,6 +158,38 @@ func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, 
 // buffer is never regrown (which would hold two copies).
 const overshoot = 256 << 10
 
+// largeDecodes admits at most two decodes into a large output buffer
+// (over largeDecode bytes) at a time, process-wide. Each is bounded by the
+// read limit, but the index pass runs GOMAXPROCS workers: on a many-core
+// machine a store of compressed bombs would otherwise hold a limit-sized
+// buffer per core at once. Real frames that large are rare (a message of
+// many MiB), so the gate costs nothing in the common case.
+var largeDecodes = make(chan struct{}, 2)
+
+const largeDecode = 8 << 20
+
+// decodeAll is the limit's decoder's DecodeAll into dst, through the gate
+// when dst is large.
+func decodeAll(limit int64, frame, dst []byte) ([]byte, error) {
+	if cap(dst) > largeDecode {
+		largeDecodes <- struct{}{}
+		defer func() { <-largeDecodes }()
+	}
+	return decoderFor(limit).DecodeAll(frame, dst)
+}
+
+// outBuf is the output buffer for a frame of at most hi decoded bytes:
+// nil for a small frame (the decoder sizes it from the input, as before;
+// hi counts 128 KiB for every compressed block, far more than the few
+// hundred bytes of a typical event frame), else one allocation of up to
+// the limit plus overshoot.
+func outBuf(hi, limit int64) []byte {
+	if hi <= 1<<20 {
+		return nil
+	}
+	return make([]byte, 0, min(hi, limit+overshoot))
+}
+
 // frameContentBounds bounds the decoded size of the (possibly torn) frame
 // at the start of data from its block headers alone, without decoding:
 // raw and RLE blocks give their exact size, a compressed block at most
@@ -243,14 +275,20 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 	if lo > limit {
 		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	out, err := decoderFor(limit).DecodeAll(frame, make([]byte, 0, min(hi, limit+overshoot)))
+	out, err := decodeAll(limit, frame, outBuf(hi, limit))
 	if err != nil {
-		if isSizeErr(err) {
-			return nil, limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
-		}
-		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+		return nil, frameDecodeErr(err, limit)
 	}
 	return out, nil
+}
+
+// frameDecodeErr is the error of a complete frame that failed to decode:
+// a read-limit error for a size refusal, else corruption.
+func frameDecodeErr(err error, limit int64) error {
+	if isSizeErr(err) {
+		return limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
+	}
+	return &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
 }
 
 // decodeTornFrame decodes a torn final frame and returns the plaintext of
@@ -263,7 +301,7 @@ func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
 	if lo > limit {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	out, err := decoderFor(limit).DecodeAll(frame, make([]byte, 0, min(hi, limit+overshoot)))
+	out, err := decodeAll(limit, frame, outBuf(hi, limit))
 	if err != nil && isSizeErr(err) {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}

@@ -36,13 +36,11 @@ func decodeFrameInto(frame, dst []byte, limit int64) ([]byte, error) {
 	if need := min(hi, limit+overshoot); int64(cap(dst)) < need {
 		dst = make([]byte, 0, need)
 	}
-	out, err := decoderFor(limit).DecodeAll(frame, dst[:0])
+	out, err := decodeAll(limit, frame, dst[:0])
 	if err != nil {
-		_, err = decodeFrameLimit(frame, limit)
-		if err == nil { // cannot happen: the same decoder failed above
-			err = backendf("zstd frame does not decode")
-		}
-		return nil, err
+		// Mapped as decodeFrameLimit maps it, without a second decode
+		// (a bomb would be decoded to the limit twice).
+		return nil, frameDecodeErr(err, limit)
 	}
 	return out, nil
 }
