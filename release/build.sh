@@ -85,5 +85,16 @@ done
 go run ./release/pack sums -dir "$out"
 go run ./release/pack verify -version "$version" -ext-version "$ext_version" -dir "$out"
 (cd "$out" && sha256sum -c --quiet SHA256SUMS)
+# The README's Linux install path, on a linux/amd64 machine: unpack with tar
+# and run the binary, which must report this version.
+if [ "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" = linux/amd64 ]; then
+	mkdir -p "$work/try"
+	tar -C "$work/try" -xzf "$out/dsh-lsp_${version}_linux_amd64.tar.gz"
+	got=$("$work/try/dsh-lsp_${version}_linux_amd64/dsh-lsp" version)
+	case "$got" in
+	*"\"version\":\"$version\""*) echo "ok   the unpacked linux/amd64 binary reports $got" ;;
+	*) echo "build.sh: the unpacked linux/amd64 binary reports $got, want version $version" >&2; exit 1 ;;
+	esac
+fi
 echo "build.sh: $(ls "$out" | wc -l) files in $out"
 ls -l "$out"
