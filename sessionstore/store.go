@@ -9,8 +9,10 @@
 // surface fold; Log.Title folds the latest session/title. Memory runs the
 // same pipeline over in-memory logs for tests.
 //
-// Read-only by construction: files are opened with os.Open (O_RDONLY);
-// nothing is written, locked, renamed or created under a root. A file that
+// Read-only by construction: files are opened O_RDONLY, relative to the
+// root and never through a symlink below it (open_*.go); nothing is
+// written, locked, renamed or created under a root. What one read may hold
+// is bounded by the read limit (Options.ReadLimit; ErrReadLimit). A file that
 // grows while it is read is re-read until two stats agree (a few times),
 // and any torn final line or frame is the end of the log, never an error.
 //
