@@ -120,7 +120,7 @@ func TestVisibleMessages(t *testing.T) {
 		ev("user/message", `{"content":[{"type":"text","text":""}],"source":{"kind":"user"}}`),
 	}}
 	got := VisibleMessages(surf)
-	want := []Message{{"user", "hi\nthere", false}, {"user", "summary", true}, {"assistant", "answer", false}}
+	want := []Message{{Role: "user", Text: "hi\nthere"}, {Role: "user", Text: "summary", Checkpoint: true}, {Role: "assistant", Text: "answer"}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}

@@ -1,7 +1,6 @@
 package completion
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -11,80 +10,15 @@ import (
 )
 
 // Message is one model-visible message of a session, for previews.
-type Message struct {
-	Role string
-	Text string
-	// Checkpoint marks a compaction summary.
-	Checkpoint bool
-}
-
-type textBlock struct {
-	Type string `json:"type"`
-	Text *string
-}
-
-type messageData struct {
-	Content []textBlock `json:"content"`
-	Source  *struct {
-		Kind   string `json:"kind"`
-		Plugin string `json:"plugin"`
-	} `json:"source"`
-	Message *struct {
-		Content []textBlock `json:"content"`
-	} `json:"message"`
-}
-
-func joinText(blocks []textBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" && b.Text != nil {
-			parts = append(parts, *b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+type Message = reference.Message
 
 // VisibleMessages returns the conversation dsh would show a referencing
-// session (the projection of conformance §8): user messages written by the
-// user or compaction checkpoints, and assistant messages; tool results,
-// plugin and session-reference context are left out. It is for previews
-// only; the exact projection is the core's.
+// session: reference.Messages, the snapshot's own projection (so previews
+// count what retention counts). A surface the projection refuses (an event
+// of an unknown type) previews no message.
 func VisibleMessages(surf *reference.Surface) []Message {
-	if surf == nil {
-		return nil
-	}
-	var out []Message
-	for _, ev := range surf.Events {
-		var d messageData
-		if json.Unmarshal(ev.Data, &d) != nil {
-			continue
-		}
-		var m Message
-		switch ev.Type {
-		case "user/message":
-			if d.Source == nil {
-				continue
-			}
-			m.Checkpoint = d.Source.Kind == "plugin" && d.Source.Plugin == "compact"
-			if d.Source.Kind != "user" && !m.Checkpoint {
-				continue
-			}
-			m.Role, m.Text = "user", joinText(d.Content)
-		case "assistant/message":
-			blocks := d.Content
-			if d.Message != nil {
-				blocks = d.Message.Content
-			}
-			m.Role, m.Text = "assistant", joinText(blocks)
-		default:
-			continue
-		}
-		if m.Text == "" {
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
+	msgs, _ := reference.Messages(surf)
+	return msgs
 }
 
 // oneLine shortens s to at most n runes on one line (whitespace runs become

@@ -220,6 +220,9 @@ func TestWorkspaceFolderTarget(t *testing.T) {
 	}
 }
 
+// The fake must stay a reference.Index, or the server treats it as complete.
+var _ reference.Index = (*partialIndex)(nil)
+
 // partialIndex is an index still in its first pass (until done is
 // closed): Partial gives the sessions indexed so far; the Source it embeds
 // is the whole store and counts the listings and title reads made before
@@ -254,6 +257,12 @@ func (p *partialIndex) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Catalog has no snapshot (a reference.Index may refuse): queries list
+// and read titles, which the methods below count.
+func (p *partialIndex) Catalog(context.Context) (*reference.Catalog, error) {
+	return nil, reference.ErrCatalogUnavailable
 }
 
 func (p *partialIndex) Partial() ([]reference.SessionHeader, map[string]reference.TitleResult, bool) {

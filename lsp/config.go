@@ -182,8 +182,11 @@ func parseTarget(raw json.RawMessage, key string) (*reference.Target, error) {
 
 // environment is what the settings resolve to: the store and the service.
 type environment struct {
-	root    string
-	source  reference.Source
+	root   string
+	source reference.Source
+	// index is source as a background index, nil when source is not one
+	// (it is then complete from the start; index.go).
+	index   reference.Index
 	service *reference.Service
 	config  reference.Config
 }
@@ -223,7 +226,8 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if err != nil {
 		return nil, &SettingsError{err.Error()}
 	}
-	env := &environment{root: root, source: src, service: svc, config: st.config}
+	index, _ := src.(reference.Index) // decided once per environment (Options.OpenSource)
+	env := &environment{root: root, source: src, index: index, service: svc, config: st.config}
 	return env, nil
 }
 

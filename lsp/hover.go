@@ -144,7 +144,8 @@ func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m referenc
 	retained, err := reference.Retain(surf, m.Label, budget)
 	switch {
 	case err != nil && reference.CodeOf(err) == reference.CodeBudgetExceeded:
-		add("messages", fmt.Sprint(len(completion.VisibleMessages(surf))))
+		msgs, _ := reference.Messages(surf) // the projection Retain just ran: it cannot fail here
+		add("messages", fmt.Sprint(len(msgs)))
 		add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
 	case err != nil:
 		add("status", completion.OneLine(err.Error()))

@@ -54,9 +54,10 @@ type Options struct {
 	// fakes). Nil means sessionstore.OpenIndexed: listings and titles come
 	// from an index of session metadata (persisted in the user cache
 	// directory, outside the store), so completion does not parse logs
-	// once the index is complete (while its very first pass runs, see
-	// environment.current, the store answers listings and the titles of
-	// an empty query's first candidateLimit sessions).
+	// once the index is complete. A source that implements
+	// reference.Index is used as a background index (while its first pass
+	// runs, listings come from its partial snapshot: lsp/index.go); any
+	// other source is complete from the start.
 	OpenSource func(root string) (reference.Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means
