@@ -40,7 +40,7 @@ func benchCLIStore(b *testing.B) string {
 // returns the process's CPU time (user + system).
 func runCLIBench(b *testing.B, cache string, args ...string) time.Duration {
 	cmd := exec.Command(binary, args...)
-	cmd.Env = []string{"HOME=" + cache, "XDG_CACHE_HOME=" + cache, "PATH=" + os.Getenv("PATH")}
+	cmd.Env, _ = cacheEnv(cache)
 	out, err := cmd.Output()
 	if err != nil || len(out) < 3 {
 		b.Fatalf("dsh-lsp %v: %v (%d bytes out)", args, err, len(out))
@@ -93,7 +93,7 @@ func BenchmarkCLICandidates(b *testing.B) {
 			cpu += runCLIBench(b, cache, append([]string{"candidates", "--no-cache"}, args[1:]...)...)
 		}
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-		if entries, _ := os.ReadDir(filepath.Join(cache, "dsh-lsp")); len(entries) > 0 {
+		if _, dir := cacheEnv(cache); hasFiles(dir) {
 			b.Fatal("--no-cache wrote an index cache")
 		}
 	})

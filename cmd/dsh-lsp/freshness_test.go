@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -31,12 +32,24 @@ import (
 // long after dsh wrote reflects the write.
 const freshWindow = 300 * time.Millisecond
 
+// cacheEnv is the environment that puts the user cache directory (and so
+// the index cache) under home on every OS, and the index cache directory
+// it makes.
+func cacheEnv(home string) (env []string, dir string) {
+	cache := filepath.Join(home, ".cache")
+	if runtime.GOOS == "darwin" {
+		cache = filepath.Join(home, "Library", "Caches")
+	}
+	return []string{"HOME=" + home, "XDG_CACHE_HOME=" + cache, "LocalAppData=" + cache, "PATH=" + os.Getenv("PATH")},
+		filepath.Join(cache, "dsh-lsp")
+}
+
 // startServerHome runs the binary as an LSP server over stdio with HOME
 // (and so the index cache) in home, so that a restart finds the cache.
 func startServerHome(t *testing.T, home string) (*lsptest.Editor, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(binary, "--stdio")
-	cmd.Env = []string{"HOME=" + home, "XDG_CACHE_HOME=" + home + "/.cache", "PATH=" + os.Getenv("PATH")}
+	cmd.Env, _ = cacheEnv(home)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -129,6 +142,11 @@ func expectedOf(cands []reference.Candidate) expected {
 	}
 	sort.Strings(e.labels)
 	return e
+}
+
+func hasFiles(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	return len(entries) > 0
 }
 
 func sameItems(a, b []reference.CandidateItem) bool {
@@ -345,7 +363,7 @@ func testFreshness(t *testing.T, comp workload.Compression) {
 	if sameItems(before.items, want.items) {
 		t.Fatal("the changes after shutdown changed no answer")
 	}
-	if entries, _ := os.ReadDir(home + "/.cache/dsh-lsp"); len(entries) == 0 {
+	if _, dir := cacheEnv(home); !hasFiles(dir) {
 		t.Fatal("the server wrote no index cache (the restart would not test one)")
 	}
 	ed2, _ := startServerHome(t, home)
@@ -379,7 +397,7 @@ func TestCLIIndexCache(t *testing.T) {
 			run := func(home string, args ...string) string {
 				t.Helper()
 				cmd := exec.Command(binary, args...)
-				cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+				cmd.Env, _ = cacheEnv(home)
 				out, err := cmd.Output()
 				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && args[0] == "check" {
 					err = nil // findings of severity error
@@ -410,8 +428,8 @@ func TestCLIIndexCache(t *testing.T) {
 				}
 			}
 			same("first run (no cache yet)")
-			cacheDir := filepath.Join(home, ".cache", "dsh-lsp")
-			if entries, _ := os.ReadDir(cacheDir); len(entries) == 0 {
+			_, cacheDir := cacheEnv(home)
+			if !hasFiles(cacheDir) {
 				t.Fatalf("no index cache written in %s", cacheDir)
 			}
 			same("second run (from the cache)")
@@ -422,8 +440,8 @@ func TestCLIIndexCache(t *testing.T) {
 				same("after " + step.Name)
 			}
 			run(bare, "candidates", "--no-cache", "--sessions", root)
-			if _, err := os.Stat(filepath.Join(bare, ".cache")); err == nil {
-				t.Fatal("--no-cache created a cache directory")
+			if _, dir := cacheEnv(bare); hasFiles(dir) {
+				t.Fatal("--no-cache wrote an index cache")
 			}
 		})
 	}
