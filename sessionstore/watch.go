@@ -135,7 +135,11 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 		return false
 	}
 	err := errWatchLimit
-	if l := sw.x.opts.watchLimit; l <= 0 || len(sw.watched) < l || sw.watched[dir] {
+	l := sw.x.opts.watchLimit
+	if l <= 0 {
+		l = maxWatches
+	}
+	if l <= 0 || len(sw.watched) < l || sw.watched[dir] {
 		err = sw.w.Add(dir)
 	}
 	if err != nil {

@@ -27,6 +27,10 @@ var unwatchableFS = map[int64]string{
 	0x00c36400: "ceph",
 }
 
+// maxWatches caps the directories watched; 0 leaves it to the kernel
+// (fs.inotify.max_user_watches: an exhausted limit is polled).
+const maxWatches = 0
+
 // watchable reports whether inotify watches on dir see every change.
 func watchable(dir string) bool {
 	var st unix.Statfs_t
