@@ -245,13 +245,6 @@ func (c *renderCache) evictLocked(n int) {
 	}
 }
 
-// reset drops every entry (settings changed: another store or budget).
-func (c *renderCache) reset() {
-	c.mu.Lock()
-	c.m = nil
-	c.mu.Unlock()
-}
-
 // maxCachedSurfaceBytes bounds the memory of cached session surfaces (an
 // estimate: the events' JSON plus per-event overhead).
 const maxCachedSurfaceBytes = 64 << 20

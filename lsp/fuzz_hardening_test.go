@@ -172,11 +172,10 @@ func protocolSeeds() [][]byte {
 // recordingStream records what the server's read side saw.
 type recordingStream struct {
 	jsonrpc2.Stream
-	mu        sync.Mutex
-	readErr   error // first read error (framing, decoding, EOF)
-	sawExit   bool
-	sawProbe  bool
-	closedOut func()
+	mu       sync.Mutex
+	readErr  error // first read error (framing, decoding, EOF)
+	sawExit  bool
+	sawProbe bool
 }
 
 func (r *recordingStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {

@@ -30,7 +30,7 @@ func IsJSWhitespace(r rune) bool {
 
 // lowerCasers pools root-locale lowercasers: a cases.Caser is stateful and
 // must not be shared between goroutines.
-var lowerCasers = sync.Pool{New: func() any { return cases.Lower(language.Und) }}
+var lowerCasers = sync.Pool{New: func() any { c := cases.Lower(language.Und); return &c }}
 
 // LowerJS returns s lowercased as JS String.prototype.toLocaleLowerCase()
 // does in the default (root) locale: the full Unicode lowercase mapping,
@@ -63,7 +63,7 @@ func LowerJS(s string) string {
 		}
 		return string(b)
 	}
-	c := lowerCasers.Get().(cases.Caser)
+	c := lowerCasers.Get().(*cases.Caser)
 	defer lowerCasers.Put(c)
 	return applyLowerDelta(c.String(s))
 }

@@ -11,11 +11,7 @@ import "github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 // decodes only the strings that end up in the conversation. These short
 // names keep the projection code readable; they inline away.
 
-var errBadJSON = rawjson.ErrMalformed
-
 func jsonSkipSpace(b []byte, i int) int { return rawjson.SkipSpace(b, i) }
-
-func jsonValueEnd(b []byte, i int) (int, error) { return rawjson.ValueEnd(b, i) }
 
 func jsonMembers(b []byte, fn func(key, value []byte)) error { return rawjson.Members(b, fn) }
 

@@ -96,18 +96,6 @@ func nonEmptyStr(v json.RawMessage) (string, bool) {
 func isObject(v json.RawMessage) bool { return jsonKind(v) == '{' }
 func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
 
-// array decodes a JSON array into raw elements.
-func array(v json.RawMessage) ([]json.RawMessage, bool) {
-	if !isArray(v) {
-		return nil, false
-	}
-	var a []json.RawMessage
-	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, false
-	}
-	return a, true
-}
-
 // hasExactKeys reports whether o has exactly the given keys.
 func hasExactKeys(o object, keys ...string) bool {
 	if len(o) != len(keys) {

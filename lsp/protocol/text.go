@@ -177,7 +177,7 @@ func (t *Text) Offset(p Position, enc Encoding) (int, error) {
 	// when they hold no terminator and fewer units than remain.
 	units := 0
 	for {
-		if rest := s[i:]; strings.IndexAny(rest, "\r\n") < 0 {
+		if rest := s[i:]; !strings.ContainsAny(rest, "\r\n") {
 			if u := unitsOf(rest, enc); units+u <= want {
 				units += u
 				i = len(s)
