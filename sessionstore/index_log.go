@@ -260,7 +260,7 @@ func (p *logParser) parseRaw(size int64) error {
 			if int64(carry) > limitOr(p.limit) {
 				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
 			}
-			buf = append(buf, make([]byte, len(buf))...)
+			buf = growBuf(buf, limitOr(p.limit)+1)
 			*bp = buf
 		}
 		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
