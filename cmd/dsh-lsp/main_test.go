@@ -68,7 +68,7 @@ type result struct {
 func runCLI(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = cleanEnv(t.TempDir())
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -312,7 +312,7 @@ func (c rwc) Close() error { c.WriteCloser.Close(); return c.ReadCloser.Close() 
 func startServer(t *testing.T, args ...string) (*lsptest.Editor, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = cleanEnv(t.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -449,7 +449,7 @@ func TestServeBadSettings(t *testing.T) {
 
 func TestServeTCP(t *testing.T) {
 	cmd := exec.Command(binary, "--listen", "127.0.0.1:0", "--sessions", storeRaw)
-	cmd.Env = []string{"HOME=" + t.TempDir()}
+	cmd.Env = cleanEnv(t.TempDir())
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

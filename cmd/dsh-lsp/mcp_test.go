@@ -372,7 +372,7 @@ func TestMCPStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(binary, "mcp", "--sessions", root, "--target-cwd", mcpTargetCWD, "--max-read-mb", "64")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_CACHE_HOME=" + t.TempDir()}
+	cmd.Env = cleanEnv(t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-lsp-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
