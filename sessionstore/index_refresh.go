@@ -560,13 +560,16 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 	done := 0
 	var batch []*entry
 	lastPublish := time.Now()
+	var rebuildCost time.Duration
 	publish := func() {
 		x.mu.Lock()
 		for _, e := range batch {
 			x.entries[e.Proj+"/"+e.Seg] = e
 		}
 		if initial {
+			t := time.Now()
 			x.rebuildListing()
+			rebuildCost = time.Since(t)
 		}
 		x.mu.Unlock()
 		batch = batch[:0]
@@ -578,7 +581,11 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 	for e := range results {
 		batch = append(batch, e)
 		done++
-		if initial && (len(batch) >= 256 || time.Since(lastPublish) > 100*time.Millisecond) {
+		// Each publish re-sorts the whole listing: spacing publishes by
+		// several times that cost keeps the first pass over a large
+		// store from being dominated (quadratically) by republishing.
+		if initial && (len(batch) >= 256 || time.Since(lastPublish) > 100*time.Millisecond) &&
+			time.Since(lastPublish) >= 8*rebuildCost {
 			publish()
 		}
 	}
