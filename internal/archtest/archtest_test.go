@@ -17,7 +17,9 @@ const module = "github.com/dsh-lsp/dsh-lsp"
 //   - the LSP wire and position packages (lsp/…, except the lsptest
 //     harness) do not import reference: the core sits below the server, not
 //     below the wire;
-//   - only cmd/…, bench/… and stress/… import lsp (tests may too).
+//   - only cmd/…, bench/… and stress/… import lsp (tests may too);
+//   - the core (reference/…, sessionstore/…, internal/…) imports no front
+//     end: nothing under lsp/, completion, diagnostics, mcpserver, cmd/….
 func violations(graph map[string][]string) []string {
 	var out []string
 	under := func(p, dir string) bool {
@@ -32,6 +34,9 @@ func violations(graph map[string][]string) []string {
 				out = append(out, pkg+" imports "+imp+" (the wire and position packages stay below the core)")
 			case imp == module+"/lsp" && !under(pkg, "cmd") && !under(pkg, "bench") && !under(pkg, "stress"):
 				out = append(out, pkg+" imports "+imp+" (only cmd, bench and stress import the server)")
+			case (under(pkg, "reference") || under(pkg, "sessionstore") || under(pkg, "internal")) &&
+				(under(imp, "lsp") || under(imp, "completion") || under(imp, "diagnostics") || under(imp, "mcpserver") || under(imp, "cmd")):
+				out = append(out, pkg+" imports "+imp+" (the core imports no front end)")
 			}
 		}
 	}
@@ -60,6 +65,8 @@ func TestViolationsFindsEachRule(t *testing.T) {
 		{"cmd imports a wire package", map[string][]string{m + "cmd/dsh-lsp": {m + "lsp/protocol"}}, 1},
 		{"wire imports the core", map[string][]string{m + "lsp/position": {m + "reference"}}, 1},
 		{"a library imports the server", map[string][]string{m + "mcpserver": {m + "lsp"}}, 1},
+		{"the core imports a feature package", map[string][]string{m + "reference": {m + "completion"}}, 1},
+		{"the store imports the wire", map[string][]string{m + "sessionstore": {m + "lsp/protocol"}}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
