@@ -53,7 +53,8 @@ for pair in $targets; do
 		-ldflags "-s -w -X main.version=$version" \
 		-o "$work/bin/$goos-$goarch/$exe" ./cmd/dsh-lsp
 done
-go run ./release/pack archive -version "$version" -bin "$work/bin" -out "$out" -license LICENSE -readme README.md
+go build -o "$work/pack" ./release/pack
+"$work/pack" archive -version "$version" -bin "$work/bin" -out "$out" -license LICENSE -readme README.md
 
 # The extension is packaged from a copy, so the working tree's bin/ (used by
 # the VS Code e2e) and node_modules stay as they are.
@@ -82,8 +83,8 @@ for pair in $targets; do
 	}
 done
 
-go run ./release/pack sums -dir "$out"
-go run ./release/pack verify -version "$version" -ext-version "$ext_version" -dir "$out"
+"$work/pack" sums -dir "$out"
+"$work/pack" verify -version "$version" -ext-version "$ext_version" -dir "$out"
 (cd "$out" && sha256sum -c --quiet SHA256SUMS)
 # The README's Linux install path, on a linux/amd64 machine: unpack with tar
 # and run the binary, which must report this version.
