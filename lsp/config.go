@@ -186,7 +186,10 @@ type environment struct {
 	source reference.Source
 	// index is source as a background index, nil when source is not one
 	// (it is then complete from the start; index.go).
-	index   reference.Index
+	index reference.Index
+	// tracker is source as a change tracker, nil when source is not one
+	// (caches then expire by time; fresh.go).
+	tracker reference.ChangeTracker
 	service *reference.Service
 	config  reference.Config
 }
@@ -226,8 +229,11 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if err != nil {
 		return nil, &SettingsError{err.Error()}
 	}
-	index, _ := src.(reference.Index) // decided once per environment (Options.OpenSource)
-	env := &environment{root: root, source: src, index: index, service: svc, config: st.config}
+	// The source's abilities are decided once per environment (see
+	// Options.OpenSource).
+	index, _ := src.(reference.Index)
+	tracker, _ := src.(reference.ChangeTracker)
+	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config}
 	return env, nil
 }
 

@@ -5,23 +5,14 @@ import (
 	"time"
 )
 
-// freshSource is a source that tracks the store's changes
-// (sessionstore.Indexed): Fresh revalidates it and returns the generation
-// of what it answers from, Changed is closed at the next generation.
-type freshSource interface {
-	Fresh(ctx context.Context) (uint64, error)
-	Changed() <-chan struct{}
-}
-
 // sourceGen revalidates env's source and returns its generation (0 for a
 // source that does not track changes: callers then fall back on their
 // time-to-live).
 func sourceGen(ctx context.Context, env *environment) (gen uint64, tracked bool, err error) {
-	f, ok := env.source.(freshSource)
-	if !ok {
+	if env.tracker == nil {
 		return 0, false, nil
 	}
-	gen, err = f.Fresh(ctx)
+	gen, err = env.tracker.Fresh(ctx)
 	return gen, true, err
 }
 
@@ -30,8 +21,8 @@ func sourceGen(ctx context.Context, env *environment) (gen uint64, tracked bool,
 // unknown-session disappear or appear without the user typing), while
 // env is the current environment.
 func (s *Server) rediagnoseOnChange(env *environment) {
-	f, ok := env.source.(freshSource)
-	if !ok {
+	f := env.tracker
+	if f == nil {
 		return
 	}
 	s.bg.Add(1)

@@ -14,8 +14,11 @@ import (
 // rediagnosed when the pass ends. A source that is no reference.Index (a
 // plain store, a test fake) is complete from the start.
 
-// The default source is an index.
-var _ reference.Index = (*sessionstore.Indexed)(nil)
+// The default source is an index that tracks changes.
+var (
+	_ reference.Index         = (*sessionstore.Indexed)(nil)
+	_ reference.ChangeTracker = (*sessionstore.Indexed)(nil)
+)
 
 // indexing reports whether env's source is still in its first indexing
 // pass (its listing is partial).

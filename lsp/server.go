@@ -57,7 +57,9 @@ type Options struct {
 	// once the index is complete. A source that implements
 	// reference.Index is used as a background index (while its first pass
 	// runs, listings come from its partial snapshot: lsp/index.go); any
-	// other source is complete from the start.
+	// other source is complete from the start. A source that implements
+	// reference.ChangeTracker keys the server's caches by its generation
+	// and re-publishes diagnostics when it changes (lsp/fresh.go).
 	OpenSource func(root string) (reference.Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means

@@ -23,3 +23,17 @@ type Index interface {
 	// use the source itself).
 	Partial() (listing []SessionHeader, titles map[string]TitleResult, complete bool)
 }
+
+// ChangeTracker is a source that tracks the store's changes
+// (sessionstore.Indexed): a front end caches what it derived from the
+// listing per generation and re-publishes what it showed unasked when the
+// generation moves. A source that is none is answered with time-to-live
+// caches instead.
+type ChangeTracker interface {
+	// Fresh revalidates the source as a query would and returns the
+	// generation of the listing it answers from: equal generations mean
+	// equal ListSessions and ReadTitles answers.
+	Fresh(ctx context.Context) (uint64, error)
+	// Changed returns a channel closed at the next generation.
+	Changed() <-chan struct{}
+}
