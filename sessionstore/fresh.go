@@ -64,10 +64,6 @@ type changeSet struct {
 	sessions map[string]bool
 }
 
-func (c *changeSet) empty() bool {
-	return !c.all && !c.root && len(c.projects) == 0 && len(c.sessions) == 0
-}
-
 func (c *changeSet) addProject(p string) {
 	if c.projects == nil {
 		c.projects = map[string]bool{}
@@ -117,10 +113,6 @@ type freshness struct {
 	// wait for verified (closed when the first refresh has checked it).
 	fromCache bool
 	verified  chan struct{}
-	// lastSafety is when queries last started a safety quick scan in
-	// watch mode.
-	lastSafety time.Time
-	stopPoll   chan struct{}
 }
 
 // noteChange records a notification and schedules the debounced refresh.

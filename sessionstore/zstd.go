@@ -415,8 +415,7 @@ func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
 }
 
 // Unexported names kept for the index code.
-func frameEnd(data []byte, off int) (int, bool, error) { return FrameEnd(data, off) }
-func decodeFrame(frame []byte) ([]byte, error)         { return DecodeFrame(frame) }
+func decodeFrame(frame []byte) ([]byte, error) { return DecodeFrame(frame) }
 
 // readFrameAtLimit is readFrameAt for a frame of at most limit bytes
 // (plus block framing): a frame whose compressed bytes alone pass that
