@@ -342,13 +342,6 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 	return append([]byte(nil), out...), nil
 }
 
-// decodePartialFrame is decodeTornFrame at DefaultReadLimit for callers
-// that cannot report an error: a frame over the limit yields no text.
-func decodePartialFrame(frame []byte) []byte {
-	text, _ := decodeTornFrame(frame, DefaultReadLimit)
-	return text
-}
-
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
 // at most DefaultReadLimit bytes.
 func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
