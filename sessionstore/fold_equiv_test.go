@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -381,4 +382,36 @@ func TestFoldPoliciesAgreeOnFixtures(t *testing.T) {
 	if n < 10 {
 		t.Fatalf("only %d sessions compared; testdata missing?", n)
 	}
+}
+
+// FuzzFoldPolicies: for any raw transcript whose header names a path, the
+// full load and the streamed reads answer the same (title, surface bytes,
+// or error text and class). The index is left to TestFoldPoliciesAgree:
+// opening one per input starves the fuzzer (a watcher per index).
+func FuzzFoldPolicies(f *testing.F) {
+	addFixtureSeeds(f, "fixtures/store-raw/*/*/session.jsonl")
+	addFixtureSeeds(f, "golden/jsonl-root/*/*/session.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return
+		}
+		h, err := ParseHeader(data[:i])
+		if err != nil || h.ID == "" || h.CWD != nil && *h.CWD == "" {
+			return
+		}
+		root := t.TempDir()
+		path, err := SessionPath(root, h.CWD, h.ID, Raw)
+		if err != nil {
+			return
+		}
+		if os.MkdirAll(filepath.Dir(path), 0o755) != nil || os.WriteFile(path, data, 0o644) != nil {
+			return // e.g. a session directory name over the file system's limit
+		}
+		st, _ := Open(root)
+		full := fullAnswer(st, h.ID)
+		if got := streamedAnswer(st, h.ID); got != full {
+			t.Fatalf("streamed read differs from the full load\nstreamed %+v\nfull     %+v", got, full)
+		}
+	})
 }
