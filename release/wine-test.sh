@@ -107,6 +107,12 @@ runflags=(-test.count=1 -test.short)
 #     are UTF-16, so invalid UTF-8 bytes in an argument cannot reach the
 #     process as bytes (invalid UTF-8 handling itself runs in-process in
 #     the reference tests, which pass under Wine).
+#   sessionstore TestFilesChangingUnderTheReader: KNOWN BUG, not a Wine
+#     limitation: with files replaced in a tight loop, the index's watcher
+#     (sessionstore/watch.go) blocks forever in fsnotify's Windows
+#     Watcher.Add and Indexed.Close then waits for it ("all goroutines are
+#     asleep - deadlock"). The test skips itself on Windows with that
+#     reason (store_hardening_test.go); remove the skip once it is fixed.
 declare -A wine_skip=(
 	[github.com/dsh-lsp/dsh-lsp/internal/archtest]='^TestImportRules$'
 	[github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp]='^TestCLIIssue14$/^mentions_invalid_UTF-8$'
