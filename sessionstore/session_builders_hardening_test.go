@@ -41,4 +41,3 @@ func writeRawSession(t *testing.T, root, id, text string) string {
 	}
 	return path
 }
-
