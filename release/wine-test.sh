@@ -143,7 +143,13 @@ for entry in "${pkgs[@]}"; do
 		echo "ok   $pkg ($((SECONDS - start)) s, $(grep -c -- '^\s*--- PASS' "$log") passed, $skips skipped)"
 		passed=$((passed + 1))
 	else
-		grep -E -- '^\s*--- FAIL|^panic|^FAIL|_test\.go:[0-9]+:' "$log" | head -60
+		grep -E -- '^\s*--- FAIL|^panic|^fatal error|^FAIL' "$log" | head -40
+		echo "---- last lines of the test output:"
+		tail -40 "$log"
+		echo "----"
+		if [ -n "${DSH_WINE_LOGS:-}" ]; then
+			mkdir -p "$DSH_WINE_LOGS" && cp "$log" "$DSH_WINE_LOGS/$(echo "$pkg" | tr / _).log"
+		fi
 		[ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)"
 		echo "FAIL $pkg (exit $rc, $((SECONDS - start)) s)"
 		failed=$((failed + 1)) failures+=("$pkg")
