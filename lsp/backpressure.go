@@ -232,17 +232,23 @@ func (c *renderCache) put(k renderKey, dir string, readStart time.Time, value st
 }
 
 func (c *renderCache) evictLocked(n int) {
-	for ; n > 0; n-- {
-		var oldest renderKey
-		var at time.Time
-		first := true
-		for k, e := range c.m {
-			if first || e.used.Before(at) {
-				oldest, at, first = k, e.used, false
-			}
-		}
-		delete(c.m, oldest)
+	for ; n > 0 && len(c.m) > 0; n-- {
+		delete(c.m, leastRecentlyUsed(c.m, func(e *renderEntry) time.Time { return e.used }))
 	}
+}
+
+// leastRecentlyUsed is the key of m's entry used longest ago (m not
+// empty). A linear scan: the caches are small and evict rarely.
+func leastRecentlyUsed[K comparable, E any](m map[K]E, used func(E) time.Time) K {
+	var oldest K
+	var at time.Time
+	first := true
+	for k, e := range m {
+		if u := used(e); first || u.Before(at) {
+			oldest, at, first = k, u, false
+		}
+	}
+	return oldest
 }
 
 // maxCachedSurfaceBytes bounds the memory of cached session surfaces (an
@@ -323,14 +329,7 @@ func (c *surfaceCache) put(k surfaceKey, dir string, readStart time.Time, surf *
 		c.bytes -= old.size
 	}
 	for c.bytes+size > maxCachedSurfaceBytes && len(c.m) > 0 {
-		var oldest surfaceKey
-		var at time.Time
-		first := true
-		for k, e := range c.m {
-			if first || e.used.Before(at) {
-				oldest, at, first = k, e.used, false
-			}
-		}
+		oldest := leastRecentlyUsed(c.m, func(e *surfaceEntry) time.Time { return e.used })
 		c.bytes -= c.m[oldest].size
 		delete(c.m, oldest)
 	}
@@ -467,15 +466,7 @@ func (c *prepareCache) put(k prepareKey, dirs []string, readStart time.Time, pt 
 		c.m = make(map[prepareKey]*preparedEntry)
 	}
 	if len(c.m) >= maxPrepared {
-		var oldest prepareKey
-		var at time.Time
-		first := true
-		for k, e := range c.m {
-			if first || e.used.Before(at) {
-				oldest, at, first = k, e.used, false
-			}
-		}
-		delete(c.m, oldest)
+		delete(c.m, leastRecentlyUsed(c.m, func(e *preparedEntry) time.Time { return e.used }))
 	}
 	c.m[k] = e
 }
