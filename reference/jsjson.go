@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // ErrNotJSONSerializable is the plain TypeError dsh's tag-safe serializer
@@ -22,7 +22,7 @@ var ErrNotJSONSerializable = errors.New("session-reference data is not JSON-seri
 // \r \t, other C0 controls as lowercase \u00xx, lone surrogates as \udxxx,
 // everything else raw, including >, &, DEL, U+2028 and U+2029), then every
 // "<" as \u003c. s is WTF-8 (see the package doc); any other ill-formed
-// UTF-8 is written with one U+FFFD per maximal subpart (rawjson.RepairUTF8).
+// UTF-8 is written with one U+FFFD per maximal subpart (jsjson.RepairUTF8).
 func AppendTagSafeString(dst []byte, s string) []byte {
 	return appendJSString(dst, s, true)
 }
@@ -44,7 +44,7 @@ func QuoteJS(s string) string {
 // the JS string it stands for, so it is written as that character's UTF-8
 // form, exactly as JSON.stringify would.
 func appendJSString(dst []byte, s string, tagSafe bool) []byte {
-	return rawjson.AppendJSString(dst, s, tagSafe)
+	return jsjson.AppendJSString(dst, s, tagSafe)
 }
 
 // TagSafeStringLen returns len(AppendTagSafeString(nil, s)) without
@@ -79,7 +79,7 @@ func TagSafeStringLen(s string) int {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			n += 3
-			i += rawjson.InvalidLen(s, i)
+			i += jsjson.InvalidLen(s, i)
 			continue
 		}
 		n += size
@@ -444,7 +444,7 @@ func parseJSStringLiteral(data string, i int) (string, int, error) {
 }
 
 // hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4].
-func hex4[T ~string | ~[]byte](s T, i int) (rune, bool) { return rawjson.Hex4(s, i) }
+func hex4[T ~string | ~[]byte](s T, i int) (rune, bool) { return jsjson.Hex4(s, i) }
 
 // ---- JSON writing with JS semantics ----
 
@@ -574,9 +574,9 @@ func AppendJSNumber(dst []byte, f float64) []byte {
 
 // decodeUTF8Lossy returns b decoded as the WHATWG UTF-8 decoder (JS
 // TextDecoder) does: each maximal ill-formed subsequence becomes one U+FFFD
-// (rawjson.RepairUTF8, the one repair rule). Valid input is returned
+// (jsjson.RepairUTF8, the one repair rule). Valid input is returned
 // unchanged.
-func decodeUTF8Lossy(b []byte) string { return string(rawjson.RepairUTF8(b)) }
+func decodeUTF8Lossy(b []byte) string { return string(jsjson.RepairUTF8(b)) }
 
 // String names the JSON type: null, boolean, number, string, array or object.
 func (k jsvKind) String() string {

@@ -1,6 +1,6 @@
 package reference
 
-import "github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+import "github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 
 // The projection hot path reads surface events with package rawjson: event
 // data can be megabytes per event and a source log can hold tens of
@@ -11,16 +11,16 @@ import "github.com/dsh-lsp/dsh-lsp/internal/rawjson"
 // decodes only the strings that end up in the conversation. These short
 // names keep the projection code readable; they inline away.
 
-func jsonSkipSpace(b []byte, i int) int { return rawjson.SkipSpace(b, i) }
+func jsonSkipSpace(b []byte, i int) int { return jsjson.SkipSpace(b, i) }
 
-func jsonMembers(b []byte, fn func(key, value []byte)) error { return rawjson.Members(b, fn) }
+func jsonMembers(b []byte, fn func(key, value []byte)) error { return jsjson.Members(b, fn) }
 
-func jsonElements(b []byte, fn func(value []byte)) (bool, error) { return rawjson.Elements(b, fn) }
+func jsonElements(b []byte, fn func(value []byte)) (bool, error) { return jsjson.Elements(b, fn) }
 
-func jsonKeyIs(rawKey []byte, name string) bool { return rawjson.KeyIs(rawKey, name) }
+func jsonKeyIs(rawKey []byte, name string) bool { return jsjson.KeyIs(rawKey, name) }
 
-func jsonObjectField(b []byte, name string) []byte { return rawjson.ObjectField(b, name) }
+func jsonObjectField(b []byte, name string) []byte { return jsjson.ObjectField(b, name) }
 
-func jsonString(v []byte) (string, bool) { return rawjson.String(v) }
+func jsonString(v []byte) (string, bool) { return jsjson.String(v) }
 
-func jsonStringLen(v []byte) (int, bool) { return rawjson.StringLen(v) }
+func jsonStringLen(v []byte) (int, bool) { return jsjson.StringLen(v) }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // ConversationItem is one item of a data object's conversation.
@@ -442,7 +442,7 @@ func textEncoderBytes(text string) []byte {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r == utf8.RuneError && size == 1 {
 			out = append(out, "\uFFFD"...)
-			i += rawjson.InvalidLen(text, i)
+			i += jsjson.InvalidLen(text, i)
 			continue
 		}
 		out = append(out, text[i:i+size]...)

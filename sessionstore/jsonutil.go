@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
@@ -85,7 +85,7 @@ func nonNegSafeInt(v json.RawMessage) (int64, bool) {
 // surrogates are kept as WTF-8 (see package reference), as JS JSON.parse
 // keeps them, so such ids round-trip to the same path and URI.
 func str(v json.RawMessage) (string, bool) {
-	return rawjson.StrictString(bytes.TrimSpace(v))
+	return jsjson.StrictString(bytes.TrimSpace(v))
 }
 
 func nonEmptyStr(v json.RawMessage) (string, bool) {
@@ -164,10 +164,10 @@ func orderedKeys(v json.RawMessage) []string {
 }
 
 // validUTF8 replaces each maximal ill-formed subpart of b with U+FFFD, as a
-// WHATWG TextDecoder (non-fatal) does (rawjson.RepairUTF8, the one repair
+// WHATWG TextDecoder (non-fatal) does (jsjson.RepairUTF8, the one repair
 // rule shared with package reference), so raw JSON copied from the log
 // stays valid UTF-8 and decodes to the strings dsh sees.
-func validUTF8(b []byte) []byte { return rawjson.RepairUTF8(b) }
+func validUTF8(b []byte) []byte { return jsjson.RepairUTF8(b) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

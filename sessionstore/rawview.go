@@ -8,13 +8,13 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Raw views into the JSON of validated records, for the fold: no decoding
 // into maps, no reflection. Every value handed to these helpers comes from
-// a line that passed rawjson.CheckObject (or was built by this package), so
-// the non-validating walkers of package rawjson apply. Semantics are those
+// a line that passed jsjson.CheckObject (or was built by this package), so
+// the non-validating walkers of package jsjson apply. Semantics are those
 // of JS property access on JSON.parse output: the last duplicate key wins.
 
 // field returns the raw value of member name of object b (nil when b is
@@ -23,7 +23,7 @@ func field(b []byte, name string) []byte {
 	if len(b) == 0 || b[0] != '{' {
 		return nil
 	}
-	return rawjson.ObjectField(b, name)
+	return jsjson.ObjectField(b, name)
 }
 
 // fields calls fn with each member of object b in document order (key
@@ -32,10 +32,10 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
-	return rawjson.Members(b, func(key, v []byte) {
+	return jsjson.Members(b, func(key, v []byte) {
 		k := key[1 : len(key)-1]
 		if bytes.IndexByte(k, '\\') >= 0 {
-			s, _ := rawjson.String(key)
+			s, _ := jsjson.String(key)
 			fn(s, v)
 			return
 		}
@@ -46,7 +46,7 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 // elements calls fn with each element of array b; it returns false when b
 // is not an array.
 func elements(b []byte, fn func(v []byte)) bool {
-	ok, err := rawjson.Elements(b, fn)
+	ok, err := jsjson.Elements(b, fn)
 	return ok && err == nil
 }
 
@@ -173,7 +173,7 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 		}
 		return append(dst, ']'), true
 	case c == '"':
-		s, ok := rawjson.String(v)
+		s, ok := jsjson.String(v)
 		if !ok {
 			return dst, false
 		}

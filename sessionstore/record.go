@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Event is one session event of a log, after packed-row expansion (and,
@@ -110,7 +110,7 @@ type envelope struct {
 func (env *envelope) member(key, v []byte) {
 	k := key[1 : len(key)-1]
 	if bytes.IndexByte(k, '\\') >= 0 {
-		s, _ := rawjson.String(key)
+		s, _ := jsjson.String(key)
 		k = []byte(s)
 	}
 	switch string(k) {
@@ -140,16 +140,16 @@ func (env *envelope) member(key, v []byte) {
 }
 
 // scanEnvelope validates one logical line as a JSON object in one pass
-// (rawjson.CheckObject) and returns its envelope. A line with invalid
+// (jsjson.CheckObject) and returns its envelope. A line with invalid
 // UTF-8 is repaired first, as a WHATWG TextDecoder (non-fatal) does, so
 // raw JSON copied from the log stays valid UTF-8. The envelope's values
 // alias line (or its repaired copy).
 func scanEnvelope(line []byte) (*envelope, bool) {
 	env := &envelope{}
-	ok, utf8OK := rawjson.CheckObject(line, env.member)
+	ok, utf8OK := jsjson.CheckObject(line, env.member)
 	if ok && !utf8OK {
 		env = &envelope{}
-		ok, _ = rawjson.CheckObject(validUTF8(line), env.member)
+		ok, _ = jsjson.CheckObject(validUTF8(line), env.member)
 	}
 	return env, ok
 }

@@ -54,11 +54,11 @@ func TestViolationsFindsEachRule(t *testing.T) {
 		{"allowed", map[string][]string{
 			m + "cmd/dsh-lsp":  {m + "lsp", m + "reference", m + "completion"},
 			m + "lsp":          {m + "lsp/protocol", m + "reference"},
-			m + "lsp/protocol": {m + "internal/rawjson"},
+			m + "lsp/protocol": {m + "internal/jsjson"},
 			m + "lsp/lsptest":  {m + "lsp/protocol"},
 			m + "stress":       {m + "lsp"},
 			m + "bench/run":    {m + "lsp"},
-			m + "reference":    {m + "internal/rawjson"},
+			m + "reference":    {m + "internal/jsjson"},
 			m + "lsprelated/x": {m + "reference"},
 			m + "cmd/dsh-lspx": {m + "lspx/protocol"},
 		}, 0},

@@ -3,7 +3,7 @@ package protocol
 import (
 	"strconv"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // AppendJSON appends the JSON encoding of l to dst without reflection. A
@@ -28,7 +28,7 @@ func (l *CompletionList) AppendJSON(dst []byte) []byte {
 // CompletionList.AppendJSON). Data must be valid JSON; it is copied as is.
 func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"label":`...)
-	dst = rawjson.AppendJSString(dst, it.Label, false)
+	dst = jsjson.AppendJSString(dst, it.Label, false)
 	if it.Kind != 0 {
 		dst = append(dst, `,"kind":`...)
 		dst = strconv.AppendInt(dst, int64(it.Kind), 10)
@@ -38,15 +38,15 @@ func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 			dst = append(dst, `,"`...)
 			dst = append(dst, name...)
 			dst = append(dst, `":`...)
-			dst = rawjson.AppendJSString(dst, v, false)
+			dst = jsjson.AppendJSString(dst, v, false)
 		}
 	}
 	field("detail", it.Detail)
 	if it.Documentation != nil {
 		dst = append(dst, `,"documentation":{"kind":`...)
-		dst = rawjson.AppendJSString(dst, it.Documentation.Kind, false)
+		dst = jsjson.AppendJSString(dst, it.Documentation.Kind, false)
 		dst = append(dst, `,"value":`...)
-		dst = rawjson.AppendJSString(dst, it.Documentation.Value, false)
+		dst = jsjson.AppendJSString(dst, it.Documentation.Value, false)
 		dst = append(dst, '}')
 	}
 	field("sortText", it.SortText)
@@ -75,21 +75,21 @@ func (it *CompletionItem) AppendJSON(dst []byte) []byte {
 
 func (te *TextEdit) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"range":`...)
-	dst = te.Range.appendJSON(dst)
+	dst = appendRange(dst, te.Range)
 	dst = append(dst, `,"newText":`...)
-	dst = rawjson.AppendJSString(dst, te.NewText, false)
+	dst = jsjson.AppendJSString(dst, te.NewText, false)
 	return append(dst, '}')
 }
 
-func (r Range) appendJSON(dst []byte) []byte {
+func appendRange(dst []byte, r Range) []byte {
 	dst = append(dst, `{"start":`...)
-	dst = r.Start.appendJSON(dst)
+	dst = appendPosition(dst, r.Start)
 	dst = append(dst, `,"end":`...)
-	dst = r.End.appendJSON(dst)
+	dst = appendPosition(dst, r.End)
 	return append(dst, '}')
 }
 
-func (p Position) appendJSON(dst []byte) []byte {
+func appendPosition(dst []byte, p Position) []byte {
 	dst = append(dst, `{"line":`...)
 	dst = strconv.AppendUint(dst, uint64(p.Line), 10)
 	dst = append(dst, `,"character":`...)
@@ -99,16 +99,16 @@ func (p Position) appendJSON(dst []byte) []byte {
 
 // The MarshalJSON methods below make encoding/json (Marshal, the Codec)
 // write the strings that can carry session ids, titles and prompt text with
-// JS JSON.stringify semantics (rawjson.AppendJSString): a lone UTF-16
+// JS JSON.stringify semantics (jsjson.AppendJSString): a lone UTF-16
 // surrogate, WTF-8 inside dsh-lsp, stays a \udxxx escape instead of
 // becoming U+FFFD (hover text, diagnostic messages, quick-fix edits).
 
 // MarshalJSON implements json.Marshaler.
 func (m MarkupContent) MarshalJSON() ([]byte, error) {
 	dst := append([]byte(nil), `{"kind":`...)
-	dst = rawjson.AppendJSString(dst, m.Kind, false)
+	dst = jsjson.AppendJSString(dst, m.Kind, false)
 	dst = append(dst, `,"value":`...)
-	dst = rawjson.AppendJSString(dst, m.Value, false)
+	dst = jsjson.AppendJSString(dst, m.Value, false)
 	return append(dst, '}'), nil
 }
 
@@ -118,19 +118,19 @@ func (te TextEdit) MarshalJSON() ([]byte, error) { return te.appendJSON(nil), ni
 // MarshalJSON implements json.Marshaler. Data must be valid JSON.
 func (d Diagnostic) MarshalJSON() ([]byte, error) {
 	dst := append([]byte(nil), `{"range":`...)
-	dst = d.Range.appendJSON(dst)
+	dst = appendRange(dst, d.Range)
 	dst = append(dst, `,"severity":`...)
 	dst = strconv.AppendInt(dst, int64(d.Severity), 10)
 	if d.Code != "" {
 		dst = append(dst, `,"code":`...)
-		dst = rawjson.AppendJSString(dst, d.Code, false)
+		dst = jsjson.AppendJSString(dst, d.Code, false)
 	}
 	if d.Source != "" {
 		dst = append(dst, `,"source":`...)
-		dst = rawjson.AppendJSString(dst, d.Source, false)
+		dst = jsjson.AppendJSString(dst, d.Source, false)
 	}
 	dst = append(dst, `,"message":`...)
-	dst = rawjson.AppendJSString(dst, d.Message, false)
+	dst = jsjson.AppendJSString(dst, d.Message, false)
 	if len(d.Data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, d.Data...)

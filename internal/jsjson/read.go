@@ -1,4 +1,4 @@
-// Package rawjson is a small, allocation-light reader of raw JSON bytes,
+// Package jsjson is a small, allocation-light reader of raw JSON bytes,
 // shared by package reference (the projection hot path) and package
 // sessionstore (store logs). It walks values without decoding them and
 // decodes only the string literals a caller asks for.
@@ -9,7 +9,7 @@
 // form, as JS strings keep it. Input is assumed to be well-formed JSON (the
 // caller already parsed or validated it); malformed input gives an error or
 // false, never a panic.
-package rawjson
+package jsjson
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package rawjson
+package jsjson
 
 import (
 	"encoding/json"
