@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/rawjson"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Chunk sizes of a Text. A change copies at most about two chunks and scans
@@ -92,10 +92,10 @@ func NewText(s string) *Text {
 }
 
 // validUTF8 returns s with each maximal ill-formed UTF-8 subpart replaced
-// by U+FFFD (rawjson.RepairUTF8String, the one repair rule: Node's
+// by U+FFFD (jsjson.RepairUTF8String, the one repair rule: Node's
 // TextDecoder's). Text decoded from JSON is always valid; this guards the
 // other callers.
-func validUTF8(s string) string { return rawjson.RepairUTF8String(s) }
+func validUTF8(s string) string { return jsjson.RepairUTF8String(s) }
 
 // appendChunks splits s into chunks of at most chunkMax bytes, cutting only
 // at character starts and never inside "\r\n".
