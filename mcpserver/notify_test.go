@@ -1,7 +1,14 @@
 package mcpserver
 
-import "github.com/dsh-lsp/dsh-lsp/sessionstore"
+import (
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
 
-// The index signals listing changes: Watch relies on it to announce a
-// store change at once instead of at the next poll.
-var _ changeNotifier = (*sessionstore.Indexed)(nil)
+// The server holds the index by its documented abilities: Watch relies on
+// the change signal to announce a store change at once instead of at the
+// next poll, searches on Wait, polls on Catalog.
+var (
+	_ reference.Index         = (*sessionstore.Indexed)(nil)
+	_ reference.ChangeTracker = (*sessionstore.Indexed)(nil)
+)

@@ -57,8 +57,9 @@ const (
 // Options configures a Server.
 type Options struct {
 	// Source is the session store (normally a *sessionstore.Indexed). It is
-	// only read. When it has a Wait(ctx) method (the index's first pass),
-	// searches and reads wait for it so that answers cover the whole store.
+	// only read. When it is a reference.Index, searches and reads wait for
+	// its first pass so that answers cover the whole store; when it is a
+	// reference.ChangeTracker, Watch announces its changes at once.
 	Source reference.Source
 	// Config holds the limits (maxReferences, candidateLimit,
 	// maxReferenceBytes); the zero value means reference.DefaultConfig().
@@ -81,6 +82,11 @@ type Server struct {
 	opts Options
 	svc  *reference.Service
 	mcp  *mcp.Server
+	// The source's abilities, decided once in New (nil when it has none):
+	// the index's first pass, its catalog snapshots, its change signal.
+	index    reference.Index
+	catalogs reference.CatalogSource
+	tracker  reference.ChangeTracker
 
 	// syncMu serialises Sync; mu guards the fields below.
 	syncMu sync.Mutex
@@ -122,6 +128,9 @@ func New(opts Options) (*Server, error) {
 		version = "dev"
 	}
 	s := &Server{opts: opts, svc: svc, rank: map[string]int{}}
+	s.index, _ = opts.Source.(reference.Index)
+	s.catalogs, _ = opts.Source.(reference.CatalogSource)
+	s.tracker, _ = opts.Source.(reference.ChangeTracker)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh-lsp", Title: "dsh sessions", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
@@ -164,14 +173,8 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// changeNotifier is a source that signals listing changes (the index's
-// Changed channel, closed at its next generation).
-type changeNotifier interface {
-	Changed() <-chan struct{}
-}
-
 // Watch calls Sync every PollInterval, and at once when the source signals
-// a change (changeNotifier), until ctx is done, so that a change the index
+// a change (reference.ChangeTracker), until ctx is done, so that a change the index
 // sees in the store reaches clients as notifications/resources/list_changed.
 // A poll costs one catalog lookup when nothing changed (the lookup also
 // lets the index revalidate itself when it is stale).
@@ -184,12 +187,11 @@ func (s *Server) Watch(ctx context.Context) {
 	s.syncAndLog(ctx)
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
-	cn, _ := s.opts.Source.(changeNotifier)
 	var fired <-chan struct{}
 	for {
 		var changed <-chan struct{} // nil: never ready
-		if cn != nil {
-			changed = cn.Changed()
+		if s.tracker != nil {
+			changed = s.tracker.Changed()
 		}
 		if changed == fired {
 			changed = nil // already handled: wait for the ticker
@@ -236,10 +238,10 @@ func (s *Server) Sync(ctx context.Context) (bool, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	var cat *reference.Catalog
-	if cs, ok := s.opts.Source.(reference.CatalogSource); ok {
+	if s.catalogs != nil {
 		// The index returns the same snapshot until its listing changes:
 		// the cheap "nothing changed" test of a poll.
-		c, err := cs.Catalog(ctx)
+		c, err := s.catalogs.Catalog(ctx)
 		if err == nil && c != nil {
 			s.mu.Lock()
 			same := s.synced && c == s.catalog

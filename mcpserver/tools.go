@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -110,7 +109,7 @@ func (s *Server) searchTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return toolError(ctx, err), nil
 	}
 	items := reference.CandidateItems(cands)
-	b, err := protocol.Marshal(items)
+	b, err := reference.Marshal(items)
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
@@ -196,7 +195,7 @@ func (s *Server) readTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
-	b, err := protocol.Marshal(readResult{SessionID: reference.JSString(id), Label: reference.JSString(label), URI: reference.EncodeURI(id), ContextMessage: msg})
+	b, err := reference.Marshal(readResult{SessionID: reference.JSString(id), Label: reference.JSString(label), URI: reference.EncodeURI(id), ContextMessage: msg})
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
@@ -267,7 +266,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 	}
 	code, msg := codeOf(ctx, err)
-	data, _ := protocol.Marshal(map[string]string{"code": string(code), "uri": uri})
+	data, _ := reference.Marshal(map[string]string{"code": string(code), "uri": uri})
 	wireCode := int64(jsonrpc.CodeInternalError)
 	switch code {
 	case reference.CodeInvalidReference, reference.CodeSelfReference, reference.CodeInvalidConfig, reference.CodeReadFailed:
@@ -278,12 +277,12 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	return nil, &jsonrpc.Error{Code: wireCode, Message: string(code) + ": " + msg, Data: data}
 }
 
-// waitIndexed waits for the index's first pass when the source has one, so
-// that a search sees every session and a read gets the same label a
-// search shows.
+// waitIndexed waits for the index's first pass when the source is a
+// reference.Index, so that a search sees every session and a read gets the
+// same label a search shows.
 func (s *Server) waitIndexed(ctx context.Context) error {
-	if w, ok := s.opts.Source.(interface{ Wait(context.Context) error }); ok {
-		return w.Wait(ctx)
+	if s.index != nil && !s.index.Complete() {
+		return s.index.Wait(ctx)
 	}
 	return nil
 }

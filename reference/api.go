@@ -56,10 +56,17 @@ func MarshalPrepared(pt *PreparedText) ([]byte, error) {
 	if out.References == nil {
 		out.References = []ParsedReference{}
 	}
+	return Marshal(&out)
+}
+
+// Marshal encodes v as every front end writes a result: encoding/json
+// without HTML escaping (a title's "<" or "&" stays as dsh writes it, so
+// the MCP tools stay byte-equal to the CLI) and without a trailing newline.
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
