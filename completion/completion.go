@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -216,7 +217,7 @@ func Detail(cwd *string, createdAt int64) string {
 // start (after the `@`, which is no keyword character anywhere).
 // filterText begins with QUERY so that client-side filtering keeps every
 // item the server matched (on id or cwd too); sortText keeps dsh's order.
-func Items(cands []reference.Candidate, q Query, m *protocol.Mapper) []protocol.CompletionItem {
+func Items(cands []reference.Candidate, q Query, m *position.Mapper) []protocol.CompletionItem {
 	return ItemsStyled(cands, q, m, StylePortable)
 }
 
@@ -237,7 +238,7 @@ const (
 )
 
 // ItemsStyled is Items with a client-specific shape.
-func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style Style) []protocol.CompletionItem {
+func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style Style) []protocol.CompletionItem {
 	rng := m.Range(q.Start, q.End)
 	items := make([]protocol.CompletionItem, 0, len(cands))
 	width := len(fmt.Sprint(len(cands)))
@@ -277,5 +278,5 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *protocol.Mapper, style
 // UTF-16 (LSP's default encoding); callers outside the server (the demo)
 // use it without building a position mapper themselves.
 func ItemsForText(cands []reference.Candidate, q Query, text string) []protocol.CompletionItem {
-	return Items(cands, q, protocol.NewMapper(text, protocol.UTF16))
+	return Items(cands, q, position.NewMapper(text, position.UTF16))
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -82,8 +83,8 @@ func TestItems(t *testing.T) {
 	if !ok {
 		t.Fatal("no query")
 	}
-	for _, enc := range []protocol.Encoding{protocol.UTF8, protocol.UTF16, protocol.UTF32} {
-		m := protocol.NewMapper(text, enc)
+	for _, enc := range []position.Encoding{position.UTF8, position.UTF16, position.UTF32} {
+		m := position.NewMapper(text, enc)
 		items := Items(cands, q, m)
 		if len(items) != 2 {
 			t.Fatalf("%d items", len(items))
@@ -136,7 +137,7 @@ func TestItemsALE(t *testing.T) {
 	cands := []reference.Candidate{{SessionID: "s", Label: label}}
 	text := "é @"
 	q, _ := FindQuery(text, len(text))
-	m := protocol.NewMapper(text, protocol.UTF8)
+	m := position.NewMapper(text, position.UTF8)
 	it := ItemsStyled(cands, q, m, StyleALE)[0]
 	// ALE inserts the word (up to the first "(") over QUERY, then applies
 	// the additional edit in the post-insertion buffer.
@@ -146,7 +147,7 @@ func TestItemsALE(t *testing.T) {
 	}
 	after := text[:q.Start] + word + text[q.End:]
 	ae := it.AdditionalTextEdits[0]
-	off, err := protocol.NewMapper(after, protocol.UTF8).Offset(ae.Range.Start)
+	off, err := position.NewMapper(after, position.UTF8).Offset(ae.Range.Start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestHostileLabelsStayOnOneLine(t *testing.T) {
 	q, _ := FindQuery(text, len(text))
 	lineBreak := func(s string) bool { return strings.ContainsAny(s, "\n\r\u2028\u2029\u0085\x1b") }
 	for _, style := range []Style{StylePortable, StyleALE} {
-		it := ItemsStyled(cands, q, protocol.NewMapper(text, protocol.UTF16), style)[0]
+		it := ItemsStyled(cands, q, position.NewMapper(text, position.UTF16), style)[0]
 		inserted := it.TextEdit.NewText
 		for _, e := range it.AdditionalTextEdits {
 			inserted += e.NewText

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -30,7 +30,7 @@ func BenchmarkDiagnostics10k(b *testing.B) {
 		text := mentionsText(10000, layout.sep)
 		b.Run(layout.name, func(b *testing.B) {
 			for range b.N {
-				m := protocol.NewMapper(text, protocol.UTF16)
+				m := position.NewMapper(text, position.UTF16)
 				if n := len(ToLSP(Check(text, env), m)); n < 19990 {
 					b.Fatalf("%d diagnostics", n)
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -132,7 +133,7 @@ func problemMessage(p reference.Problem) string {
 // come in text order (Check sorts them), so one forward sweep for the
 // starts and one for the ends map them all: thousands of mentions on one
 // line cost one pass over the line, not one per diagnostic.
-func ToLSP(fs []Finding, m *protocol.Mapper) []protocol.Diagnostic {
+func ToLSP(fs []Finding, m *position.Mapper) []protocol.Diagnostic {
 	out := make([]protocol.Diagnostic, 0, len(fs))
 	starts, ends := m.Sweep(), m.Sweep()
 	for _, f := range fs {
@@ -177,11 +178,11 @@ func CanonicalURI(uri string) (string, bool) {
 // Locator maps byte offsets of one text to 0-based lines and UTF-8 byte
 // columns, with line ends as LSP counts them (LF, CR, CRLF). It is how the
 // CLI's check and the demo print FILE:LINE:COL without a wire package.
-type Locator struct{ m *protocol.Mapper }
+type Locator struct{ m *position.Mapper }
 
 // NewLocator indexes the line starts of text once.
 func NewLocator(text string) Locator {
-	return Locator{m: protocol.NewMapper(text, protocol.UTF8)}
+	return Locator{m: position.NewMapper(text, position.UTF8)}
 }
 
 // LineColumn returns the 0-based line and UTF-8 byte column of offset.

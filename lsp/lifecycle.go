@@ -11,6 +11,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -44,11 +45,11 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if p.Capabilities.General != nil {
 		offered = p.Capabilities.General.PositionEncodings
 	}
-	enc := protocol.NegotiateEncoding(offered)
+	enc := position.NegotiateEncoding(offered)
 	caps := clientCaps{ale: looksLikeALE(&p)}
 	if caps.ale {
 		// ALE sends and reads byte columns whatever the encoding says.
-		enc = protocol.UTF8
+		enc = position.UTF8
 	}
 	if p.Capabilities.Window != nil {
 		caps.workDoneProgress = p.Capabilities.Window.WorkDoneProgress

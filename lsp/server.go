@@ -32,6 +32,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	lspproto "go.lsp.dev/protocol"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
@@ -99,7 +100,7 @@ type Server struct {
 	state     lifecycle
 	exited    bool
 	exitCh    chan struct{}
-	encoding  protocol.Encoding
+	encoding  position.Encoding
 	caps      clientCaps
 	settings  settings
 	workspace *string      // cwd of the first workspace folder
@@ -162,7 +163,7 @@ func New(opts Options) *Server {
 		opts:           opts,
 		logger:         opts.Logger,
 		exitCh:         make(chan struct{}),
-		encoding:       protocol.UTF16,
+		encoding:       position.UTF16,
 		settings:       defaultSettings(),
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -16,7 +17,7 @@ type document struct {
 	version int32
 	// text is the document's text, edited in place by didChange at a cost
 	// that follows the size of each change, not of the document.
-	text *protocol.Text
+	text *position.Text
 	// gen identifies the text: a fresh number (server-wide) after every
 	// change, so a snapshot can tell whether it is still current.
 	gen uint64
@@ -24,7 +25,7 @@ type document struct {
 	// position index, built at most once per generation when a request
 	// or diagnostics run needs them (nil until then).
 	content *string
-	mapper  *protocol.Mapper
+	mapper  *position.Mapper
 	// target is the document's own target (dsh/setTarget), nil if unset.
 	target *reference.Target
 }
@@ -47,7 +48,7 @@ type docSnapshot struct {
 	uri     string
 	version int32
 	gen     uint64
-	mapper  *protocol.Mapper
+	mapper  *position.Mapper
 	target  reference.Target
 	env     *environment
 	config  reference.Config
@@ -81,7 +82,7 @@ func (s *Server) snapshot(uri string) (docSnapshot, bool) {
 	if snap.mapper != nil {
 		return snap, true
 	}
-	snap.mapper = protocol.NewMapper(text, enc)
+	snap.mapper = position.NewMapper(text, enc)
 	s.mu.Lock()
 	if d.gen == snap.gen && d.mapper == nil {
 		d.mapper = snap.mapper
@@ -117,7 +118,7 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
 	}
 	uri := p.TextDocument.URI
 	s.mu.Lock()
-	text := protocol.NewText(p.TextDocument.Text)
+	text := position.NewText(p.TextDocument.Text)
 	content := p.TextDocument.Text
 	if text.Len() != len(content) {
 		content = text.String() // invalid UTF-8 was replaced (JSON text never has any)
@@ -146,7 +147,11 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) {
 		s.logger.Warn("didChange for a document that is not open", "uri", uri)
 		return
 	}
-	if err := d.text.Apply(s.encoding, p.ContentChanges); err != nil {
+	changes := make([]position.Change, len(p.ContentChanges))
+	for i, ch := range p.ContentChanges {
+		changes[i] = position.Change{Range: ch.Range, Text: ch.Text}
+	}
+	if err := d.text.Apply(s.encoding, changes); err != nil {
 		s.mu.Unlock()
 		s.logger.Error("didChange not applied", "uri", uri, "error", err)
 		s.showMessage(protocol.MessageError, fmt.Sprintf("dsh-lsp: cannot apply the change to %s: %v", uri, err))

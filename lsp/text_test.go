@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 )
 
@@ -30,11 +31,11 @@ func TestManyRangeChangesInOneDidChange(t *testing.T) {
 			text := b.String()
 			uri := "file:///many.dsh"
 			s.Open(uri, text)
-			e := protocol.Encoding(enc)
+			e := position.Encoding(enc)
 			var changes []protocol.TextDocumentContentChangeEvent
 			for i := range 300 {
 				// The model: a mapper of the whole current text per change.
-				m := protocol.NewMapper(text, e)
+				m := position.NewMapper(text, e)
 				a := r.IntN(len(text) + 1)
 				z := min(len(text), a+r.IntN(12))
 				rng := protocol.Range{Start: m.Position(a), End: m.Position(z)}

@@ -18,6 +18,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 )
 
@@ -34,7 +35,7 @@ type Editor struct {
 	diags    map[string]protocol.PublishDiagnosticsParams
 	messages []protocol.ShowMessageParams
 	progress []json.RawMessage
-	enc      protocol.Encoding
+	enc      position.Encoding
 	docs     map[string]*doc
 }
 
@@ -50,7 +51,7 @@ func NewEditor(t testing.TB, stream jsonrpc2.Stream) *Editor {
 		changed: make(chan struct{}),
 		diags:   make(map[string]protocol.PublishDiagnosticsParams),
 		docs:    make(map[string]*doc),
-		enc:     protocol.UTF16,
+		enc:     position.UTF16,
 	}
 	e.stream = stream
 	e.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(protocol.Codec{}))
@@ -143,9 +144,9 @@ func (e *Editor) Initialize(options any, encodings ...string) (protocol.Initiali
 		return res, err
 	}
 	e.mu.Lock()
-	e.enc = protocol.Encoding(res.Capabilities.PositionEncoding)
+	e.enc = position.Encoding(res.Capabilities.PositionEncoding)
 	if e.enc == "" {
-		e.enc = protocol.UTF16
+		e.enc = position.UTF16
 	}
 	e.mu.Unlock()
 	e.Notify("initialized", map[string]any{})
@@ -153,7 +154,7 @@ func (e *Editor) Initialize(options any, encodings ...string) (protocol.Initiali
 }
 
 // Encoding returns the negotiated position encoding.
-func (e *Editor) Encoding() protocol.Encoding {
+func (e *Editor) Encoding() position.Encoding {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.enc
@@ -179,7 +180,7 @@ func (e *Editor) Text(uri string) string {
 func (e *Editor) Pos(uri string, off int) protocol.Position {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return protocol.NewMapper(e.docs[uri].text, e.enc).Position(off)
+	return position.NewMapper(e.docs[uri].text, e.enc).Position(off)
 }
 
 // PosAfter returns the position just after the first occurrence of marker.
@@ -197,7 +198,7 @@ func (e *Editor) PosAfter(uri, marker string) protocol.Position {
 func (e *Editor) Replace(uri string, start, end int, text string) {
 	e.mu.Lock()
 	d := e.docs[uri]
-	m := protocol.NewMapper(d.text, e.enc)
+	m := position.NewMapper(d.text, e.enc)
 	rng := m.Range(start, end)
 	d.text = d.text[:start] + text + d.text[end:]
 	d.version++
@@ -221,7 +222,7 @@ func (e *Editor) Append(uri, text string) {
 // ApplyEdit applies a server TextEdit to the editor's copy and sends it.
 func (e *Editor) ApplyEdit(uri string, te protocol.TextEdit) {
 	e.mu.Lock()
-	m := protocol.NewMapper(e.docs[uri].text, e.enc)
+	m := position.NewMapper(e.docs[uri].text, e.enc)
 	e.mu.Unlock()
 	start, err1 := m.Offset(te.Range.Start)
 	end, err2 := m.Offset(te.Range.End)

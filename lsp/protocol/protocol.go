@@ -1,7 +1,6 @@
 // Package protocol is dsh-lsp's small LSP protocol boundary: the wire types
 // of the subset of LSP 3.17 the server speaks, encoded with encoding/json, and
-// a position mapper between byte offsets and LSP positions in the negotiated
-// position encoding.
+// the jsonrpc2 codec (the position mapper is lsp/position).
 //
 // The server uses go.lsp.dev/jsonrpc2 for framing and dispatch, and
 // go.lsp.dev/protocol for method names, error codes and cancellation; its
@@ -12,20 +11,16 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+
+	lspproto "go.lsp.dev/protocol"
 )
 
-// Position is a zero-based line and character offset; the unit of Character
-// is the negotiated position encoding.
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
+// Position is a zero-based line and character offset (lsp/position maps
+// it to byte offsets).
+type Position = lspproto.Position
 
 // Range is a half-open range [Start, End).
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+type Range = lspproto.Range
 
 // TextDocumentIdentifier names a document.
 type TextDocumentIdentifier struct {

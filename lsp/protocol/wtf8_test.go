@@ -30,13 +30,3 @@ func TestMarshalKeepsLoneSurrogates(t *testing.T) {
 		}
 	}
 }
-
-// TestNewTextRepairsLikeNode checks that document text with invalid UTF-8
-// (never sent by a JSON client, but possible from other callers) is
-// repaired by the one rule: one U+FFFD per maximal ill-formed subpart.
-func TestNewTextRepairsLikeNode(t *testing.T) {
-	text := NewText("Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend")
-	if got, want := text.String(), "Sum\ufffdb\ufffdx\ufffd\ufffdend"; got != want {
-		t.Errorf("NewText(...).String() = %q, want %q", got, want)
-	}
-}

@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import (
 	"fmt"
@@ -243,7 +243,7 @@ func (s *Sweep) Range(start, end int) Range {
 // the new text. A change without a range replaces the whole text. Ranges
 // are read in enc; a reversed range is an error. The changes are applied to
 // a chunked Text, so N range changes do not cost N copies of the document.
-func ApplyChanges(content string, enc Encoding, changes []TextDocumentContentChangeEvent) (string, error) {
+func ApplyChanges(content string, enc Encoding, changes []Change) (string, error) {
 	if !utf8.ValidString(content) {
 		// Text holds valid UTF-8 only; keep such content byte for byte.
 		return applyChangesCopying(content, enc, changes)
@@ -258,7 +258,7 @@ func ApplyChanges(content string, enc Encoding, changes []TextDocumentContentCha
 // applyChangesCopying is ApplyChanges by indexing and copying the whole
 // text for each change (O(N × document)); for content that is not valid
 // UTF-8, and the reference the tests compare Text with.
-func applyChangesCopying(content string, enc Encoding, changes []TextDocumentContentChangeEvent) (string, error) {
+func applyChangesCopying(content string, enc Encoding, changes []Change) (string, error) {
 	for i, ch := range changes {
 		if ch.Range == nil {
 			content = ch.Text

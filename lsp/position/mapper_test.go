@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import "testing"
 
@@ -28,16 +28,16 @@ func TestMapperRoundTrip(t *testing.T) {
 		off  int
 		want Position
 	}{
-		{UTF16, 0, Position{0, 0}},
-		{UTF16, 1, Position{0, 1}},
-		{UTF16, 3, Position{0, 2}},
-		{UTF16, 7, Position{0, 4}},
-		{UTF16, 8, Position{0, 5}},
-		{UTF8, 7, Position{0, 7}},
-		{UTF32, 7, Position{0, 3}},
-		{UTF32, 10, Position{1, 0}},
-		{UTF32, 12, Position{2, 0}},
-		{UTF32, 14, Position{3, 0}},
+		{UTF16, 0, Position{Line: 0, Character: 0}},
+		{UTF16, 1, Position{Line: 0, Character: 1}},
+		{UTF16, 3, Position{Line: 0, Character: 2}},
+		{UTF16, 7, Position{Line: 0, Character: 4}},
+		{UTF16, 8, Position{Line: 0, Character: 5}},
+		{UTF8, 7, Position{Line: 0, Character: 7}},
+		{UTF32, 7, Position{Line: 0, Character: 3}},
+		{UTF32, 10, Position{Line: 1, Character: 0}},
+		{UTF32, 12, Position{Line: 2, Character: 0}},
+		{UTF32, 14, Position{Line: 3, Character: 0}},
 	}
 	for _, tt := range tests {
 		m := NewMapper(text, tt.enc)
@@ -60,11 +60,11 @@ func TestMapperClamp(t *testing.T) {
 		want    int
 		wantErr bool
 	}{
-		{"char past line end clamps", UTF16, Position{0, 99}, 5, false},
-		{"half surrogate rounds down", UTF16, Position{0, 2}, 1, false},
-		{"inside utf-8 sequence rounds down", UTF8, Position{0, 3}, 1, false},
-		{"line after last at col 0 is end", UTF16, Position{2, 0}, 7, false},
-		{"line far past end errors", UTF16, Position{5, 0}, 0, true},
+		{"char past line end clamps", UTF16, Position{Line: 0, Character: 99}, 5, false},
+		{"half surrogate rounds down", UTF16, Position{Line: 0, Character: 2}, 1, false},
+		{"inside utf-8 sequence rounds down", UTF8, Position{Line: 0, Character: 3}, 1, false},
+		{"line after last at col 0 is end", UTF16, Position{Line: 2, Character: 0}, 7, false},
+		{"line far past end errors", UTF16, Position{Line: 5, Character: 0}, 0, true},
 	}
 	for _, tt := range tests {
 		got, err := NewMapper(text, tt.enc).Offset(tt.pos)
@@ -75,24 +75,26 @@ func TestMapperClamp(t *testing.T) {
 }
 
 func TestApplyChanges(t *testing.T) {
-	r := func(l1, c1, l2, c2 uint32) *Range { return &Range{Position{l1, c1}, Position{l2, c2}} }
+	r := func(l1, c1, l2, c2 uint32) *Range {
+		return &Range{Start: Position{Line: l1, Character: c1}, End: Position{Line: l2, Character: c2}}
+	}
 	tests := []struct {
 		name    string
 		enc     Encoding
 		text    string
-		changes []TextDocumentContentChangeEvent
+		changes []Change
 		want    string
 		wantErr bool
 	}{
-		{"full", UTF16, "old", []TextDocumentContentChangeEvent{{Text: "new"}}, "new", false},
-		{"insert utf16 after emoji", UTF16, "🙂x", []TextDocumentContentChangeEvent{{Range: r(0, 2, 0, 2), Text: "@"}}, "🙂@x", false},
-		{"insert utf8 after emoji", UTF8, "🙂x", []TextDocumentContentChangeEvent{{Range: r(0, 4, 0, 4), Text: "@"}}, "🙂@x", false},
-		{"insert utf32 after emoji", UTF32, "🙂x", []TextDocumentContentChangeEvent{{Range: r(0, 1, 0, 1), Text: "@"}}, "🙂@x", false},
-		{"sequential", UTF16, "ab\ncd", []TextDocumentContentChangeEvent{
+		{"full", UTF16, "old", []Change{{Text: "new"}}, "new", false},
+		{"insert utf16 after emoji", UTF16, "🙂x", []Change{{Range: r(0, 2, 0, 2), Text: "@"}}, "🙂@x", false},
+		{"insert utf8 after emoji", UTF8, "🙂x", []Change{{Range: r(0, 4, 0, 4), Text: "@"}}, "🙂@x", false},
+		{"insert utf32 after emoji", UTF32, "🙂x", []Change{{Range: r(0, 1, 0, 1), Text: "@"}}, "🙂@x", false},
+		{"sequential", UTF16, "ab\ncd", []Change{
 			{Range: r(1, 0, 1, 1), Text: "X"}, {Range: r(0, 0, 0, 0), Text: "Y\n"}}, "Y\nab\nXd", false},
-		{"delete across lines", UTF16, "ab\ncd", []TextDocumentContentChangeEvent{{Range: r(0, 1, 1, 1), Text: ""}}, "ad", false},
-		{"append at end line", UTF16, "ab\n", []TextDocumentContentChangeEvent{{Range: r(1, 0, 1, 0), Text: "c"}}, "ab\nc", false},
-		{"reversed range", UTF16, "abc", []TextDocumentContentChangeEvent{{Range: r(0, 2, 0, 1), Text: ""}}, "", true},
+		{"delete across lines", UTF16, "ab\ncd", []Change{{Range: r(0, 1, 1, 1), Text: ""}}, "ad", false},
+		{"append at end line", UTF16, "ab\n", []Change{{Range: r(1, 0, 1, 0), Text: "c"}}, "ab\nc", false},
+		{"reversed range", UTF16, "abc", []Change{{Range: r(0, 2, 0, 1), Text: ""}}, "", true},
 	}
 	for _, tt := range tests {
 		got, err := ApplyChanges(tt.text, tt.enc, tt.changes)

@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import (
 	"fmt"
@@ -289,7 +289,7 @@ func (t *Text) Replace(start, end int, s string) {
 // Apply applies LSP content changes in order (ranges in enc). A change
 // without a range replaces the whole text; a reversed range is an error,
 // and then t is left unchanged.
-func (t *Text) Apply(enc Encoding, changes []TextDocumentContentChangeEvent) error {
+func (t *Text) Apply(enc Encoding, changes []Change) error {
 	work := t.Clone()
 	for i, ch := range changes {
 		if ch.Range == nil {

@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import (
 	"math/rand/v2"
@@ -18,19 +18,19 @@ func benchDoc(oneLine bool) string {
 // benchChanges returns n small range changes (typing, deleting) scattered
 // over the document in random order, each in the coordinates left by the
 // previous ones (as one didChange carries them).
-func benchChanges(n int, oneLine bool, lines int) []TextDocumentContentChangeEvent {
+func benchChanges(n int, oneLine bool, lines int) []Change {
 	r := rand.New(rand.NewPCG(7, 8))
-	out := make([]TextDocumentContentChangeEvent, n)
+	out := make([]Change, n)
 	for i := range out {
 		var p Position
 		if oneLine {
-			p = Position{0, uint32(r.IntN(20 << 20 / 2))}
+			p = Position{Line: 0, Character: uint32(r.IntN(20 << 20 / 2))}
 		} else {
-			p = Position{uint32(r.IntN(lines)), uint32(r.IntN(40))}
+			p = Position{Line: uint32(r.IntN(lines)), Character: uint32(r.IntN(40))}
 		}
 		end := p
 		end.Character += uint32(r.IntN(3))
-		out[i] = TextDocumentContentChangeEvent{Range: &Range{p, end}, Text: []string{"", "x", "@ab", "\n"}[i%4]}
+		out[i] = Change{Range: &Range{Start: p, End: end}, Text: []string{"", "x", "@ab", "\n"}[i%4]}
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import (
 	"fmt"
@@ -54,7 +54,7 @@ func naivePosition(text string, enc Encoding, off int) Position {
 		}
 		i += n
 	}
-	return Position{uint32(line), uint32(units)}
+	return Position{Line: uint32(line), Character: uint32(units)}
 }
 
 // randomText builds text from pieces that exercise every rule: multi-byte
@@ -124,14 +124,14 @@ func TestTextMatchesCopying(t *testing.T) {
 			enc := []Encoding{UTF8, UTF16, UTF32}[i%3]
 			text := randomText(r, r.IntN(50), false)
 			lines := strings.Count(text, "\n") + strings.Count(text, "\r") + 2
-			var changes []TextDocumentContentChangeEvent
+			var changes []Change
 			for range 1 + r.IntN(8) {
-				p := func() Position { return Position{uint32(r.IntN(lines + 1)), uint32(r.IntN(12))} }
+				p := func() Position { return Position{Line: uint32(r.IntN(lines + 1)), Character: uint32(r.IntN(12))} }
 				a, b := p(), p()
 				if r.IntN(5) > 0 && (b.Line < a.Line || b.Line == a.Line && b.Character < a.Character) {
 					a, b = b, a // mostly valid ranges, some reversed
 				}
-				ch := TextDocumentContentChangeEvent{Range: &Range{a, b}, Text: randomText(r, r.IntN(6), false)}
+				ch := Change{Range: &Range{Start: a, End: b}, Text: randomText(r, r.IntN(6), false)}
 				if r.IntN(40) == 0 {
 					ch.Range = nil
 				}
@@ -156,7 +156,7 @@ func TestTextMatchesCopying(t *testing.T) {
 			// Offsets of the result agree with a Mapper of it.
 			m := NewMapper(want, enc)
 			for range 10 {
-				p := Position{uint32(r.IntN(lines + 2)), uint32(r.IntN(12))}
+				p := Position{Line: uint32(r.IntN(lines + 2)), Character: uint32(r.IntN(12))}
 				wo, werr := m.Offset(p)
 				o, err := tx.Offset(p, enc)
 				if (err != nil) != (werr != nil) || o != wo {
@@ -183,7 +183,7 @@ func checkChunks(t *testing.T, tx *Text) {
 	}
 }
 
-func describe(changes []TextDocumentContentChangeEvent) string {
+func describe(changes []Change) string {
 	var b strings.Builder
 	for _, c := range changes {
 		if c.Range == nil {
@@ -201,7 +201,7 @@ func TestNewTextInvalidUTF8(t *testing.T) {
 		t.Fatalf("NewText kept invalid UTF-8: %q", got)
 	}
 	// ApplyChanges keeps invalid content byte for byte.
-	got, err := ApplyChanges("a\xffb", UTF16, []TextDocumentContentChangeEvent{{Range: &Range{Position{0, 2}, Position{0, 2}}, Text: "X"}})
+	got, err := ApplyChanges("a\xffb", UTF16, []Change{{Range: &Range{Start: Position{Line: 0, Character: 2}, End: Position{Line: 0, Character: 2}}, Text: "X"}})
 	if err != nil || got != "a\xffXb" {
 		t.Fatalf("ApplyChanges on invalid UTF-8 = %q, %v", got, err)
 	}
@@ -222,5 +222,15 @@ func TestPositionsAnyOrder(t *testing.T) {
 				t.Fatalf("Positions(%v)[%d] of %q = %v, want %v", offs, j, text, got[j], want)
 			}
 		}
+	}
+}
+
+// TestNewTextRepairsLikeNode checks that document text with invalid UTF-8
+// (never sent by a JSON client, but possible from other callers) is
+// repaired by the one rule: one U+FFFD per maximal ill-formed subpart.
+func TestNewTextRepairsLikeNode(t *testing.T) {
+	text := NewText("Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend")
+	if got, want := text.String(), "Sum\ufffdb\ufffdx\ufffd\ufffdend"; got != want {
+		t.Errorf("NewText(...).String() = %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package protocol
+package position
 
 import "testing"
 
@@ -10,7 +10,7 @@ func FuzzMapper(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, line, char uint32, off int) {
 		for _, enc := range []Encoding{UTF8, UTF16, UTF32} {
 			m := NewMapper(text, enc)
-			if o, err := m.Offset(Position{line, char}); err == nil && (o < 0 || o > len(text)) {
+			if o, err := m.Offset(Position{Line: line, Character: char}); err == nil && (o < 0 || o > len(text)) {
 				t.Fatalf("%s Offset out of range: %d", enc, o)
 			}
 			p := m.Position(off)
