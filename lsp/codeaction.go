@@ -2,29 +2,36 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 )
 
+// codeActionSnap is what textDocument/codeAction reads after the read loop
+// moved on.
+type codeActionSnap struct {
+	doc docSnapshot
+	p   *protocol.CodeActionParams
+	// none is set when the client asked only for kinds the server has not.
+	none bool
+}
+
+// codeActionSnapshot snapshots the document of a code action request.
+func (s *Server) codeActionSnapshot(p *protocol.CodeActionParams) (codeActionSnap, error) {
+	snap, err := s.openSnapshot("textDocument/codeAction", p.TextDocument.URI)
+	none := len(p.Context.Only) > 0 && !slices.Contains(p.Context.Only, protocol.CodeActionKindQuickFix) && !slices.Contains(p.Context.Only, "")
+	return codeActionSnap{doc: snap, p: p, none: none}, err
+}
+
 // codeAction offers the quick fixes of diagnostics.Fixes for the requested
 // range: replace with canonical URI, convert bare URI to mention, remove
 // duplicate mention.
-func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, error) {
-	var p protocol.CodeActionParams
-	if err := decodeParams("textDocument/codeAction", params, &p); err != nil {
-		return nil, err
-	}
-	snap, err := s.openSnapshot("textDocument/codeAction", p.TextDocument.URI)
-	if err != nil {
-		return nil, err
-	}
-	if len(p.Context.Only) > 0 && !slices.Contains(p.Context.Only, protocol.CodeActionKindQuickFix) && !slices.Contains(p.Context.Only, "") {
+func (s *Server) codeAction(ctx context.Context, c codeActionSnap) (any, error) {
+	if c.none {
 		return []protocol.CodeAction{}, nil
 	}
-	release(ctx)
+	snap, p := c.doc, c.p
 	start := snap.mapper.ClampedOffset(p.Range.Start)
 	end := snap.mapper.ClampedOffset(p.Range.End)
 	if end < start {
@@ -55,9 +62,6 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 			}
 		}
 		actions = append(actions, a)
-	}
-	if ctx.Err() != nil {
-		return nil, requestError(ctx, ctx.Err())
 	}
 	return actions, nil
 }

@@ -13,33 +13,34 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
+// completionSnap is what textDocument/completion reads after the read
+// loop moved on.
+type completionSnap struct {
+	doc docSnapshot
+	pos protocol.Position
+}
+
+// completionSnapshot snapshots the document of a completion request.
+func (s *Server) completionSnapshot(p *protocol.CompletionParams) (completionSnap, error) {
+	snap, err := s.openSnapshot("textDocument/completion", p.TextDocument.URI)
+	return completionSnap{doc: snap, pos: p.Position}, err
+}
+
 // completion answers textDocument/completion with the dsh candidates for
 // the active mention query, or an empty list when none is active.
-func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, error) {
-	var p protocol.CompletionParams
-	if err := decodeParams("textDocument/completion", params, &p); err != nil {
-		return nil, err
-	}
-	snap, err := s.openSnapshot("textDocument/completion", p.TextDocument.URI)
-	if err != nil {
-		return nil, err
-	}
-	release(ctx)
-	empty := protocol.CompletionList{IsIncomplete: false, Items: []protocol.CompletionItem{}}
-	if ctx.Err() != nil {
-		return nil, requestError(ctx, ctx.Err()) // cancelled while queued
-	}
-	cursor, err := snap.mapper.Offset(p.Position)
+func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) {
+	snap := c.doc
+	cursor, err := snap.mapper.Offset(c.pos)
 	if err != nil {
 		return nil, invalidParams("textDocument/completion: %v", err)
 	}
 	q, ok := completion.FindQuery(snap.mapper.Content, cursor)
 	if !ok {
-		return empty, nil
+		return protocol.CompletionList{IsIncomplete: false, Items: []protocol.CompletionItem{}}, nil
 	}
 	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit, true)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, err
 	}
 	// Incomplete: the server filters (on id and cwd too, with dsh's
 	// lowercasing), so clients must re-query as the user types.
@@ -47,39 +48,52 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	if snap.caps.ale {
 		style = completion.StyleALE
 	}
-	if ctx.Err() != nil {
-		return nil, requestError(ctx, ctx.Err())
-	}
 	list := protocol.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
 	// About 650 bytes per item: allocate once.
 	return jsonrpc2.RawMessage(list.AppendJSON(make([]byte, 0, 128+700*len(list.Items)))), nil
 }
 
-// completionResolve adds documentation with a conversation preview.
-func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) (any, error) {
-	var item protocol.CompletionItem
-	if err := decodeParams("completionItem/resolve", params, &item); err != nil {
-		return nil, err
+// resolveSnap is what completionItem/resolve reads after the read loop
+// moved on.
+type resolveSnap struct {
+	item protocol.CompletionItem
+	// ours is set for items the server made (data carries a session id).
+	ours     bool
+	data     completion.ItemData
+	env      *environment
+	markdown bool
+}
+
+// resolveSnapshot decodes the item's data and snapshots the settings.
+func (s *Server) resolveSnapshot(item *protocol.CompletionItem) (resolveSnap, error) {
+	r := resolveSnap{item: *item}
+	if len(item.Data) == 0 || json.Unmarshal(item.Data, &r.data) != nil || r.data.SessionID == "" {
+		return r, nil // not ours: nothing to add
 	}
-	var data completion.ItemData
-	if len(item.Data) == 0 || json.Unmarshal(item.Data, &data) != nil || data.SessionID == "" {
-		return item, nil // not ours: nothing to add
-	}
-	env, _ := s.snapshotEnv()
+	r.ours = true
+	r.env, _ = s.snapshotEnv()
 	s.mu.Lock()
-	markdown := s.caps.docMarkdown
+	r.markdown = s.caps.docMarkdown
 	s.mu.Unlock()
-	release(ctx)
+	return r, nil
+}
+
+// completionResolve adds documentation with a conversation preview.
+func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, error) {
+	item, data := r.item, r.data
+	if !r.ours {
+		return item, nil
+	}
 	cwd := "\x00"
 	if data.CWD != nil {
 		cwd = *data.CWD
 	}
-	key := renderKey{kind: "resolve", env: env, id: data.SessionID, label: data.Label, cwd: cwd, md: markdown, at: data.CreatedAt}
+	key := renderKey{kind: "resolve", env: r.env, id: data.SessionID, label: data.Label, cwd: cwd, md: r.markdown, at: data.CreatedAt}
 	doc, ok := s.renders.get(key)
 	if !ok {
 		done, err := s.reads.acquire(ctx, "completionItem/resolve")
 		if err != nil {
-			return nil, requestError(ctx, err)
+			return nil, err
 		}
 		doc, ok = s.renders.get(key)
 		if !ok {
@@ -87,11 +101,11 @@ func (s *Server) completionResolve(ctx context.Context, params json.RawMessage) 
 		}
 		done()
 		if err != nil {
-			return nil, requestError(ctx, err)
+			return nil, err
 		}
 	}
 	kind := "plaintext"
-	if markdown {
+	if r.markdown {
 		kind = "markdown"
 	}
 	item.Documentation = &protocol.MarkupContent{Kind: kind, Value: doc}

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -256,12 +255,7 @@ func (s *Server) openSource(root string) (reference.Source, error) {
 // didChangeConfiguration applies settings.dsh over the initializationOptions,
 // key by key (pushedSettings); invalid settings are shown as an error and
 // the previous settings stay.
-func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMessage) {
-	var p protocol.DidChangeConfigurationParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		s.showMessage(protocol.MessageError, "dsh-lsp: invalid workspace/didChangeConfiguration params: "+err.Error())
-		return
-	}
+func (s *Server) didChangeConfiguration(p *protocol.DidChangeConfigurationParams) {
 	var wrapper map[string]json.RawMessage
 	if err := json.Unmarshal(p.Settings, &wrapper); err != nil || wrapper == nil {
 		// Not an object (or null): nothing for us.
@@ -297,6 +291,12 @@ func (s *Server) didChangeConfiguration(ctx context.Context, params json.RawMess
 	s.rediagnoseOnChange(env)
 }
 
+// badConfiguration shows workspace/didChangeConfiguration params that do
+// not decode.
+func badConfiguration(s *Server, err error) {
+	s.showMessage(protocol.MessageError, "dsh-lsp: invalid workspace/didChangeConfiguration params: "+err.Error())
+}
+
 // snapshotEnv returns the current environment and settings.
 func (s *Server) snapshotEnv() (*environment, settings) {
 	s.mu.Lock()
@@ -330,11 +330,16 @@ type setTargetParams struct {
 	Target       json.RawMessage                 `json:"target"`
 }
 
+// badSetTarget shows dsh/setTarget params that do not decode or name no
+// document.
+func badSetTarget(s *Server, _ error) {
+	s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget needs {\"textDocument\":{\"uri\":…},\"target\":{…}}")
+}
+
 // setTarget sets a document's own target (it may precede didOpen).
-func (s *Server) setTarget(ctx context.Context, params json.RawMessage) {
-	var p setTargetParams
-	if err := json.Unmarshal(params, &p); err != nil || p.TextDocument.URI == "" {
-		s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget needs {\"textDocument\":{\"uri\":…},\"target\":{…}}")
+func (s *Server) setTarget(p *setTargetParams) {
+	if p.TextDocument.URI == "" {
+		badSetTarget(s, nil)
 		return
 	}
 	var t *reference.Target

@@ -20,79 +20,95 @@ type PrepareArgs struct {
 	Target       json.RawMessage                  `json:"target,omitempty"`
 }
 
+// prepareInput is dsh.prepare's argument, checked: the target is nil when
+// the argument gives none.
+type prepareInput struct {
+	args   PrepareArgs
+	target *reference.Target
+}
+
+// parsePrepareParams decodes the params of dsh/prepare: the argument object
+// of dsh.prepare.
+func parsePrepareParams(_ string, params json.RawMessage) (prepareInput, error) {
+	return parsePrepareArgs(params)
+}
+
 // parsePrepareArgs decodes and checks prepare arguments. A bare JSON string
 // is taken as a document URI (some clients pass command arguments that way).
-func parsePrepareArgs(raw json.RawMessage) (PrepareArgs, *reference.Target, error) {
-	var a PrepareArgs
+func parsePrepareArgs(raw json.RawMessage) (prepareInput, error) {
+	var in prepareInput
+	a := &in.args
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var uri string
 		if err := json.Unmarshal(raw, &uri); err != nil {
-			return a, nil, invalidParams("dsh.prepare: invalid argument: %v", err)
+			return in, invalidParams("dsh.prepare: invalid argument: %v", err)
 		}
 		a.TextDocument = &protocol.TextDocumentIdentifier{URI: uri}
-		return a, nil, nil
+		return in, nil
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return a, nil, invalidParams(`dsh.prepare: the argument must be an object {"textDocument":{"uri":…}} or {"text":…}`)
+		return in, invalidParams(`dsh.prepare: the argument must be an object {"textDocument":{"uri":…}} or {"text":…}`)
 	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return a, nil, invalidParams("dsh.prepare: invalid argument: %v", err)
+	if err := json.Unmarshal(raw, a); err != nil {
+		return in, invalidParams("dsh.prepare: invalid argument: %v", err)
 	}
 	hasDoc := a.TextDocument != nil && a.TextDocument.URI != ""
 	switch {
 	case hasDoc && a.Text != nil:
-		return a, nil, invalidParams("dsh.prepare: give either textDocument or text, not both")
+		return in, invalidParams("dsh.prepare: give either textDocument or text, not both")
 	case !hasDoc && a.Text == nil:
-		return a, nil, invalidParams(`dsh.prepare: missing "textDocument.uri" or "text"`)
+		return in, invalidParams(`dsh.prepare: missing "textDocument.uri" or "text"`)
 	}
-	var t *reference.Target
 	if len(a.Target) > 0 && string(a.Target) != "null" {
 		var err error
-		if t, err = parseTarget(a.Target, "target"); err != nil {
-			return a, nil, invalidParams("dsh.prepare: %s", err.(*SettingsError).Msg)
+		if in.target, err = parseTarget(a.Target, "target"); err != nil {
+			return in, invalidParams("dsh.prepare: %s", err.(*SettingsError).Msg)
 		}
 	}
-	return a, t, nil
+	return in, nil
 }
 
-// prepare is the dsh/prepare request and the dsh.prepare command: parse
-// the arguments, snapshot the text and target inline, then prepare
-// concurrently.
-func (s *Server) prepare(ctx context.Context, raw json.RawMessage) (any, error) {
-	args, target, err := parsePrepareArgs(raw)
-	if err != nil {
-		return nil, err
-	}
-	var text string
+// prepareSnap is what a prepare reads after the read loop moved on.
+type prepareSnap struct {
+	env    *environment
+	target reference.Target
+	text   string
+}
+
+// prepareSnapshot takes the text (given, or the open document's) and the
+// target (given, or the document's) of dsh/prepare and dsh.prepare.
+func (s *Server) prepareSnapshot(in *prepareInput) (prepareSnap, error) {
+	args, target := in.args, in.target
+	var snap prepareSnap
 	s.mu.Lock()
-	env := s.env
+	defer s.mu.Unlock()
+	snap.env = s.env
+	uri := ""
 	if args.Text != nil {
-		text = *args.Text
-		if target == nil {
-			t := s.targetForLocked("")
-			target = &t
-		}
+		snap.text = *args.Text
 	} else {
 		d, ok := s.docs[args.TextDocument.URI]
 		if !ok {
-			s.mu.Unlock()
-			return nil, invalidParams("dsh.prepare: document %s is not open", args.TextDocument.URI)
+			return snap, invalidParams("dsh.prepare: document %s is not open", args.TextDocument.URI)
 		}
-		text = d.contentLocked()
-		if target == nil {
-			t := s.targetForLocked(d.uri)
-			target = &t
-		}
+		snap.text = d.contentLocked()
+		uri = d.uri
 	}
-	s.mu.Unlock()
-	release(ctx)
-	pt, err := s.prepareText(ctx, env, *target, text)
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
+	if target != nil {
+		snap.target = *target
+	} else {
+		snap.target = s.targetForLocked(uri)
 	}
+	return snap, nil
+}
+
+// prepare is the dsh/prepare request and the dsh.prepare command: prepare
+// the snapshot's text, reading sessions concurrently.
+func (s *Server) prepare(ctx context.Context, snap prepareSnap) (any, error) {
+	pt, err := s.prepareText(ctx, snap.env, snap.target, snap.text)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, err
 	}
 	b, err := reference.MarshalPrepared(pt)
 	if err != nil {
@@ -147,50 +163,58 @@ type candidatesParams struct {
 	Target       json.RawMessage                  `json:"target"`
 }
 
-// dshCandidates is dsh/candidates: the candidate list for hosts with their
-// own picker.
-func (s *Server) dshCandidates(ctx context.Context, params json.RawMessage) (any, error) {
-	var p candidatesParams
-	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, invalidParams("dsh/candidates: invalid params: %v", err)
-		}
-	}
+// candidatesSnap is what dsh/candidates reads after the read loop moved on.
+type candidatesSnap struct {
+	env    *environment
+	target reference.Target
+	query  string
+	limit  int64
+}
+
+// candidatesSnapshot checks the params of dsh/candidates and snapshots the
+// environment, the target (given, or the document's) and the limit.
+func (s *Server) candidatesSnapshot(p *candidatesParams) (candidatesSnap, error) {
+	var c candidatesSnap
 	var target *reference.Target
 	if len(p.Target) > 0 && string(p.Target) != "null" {
 		t, err := parseTarget(p.Target, "target")
 		if err != nil {
-			return nil, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
+			return c, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
 		}
 		target = t
 	}
 	s.mu.Lock()
-	env := s.env
-	limit := s.settings.config.CandidateLimit
+	c.env = s.env
+	c.limit = s.settings.config.CandidateLimit
 	if target == nil {
 		uri := ""
 		if p.TextDocument != nil {
 			uri = p.TextDocument.URI
 		}
-		t := s.targetForLocked(uri)
-		target = &t
+		c.target = s.targetForLocked(uri)
+	} else {
+		c.target = *target
 	}
 	s.mu.Unlock()
 	if p.Limit != nil {
 		l, err := reference.CheckCandidateLimit(*p.Limit)
 		if err != nil {
-			return nil, requestError(ctx, err)
+			return c, err
 		}
-		limit = l
+		c.limit = l
 	}
-	query := ""
 	if p.Query != nil {
-		query = *p.Query
+		c.query = *p.Query
 	}
-	release(ctx)
-	cands, err := s.candidates(ctx, env, *target, query, limit, false)
+	return c, nil
+}
+
+// dshCandidates is dsh/candidates: the candidate list for hosts with their
+// own picker.
+func (s *Server) dshCandidates(ctx context.Context, c candidatesSnap) (any, error) {
+	cands, err := s.candidates(ctx, c.env, c.target, c.query, c.limit, false)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, err
 	}
 	b, err := protocol.Marshal(reference.CandidateItems(cands))
 	if err != nil {

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,23 +11,31 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
-// hover describes the mention under the cursor: title, id, cwd, created
-// time, message count, compaction, and the bytes it adds to the prompt under
-// the current maxReferenceBytes budget.
-func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error) {
-	var p protocol.HoverParams
-	if err := decodeParams("textDocument/hover", params, &p); err != nil {
-		return nil, err
-	}
+// hoverSnap is what textDocument/hover reads after the read loop moved on.
+type hoverSnap struct {
+	doc docSnapshot
+	off int // the cursor's byte offset
+}
+
+// hoverSnapshot snapshots the document of a hover request and finds the
+// cursor in it.
+func (s *Server) hoverSnapshot(p *protocol.HoverParams) (hoverSnap, error) {
 	snap, err := s.openSnapshot("textDocument/hover", p.TextDocument.URI)
 	if err != nil {
-		return nil, err
+		return hoverSnap{}, err
 	}
 	off, err := snap.mapper.Offset(p.Position)
 	if err != nil {
-		return nil, invalidParams("textDocument/hover: %v", err)
+		return hoverSnap{}, invalidParams("textDocument/hover: %v", err)
 	}
-	release(ctx)
+	return hoverSnap{doc: snap, off: off}, nil
+}
+
+// hover describes the mention under the cursor: title, id, cwd, created
+// time, message count, compaction, and the bytes it adds to the prompt under
+// the current maxReferenceBytes budget.
+func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
+	snap, off := h.doc, h.off
 	text := snap.mapper.Content
 	mentions, problems := reference.ScanText(text)
 	for _, pr := range problems {
@@ -46,7 +53,7 @@ func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error)
 			rng := snap.mapper.Range(m.Span.Start, m.Span.End)
 			value, err := s.describeMention(ctx, snap, m)
 			if err != nil {
-				return nil, requestError(ctx, err)
+				return nil, err
 			}
 			kind := "plaintext"
 			if snap.caps.hoverMarkdown {

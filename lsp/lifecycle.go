@@ -1,8 +1,6 @@
 package lsp
 
 import (
-	"context"
-	"encoding/json"
 	"net/url"
 	"path"
 	"runtime"
@@ -25,11 +23,7 @@ const (
 // initialize negotiates the position encoding, reads initializationOptions
 // and answers the capabilities. Invalid settings fail initialize with an
 // error naming the key.
-func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
-	var p protocol.InitializeParams
-	if err := decodeParams("initialize", params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeResult, error) {
 	st, err := parseSettings(p.InitializationOptions)
 	var env *environment
 	if err == nil {
@@ -37,7 +31,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	if err != nil {
 		// -32602 naming the key, with dsh's code for scripts.
-		return nil, &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: "initializationOptions: " + err.Error(),
+		return protocol.InitializeResult{}, &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: "initializationOptions: " + err.Error(),
 			Data: errorData(reference.CodeInvalidConfig)}
 	}
 
@@ -46,7 +40,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		offered = p.Capabilities.General.PositionEncodings
 	}
 	enc := position.NegotiateEncoding(offered)
-	caps := clientCaps{ale: looksLikeALE(&p)}
+	caps := clientCaps{ale: looksLikeALE(p)}
 	if caps.ale {
 		// ALE sends and reads byte columns whatever the encoding says.
 		enc = position.UTF8
@@ -69,7 +63,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.caps = caps
 	s.settings = st
 	s.env = env
-	s.workspace = workspaceCWD(&p)
+	s.workspace = workspaceCWD(p)
 	for _, f := range p.WorkspaceFolders {
 		s.folders = append(s.folders, f.URI)
 	}
@@ -174,19 +168,17 @@ func fileURIPathOn(goos, u string) (string, bool) {
 	return p, true
 }
 
+// workspaceFoldersParams is workspace/didChangeWorkspaceFolders.
+type workspaceFoldersParams struct {
+	Event struct {
+		Added   []protocol.WorkspaceFolder `json:"added"`
+		Removed []protocol.WorkspaceFolder `json:"removed"`
+	} `json:"event"`
+}
+
 // didChangeWorkspaceFolders keeps the folder list: the first folder's path
 // is the default target cwd.
-func (s *Server) didChangeWorkspaceFolders(ctx context.Context, params json.RawMessage) {
-	var p struct {
-		Event struct {
-			Added   []protocol.WorkspaceFolder `json:"added"`
-			Removed []protocol.WorkspaceFolder `json:"removed"`
-		} `json:"event"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		s.logger.Warn("bad didChangeWorkspaceFolders", "error", err)
-		return
-	}
+func (s *Server) didChangeWorkspaceFolders(p *workspaceFoldersParams) {
 	s.mu.Lock()
 	kept := slices.DeleteFunc(slices.Clone(s.folders), func(u string) bool {
 		return slices.ContainsFunc(p.Event.Removed, func(r protocol.WorkspaceFolder) bool { return r.URI == u })
@@ -207,12 +199,12 @@ func (s *Server) didChangeWorkspaceFolders(ctx context.Context, params json.RawM
 }
 
 // initialized starts indexing the store in the background (with progress).
-func (s *Server) initialized(ctx context.Context, params json.RawMessage) {
+func (s *Server) initialized(*noParams) {
 	s.startIndexing()
 }
 
 // shutdown moves to the shut-down state: later requests fail.
-func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *Server) shutdown(*noParams) (any, error) {
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.mu.Unlock()
@@ -222,7 +214,7 @@ func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, err
 }
 
 // exit ends the session; Serve returns the exit code.
-func (s *Server) exit(ctx context.Context, params json.RawMessage) {
+func (s *Server) exit(*noParams) {
 	s.mu.Lock()
 	already := s.exited
 	s.exited = true

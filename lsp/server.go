@@ -342,34 +342,153 @@ func validID(raw json.RawMessage) bool {
 
 func (w *watchedStream) eofCh() <-chan struct{} { return w.eof }
 
-// requestHandler answers one request. It runs inline on the read loop until
-// it calls jsonrpc2.Async.
-type requestHandler func(s *Server, ctx context.Context, params json.RawMessage) (any, error)
-
-// notificationHandler handles one notification inline.
-type notificationHandler func(s *Server, ctx context.Context, params json.RawMessage)
-
-var requestHandlers = map[string]requestHandler{
-	"initialize":               (*Server).initialize,
-	"shutdown":                 (*Server).shutdown,
-	"textDocument/completion":  (*Server).completion,
-	"completionItem/resolve":   (*Server).completionResolve,
-	"textDocument/hover":       (*Server).hover,
-	"textDocument/codeAction":  (*Server).codeAction,
-	"workspace/executeCommand": (*Server).executeCommand,
-	"dsh/prepare":              (*Server).prepare,
-	"dsh/candidates":           (*Server).dshCandidates,
+// handler is one registered LSP method. A method is a request or a
+// notification; the other form of it is refused as it was before typed
+// dispatch: a notification sent as a request is -32601, a request sent as a
+// notification is ignored.
+type handler interface {
+	// answer handles the method sent as a request, on the read loop until
+	// release is called.
+	answer(s *Server, ctx context.Context, method string, params json.RawMessage, release func()) (any, error)
+	// notify handles the method sent as a notification, inline.
+	notify(s *Server, ctx context.Context, method string, params json.RawMessage)
+	// isRequest tells the two kinds apart.
+	isRequest() bool
 }
 
-var notificationHandlers = map[string]notificationHandler{
-	"initialized":                         (*Server).initialized,
-	"exit":                                (*Server).exit,
-	"textDocument/didOpen":                (*Server).didOpen,
-	"textDocument/didChange":              (*Server).didChange,
-	"textDocument/didClose":               (*Server).didClose,
-	"workspace/didChangeConfiguration":    (*Server).didChangeConfiguration,
-	"workspace/didChangeWorkspaceFolders": (*Server).didChangeWorkspaceFolders,
-	"dsh/setTarget":                       (*Server).setTarget,
+// request registers a request whose params decode into P. Each phase has
+// one place, so none can be forgotten:
+//
+//  1. decode the params into P (failure: -32602 naming the method);
+//  2. inline, on the read loop: validate and snapshot the state the
+//     request needs into S (so it sees every edit sent before it);
+//  3. release the read loop (jsonrpc2.Async): later messages are read while
+//     the request runs and $/cancelRequest is observed;
+//  4. async: the slow work, from S only;
+//  5. map every error with requestError (cancellation -32800, dsh errors
+//     -32803 with data.code, JSON-RPC errors as they are, else -32603); a
+//     request cancelled before or during its work answers -32800.
+//
+// A request without async (initialize, shutdown) runs wholly inline, its
+// S being the result: it changes the lifecycle state before the next
+// message is read.
+type request[P, S any] struct {
+	// decode overrides the strict decoding of params (missing params are
+	// -32602); nil means decodeParams.
+	decode func(method string, params json.RawMessage) (P, error)
+	inline func(s *Server, p *P) (S, error)
+	async  func(s *Server, ctx context.Context, snap S) (any, error)
+}
+
+func (r request[P, S]) answer(s *Server, ctx context.Context, method string, params json.RawMessage, release func()) (any, error) {
+	var p P
+	var err error
+	if r.decode != nil {
+		p, err = r.decode(method, params)
+	} else {
+		err = decodeParams(method, params, &p)
+	}
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	snap, err := r.inline(s, &p)
+	switch {
+	case err != nil:
+		return nil, requestError(ctx, err)
+	case r.async == nil:
+		return snap, nil
+	}
+	release()
+	if ctx.Err() != nil {
+		return nil, requestError(ctx, ctx.Err()) // cancelled while queued
+	}
+	res, err := r.async(s, ctx, snap)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // cancelled while it ran: the client no longer waits for the result
+	}
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	return res, nil
+}
+
+func (request[P, S]) isRequest() bool { return true }
+
+func (request[P, S]) notify(s *Server, _ context.Context, method string, _ json.RawMessage) {
+	s.logger.Debug("request sent as a notification: ignored", "method", method)
+}
+
+// notification registers a notification whose params decode into P
+// (missing or null params: the zero P). It runs inline on the read loop,
+// so notifications apply in wire order.
+type notification[P any] struct {
+	apply func(s *Server, p *P)
+	// rejected, when set, is told of params that do not decode (to show
+	// the user); otherwise they are logged.
+	rejected func(s *Server, err error)
+}
+
+func (n notification[P]) notify(s *Server, _ context.Context, method string, params json.RawMessage) {
+	var p P
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			if n.rejected != nil {
+				n.rejected(s, err)
+			} else {
+				s.logger.Warn("notification with invalid params ignored", "method", method, "error", err)
+			}
+			return
+		}
+	}
+	n.apply(s, &p)
+}
+
+func (notification[P]) isRequest() bool { return false }
+
+func (notification[P]) answer(_ *Server, _ context.Context, method string, _ json.RawMessage, _ func()) (any, error) {
+	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method)
+}
+
+// noParams is the params of methods that take none; whatever is sent is
+// ignored.
+type noParams struct{}
+
+// UnmarshalJSON accepts any value.
+func (*noParams) UnmarshalJSON([]byte) error { return nil }
+
+// optionalParams decodes params into P, leaving it zero when they are
+// missing or null.
+func optionalParams[P any](method string, params json.RawMessage) (P, error) {
+	var p P
+	if len(params) == 0 || string(params) == "null" {
+		return p, nil
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return p, invalidParams("%s: invalid params: %v", method, err)
+	}
+	return p, nil
+}
+
+// methods are the server's LSP methods (CONTRACT §5 for dsh/*).
+var methods = map[string]handler{
+	"initialize":               request[protocol.InitializeParams, protocol.InitializeResult]{inline: (*Server).initialize},
+	"shutdown":                 request[noParams, any]{decode: optionalParams[noParams], inline: (*Server).shutdown},
+	"textDocument/completion":  request[protocol.CompletionParams, completionSnap]{inline: (*Server).completionSnapshot, async: (*Server).completion},
+	"completionItem/resolve":   request[protocol.CompletionItem, resolveSnap]{inline: (*Server).resolveSnapshot, async: (*Server).completionResolve},
+	"textDocument/hover":       request[protocol.HoverParams, hoverSnap]{inline: (*Server).hoverSnapshot, async: (*Server).hover},
+	"textDocument/codeAction":  request[protocol.CodeActionParams, codeActionSnap]{inline: (*Server).codeActionSnapshot, async: (*Server).codeAction},
+	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
+	"dsh/prepare":              request[prepareInput, prepareSnap]{decode: parsePrepareParams, inline: (*Server).prepareSnapshot, async: (*Server).prepare},
+	"dsh/candidates":           request[candidatesParams, candidatesSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
+
+	"initialized":                         notification[noParams]{apply: (*Server).initialized},
+	"exit":                                notification[noParams]{apply: (*Server).exit},
+	"textDocument/didOpen":                notification[protocol.DidOpenTextDocumentParams]{apply: (*Server).didOpen},
+	"textDocument/didChange":              notification[protocol.DidChangeTextDocumentParams]{apply: (*Server).didChange},
+	"textDocument/didClose":               notification[protocol.DidCloseTextDocumentParams]{apply: (*Server).didClose},
+	"workspace/didChangeConfiguration":    notification[protocol.DidChangeConfigurationParams]{apply: (*Server).didChangeConfiguration, rejected: badConfiguration},
+	"workspace/didChangeWorkspaceFolders": notification[workspaceFoldersParams]{apply: (*Server).didChangeWorkspaceFolders},
+	"dsh/setTarget":                       notification[setTargetParams]{apply: (*Server).setTarget, rejected: badSetTarget},
 }
 
 // dispatch is the connection's handler. It handles $/cancelRequest itself
@@ -404,18 +523,8 @@ func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, err
 		cancel()
 	}()
 	var once sync.Once
-	ctx = context.WithValue(ctx, releaseKey{}, func() { once.Do(func() { jsonrpc2.Async(rctx) }) })
-	return s.handle(ctx, method, params)
-}
-
-type releaseKey struct{}
-
-// release lets later messages be read while the current request runs (see
-// the package comment). Handlers call it after snapshotting their inputs.
-func release(ctx context.Context) {
-	if f, ok := ctx.Value(releaseKey{}).(func()); ok {
-		f()
-	}
+	release := func() { once.Do(func() { jsonrpc2.Async(rctx) }) }
+	return s.handle(ctx, method, params, release)
 }
 
 // cancelRequest handles $/cancelRequest.
@@ -447,7 +556,7 @@ func (s *Server) cancelRequest(params json.RawMessage) {
 }
 
 // handle runs one request after the lifecycle checks.
-func (s *Server) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (s *Server) handle(ctx context.Context, method string, params json.RawMessage, release func()) (any, error) {
 	s.mu.Lock()
 	state := s.state
 	s.mu.Unlock()
@@ -459,12 +568,12 @@ func (s *Server) handle(ctx context.Context, method string, params json.RawMessa
 	case state == stateShutdown:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("server is shut down: %s after shutdown", method))
 	}
-	h := requestHandlers[method]
+	h := methods[method]
 	if h == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method)
 	}
 	start := time.Now()
-	res, err := h(s, ctx, params)
+	res, err := h.answer(s, ctx, method, params, release)
 	if err != nil {
 		s.logger.Debug("request failed", "method", method, "error", err, "elapsed", time.Since(start))
 	} else {
@@ -478,7 +587,7 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 	state := s.state
 	s.mu.Unlock()
 	if method == "exit" {
-		s.exit(ctx, params)
+		s.exit(nil)
 		return
 	}
 	if state == stateNew || state == stateShutdown {
@@ -487,14 +596,14 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		s.logger.Debug("notification dropped", "method", method, "state", state)
 		return
 	}
-	h := notificationHandlers[method]
+	h := methods[method]
 	if h == nil {
 		if !strings.HasPrefix(method, "$/") {
 			s.logger.Debug("notification ignored", "method", method)
 		}
 		return
 	}
-	h(s, ctx, params)
+	h.notify(s, ctx, method, params)
 }
 
 // decodeParams decodes params into v, mapping failures to InvalidParams.

@@ -1,8 +1,6 @@
 package lsp
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
@@ -110,10 +108,9 @@ func (s *Server) isCurrent(uri string, snap docSnapshot) bool {
 	return ok && d.version == snap.version && d.gen == snap.gen
 }
 
-func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
-	var p protocol.DidOpenTextDocumentParams
-	if err := json.Unmarshal(params, &p); err != nil || p.TextDocument.URI == "" {
-		s.logger.Warn("bad didOpen", "error", err)
+func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
+	if p.TextDocument.URI == "" {
+		s.logger.Warn("didOpen without a document URI ignored")
 		return
 	}
 	uri := p.TextDocument.URI
@@ -133,23 +130,18 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) {
 	s.scheduleDiagnostics(uri)
 }
 
-func (s *Server) didChange(ctx context.Context, params json.RawMessage) {
-	var p protocol.DidChangeTextDocumentParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		s.logger.Warn("bad didChange", "error", err)
-		return
-	}
+func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) {
 	uri := p.TextDocument.URI
+	changes := make([]position.Change, len(p.ContentChanges))
+	for i, ch := range p.ContentChanges {
+		changes[i] = position.Change{Range: ch.Range, Text: ch.Text}
+	}
 	s.mu.Lock()
 	d, ok := s.docs[uri]
 	if !ok {
 		s.mu.Unlock()
 		s.logger.Warn("didChange for a document that is not open", "uri", uri)
 		return
-	}
-	changes := make([]position.Change, len(p.ContentChanges))
-	for i, ch := range p.ContentChanges {
-		changes[i] = position.Change{Range: ch.Range, Text: ch.Text}
 	}
 	if err := d.text.Apply(s.encoding, changes); err != nil {
 		s.mu.Unlock()
@@ -163,11 +155,7 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) {
 	s.scheduleDiagnostics(uri)
 }
 
-func (s *Server) didClose(ctx context.Context, params json.RawMessage) {
-	var p protocol.DidCloseTextDocumentParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		return
-	}
+func (s *Server) didClose(p *protocol.DidCloseTextDocumentParams) {
 	uri := p.TextDocument.URI
 	s.mu.Lock()
 	delete(s.docs, uri)
