@@ -8,52 +8,14 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-export PATH="$PATH:/usr/local/go/bin"
+e2e_tag=node-e2e
+# shellcheck source=../lib.sh
+. "$repo/e2e/lib.sh"
 
-say() { printf '[node-e2e] %s\n' "$*" >&2; }
-fail() { say "$*"; echo "0 passed, 1 failed"; exit 1; }
-
-apt_install() {
-  local tries
-  for tries in 1 2 3; do
-    if DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-         --no-install-recommends "$@" >&2; then return 0; fi
-    say "apt-get install $* failed (try $tries); updating package lists"
-    apt-get -o DPkg::Lock::Timeout=600 update -q >&2 || sleep 5
-  done
-  return 1
-}
-
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  say "node/npm not found; installing Debian's nodejs and npm"
-  apt_install nodejs npm || fail "could not install nodejs/npm"
-fi
-
-# npm ci only when the lock file (or the Node version) changed since the last install.
-stamp="$here/node_modules/.dsh-e2e-stamp"
-want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1) $(node --version)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "npm ci in $here"
-  ok=
-  for tries in 1 2; do
-    if (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2); then ok=1; break; fi
-    say "npm ci failed (try $tries)"
-    sleep 2
-  done
-  [ -n "$ok" ] || fail "npm ci failed"
-  echo "$want" >"$stamp"
-fi
-
-work=$(mktemp -d /tmp/dsh-node-e2e.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-bin=${DSH_LSP_BIN:-}
-if [ -z "$bin" ]; then
-  bin=$work/dsh-lsp
-  say "building dsh-lsp"
-  (cd "$repo" && go build -o "$bin" ./cmd/dsh-lsp) || fail "go build ./cmd/dsh-lsp failed"
-fi
-[ -x "$bin" ] || fail "dsh-lsp binary $bin is not executable"
+need_node
+npm_ci_cached "$here" "$here"
+make_work node-e2e
+build_bin
 
 # The server must not write under the store root; the copy keeps testdata safe anyway.
 cp -r "$repo/testdata/fixtures/store-raw" "$work/store" || fail "cannot copy the fixture store"

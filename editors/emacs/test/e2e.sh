@@ -8,8 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 ci=${DSH_CI_DIR:-/opt/dsh-ci}
 mkdir -p "$ci"
-say() { printf '[emacs-e2e] %s\n' "$*" >&2; }
-fail() { say "$*"; echo "0 passed, 1 failed"; exit 1; }
+e2e_tag=emacs-e2e
+# shellcheck source=../../../e2e/lib.sh
+. "$repo/e2e/lib.sh"
 
 emacs_major() { emacs --version 2>/dev/null | sed -n '1s/^GNU Emacs \([0-9]*\).*/\1/p'; }
 
@@ -53,14 +54,8 @@ if [ "$(emacs_major)" != 30 ]; then install_emacs || fail "could not install Ema
 [ "$(emacs_major)" = 30 ] || fail "Emacs 30 not available: $(emacs --version 2>&1 | head -1)"
 say "$(emacs --version | head -1)"
 
-work=$(mktemp -d /tmp/dsh-emacs-e2e.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-bin=${DSH_LSP_BIN:-}
-if [ -z "$bin" ]; then
-  bin=$work/dsh-lsp
-  say "building dsh-lsp"
-  (cd "$repo" && go build -o "$bin" ./cmd/dsh-lsp) || fail "go build ./cmd/dsh-lsp failed"
-fi
+make_work emacs-e2e
+build_bin
 cp -r "$repo/testdata/fixtures/store-raw" "$work/store"
 mkdir -p "$work/run" "$work/home"
 
@@ -69,14 +64,10 @@ DSH_EXPECTED=$repo/testdata/fixtures/expected/store-raw.expected.json \
   timeout 180 emacs -Q --batch -l "$here/e2e.el" >"$work/out.txt" 2>"$work/err.txt" </dev/null
 rc=$?
 cat "$work/out.txt"
-line=$(grep -E '^emacs: [0-9]+ passed, [0-9]+ failed$' "$work/out.txt" | tail -1)
-if [ -z "$line" ]; then
+if ! read_result "$work/out.txt" emacs "$rc"; then
   say "no result line (exit $rc); stderr:"; tail -30 "$work/err.txt" >&2
   echo "0 passed, 1 failed"; exit 1
 fi
-p=$(sed -n 's/^emacs: \([0-9]*\) passed.*/\1/p' <<<"$line")
-f=$(sed -n 's/.* \([0-9]*\) failed$/\1/p' <<<"$line")
-if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 [ "$f" -eq 0 ] || { say "stderr (last 30 lines):"; tail -30 "$work/err.txt" >&2; }
 echo "$p passed, $f failed"
 [ "$f" -eq 0 ]

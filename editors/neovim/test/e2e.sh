@@ -19,19 +19,10 @@ ci=${DSH_CI_DIR:-/opt/dsh-ci}
 versions=${NVIM_VERSIONS:-0.7 0.10 0.12}
 mkdir -p "$ci"
 
-say() { printf '[nvim-e2e] %s\n' "$*" >&2; }
-
-apt_install() {
-  local tries
-  for tries in 1 2 3; do
-    if DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-         --no-install-recommends "$@" >"$ci/apt.log" 2>&1; then return 0; fi
-    say "apt-get install $* failed (try $tries); updating package lists"
-    apt-get -o DPkg::Lock::Timeout=600 update -q >>"$ci/apt.log" 2>&1 || sleep 5
-  done
-  cat "$ci/apt.log" >&2
-  return 1
-}
+e2e_tag=nvim-e2e
+e2e_apt_log=$ci/apt.log
+# shellcheck source=../../../e2e/lib.sh
+. "$repo/e2e/lib.sh"
 
 nvim_version() { "$1" --version 2>/dev/null | head -1 | sed -n 's/^NVIM v\([0-9]*\.[0-9]*\).*/\1/p'; }
 
@@ -110,32 +101,23 @@ run_nvim() {
       >"$log" 2>&1 </dev/null)
   rc=$?
   cat "$log"
-  local line p f
-  line=$(grep -E '^nvim-[0-9.]+( [a-z-]+)?: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-  p=$(sed -n 's/.*: \([0-9]*\) passed.*/\1/p' <<<"$line")
-  f=$(sed -n 's/.* \([0-9]*\) failed$/\1/p' <<<"$line")
-  if [ -z "$line" ]; then
-    say "$name: no result line (exit $rc)"
+  tally "$log" 'nvim-[0-9.]+( [a-z-]+)?' "$rc" "$name"
+}
+
+# tally LOG PREFIX RC NAME: adds LOG's 'PREFIX: N passed, M failed' line to the totals (a
+# missing line is one failure); sets f.
+tally() {
+  local p
+  if ! read_result "$1" "$2" "$3"; then
+    say "$4: no result line (exit $3)"
     p=0; f=1
-  elif [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
-    f=1
   fi
   total_pass=$((total_pass + p))
   total_fail=$((total_fail + f))
 }
 
-work=$(mktemp -d /tmp/dsh-nvim-e2e.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-bin=${DSH_LSP_BIN:-}
-if [ -z "$bin" ]; then
-  bin=$work/dsh-lsp
-  say "building dsh-lsp"
-  if ! (cd "$repo" && go build -o "$bin" ./cmd/dsh-lsp); then
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-fi
+make_work nvim-e2e
+build_bin
 # the recipes call `dsh-lsp` by name, as users do
 mkdir -p "$work/bin" && ln -sf "$bin" "$work/bin/dsh-lsp"
 
@@ -161,20 +143,10 @@ for v in $versions; do
     timeout 180 "$nvim" --headless -u NONE -i NONE -n -c "luafile $here/e2e.lua" >"$log" 2>&1 </dev/null
   rc=$?
   cat "$log"
-  line=$(grep -E '^nvim-[0-9.]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-  p=$(sed -n 's/.*: \([0-9]*\) passed.*/\1/p' <<<"$line")
-  f=$(sed -n 's/.* \([0-9]*\) failed$/\1/p' <<<"$line")
-  if [ -z "$line" ]; then
-    say "Neovim $v: no result line (exit $rc)"
-    p=0; f=1
-  elif [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
-    f=1
-  fi
-  if [ "${f:-0}" -ne 0 ] && [ -s "$run/dsh-lsp.log" ]; then
+  tally "$log" 'nvim-[0-9.]+' "$rc" "Neovim $v"
+  if [ "$f" -ne 0 ] && [ -s "$run/dsh-lsp.log" ]; then
     say "server log (last 40 lines):"; tail -40 "$run/dsh-lsp.log" >&2
   fi
-  total_pass=$((total_pass + p))
-  total_fail=$((total_fail + f))
 
   if [ "$v" != 0.7 ]; then
     for sc in ${RECIPES:-setup lazy by-hand vim-lsp-config-file-first vim-lsp-config-chat-first}; do

@@ -9,20 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 ci=${DSH_CI_DIR:-/opt/dsh-ci}
 mkdir -p "$ci"
-say() { printf '[vim-e2e] %s\n' "$*" >&2; }
-fail() { say "$*"; echo "0 passed, 1 failed"; exit 1; }
-
-apt_install() {
-  local tries
-  for tries in 1 2 3; do
-    if DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-         --no-install-recommends "$@" >"$ci/apt-vim.log" 2>&1; then return 0; fi
-    say "apt-get install $* failed (try $tries); updating package lists"
-    apt-get -o DPkg::Lock::Timeout=600 update -q >>"$ci/apt-vim.log" 2>&1 || sleep 5
-  done
-  cat "$ci/apt-vim.log" >&2
-  return 1
-}
+e2e_tag=vim-e2e
+e2e_apt_log=$ci/apt-vim.log
+# shellcheck source=../../../e2e/lib.sh
+. "$repo/e2e/lib.sh"
 
 need=()
 vim --version 2>/dev/null | head -1 | grep -q 'Vi IMproved 9' || need+=(vim)
@@ -31,15 +21,10 @@ command -v tmux >/dev/null || need+=(tmux)
 if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}" || fail "could not install ${need[*]}"; fi
 say "$(vim --version | head -1); ALE $(dpkg-query -W -f='${Version}' vim-ale 2>/dev/null)"
 
-work=$(mktemp -d /tmp/dsh-vim-e2e.XXXXXX)
+make_work vim-e2e
 sock=dsh-vim-e2e-$$
 trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$work"' EXIT
-bin=${DSH_LSP_BIN:-}
-if [ -z "$bin" ]; then
-  bin=$work/dsh-lsp
-  say "building dsh-lsp"
-  (cd "$repo" && go build -o "$bin" ./cmd/dsh-lsp) || fail "go build ./cmd/dsh-lsp failed"
-fi
+build_bin
 cp -r "$repo/testdata/fixtures/store-raw" "$work/store"
 mkdir -p "$work/run" "$work/home"
 out=$work/out.txt
@@ -69,10 +54,6 @@ fi
 rc=$(sed -n 's/^exit //p' "$work/vim-exit")
 [ -f "$out" ] || { [ -f "$out.partial" ] && cat "$out.partial"; fail "no report from Vim (exit $rc)"; }
 cat "$out"
-line=$(grep -E '^vim: [0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
-[ -n "$line" ] || fail "no result line (exit $rc)"
-p=$(sed -n 's/^vim: \([0-9]*\) passed.*/\1/p' <<<"$line")
-f=$(sed -n 's/.* \([0-9]*\) failed$/\1/p' <<<"$line")
-if [ "$rc" != 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+read_result "$out" vim "$rc" || fail "no result line (exit $rc)"
 echo "$p passed, $f failed"
 [ "$f" -eq 0 ]
