@@ -91,8 +91,10 @@ func writePieces(t *testing.T, f *os.File, data []byte, r *rand.Rand, readDone, 
 // surfaces and titles: no read ever fails, and every read sees a
 // consistent, growing prefix of what was written.
 func TestConcurrentAppend(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []sessionstore.Encoding{sessionstore.Raw, sessionstore.Zstd} {
 		t.Run(enc.String(), func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			r := rand.New(rand.NewSource(42))
 			const id = "live"

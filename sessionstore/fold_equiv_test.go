@@ -237,12 +237,14 @@ func foldMutation(t *testing.T, r *rand.Rand, next int64, log *Log) (string, []s
 // (raw and zstd) and compares the three policies after every change, and
 // an index reopened from its persisted cache every few rounds.
 func TestFoldPoliciesAgree(t *testing.T) {
+	t.Parallel()
 	rounds := 80
 	if testing.Short() {
 		rounds = 40
 	}
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			cacheDir := t.TempDir()
 			ss := genStore(t, root, comp, 6, 2, 23)

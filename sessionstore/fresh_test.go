@@ -96,6 +96,7 @@ func awaitFresh(t *testing.T, x *sessionstore.Indexed, root, step string, since 
 // whose watches ran out after the root and a project, in both encodings:
 // the index must come to answer exactly like a full re-read.
 func TestFreshAnswersAfterWrites(t *testing.T) {
+	t.Parallel()
 	modes := []struct {
 		name string
 		opts sessionstore.IndexOptions
@@ -107,6 +108,7 @@ func TestFreshAnswersAfterWrites(t *testing.T) {
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		for _, m := range modes {
 			t.Run(string(comp)+"/"+m.name, func(t *testing.T) {
+				t.Parallel()
 				if runtime.GOOS == "windows" && !m.opts.NoWatch {
 					t.Skip("Windows polls the store (sessionstore/watch_other.go); the polled mode runs")
 				}

@@ -109,6 +109,9 @@ func TestMain(m *testing.M) {
 		before[i] = treeHash(panicTB{}, r)
 	}
 	code := m.Run()
+	for _, f := range testExits {
+		f()
+	}
 	for i, r := range roots {
 		if after := treeHash(panicTB{}, r); after != before[i] {
 			fmt.Fprintf(os.Stderr, "FAIL: store bytes under %s changed during the tests\n", r)

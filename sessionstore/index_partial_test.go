@@ -71,6 +71,7 @@ func fullAnswers(t *testing.T, x *Indexed) ([]reference.SessionHeader, map[strin
 // prefix of the work (sorted, titled); once complete it gives the whole
 // listing with the full read's titles.
 func TestIndexedPartial(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	genStore(t, root, workload.None, 600, 3, 11)
 	type snap struct {

@@ -222,8 +222,10 @@ func (g *genSession) appendBatches(t *testing.T, comp workload.Compression, k in
 }
 
 func TestIndexedIncrementalRefresh(t *testing.T) {
+	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			ss := genStore(t, root, comp, 6, 3, 7)
 			x := openIndexed(t, root, t.TempDir())
@@ -302,8 +304,10 @@ func TestIndexedIncrementalRefresh(t *testing.T) {
 // replacements, garbage and bad lines, the index answers what a full
 // re-read answers.
 func TestIndexedEqualsFullReadAfterRandomChanges(t *testing.T) {
+	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			ss := genStore(t, root, comp, 8, 2, 11)
 			x := openIndexed(t, root, t.TempDir())

@@ -217,27 +217,34 @@ func treeSum(t *testing.T, root string) string {
 
 // dshLSP returns the real binary: DSH_LSP_TEST_BIN when set (built by
 // the caller for this platform; there is no go command under Wine), else
-// built into this test's temporary directory (removed with it; the go
-// build cache makes the later builds a link step).
+// built once for the whole test binary into a temporary directory that
+// TestMain removes (the tests using it run in parallel).
 func dshLSP(t *testing.T) string {
 	t.Helper()
 	if prebuilt := os.Getenv("DSH_LSP_TEST_BIN"); prebuilt != "" {
 		return prebuilt
 	}
-	if p, ok := builtBins.Load(t.Name()); ok {
-		return p.(string)
-	}
-	p := filepath.Join(t.TempDir(), "dsh-lsp")
-	out, err := exec.Command("go", "build", "-o", p, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
+	p, err := builtBin()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	builtBins.Store(t.Name(), p)
 	return p
 }
 
-// builtBins maps a test to its binary.
-var builtBins sync.Map
+// builtBin builds the binary at its first call.
+var builtBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "dsh-lsp-sessionstore-test-")
+	if err != nil {
+		return "", err
+	}
+	sessionstore.AtTestExit(func() { os.RemoveAll(dir) })
+	p := filepath.Join(dir, "dsh-lsp")
+	out, err := exec.Command("go", "build", "-o", p, "github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return p, nil
+})
 
 // cliRun is one finished CLI run.
 type cliRun struct {
@@ -327,6 +334,7 @@ func mentionOf(t *testing.T, id string) string {
 // TestReadLimitBombsCLI runs candidates and prepare over the bomb store
 // with a 32 MiB read limit and with the default (256 MiB).
 func TestReadLimitBombsCLI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("builds and runs the binary over multi-GiB bombs")
 	}
@@ -426,6 +434,7 @@ func firstLine(s string) string {
 // at most limit+1 bytes (≤ 2 × limit with the copy it grew from), and a
 // prepare reads the session's title and surface in parallel.
 func TestReadLimitHugeLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("writes a 320 MB session")
 	}
@@ -516,6 +525,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // a read-limit error, the good session keeps being listed and prepared
 // between them, and the server's peak RSS stays under the bound.
 func TestReadLimitBombsServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("builds and runs the binary over multi-GiB bombs")
 	}

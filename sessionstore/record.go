@@ -84,6 +84,11 @@ const (
 	rowToolCall  = "tool-call-chunks"
 )
 
+// envelopeKeys are the top-level keys of a storage record the envelope
+// keeps, in the order of their bits (keyType is bit 0) and of the
+// envelope's fields.
+var envelopeKeys = [...]string{"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "seq0", "time0"}
+
 // Top-level keys of a storage record, as bits of envelope.keys.
 const (
 	keyType uint16 = 1 << iota
@@ -113,29 +118,15 @@ func (env *envelope) member(key, v []byte) {
 		s, _ := jsjson.String(key)
 		k = []byte(s)
 	}
-	switch string(k) {
-	case "type":
-		env.typ, env.keys = v, env.keys|keyType
-	case "seq":
-		env.seq, env.keys = v, env.keys|keySeq
-	case "time":
-		env.time, env.keys = v, env.keys|keyTime
-	case "data":
-		env.data, env.keys = v, env.keys|keyData
-	case "surfaceOp":
-		env.surfaceOp, env.keys = v, env.keys|keySurfaceOp
-	case "sourceEventSeqs":
-		env.sourceEventSeqs, env.keys = v, env.keys|keySourceEventSeqs
-	case "ignorable":
-		env.ignorable, env.keys = v, env.keys|keyIgnorable
-	case "seq0":
-		env.seq0, env.keys = v, env.keys|keySeq0
-	case "time0":
-		env.time0, env.keys = v, env.keys|keyTime0
-	default:
-		if !env.hasExtra {
-			env.extra, env.hasExtra = string(k), true
+	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
+	for i, name := range envelopeKeys {
+		if string(k) == name {
+			*slots[i], env.keys = v, env.keys|1<<i
+			return
 		}
+	}
+	if !env.hasExtra {
+		env.extra, env.hasExtra = string(k), true
 	}
 }
 
@@ -245,38 +236,21 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if r.time0, ok = safeInt(env.time0); !ok {
 		return nil, corruptf("%s row time0 is not a safe integer", typ)
 	}
-	var keys uint16
-	other := false
-	var payloadRaw, dtRaw []byte
-	if !fields(env.data, func(k string, v []byte) {
-		switch k {
-		case "turn":
-			r.turn, keys = v, keys|rkTurn
-		case "step":
-			r.step, keys = v, keys|rkStep
-		case "index":
-			r.index, keys = v, keys|rkIndex
-		case "id":
-			r.id, keys = v, keys|rkID
-		case "name":
-			r.name, keys = v, keys|rkName
-		case "dt":
-			dtRaw, keys = v, keys|rkDt
-		case "texts":
-			if typ != rowToolCall {
-				payloadRaw = v
-			}
-			keys |= rkTexts
-		case "args":
-			if typ == rowToolCall {
-				payloadRaw = v
-			}
-			keys |= rkArgs
-		default:
-			other = true
-		}
-	}) {
+	// The names in the order of the rk bits.
+	d, other, ok := members(env.data, "turn", "step", "index", "id", "name", "dt", "texts", "args")
+	if !ok {
 		return nil, corruptf("%s row data is not an object", typ)
+	}
+	var keys uint16
+	for i, v := range d {
+		if v != nil {
+			keys |= 1 << i
+		}
+	}
+	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
+	dtRaw, payloadRaw := d[5], d[6]
+	if typ == rowToolCall {
+		payloadRaw = d[7]
 	}
 	payloadKey := "texts"
 	if typ == rowToolCall {

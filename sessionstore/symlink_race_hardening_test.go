@@ -65,6 +65,7 @@ func (w *inotifyOpens) names() []string {
 }
 
 func TestSymlinkRaceNeverReadsOutside(t *testing.T) {
+	t.Parallel()
 	const (
 		inside  = "inside-content"
 		outside = "OUTSIDE-MARKER"

@@ -148,6 +148,7 @@ func toolResult(seq int, call, content, op string, sources string) string {
 // fallback and the scanner's torn-tail rules, in both encodings; plus the
 // fuzz corpus.
 func TestStreamedTitleMatchesLoad(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"empty":          "",
 		"header only":    hdr,

@@ -43,20 +43,10 @@ func checkMessage(e *Event) error {
 		if !validMessage(m, "assistant") {
 			return corruptf("event %d: malformed assistant/message", e.Seq)
 		}
-		var kind, provider, model []byte
-		fields(field(m, "source"), func(k string, v []byte) {
-			switch k {
-			case "kind":
-				kind = v
-			case "provider":
-				provider = v
-			case "model":
-				model = v
-			}
-		})
-		k, _ := str(kind)
-		_, okP := nonEmptyStr(provider)
-		_, okM := nonEmptyStr(model)
+		src, _, _ := members(field(m, "source"), "kind", "provider", "model")
+		k, _ := str(src[0])
+		_, okP := nonEmptyStr(src[1])
+		_, okM := nonEmptyStr(src[2])
 		if k != "model" || !okP || !okM {
 			return corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
 		}
@@ -65,17 +55,9 @@ func checkMessage(e *Event) error {
 		if !validMessage(m, "user") {
 			return corruptf("event %d: malformed tool/result", e.Seq)
 		}
-		var kind, call []byte
-		fields(field(m, "source"), func(k string, v []byte) {
-			switch k {
-			case "kind":
-				kind = v
-			case "callId":
-				call = v
-			}
-		})
-		k, _ := str(kind)
-		callID, okC := nonEmptyStr(call)
+		src, _, _ := members(field(m, "source"), "kind", "callId")
+		k, _ := str(src[0])
+		callID, okC := nonEmptyStr(src[1])
 		if k != "tool" || !okC {
 			return corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
 		}
@@ -84,44 +66,43 @@ func checkMessage(e *Event) error {
 		if len(blocks) != 1 {
 			return corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 		}
-		var typ, content, tcid []byte
-		ok := fields(blocks[0], func(k string, v []byte) {
-			switch k {
-			case "type":
-				typ = v
-			case "content":
-				content = v
-			case "toolCallId":
-				tcid = v
-			}
-		})
-		t, _ := str(typ)
-		tc, okT := str(tcid)
-		if !ok || t != "tool-result" || !isArray(content) || !okT || tc != callID {
+		b, _, ok := members(blocks[0], "type", "content", "toolCallId")
+		t, _ := str(b[0])
+		tc, okT := str(b[2])
+		if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
 			return corruptf("event %d: tool/result block does not match its callId", e.Seq)
 		}
 	}
 	return nil
 }
 
+// members returns the raw values of the members of object obj named by
+// names (at most 8), in the order of names: nil for an absent one, the
+// last one for a duplicate (as JSON.parse keeps); other reports a member
+// with another name, ok is false when obj is not an object. The values are
+// in an array, not a slice: the checks run for every surface event and
+// allocate nothing.
+func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
+	ok = fields(obj, func(k string, v []byte) {
+		for i, n := range names {
+			if k == n {
+				vals[i] = v
+				return
+			}
+		}
+		other = true
+	})
+	return vals, other, ok
+}
+
 // validMessage checks a message object: non-empty string id, the role,
 // a source object with a non-empty string kind, an array content.
 func validMessage(m []byte, role string) bool {
-	var id, r, src, content []byte
-	if !fields(m, func(k string, v []byte) {
-		switch k {
-		case "id":
-			id = v
-		case "role":
-			r = v
-		case "source":
-			src = v
-		case "content":
-			content = v
-		}
-	}) {
+	v, _, ok := members(m, "id", "role", "source", "content")
+	if !ok {
 		return false
 	}
+	id, r, src, content := v[0], v[1], v[2], v[3]
 	if _, ok := nonEmptyStr(id); !ok {
 		return false
 	}
@@ -179,16 +160,9 @@ func checkRequestHeader(e *Event) error {
 	if !isObject(h) {
 		return bad("has no header object")
 	}
-	var cfgRaw, adRaw []byte
-	hasAD := false
-	fields(h, func(k string, v []byte) {
-		switch k {
-		case "config":
-			cfgRaw = v
-		case "adapterDefaults":
-			adRaw, hasAD = v, true
-		}
-	})
+	hv, _, _ := members(h, "config", "adapterDefaults")
+	cfgRaw, adRaw := hv[0], hv[1]
+	hasAD := adRaw != nil // a present member's raw value is never empty
 	cfg, ok := objectOf(cfgRaw)
 	if !ok {
 		return bad("has no config object")
