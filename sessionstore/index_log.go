@@ -105,14 +105,25 @@ type frameCache struct {
 	off  int64
 	torn bool
 	text []byte
+	// win, once set, reads the records (surface_window.go).
+	win *fileWindow
 }
 
 // readRecord re-reads the single event stored at loc (a surface event is
 // never a packed row). fc, when not nil, caches the last decoded frame.
 func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 	var line []byte
+	if fc != nil && fc.win == nil {
+		fc.win = &fileWindow{f: p.f}
+	}
 	if p.enc == Raw {
-		l, err := readLineAt(p.f, loc.Off)
+		var l []byte
+		var err error
+		if fc != nil {
+			l, err = fc.win.line(loc.Off, limitOr(p.limit))
+		} else {
+			l, err = readLineAt(p.f, loc.Off)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +133,13 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 		if fc != nil && fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 			text = fc.text
 		} else {
-			frame, err := readFrameAtLimit(p.f, loc.Off, limitOr(p.limit))
+			var frame []byte
+			var err error
+			if fc != nil {
+				frame, err = fc.win.frame(loc.Off, limitOr(p.limit))
+			} else {
+				frame, err = readFrameAtLimit(p.f, loc.Off, limitOr(p.limit))
+			}
 			if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 				return nil, err
 			}
@@ -134,7 +151,7 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 				return nil, err
 			}
 			if fc != nil {
-				*fc = frameCache{off: loc.Off, torn: loc.Torn, text: text}
+				fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
 			}
 		}
 		if loc.Inner > int64(len(text)) {

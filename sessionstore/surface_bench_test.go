@@ -1,0 +1,56 @@
+package sessionstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// BenchmarkHoverCold is the cold cost of one hover of a large session (issue
+// 16): the indexed store's ReadSurface of a 6 MB / 2,500-turn session (the
+// stress back-pressure phases' sessions) plus the retention the hover runs
+// on it under dsh's default 64 KiB budget. Nothing is cached between
+// iterations but the index itself, which the server builds at startup.
+func BenchmarkHoverCold(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		comp workload.Compression
+	}{{"zstd", workload.Zstd}, {"plain", workload.None}} {
+		b.Run(c.name, func(b *testing.B) {
+			root := b.TempDir()
+			infos, err := workload.Generate(root, workload.Options{Sessions: 1, CWDs: 1, Size: 6 << 20, Turns: 2500,
+				Compression: c.comp, Multibyte: 0.2, Seed: 16}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := infos[0].ID
+			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			if err := x.Wait(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			budget := reference.DefaultConfig().MaxReferenceBytes
+			b.SetBytes(infos[0].Plain)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				surf, err := x.ReadSurface(context.Background(), id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := reference.Retain(surf, "s0", budget)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Stats.OriginalMessages < 5000 || !r.Stats.Truncated {
+					b.Fatalf("%+v: want at least 5,000 messages, truncated to the budget", r.Stats)
+				}
+			}
+		})
+	}
+}

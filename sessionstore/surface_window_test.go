@@ -1,0 +1,130 @@
+package sessionstore
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// writeTemp writes data to a new file and opens it.
+func writeTemp(t *testing.T, data []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestFileWindowLines: every line the window returns is the line
+// readLineAt (the one-record-at-a-time read it replaces) returns, whatever
+// the order of the reads and however the lines straddle window refills;
+// a final line without "\n" and a line over the limit fail.
+func TestFileWindowLines(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var data []byte
+	var offs []int64
+	for _, n := range []int{0, 1, 100, surfaceWindowSize - 150, 10, surfaceWindowSize, surfaceWindowSize + 1, 3 * surfaceWindowSize, 7, 2} {
+		offs = append(offs, int64(len(data)))
+		line := make([]byte, n)
+		for i := range line {
+			line[i] = byte('a' + rng.Intn(26))
+		}
+		data = append(append(data, line...), '\n')
+	}
+	tornOff := int64(len(data))
+	data = append(data, "no newline"...)
+	f := writeTemp(t, data)
+	orders := map[string][]int64{"increasing": offs, "decreasing": nil, "shuffled": nil}
+	for i := len(offs) - 1; i >= 0; i-- {
+		orders["decreasing"] = append(orders["decreasing"], offs[i])
+	}
+	shuffled := append([]int64(nil), offs...)
+	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	orders["shuffled"] = shuffled
+	for name, order := range orders {
+		t.Run(name, func(t *testing.T) {
+			w := &fileWindow{f: f}
+			for _, off := range order {
+				got, err := w.line(off, DefaultReadLimit)
+				want, werr := readLineAt(f, off)
+				if err != nil || werr != nil || !bytes.Equal(got, want) {
+					t.Fatalf("line at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
+				}
+			}
+			if _, err := w.line(tornOff, DefaultReadLimit); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("final line without newline: %v, want io.ErrUnexpectedEOF", err)
+			}
+		})
+	}
+	t.Run("over the limit", func(t *testing.T) {
+		w := &fileWindow{f: f}
+		long := offs[7] // 3 windows long
+		if _, err := w.line(long, surfaceWindowSize); err != errSlow {
+			t.Errorf("line of %d bytes under a %d-byte limit: %v, want errSlow", 3*surfaceWindowSize, surfaceWindowSize, err)
+		}
+		if got, err := w.line(offs[8], surfaceWindowSize); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
+			t.Errorf("the next line after a refused one: %q, %v", got, err)
+		}
+	})
+}
+
+// TestFileWindowFrames: every frame the window returns is the frame
+// readFrameAtLimit returns (small frames sharing a window, frames larger
+// than a window), a torn final frame comes back to EOF with
+// io.ErrUnexpectedEOF, and a frame over the limit fails with ErrReadLimit.
+func TestFileWindowFrames(t *testing.T) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(2))
+	var data []byte
+	var offs []int64
+	for _, n := range []int{10, 3000, 2 * surfaceWindowSize, 5, surfaceWindowSize - 20, 700 << 10, 1} {
+		plain := make([]byte, n) // random bytes barely compress: frames as long as n
+		rng.Read(plain)
+		offs = append(offs, int64(len(data)))
+		data = enc.EncodeAll(plain, data)
+	}
+	full := len(data)
+	tornOff := int64(full)
+	last := enc.EncodeAll(bytes.Repeat([]byte("torn"), 100000), nil)
+	data = append(data, last[:len(last)/2]...)
+	f := writeTemp(t, data)
+	w := &fileWindow{f: f}
+	for pass := 0; pass < 2; pass++ { // the second pass goes backwards
+		for i := range offs {
+			off := offs[i]
+			if pass == 1 {
+				off = offs[len(offs)-1-i]
+			}
+			got, err := w.frame(off, DefaultReadLimit)
+			want, werr := readFrameAtLimit(f, off, DefaultReadLimit)
+			if err != nil || werr != nil || !bytes.Equal(got, want) {
+				t.Fatalf("frame at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
+			}
+		}
+	}
+	got, err := w.frame(tornOff, DefaultReadLimit)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(got, data[tornOff:]) {
+		t.Errorf("torn frame: %d bytes, %v; want the %d bytes to EOF, io.ErrUnexpectedEOF", len(got), err, len(data)-full)
+	}
+	if _, err := w.frame(offs[2], 64<<10); !errors.Is(err, ErrReadLimit) {
+		t.Errorf("frame of %d bytes under a 64 KiB limit: %v, want ErrReadLimit", 2*surfaceWindowSize, err)
+	}
+	if _, err := w.frame(offs[1]+1, DefaultReadLimit); err == nil {
+		t.Errorf("frame read in the middle of a frame: no error")
+	}
+}
