@@ -7,7 +7,6 @@ package completion
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -177,22 +176,6 @@ type ItemData struct {
 	CreatedAt int64   `json:"createdAt"`
 }
 
-// appendItemData appends the ItemData JSON of c (by hand: this runs for
-// every item of every completion response).
-func appendItemData(dst []byte, c reference.Candidate) []byte {
-	dst = append(dst, `{"sessionId":`...)
-	dst = reference.AppendJSString(dst, c.SessionID)
-	dst = append(dst, `,"label":`...)
-	dst = reference.AppendJSString(dst, c.Label)
-	if c.CWD != nil {
-		dst = append(dst, `,"cwd":`...)
-		dst = reference.AppendJSString(dst, *c.CWD)
-	}
-	dst = append(dst, `,"createdAt":`...)
-	dst = strconv.AppendInt(dst, c.CreatedAt, 10)
-	return append(dst, '}')
-}
-
 // FormatTime formats a dsh createdAt (Unix milliseconds) for people.
 func FormatTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
@@ -249,7 +232,7 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style
 		label := InsertLabel(c.Label)
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := VisibleLabel(c.Label)
-		data := appendItemData(nil, c)
+		data := c.AppendJSON(nil) // ItemData, by hand: this runs for every item
 		item := protocol.CompletionItem{
 			Label:      visible,
 			Kind:       protocol.CompletionItemKindReference,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -97,7 +98,7 @@ func Check(text string, env Env) []Finding {
 		self := env.Target.SessionID != nil && *env.Target.SessionID == m.SessionID
 		if self {
 			out = append(out, Finding{Span: m.Span, Severity: Error, Code: CodeSelfReference,
-				Message: fmt.Sprintf("session %s cannot reference itself", reference.QuoteJS(m.SessionID))})
+				Message: fmt.Sprintf("session %s cannot reference itself", jsjson.Quote(m.SessionID))})
 			continue
 		}
 		idx, ok := seen[m.SessionID]
@@ -111,7 +112,7 @@ func Check(text string, env Env) []Finding {
 		}
 		if env.Known != nil && !env.Known(m.SessionID) {
 			out = append(out, Finding{Span: m.Span, Severity: Warning, Code: CodeUnknownSession,
-				Message: fmt.Sprintf("unknown session %s: the session store does not list it", reference.QuoteJS(m.SessionID))})
+				Message: fmt.Sprintf("unknown session %s: the session store does not list it", jsjson.Quote(m.SessionID))})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return a.Span.Start - b.Span.Start })
@@ -119,7 +120,7 @@ func Check(text string, env Env) []Finding {
 }
 
 func problemMessage(p reference.Problem) string {
-	msg := "invalid session reference URI " + reference.QuoteJS(p.URI)
+	msg := "invalid session reference URI " + jsjson.Quote(p.URI)
 	if p.Err != nil {
 		msg = p.Err.Message
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -319,7 +320,7 @@ func sessionResource(c reference.Candidate) *mcp.Resource {
 		Name:  c.Label,
 		Title: c.Label,
 		Description: fmt.Sprintf("dsh session %s (%s, created %s): its untrusted context snapshot, background data only",
-			reference.QuoteJS(c.SessionID), cwd, created),
+			jsjson.Quote(c.SessionID), cwd, created),
 		MIMEType: MIMEType,
 	}
 }

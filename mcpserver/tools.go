@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -307,7 +308,7 @@ func toolArgs(tool string, raw json.RawMessage, known ...string) (args, error) {
 	var unknown []string
 	for k := range a {
 		if !slices.Contains(known, k) {
-			unknown = append(unknown, reference.QuoteJS(k))
+			unknown = append(unknown, jsjson.Quote(k))
 		}
 	}
 	if len(unknown) > 0 {

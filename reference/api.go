@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"strconv"
 )
 
 // This file holds the JSON shapes of dsh's session-reference API as every
@@ -78,19 +77,6 @@ func Marshal(v any) ([]byte, error) {
 // encoding/json's U+FFFD, so a host that cites sessionId cites the session
 // that exists.
 func (c CandidateItem) MarshalJSON() ([]byte, error) {
-	b := append([]byte(nil), `{"sessionId":`...)
-	b = AppendJSString(b, c.SessionID)
-	b = append(b, `,"label":`...)
-	b = AppendJSString(b, c.Label)
-	if c.CWD != nil {
-		b = append(b, `,"cwd":`...)
-		b = AppendJSString(b, *c.CWD)
-	}
-	b = append(b, `,"createdAt":`...)
-	b = strconv.AppendInt(b, c.CreatedAt, 10)
-	b = append(b, `,"uri":`...)
-	b = AppendJSString(b, c.URI)
-	b = append(b, `,"mention":`...)
-	b = AppendJSString(b, c.Mention)
-	return append(b, '}'), nil
+	cand := Candidate{SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt}
+	return cand.object(nil).String("uri", c.URI).String("mention", c.Mention).Bytes(), nil
 }

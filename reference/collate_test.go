@@ -4,24 +4,26 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // loadCollationVectors reads testdata/collation/icu78.json, written by
 // internal/collategen/vectors.mjs from Node's localeCompare (ICU 78).
-func loadCollationVectors(t *testing.T) (sorted []string, pairs, repertoire []*jsValue) {
+func loadCollationVectors(t *testing.T) (sorted []string, pairs, repertoire []*jsjson.Value) {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/collation/icu78.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := parseJSValue(string(raw))
+	v, err := jsjson.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range v.field("sorted").items {
-		sorted = append(sorted, s.str)
+	for _, s := range v.Field("sorted").Items {
+		sorted = append(sorted, s.Str)
 	}
-	return sorted, v.field("pairs").items, v.field("repertoire").items
+	return sorted, v.Field("pairs").Items, v.Field("repertoire").Items
 }
 
 // TestLocaleCompareICU78Order sorts the curated ids (the conformance
@@ -56,7 +58,7 @@ func TestLocaleCompareICU78Pairs(t *testing.T) {
 	}
 	bad := 0
 	for _, p := range append(pairs, repertoire...) {
-		a, b, want := p.items[0].str, p.items[1].str, int(p.items[2].num)
+		a, b, want := p.Items[0].Str, p.Items[1].Str, int(p.Items[2].Num)
 		if got := LocaleCompare(a, b); got != want {
 			bad++
 			if bad <= 20 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // MaxReferences is dsh's hard limit on references per message
@@ -63,12 +65,12 @@ func ConfigFromJSON(raw json.RawMessage) (Config, error) {
 	if text == "" || text == "null" {
 		return cfg, nil
 	}
-	v, err := parseJSValue(decodeUTF8Lossy([]byte(text)))
+	v, err := jsjson.Parse(jsjson.RepairUTF8([]byte(text)))
 	if err != nil {
 		return Config{}, newError(CodeInvalidConfig, "session-reference: config is not valid JSON: "+err.Error(), err)
 	}
-	if v.kind != jsvObject {
-		return Config{}, newError(CodeInvalidConfig, "session-reference: config must be a JSON object, not "+v.kind.String(), nil)
+	if v.Kind != jsjson.KindObject {
+		return Config{}, newError(CodeInvalidConfig, "session-reference: config must be a JSON object, not "+v.Kind.String(), nil)
 	}
 	for _, f := range []struct {
 		name string
@@ -78,14 +80,14 @@ func ConfigFromJSON(raw json.RawMessage) (Config, error) {
 		{"candidateLimit", &cfg.CandidateLimit},
 		{"maxReferenceBytes", &cfg.MaxReferenceBytes},
 	} {
-		fv := v.field(f.name)
-		if fv == nil || fv.kind == jsvNull {
+		fv := v.Field(f.name)
+		if fv == nil || fv.Kind == jsjson.KindNull {
 			continue
 		}
-		if fv.kind != jsvNumber || fv.num != math.Trunc(fv.num) || fv.num <= 0 || fv.num > maxSafeInteger {
+		if fv.Kind != jsjson.KindNumber || fv.Num != math.Trunc(fv.Num) || fv.Num <= 0 || fv.Num > maxSafeInteger {
 			return Config{}, notPositiveSafeInteger(f.name)
 		}
-		*f.dst = int64(fv.num)
+		*f.dst = int64(fv.Num)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err

@@ -3,12 +3,14 @@ package reference
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 func TestGoldenConfig(t *testing.T) {
 	for _, c := range loadGolden(t, "config") {
 		t.Run(c.name, func(t *testing.T) {
-			raw := appendJSValue(nil, c.input.field("config"), false)
+			raw := jsjson.AppendValue(nil, c.input.Field("config"), false)
 			cfg, err := ConfigFromJSON(raw)
 			if code, msg, isErr := goldenError(t, c.output); isErr {
 				checkError(t, err, code, msg)

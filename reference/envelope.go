@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // PromptHeader is the fixed start of the model-visible prompt, up to and
@@ -78,9 +80,9 @@ func newReferenceStats(ref ParsedReference, r *Retained, inputIndex int) Referen
 // (lone surrogates, held as WTF-8, are written as \udxxx escapes).
 func (s *ReferenceStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"sessionId":`...)
-	dst = AppendJSString(dst, s.SessionID)
+	dst = jsjson.AppendJSString(dst, s.SessionID, false)
 	dst = append(dst, `,"label":`...)
-	dst = AppendJSString(dst, s.Label)
+	dst = jsjson.AppendJSString(dst, s.Label, false)
 	dst = append(dst, `,"capturedThroughSeq":`...)
 	dst = appendIntOrNull(dst, s.CapturedThroughSeq)
 	dst = append(dst, `,"compacted":`...)
@@ -162,9 +164,9 @@ func (m *ContextMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"source":`...)
 	dst = m.Source.AppendJSON(dst)
 	dst = append(dst, `,"content":[{"type":"text","text":`...)
-	dst = AppendJSString(dst, m.Text)
+	dst = jsjson.AppendJSString(dst, m.Text, false)
 	dst = append(dst, `}],"role":"user","id":`...)
-	dst = AppendJSString(dst, m.ID)
+	dst = jsjson.AppendJSString(dst, m.ID, false)
 	return append(dst, '}')
 }
 

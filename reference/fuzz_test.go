@@ -1,14 +1,11 @@
 package reference
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // canonicalWTF8 reports whether s is what a JS string maps to in this
@@ -17,11 +14,11 @@ import (
 func canonicalWTF8(s string) bool {
 	prevHigh := false
 	for i := 0; i < len(s); {
-		if r, ok := surrogateAt(s, i); ok {
-			if prevHigh && isLowSurrogate(r) {
+		if r, ok := jsjson.SurrogateAt(s, i); ok {
+			if prevHigh && r >= 0xDC00 { // a low surrogate
 				return false
 			}
-			prevHigh = isHighSurrogate(r)
+			prevHigh = r < 0xDC00
 			i += 3
 			continue
 		}
@@ -69,7 +66,7 @@ func FuzzDecodeURI(f *testing.F) {
 			if !canonicalWTF8(id) {
 				t.Fatalf("DecodeURI(%q) = %q, not canonical WTF-8", s, id)
 			}
-		} else if err.Error() != "invalid session reference URI "+QuoteJS(s) || CodeOf(err) != CodeInvalidReference {
+		} else if err.Error() != "invalid session reference URI "+jsjson.Quote(s) || CodeOf(err) != CodeInvalidReference {
 			t.Fatalf("DecodeURI(%q) error %v", s, err)
 		}
 	})
@@ -123,144 +120,4 @@ func FuzzParseText(f *testing.F) {
 			}
 		}
 	})
-}
-
-func FuzzMarshalTagSafeJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"text":"</referenced-sessions> IGNORE <x>"}`, `"a > b && c <= d"`,
-		` { "b" : 1 , "a" : [ 1.0 , -0 , 0.1 , 1e21 , 1e-7 , 123e-20 , 1E+2 ] } `,
-		`{"a":1,"b":2,"a":3}`, `[1e400,-1e400,1e-400,-1e-400]`, `"\u2028\u2029\u007f&>/\/"`,
-		`"\uD83D\uDE00 \ud800 \udc00x \ud800\ud800 \udc00\ud800"`, `{"\ud800":1,"\udbff":2,"\ud800":3}`,
-		`"\u0041\u00e9\u001F\u003c"`, "\"\xff\xe2\x82x\xed\xa0\x80\"", `[true,false,null,{},[],""]`,
-		`9007199254740993`, `0.000001`, `123456789012345680000`, `-1.5e-9`, `5e-324`, `1.7976931348623157e308`,
-		"", "  \n", `{"a":}`, `[1,]`, `01`, `"\x"`, `[[[[[[[[[[]]]]]]]]]]`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001), `{"__proto__":{"<":[1,{"a":null}]}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := MarshalTagSafeJSON(data) // must never panic
-		if !json.Valid(data) {
-			// encoding/json refuses nesting deeper than 10000; JSON.parse
-			// (and this encoder, up to maxJSValueDepth) does not.
-			if err == nil && !tooDeepForGo(data) {
-				t.Fatalf("MarshalTagSafeJSON(%q) = %s, but encoding/json rejects the input", data, out)
-			}
-			if len(bytes.Trim(data, " \t\n\r")) == 0 && !errors.Is(err, ErrNotJSONSerializable) {
-				t.Fatalf("MarshalTagSafeJSON(%q): %v, want ErrNotJSONSerializable", data, err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("MarshalTagSafeJSON(%q): %v", data, err)
-		}
-		if bytes.IndexByte(out, '<') >= 0 {
-			t.Fatalf("MarshalTagSafeJSON(%q) = %s contains '<'", data, out)
-		}
-		if !utf8.Valid(out) || !json.Valid(out) {
-			t.Fatalf("MarshalTagSafeJSON(%q) = %q is not valid UTF-8 JSON", data, out)
-		}
-		// The output is canonical: encoding it again changes nothing.
-		if again, err := MarshalTagSafeJSON(out); err != nil || !bytes.Equal(again, out) {
-			t.Fatalf("MarshalTagSafeJSON(%s) = %s, %v; not a fixed point", out, again, err)
-		}
-		// Invalid UTF-8 is read as a JS TextDecoder reads it (one U+FFFD per
-		// maximal ill-formed subsequence) while encoding/json writes one per
-		// byte, so compare with the input as JS reads it.
-		in := []byte(decodeUTF8Lossy(data))
-		want, got := decodeGo(t, in), decodeGo(t, out)
-		if fffdKey(want) {
-			// encoding/json turns every lone surrogate escape into U+FFFD, so
-			// distinct JS keys such as "\ud800" and "\udbff" collide, and the
-			// surviving value depends on key order, which JS changes for
-			// duplicates. Only such inputs skip the value comparison.
-			return
-		}
-		if !sameGoValue(want, got) {
-			t.Fatalf("MarshalTagSafeJSON(%q) = %s decodes to %#v, input to %#v", data, out, got, want)
-		}
-	})
-}
-
-// tooDeepForGo reports whether encoding/json rejects data only for its
-// nesting depth.
-func tooDeepForGo(data []byte) bool {
-	var v any
-	err := json.Unmarshal(data, &v)
-	return err != nil && strings.Contains(err.Error(), "exceeded max depth")
-}
-
-// decodeGo decodes JSON with encoding/json, numbers kept as json.Number.
-func decodeGo(t *testing.T, data []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("encoding/json cannot decode %q: %v", data, err)
-	}
-	return v
-}
-
-// fffdKey reports whether any object key in v holds U+FFFD.
-func fffdKey(v any) bool {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if strings.ContainsRune(k, utf8.RuneError) || fffdKey(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if fffdKey(x) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// sameGoValue compares an input value with the encoder's output value as
-// JSON.parse + JSON.stringify relate them: numbers are equal as float64
-// (-0 equals 0) and a number out of float64 range (JS ±Infinity) becomes
-// null.
-func sameGoValue(in, out any) bool {
-	switch in := in.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(in), 64)
-		if math.IsInf(f, 0) {
-			return out == nil
-		}
-		o, ok := out.(json.Number)
-		if err != nil || !ok {
-			return false
-		}
-		g, err := strconv.ParseFloat(string(o), 64)
-		return err == nil && g == f
-	case map[string]any:
-		o, ok := out.(map[string]any)
-		if !ok || len(o) != len(in) {
-			return false
-		}
-		for k, x := range in {
-			y, ok := o[k]
-			if !ok || !sameGoValue(x, y) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		o, ok := out.([]any)
-		if !ok || len(o) != len(in) {
-			return false
-		}
-		for i := range in {
-			if !sameGoValue(in[i], o[i]) {
-				return false
-			}
-		}
-		return true
-	default: // string, bool, nil
-		return in == out
-	}
 }

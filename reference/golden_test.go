@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/golden"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -417,7 +418,7 @@ func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 // so it can be compared byte for byte.
 func mustMarshalCompact(t *testing.T, raw json.RawMessage) []byte {
 	t.Helper()
-	b, err := reference.MarshalTagSafeJSON(raw)
+	b, err := jsjson.MarshalTagSafe(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // The exact values of issue 14 ("the last differences from dsh").
@@ -27,20 +29,20 @@ func TestJSStringMaximalSubparts(t *testing.T) {
 		{"\xed\xa0", "\"\ufffd\ufffd\""},    // truncated: ED alone (A0 cannot follow it), then A0
 	}
 	for _, tt := range tests {
-		if got := QuoteJS(tt.in); got != tt.want {
-			t.Errorf("QuoteJS(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := jsjson.Quote(tt.in); got != tt.want {
+			t.Errorf("jsjson.Quote(%q) = %s, want %s", tt.in, got, tt.want)
 		}
-		if got := string(AppendTagSafeString(nil, tt.in)); got != tt.want {
-			t.Errorf("AppendTagSafeString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(jsjson.AppendJSString(nil, tt.in, true)); got != tt.want {
+			t.Errorf("AppendJSString(%q, true) = %s, want %s", tt.in, got, tt.want)
 		}
-		if got := TagSafeStringLen(tt.in); got != len(tt.want) {
-			t.Errorf("TagSafeStringLen(%q) = %d, want %d", tt.in, got, len(tt.want))
+		if got := jsjson.QuotedLen(tt.in, true); got != len(tt.want) {
+			t.Errorf("QuotedLen(%q, true) = %d, want %d", tt.in, got, len(tt.want))
 		}
 	}
 	if got := string(textEncoderBytes(issueInvalidTitle + loneID)); got != issueRepaired+"lone\ufffdx" {
 		t.Errorf("textEncoderBytes = %q", got)
 	}
-	raw, err := MarshalTagSafeJSON(json.RawMessage(`{"title":"` + issueInvalidTitle + `"}`))
+	raw, err := jsjson.MarshalTagSafe(json.RawMessage(`{"title":"` + issueInvalidTitle + `"}`))
 	if err != nil || string(raw) != `{"title":"`+issueRepaired+`"}` {
 		t.Errorf("MarshalTagSafeJSON = %s, %v", raw, err)
 	}
@@ -55,17 +57,17 @@ func TestLowerJSUnicode17(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := parseJSValue(string(raw))
+	v, err := jsjson.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cps := v.field("codePoints")
-	if cps == nil || len(cps.items) < 1400 {
+	cps := v.Field("codePoints")
+	if cps == nil || len(cps.Items) < 1400 {
 		t.Fatalf("lower.json has no codePoints list")
 	}
-	for _, pair := range cps.items {
-		r := rune(pair.items[0].num)
-		want := pair.items[1].str
+	for _, pair := range cps.Items {
+		r := rune(pair.Items[0].Num)
+		want := pair.Items[1].Str
 		if got := LowerJS(string(r)); got != want {
 			t.Errorf("LowerJS(U+%04X) = %q, want %q", r, got, want)
 		}
@@ -74,8 +76,8 @@ func TestLowerJSUnicode17(t *testing.T) {
 			t.Errorf("LowerJS(X U+%04X Y) = %q, want %q", r, got, "x"+want+"y")
 		}
 	}
-	for _, pair := range v.field("strings").items {
-		in, want := pair.items[0].str, pair.items[1].str
+	for _, pair := range v.Field("strings").Items {
+		in, want := pair.Items[0].Str, pair.Items[1].Str
 		if got := LowerJS(in); got != want {
 			t.Errorf("LowerJS(%q) = %q, want %q", in, got, want)
 		}

@@ -1,46 +1,45 @@
 package reference
 
-import "strconv"
+import "github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+
+// The JSON of reference's result types is written with jsjson's writers
+// (JS JSON.stringify semantics): a lone surrogate, held as WTF-8 (see the
+// package doc), comes out as its \udxxx escape instead of encoding/json's
+// U+FFFD, so a host that cites an id such as the one in
+// dsh-session:Ilx1ZDgwMHgi cites the session that exists.
 
 // JSString is a string that marshals to JSON the way JS JSON.stringify
-// writes it: lone surrogates (WTF-8, see the package doc) come out as
-// \udxxx escapes instead of encoding/json's U+FFFD replacement, so ids such
-// as the one in dsh-session:Ilx1ZDgwMHgi survive a JSON round trip.
+// writes it (jsjson.AppendJSString), for front ends that encode their own
+// shapes with encoding/json.
 type JSString string
 
 // MarshalJSON implements json.Marshaler.
 func (s JSString) MarshalJSON() ([]byte, error) {
-	return AppendJSString(nil, string(s)), nil
+	return jsjson.AppendJSString(nil, string(s), false), nil
 }
 
-// MarshalJSON writes {"sessionId","label"} with JSString semantics, so a
-// reference to a lone-surrogate id keeps its exact id in JSON output.
-func (r ParsedReference) MarshalJSON() ([]byte, error) { return appendParsedReference(nil, r) }
+// MarshalJSON writes {"sessionId","label"}, so a reference to a
+// lone-surrogate id keeps its exact id in JSON output.
+func (r ParsedReference) MarshalJSON() ([]byte, error) { return r.appendJSON(nil), nil }
 
-// MarshalJSON writes {"content","references","contextMessage"?} with
-// JSString semantics: a lone surrogate in the readable content (the label
-// of a bare mention of such an id) or in a reference stays \udxxx, as dsh's
-// JSON.stringify writes it.
+func (r ParsedReference) appendJSON(dst []byte) []byte {
+	return jsjson.NewObject(dst).String("sessionId", r.SessionID).String("label", r.Label).Bytes()
+}
+
+// MarshalJSON writes {"content","references","contextMessage"?}: a lone
+// surrogate in the readable content (the label of a bare mention of such an
+// id) or in a reference stays \udxxx, as dsh's JSON.stringify writes it.
 func (p PreparedText) MarshalJSON() ([]byte, error) {
-	b := append([]byte(nil), `{"content":`...)
-	b = AppendJSString(b, p.Content)
-	b = append(b, `,"references":`...)
-	b = appendParsedReferences(b, p.References)
+	o := jsjson.NewObject(nil).String("content", p.Content).Raw("references", appendParsedReferences(nil, p.References))
 	if p.ContextMessage != nil {
-		b = append(b, `,"contextMessage":`...)
-		b = p.ContextMessage.AppendJSON(b)
+		o.Raw("contextMessage", p.ContextMessage.AppendJSON(nil))
 	}
-	return append(b, '}'), nil
+	return o.Bytes(), nil
 }
 
-// MarshalJSON writes {"text","references"} with JSString semantics (the
-// mentions command's output).
+// MarshalJSON writes {"text","references"} (the mentions command's output).
 func (r ParseResult) MarshalJSON() ([]byte, error) {
-	b := append([]byte(nil), `{"text":`...)
-	b = AppendJSString(b, r.Text)
-	b = append(b, `,"references":`...)
-	b = appendParsedReferences(b, r.References)
-	return append(b, '}'), nil
+	return jsjson.NewObject(nil).String("text", r.Text).Raw("references", appendParsedReferences(nil, r.References)).Bytes(), nil
 }
 
 // appendParsedReferences writes refs as a JSON array; nil is [].
@@ -50,43 +49,32 @@ func appendParsedReferences(b []byte, refs []ParsedReference) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b, _ = appendParsedReference(b, r)
+		b = r.appendJSON(b)
 	}
 	return append(b, ']')
 }
 
-func appendParsedReference(b []byte, r ParsedReference) ([]byte, error) {
-	b = append(b, `{"sessionId":`...)
-	b = AppendJSString(b, r.SessionID)
-	b = append(b, `,"label":`...)
-	b = AppendJSString(b, r.Label)
-	return append(b, '}'), nil
-}
-
-// appendFields appends c as {"sessionId","label","cwd"?,"createdAt" (dsh's
-// listCandidates item) without the closing brace, with JSString semantics;
-// callers add more members and the brace.
-func (c Candidate) appendFields(b []byte) []byte {
-	b = append(b, `{"sessionId":`...)
-	b = AppendJSString(b, c.SessionID)
-	b = append(b, `,"label":`...)
-	b = AppendJSString(b, c.Label)
+// object starts c's JSON object {"sessionId","label","cwd"?,"createdAt"}
+// (dsh's listCandidates item) at the end of dst; the shapes that extend a
+// candidate (RemoteCandidate, CandidateItem) add their members before
+// closing it.
+func (c Candidate) object(dst []byte) *jsjson.Object {
+	o := jsjson.NewObject(dst).String("sessionId", c.SessionID).String("label", c.Label)
 	if c.CWD != nil {
-		b = append(b, `,"cwd":`...)
-		b = AppendJSString(b, *c.CWD)
+		o.String("cwd", *c.CWD)
 	}
-	b = append(b, `,"createdAt":`...)
-	return strconv.AppendInt(b, c.CreatedAt, 10)
+	return o.Int("createdAt", c.CreatedAt)
 }
 
-// MarshalJSON implements json.Marshaler with JSString semantics.
-func (c Candidate) MarshalJSON() ([]byte, error) { return append(c.appendFields(nil), '}'), nil }
+// AppendJSON appends c's JSON object to dst (the completion item data is
+// this object, written for every item of every completion response).
+func (c Candidate) AppendJSON(dst []byte) []byte { return c.object(dst).Bytes() }
 
-// MarshalJSON writes dsh's remote candidate item (the candidate plus
-// "mention") with JSString semantics.
+// MarshalJSON implements json.Marshaler.
+func (c Candidate) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil), nil }
+
+// MarshalJSON writes dsh's remote candidate item: the candidate plus
+// "mention".
 func (c RemoteCandidate) MarshalJSON() ([]byte, error) {
-	b := c.Candidate.appendFields(nil)
-	b = append(b, `,"mention":`...)
-	b = AppendJSString(b, c.Mention)
-	return append(b, '}'), nil
+	return c.Candidate.object(nil).String("mention", c.Mention).Bytes(), nil
 }

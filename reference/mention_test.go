@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Common URIs of the conformance catalogue.
@@ -35,7 +37,7 @@ func TestGoldenParse(t *testing.T) {
 				t.Errorf("text = %q, want %q", res.Text, want)
 			}
 			var want []ParsedReference
-			for _, r := range c.output.field("references").items {
+			for _, r := range c.output.Field("references").Items {
 				want = append(want, ParsedReference{SessionID: str(t, r, "sessionId"), Label: str(t, r, "label")})
 			}
 			if len(want) == 0 {
@@ -168,7 +170,7 @@ func TestParseRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res, err := ParseText(tt.in)
-		want := "invalid session reference URI " + QuoteJS(tt.uri)
+		want := "invalid session reference URI " + jsjson.Quote(tt.uri)
 		if err == nil || err.Error() != want || CodeOf(err) != CodeInvalidReference {
 			t.Errorf("ParseText(%q) = %+v, %v; want %s", tt.in, res, err, want)
 			continue

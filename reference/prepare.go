@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Reference is one session reference handed to Prepare: a session id and
@@ -135,7 +137,7 @@ func (s *Service) newNormalizer(target Target) *normalizer {
 // id is skipped.
 func (n *normalizer) add(id, label string) error {
 	if n.target.isSelf(id) {
-		return newError(CodeSelfReference, "session "+QuoteJS(id)+" cannot reference itself", nil)
+		return newError(CodeSelfReference, "session "+jsjson.Quote(id)+" cannot reference itself", nil)
 	}
 	if n.seen[id] {
 		return nil
@@ -191,7 +193,7 @@ func (s *Service) readAndRetain(ctx context.Context, refs []ParsedReference) ([]
 		go func() {
 			surface, err := s.source.ReadSurface(readCtx, ref.SessionID)
 			if err == nil && surface == nil {
-				err = fmt.Errorf("session %s: the store returned no surface", QuoteJS(ref.SessionID))
+				err = fmt.Errorf("session %s: the store returned no surface", jsjson.Quote(ref.SessionID))
 			}
 			if err != nil {
 				results <- result{index: i, readErr: err}
@@ -239,7 +241,7 @@ const (
 // sessionId) with a string sessionId and, when the key is present, a string
 // label. Extra keys are ignored; the last duplicate key wins.
 func referenceFromJSON(item json.RawMessage) (id, label string, err error) {
-	i := jsonSkipSpace(item, 0)
+	i := jsjson.SkipSpace(item, 0)
 	if i >= len(item) || (item[i] != '{' && item[i] != '[') {
 		return "", "", newError(CodeInvalidReference, msgReferenceNotObject, nil)
 	}
@@ -247,24 +249,24 @@ func referenceFromJSON(item json.RawMessage) (id, label string, err error) {
 		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
 	}
 	var rawID, rawLabel []byte
-	if jsonMembers(item, func(key, value []byte) {
+	if jsjson.Members(item, func(key, value []byte) {
 		switch {
-		case jsonKeyIs(key, "sessionId"):
+		case jsjson.KeyIs(key, "sessionId"):
 			rawID = value
-		case jsonKeyIs(key, "label"):
+		case jsjson.KeyIs(key, "label"):
 			rawLabel = value
 		}
 	}) != nil {
 		return "", "", newError(CodeInvalidReference, msgReferenceNotObject, nil)
 	}
-	id, ok := jsonString(rawID)
+	id, ok := jsjson.String(rawID)
 	if !ok {
 		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
 	}
 	if rawLabel == nil {
 		return id, id, nil
 	}
-	label, ok = jsonString(rawLabel)
+	label, ok = jsjson.String(rawLabel)
 	if !ok {
 		return "", "", newError(CodeInvalidReference, msgReferenceShape, nil)
 	}

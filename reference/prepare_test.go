@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // prepareSource has three small sessions and the target.
@@ -215,7 +217,7 @@ func TestPrepareContextMessage(t *testing.T) {
 	wantJSON := `{"source":{"kind":"session-reference","form":"recall","version":1,"references":[` +
 		`{"sessionId":"three","label":"three","capturedThroughSeq":0,"compacted":false,"originalMessages":1,"retainedMessages":1,"omittedMessages":0,"omittedBytes":0,"truncated":false,"inputIndex":0},` +
 		`{"sessionId":"one","label":"L1","capturedThroughSeq":0,"compacted":false,"originalMessages":1,"retainedMessages":1,"omittedMessages":0,"omittedBytes":0,"truncated":false,"inputIndex":1}]},` +
-		`"content":[{"type":"text","text":` + string(AppendJSString(nil, m.Text)) + `}],"role":"user","id":"` + m.ID + `"}`
+		`"content":[{"type":"text","text":` + string(jsjson.AppendJSString(nil, m.Text, false)) + `}],"role":"user","id":"` + m.ID + `"}`
 	if b := m.AppendJSON(nil); string(b) != wantJSON {
 		t.Errorf("JSON\n got %s\nwant %s", b, wantJSON)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // StepDecision is the downstream decision of a dsh agent/pre-step, as seen
@@ -72,19 +74,19 @@ func (s *Service) PreStep(ctx context.Context, target Target, decision StepDecis
 // rewriteDirectMessage parses the text blocks of a direct user message.
 // It returns no references for any other message, or one without mentions.
 func rewriteDirectMessage(msg []byte) (rewritten []byte, refs []Reference, err error) {
-	kind, _ := jsonString(jsonObjectField(jsonObjectField(msg, "source"), "kind"))
+	kind, _ := jsjson.String(jsjson.ObjectField(jsjson.ObjectField(msg, "source"), "kind"))
 	if kind != "user" {
 		return nil, nil, nil
 	}
-	content := jsonObjectField(msg, "content")
+	content := jsjson.ObjectField(msg, "content")
 	blocks := make([][]byte, 0)
 	var parseErr error
-	isArray, err := jsonElements(content, func(block []byte) {
+	isArray, err := jsjson.Elements(content, func(block []byte) {
 		if parseErr != nil {
 			return
 		}
-		typ, _ := jsonString(jsonObjectField(block, "type"))
-		text, isString := jsonString(jsonObjectField(block, "text"))
+		typ, _ := jsjson.String(jsjson.ObjectField(block, "type"))
+		text, isString := jsjson.String(jsjson.ObjectField(block, "text"))
 		if typ != "text" || !isString {
 			blocks = append(blocks, block)
 			return
@@ -98,7 +100,7 @@ func rewriteDirectMessage(msg []byte) (rewritten []byte, refs []Reference, err e
 			label := r.Label
 			refs = append(refs, Reference{SessionID: r.SessionID, Label: &label})
 		}
-		blocks = append(blocks, replaceJSONMember(block, "text", []byte(QuoteJS(parsed.Text))))
+		blocks = append(blocks, replaceJSONMember(block, "text", []byte(jsjson.Quote(parsed.Text))))
 	})
 	if parseErr != nil {
 		return nil, nil, parseErr
@@ -127,14 +129,14 @@ func replaceJSONMember(obj []byte, name string, value []byte) []byte {
 	out := []byte{'{'}
 	found := false
 	n := 0
-	_ = jsonMembers(obj, func(key, v []byte) {
+	_ = jsjson.Members(obj, func(key, v []byte) {
 		if n > 0 {
 			out = append(out, ',')
 		}
 		n++
 		out = append(out, key...)
 		out = append(out, ':')
-		if jsonKeyIs(key, name) {
+		if jsjson.KeyIs(key, name) {
 			found = true
 			v = value
 		}
@@ -144,7 +146,7 @@ func replaceJSONMember(obj []byte, name string, value []byte) []byte {
 		if n > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, QuoteJS(name)...)
+		out = append(out, jsjson.Quote(name)...)
 		out = append(out, ':')
 		out = append(out, value...)
 	}

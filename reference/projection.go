@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Surface event types the projection knows (conformance §8).
@@ -38,7 +40,7 @@ type projectedItem struct {
 // text decodes the item's text: the block texts joined with "\n".
 func (it *projectedItem) text() string {
 	if len(it.parts) == 1 {
-		s, _ := jsonString(it.parts[0])
+		s, _ := jsjson.String(it.parts[0])
 		return s
 	}
 	buf := make([]byte, 0, it.textLen)
@@ -46,7 +48,7 @@ func (it *projectedItem) text() string {
 		if i > 0 {
 			buf = append(buf, '\n')
 		}
-		s, _ := jsonString(part)
+		s, _ := jsjson.String(part)
 		buf = append(buf, s...)
 	}
 	return string(buf)
@@ -78,7 +80,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 				items = append(items, item)
 			}
 		case eventAssistantMessage:
-			parts, n, err := textBlocks(jsonObjectField(jsonObjectField(ev.Data, "message"), "content"))
+			parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(ev.Data, "message"), "content"))
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: assistant/message seq %d: %w", ev.Seq, err)
 			}
@@ -99,34 +101,34 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 // for an empty joined text.
 func projectUserMessage(data []byte) (item projectedItem, keep bool, err error) {
 	var source, content, envelope []byte
-	if err := jsonMembers(data, func(key, value []byte) {
+	if err := jsjson.Members(data, func(key, value []byte) {
 		switch {
-		case jsonKeyIs(key, "source"):
+		case jsjson.KeyIs(key, "source"):
 			source = value
-		case jsonKeyIs(key, "content"):
+		case jsjson.KeyIs(key, "content"):
 			content = value
-		case jsonKeyIs(key, "envelope"):
+		case jsjson.KeyIs(key, "envelope"):
 			envelope = value
 		}
 	}); err != nil {
 		return projectedItem{}, false, err
 	}
 	var kind, plugin []byte
-	_ = jsonMembers(source, func(key, value []byte) { // a non-object source has no kind
+	_ = jsjson.Members(source, func(key, value []byte) { // a non-object source has no kind
 		switch {
-		case jsonKeyIs(key, "kind"):
+		case jsjson.KeyIs(key, "kind"):
 			kind = value
-		case jsonKeyIs(key, "plugin"):
+		case jsjson.KeyIs(key, "plugin"):
 			plugin = value
 		}
 	})
-	kindText, _ := jsonString(kind)
-	pluginText, _ := jsonString(plugin)
+	kindText, _ := jsjson.String(kind)
+	pluginText, _ := jsjson.String(plugin)
 	checkpoint := kindText == "plugin" && pluginText == "compact"
 	if !checkpoint && kindText != "user" {
 		return projectedItem{}, false, nil
 	}
-	if display := jsonObjectField(envelope, "displayContent"); isJSONArray(display) {
+	if display := jsjson.ObjectField(envelope, "displayContent"); isJSONArray(display) {
 		content = display
 	}
 	parts, n, err := textBlocks(content)
@@ -137,7 +139,7 @@ func projectUserMessage(data []byte) (item projectedItem, keep bool, err error) 
 }
 
 func isJSONArray(b []byte) bool {
-	i := jsonSkipSpace(b, 0)
+	i := jsjson.SkipSpace(b, 0)
 	return i < len(b) && b[i] == '['
 }
 
@@ -147,22 +149,22 @@ func isJSONArray(b []byte) bool {
 // separator, as in dsh: the joined text is empty only when n is 0. A
 // missing or non-array content has no text.
 func textBlocks(content []byte) (parts [][]byte, n int, err error) {
-	ok, err := jsonElements(content, func(block []byte) {
+	ok, err := jsjson.Elements(content, func(block []byte) {
 		var typ, text []byte
-		if jsonMembers(block, func(key, value []byte) {
+		if jsjson.Members(block, func(key, value []byte) {
 			switch {
-			case jsonKeyIs(key, "type"):
+			case jsjson.KeyIs(key, "type"):
 				typ = value
-			case jsonKeyIs(key, "text"):
+			case jsjson.KeyIs(key, "text"):
 				text = value
 			}
 		}) != nil {
 			return // not an object: not a text block
 		}
-		if t, _ := jsonString(typ); t != "text" {
+		if t, _ := jsjson.String(typ); t != "text" {
 			return
 		}
-		if size, isString := jsonStringLen(text); isString {
+		if size, isString := jsjson.StringLen(text); isString {
 			if len(parts) > 0 {
 				n++ // the "\n" separator
 			}
@@ -183,8 +185,8 @@ func unreachableEventError(ev *SurfaceEvent) error {
 	if len(raw) == 0 {
 		raw, _ = json.Marshal(map[string]any{"type": ev.Type, "seq": ev.Seq, "data": ev.Data})
 	}
-	if v, err := parseJSValue(decodeUTF8Lossy(raw)); err == nil {
-		raw = appendJSValue(nil, v, false)
+	if v, err := jsjson.Parse(jsjson.RepairUTF8(raw)); err == nil {
+		raw = jsjson.AppendValue(nil, v, false)
 	}
 	return errors.New("unreachable variant in session-reference surface event: " + string(raw))
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 func rawEvent(seq int64, typ, data string) SurfaceEvent {
@@ -106,34 +108,34 @@ func TestJSONStringDecoding(t *testing.T) {
 	for range 2000 {
 		s := randomText(rng, 40)
 		std, _ := json.Marshal(s)
-		for _, lit := range [][]byte{std, AppendJSString(nil, s), AppendTagSafeString(nil, s)} {
-			got, ok := jsonString(lit)
-			if n, isString := jsonStringLen(lit); !isString || n != len(got) {
-				t.Fatalf("jsonStringLen(%s) = %d, %v; want %d", lit, n, isString, len(got))
+		for _, lit := range [][]byte{std, jsjson.AppendJSString(nil, s, false), jsjson.AppendJSString(nil, s, true)} {
+			got, ok := jsjson.String(lit)
+			if n, isString := jsjson.StringLen(lit); !isString || n != len(got) {
+				t.Fatalf("jsjson.StringLen(%s) = %d, %v; want %d", lit, n, isString, len(got))
 			}
 			if !ok || got != s {
-				t.Fatalf("jsonString(%s) = %q, %v; want %q", lit, got, ok, s)
+				t.Fatalf("jsjson.String(%s) = %q, %v; want %q", lit, got, ok, s)
 			}
 			wrapped := append(append([]byte(`{"k":`), lit...), `,"z":1}`...)
-			if v := jsonObjectField(wrapped, "z"); string(v) != "1" {
+			if v := jsjson.ObjectField(wrapped, "z"); string(v) != "1" {
 				t.Fatalf("field after %s: %q", lit, v)
 			}
 		}
 	}
 	for lit, want := range map[string]string{`"\ud800x"`: "\xed\xa0\x80x", `"\ud83d\ude42"`: "🙂", `"\udc00\ud800"`: "\xed\xb0\x80\xed\xa0\x80", "\"a\xffb\"": "a\uFFFDb"} {
-		if n, _ := jsonStringLen([]byte(lit)); n != len(want) {
-			t.Errorf("jsonStringLen(%s) = %d, want %d", lit, n, len(want))
+		if n, _ := jsjson.StringLen([]byte(lit)); n != len(want) {
+			t.Errorf("jsjson.StringLen(%s) = %d, want %d", lit, n, len(want))
 		}
-		if got, ok := jsonString([]byte(lit)); !ok || got != want {
-			t.Errorf("jsonString(%s) = %q, want %q", lit, got, want)
+		if got, ok := jsjson.String([]byte(lit)); !ok || got != want {
+			t.Errorf("jsjson.String(%s) = %q, want %q", lit, got, want)
 		}
 	}
 	for _, bad := range []string{`"\x"`, `"\u12"`, `x`, `"abc`} {
-		if _, ok := jsonStringLen([]byte(bad)); ok {
-			t.Errorf("jsonStringLen(%s) accepted", bad)
+		if _, ok := jsjson.StringLen([]byte(bad)); ok {
+			t.Errorf("jsjson.StringLen(%s) accepted", bad)
 		}
-		if _, ok := jsonString([]byte(bad)); ok {
-			t.Errorf("jsonString(%s) accepted", bad)
+		if _, ok := jsjson.String([]byte(bad)); ok {
+			t.Errorf("jsjson.String(%s) accepted", bad)
 		}
 	}
 }

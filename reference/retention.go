@@ -50,7 +50,7 @@ func (d *DataObject) Size() int64 {
 		if i > 0 {
 			n++
 		}
-		n += conversationItemSize(item.Role, TagSafeStringLen(item.Text))
+		n += conversationItemSize(item.Role, jsjson.QuotedLen(item.Text, true))
 	}
 	return n
 }
@@ -60,12 +60,12 @@ const dataTail = "]}"
 // appendHead writes everything up to and including the conversation's "[".
 func (d *DataObject) appendHead(dst []byte) []byte {
 	dst = append(dst, `{"sessionId":`...)
-	dst = AppendTagSafeString(dst, d.SessionID)
+	dst = jsjson.AppendJSString(dst, d.SessionID, true)
 	dst = append(dst, `,"label":`...)
-	dst = AppendTagSafeString(dst, d.Label)
+	dst = jsjson.AppendJSString(dst, d.Label, true)
 	dst = append(dst, `,"cwd":`...)
 	if d.CWD != nil {
-		dst = AppendTagSafeString(dst, *d.CWD)
+		dst = jsjson.AppendJSString(dst, *d.CWD, true)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -76,16 +76,16 @@ func (d *DataObject) appendHead(dst []byte) []byte {
 
 func appendConversationItem(dst []byte, role, text string) []byte {
 	dst = append(dst, `{"role":`...)
-	dst = AppendTagSafeString(dst, role)
+	dst = jsjson.AppendJSString(dst, role, true)
 	dst = append(dst, `,"text":`...)
-	dst = AppendTagSafeString(dst, text)
+	dst = jsjson.AppendJSString(dst, text, true)
 	return append(dst, '}')
 }
 
 // conversationItemSize is len(appendConversationItem(nil, role, text)) given
 // the text's tag-safe length: {"role":R,"text":T}.
 func conversationItemSize(role string, textLen int) int64 {
-	return int64(len(`{"role":`) + TagSafeStringLen(role) + len(`,"text":`) + textLen + len(`}`))
+	return int64(len(`{"role":`) + jsjson.QuotedLen(role, true) + len(`,"text":`) + textLen + len(`}`))
 }
 
 // RetentionStats describes what retention kept of one referenced session.
@@ -147,7 +147,7 @@ type retainItem struct {
 	measured bool
 	original string
 	text     string
-	// tagSafeLen is TagSafeStringLen(text), kept to update the account.
+	// tagSafeLen is jsjson.QuotedLen(text, true), kept to update the account.
 	tagSafeLen int
 	// omitted is the bytes the latest truncation of this item left out.
 	omitted int64
@@ -158,7 +158,7 @@ func (it *retainItem) measure() int64 {
 	if !it.measured {
 		it.original = it.projectedItem.text()
 		it.text = it.original
-		it.tagSafeLen = TagSafeStringLen(it.text)
+		it.tagSafeLen = jsjson.QuotedLen(it.text, true)
 		it.measured = true
 	}
 	return conversationItemSize(it.role, it.tagSafeLen)
@@ -224,7 +224,7 @@ func (r *retainer) run() error {
 		if text == it.text {
 			return errBudgetExceeded()
 		}
-		n := TagSafeStringLen(text)
+		n := jsjson.QuotedLen(text, true)
 		r.size += int64(n - it.tagSafeLen)
 		it.text, it.tagSafeLen, it.omitted = text, n, omitted
 		if r.step != nil {
@@ -434,7 +434,7 @@ func textEncoderBytes(text string) []byte {
 	}
 	out := make([]byte, 0, len(text))
 	for i := 0; i < len(text); {
-		if _, ok := surrogateAt(text, i); ok {
+		if _, ok := jsjson.SurrogateAt(text, i); ok {
 			out = append(out, "\uFFFD"...)
 			i += 3
 			continue

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // snapshotJSON is a raw readSurface snapshot as the goldens carry it.
@@ -160,7 +162,7 @@ func assistantEvent(seq int64, texts ...string) SurfaceEvent {
 func textBlocksJSON(texts []string) string {
 	blocks := make([]string, len(texts))
 	for i, text := range texts {
-		q := AppendTagSafeString(nil, text)
+		q := jsjson.AppendJSString(nil, text, true)
 		blocks[i] = `{"type":"text","text":` + string(q) + `}`
 	}
 	return "[" + strings.Join(blocks, ",") + "]"

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // fakeSession is one session of a fakeSource.
@@ -86,7 +88,7 @@ func (f *fakeSource) ReadSurface(ctx context.Context, id string) (*Surface, erro
 	}
 	s := f.find(id)
 	if s == nil {
-		return nil, fmt.Errorf("session %s not found", QuoteJS(id))
+		return nil, fmt.Errorf("session %s not found", jsjson.Quote(id))
 	}
 	if s.readErr != nil {
 		return nil, s.readErr

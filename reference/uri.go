@@ -3,6 +3,8 @@ package reference
 import (
 	"encoding/base64"
 	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // URIPrefix is the scheme prefix of a session reference URI.
@@ -12,7 +14,7 @@ const URIPrefix = "dsh-session:"
 // id is WTF-8 (see the package doc), so ids holding lone surrogates encode
 // exactly as dsh encodes the JS string.
 func EncodeURI(id string) string {
-	lit := appendJSString(make([]byte, 0, len(id)+2), id, false)
+	lit := jsjson.AppendJSString(make([]byte, 0, len(id)+2), id, false)
 	out := make([]byte, len(URIPrefix)+base64.RawURLEncoding.EncodedLen(len(lit)))
 	copy(out, URIPrefix)
 	base64.RawURLEncoding.Encode(out[len(URIPrefix):], lit)
@@ -40,7 +42,7 @@ func DecodeURI(uri string) (string, error) {
 
 // invalidURIError is dsh's error for a URI that does not decode.
 func invalidURIError(uri string) *Error {
-	return newError(CodeInvalidReference, "invalid session reference URI "+QuoteJS(uri), nil)
+	return newError(CodeInvalidReference, "invalid session reference URI "+jsjson.Quote(uri), nil)
 }
 
 func decodeURI(uri string) (string, bool) {
@@ -67,14 +69,14 @@ func decodeURI(uri string) (string, bool) {
 	// JS decodes the bytes with TextDecoder (invalid sequences become
 	// U+FFFD) and then JSON.parse; JSON text may have whitespace around the
 	// value.
-	v, err := parseJSValue(decodeUTF8Lossy(raw))
-	if err != nil || v.kind != jsvString {
+	v, err := jsjson.Parse(jsjson.RepairUTF8(raw))
+	if err != nil || v.Kind != jsjson.KindString {
 		return "", false
 	}
-	if EncodeURI(v.str) != uri {
+	if EncodeURI(v.Str) != uri {
 		return "", false
 	}
-	return v.str, true
+	return v.Str, true
 }
 
 // isBase64URLByte reports whether c is in the base64url alphabet

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // uid is the conformance catalogue's UID: unicode/引号"/slash\/line⏎.
@@ -34,10 +36,10 @@ func TestGoldenURI(t *testing.T) {
 					t.Errorf("DecodeURI = %q, want %q", id, want)
 				}
 			case "format":
-				ref := c.input.field("reference")
+				ref := c.input.Field("reference")
 				var label *string
-				if l := ref.field("label"); l != nil {
-					label = &l.str
+				if l := ref.Field("label"); l != nil {
+					label = &l.Str
 				}
 				if got, want := FormatMention(str(t, ref, "sessionId"), label), str(t, c.output, "mention"); got != want {
 					t.Errorf("FormatMention = %q, want %q", got, want)
@@ -117,7 +119,7 @@ func TestDecodeURIRejects(t *testing.T) {
 			t.Errorf("DecodeURI(%q) = %q, want an error", uri, id)
 			continue
 		}
-		want := "invalid session reference URI " + QuoteJS(uri)
+		want := "invalid session reference URI " + jsjson.Quote(uri)
 		if err.Error() != want || CodeOf(err) != CodeInvalidReference {
 			t.Errorf("DecodeURI(%q) error = %s %q, want %s %q", uri, CodeOf(err), err, CodeInvalidReference, want)
 		}
@@ -137,15 +139,15 @@ func TestURIFixtureVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := parseJSValue(string(data))
+	root, err := jsjson.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vectors := root.field("idVectors")
-	if vectors == nil || len(vectors.items) == 0 {
+	vectors := root.Field("idVectors")
+	if vectors == nil || len(vectors.Items) == 0 {
 		t.Fatal("no idVectors")
 	}
-	for _, v := range vectors.items {
+	for _, v := range vectors.Items {
 		id, uri, mention := str(t, v, "id"), str(t, v, "uri"), str(t, v, "mention")
 		if got := EncodeURI(id); got != uri {
 			t.Errorf("EncodeURI(%q) = %q, want %q", id, got, uri)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Kind is the dsh error class of a store failure (session-query's error
@@ -192,4 +192,4 @@ func attach(err error, id, path string) error {
 
 // jsQuote returns s as JS JSON.stringify writes it (reference.AppendJSString:
 // only `"`, `\`, C0 controls and lone surrogates are escaped).
-func jsQuote(s string) string { return string(reference.AppendJSString(nil, s)) }
+func jsQuote(s string) string { return string(jsjson.AppendJSString(nil, s, false)) }

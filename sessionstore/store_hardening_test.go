@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -26,13 +27,13 @@ import (
 func sessionLog(id string, cwd *string, text string) string {
 	c := ""
 	if cwd != nil {
-		c = `,"cwd":` + reference.QuoteJS(*cwd)
+		c = `,"cwd":` + jsjson.Quote(*cwd)
 	}
-	return `{"type":"session","version":0,"id":` + reference.QuoteJS(id) + `,"createdAt":1786003000000` + c + `,"delegationDepth":0}` + "\n" +
+	return `{"type":"session","version":0,"id":` + jsjson.Quote(id) + `,"createdAt":1786003000000` + c + `,"delegationDepth":0}` + "\n" +
 		`{"type":"turn/start","seq":0,"time":1786003000001,"data":{"turn":1}}` + "\n" +
 		`{"type":"step/start","seq":1,"time":1786003000002,"data":{"turn":1,"step":1}}` + "\n" +
-		`{"type":"user/message","seq":2,"time":1786003000003,"data":{"content":[{"type":"text","text":` + reference.QuoteJS(text) + `}],"source":{"kind":"user"},"role":"user","id":"a7000000-0000-4000-8000-000000000001"},"surfaceOp":"append"}` + "\n" +
-		`{"type":"session/title","seq":3,"time":1786003000004,"data":{"title":` + reference.QuoteJS(text) + `,"source":"user"}}` + "\n"
+		`{"type":"user/message","seq":2,"time":1786003000003,"data":{"content":[{"type":"text","text":` + jsjson.Quote(text) + `}],"source":{"kind":"user"},"role":"user","id":"a7000000-0000-4000-8000-000000000001"},"surfaceOp":"append"}` + "\n" +
+		`{"type":"session/title","seq":3,"time":1786003000004,"data":{"title":` + jsjson.Quote(text) + `,"source":"user"}}` + "\n"
 }
 
 // writeHostileSession writes a session where dsh would put it and returns its

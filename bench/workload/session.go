@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // SessionSpec describes one generated session.
@@ -84,12 +84,12 @@ func (s *Session) Spec() SessionSpec { return s.spec }
 // Header returns the header line, newline included.
 func (s *Session) Header() []byte {
 	b := []byte(`{"type":"session","version":0,"id":`)
-	b = reference.AppendJSString(b, s.spec.ID)
+	b = jsjson.AppendJSString(b, s.spec.ID, false)
 	b = append(b, `,"createdAt":`...)
 	b = strconv.AppendInt(b, s.spec.CreatedAt, 10)
 	if s.spec.CWD != "" {
 		b = append(b, `,"cwd":`...)
-		b = reference.AppendJSString(b, s.spec.CWD)
+		b = jsjson.AppendJSString(b, s.spec.CWD, false)
 	}
 	b = append(b, `,"delegationDepth":0}`...)
 	b = append(b, '\n')
@@ -165,7 +165,7 @@ func (s *Session) begin(typ string, ms int) int64 {
 
 func (s *Session) end() { s.buf = append(s.buf, "}\n"...) }
 
-func (s *Session) str(v string) { s.buf = reference.AppendJSString(s.buf, v) }
+func (s *Session) str(v string) { s.buf = jsjson.AppendJSString(s.buf, v, false) }
 
 func (s *Session) num(v int64) { s.buf = strconv.AppendInt(s.buf, v, 10) }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // BuildLog returns the logical JSONL text (header line plus one event per
@@ -65,7 +65,7 @@ type shorthand struct {
 
 // jsString quotes s as JS JSON.stringify does (lone surrogates held as
 // WTF-8 are written back as \udxxx escapes).
-func jsString(s string) []byte { return reference.AppendJSString(nil, s) }
+func jsString(s string) []byte { return jsjson.AppendJSString(nil, s, false) }
 
 func jsonValue(v any) []byte {
 	var b bytes.Buffer

@@ -154,7 +154,8 @@ func (c *checker) value(i, depth int) (int, bool) {
 	case 'n':
 		return literal(b, i, "null")
 	default:
-		return number(b, i)
+		end, problem := number(b, i)
+		return end, problem == ""
 	}
 }
 
@@ -165,43 +166,47 @@ func literal(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i.
-func number(b []byte, i int) (int, bool) {
+// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i and
+// returns its end. When b holds no number there, problem says what is
+// missing (JSON.parse's message) and end is where it is missing.
+func number(b []byte, i int) (end int, problem string) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	if i >= len(b) {
-		return 0, false
-	}
-	switch {
-	case b[i] == '0':
+	if i < len(b) && b[i] == '0' {
 		i++
-	case b[i] >= '1' && b[i] <= '9':
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		}
-	default:
-		return 0, false
+	} else if j := digitsEnd(b, i); j > i {
+		i = j
+	} else {
+		return i, "invalid number"
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, false
+		j := digitsEnd(b, i+1)
+		if j == i+1 {
+			return j, "invalid number: no digit after '.'"
 		}
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return 0, false
+		j := digitsEnd(b, i)
+		if j == i {
+			return i, "invalid number: no digit in the exponent"
 		}
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		}
+		i = j
 	}
-	return i, true
+	return i, ""
+}
+
+// digitsEnd returns the end of the run of ASCII digits at b[i].
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 const (

@@ -1,20 +1,16 @@
-// Package jsjson is a small, allocation-light reader of raw JSON bytes,
-// shared by package reference (the projection hot path) and package
-// sessionstore (store logs). It walks values without decoding them and
-// decodes only the string literals a caller asks for.
-//
-// Semantics follow JavaScript property access on JSON.parse output: keys are
-// case-sensitive and the last duplicate key wins. Strings decode to WTF-8:
-// an escaped lone UTF-16 surrogate is kept as its 3-byte generalized UTF-8
-// form, as JS strings keep it. Input is assumed to be well-formed JSON (the
-// caller already parsed or validated it); malformed input gives an error or
-// false, never a panic.
+// This file is the raw reader: it walks values without decoding them and
+// decodes only the string literals a caller asks for. Semantics follow
+// JavaScript property access on JSON.parse output: keys are case-sensitive
+// and the last duplicate key wins. Input is assumed to be well-formed JSON
+// (the caller already parsed or validated it, CheckObject); malformed input
+// gives an error or false, never a panic.
+
 package jsjson
 
 import (
 	"bytes"
 	"errors"
-	"unicode/utf16"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -226,7 +222,8 @@ func String(v []byte) (string, bool) {
 	if firstEscape < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	return unquote(body)
+	s, bad := unquote(body, false)
+	return s, bad < 0
 }
 
 // StrictString is String for callers that must reject what JSON.parse
@@ -252,144 +249,148 @@ func StrictString(v []byte) (string, bool) {
 	if !escaped && utf8.Valid(body) {
 		return string(body), true
 	}
-	return unquote(body)
+	s, bad := unquote(body, false)
+	return s, bad < 0
 }
 
-// unquote decodes the body of a string literal, each maximal ill-formed
-// UTF-8 subpart becoming one U+FFFD (RepairUTF8).
-func unquote(body []byte) (string, bool) {
-	out := make([]byte, 0, len(body))
+// parseString reads the string literal at b[i] (a quote) as JSON.parse
+// does and returns its value and the offset after the closing quote. A raw
+// control character, an invalid escape or a missing closing quote is a
+// *SyntaxError at the first offending byte.
+func parseString(b []byte, i int) (string, int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return "", i, &SyntaxError{Msg: "expected a string", Offset: i}
+	}
+	end, err := StringEnd(b, i)
+	body := b[i+1:]
+	if err == nil {
+		body = b[i+1 : end-1]
+	}
+	if err == nil && plainLiteral(body) {
+		return string(body), end, nil
+	}
+	s, bad := unquote(body, true)
+	switch {
+	case bad >= 0 && body[bad] < 0x20:
+		return "", i + 1 + bad, &SyntaxError{Msg: "control character in a string", Offset: i + 1 + bad}
+	case bad >= 0 && bad+1 < len(body) && body[bad+1] == 'u':
+		return "", i + 1 + bad, &SyntaxError{Msg: "invalid \\u escape", Offset: i + 1 + bad}
+	case bad >= 0 && bad+1 < len(body):
+		return "", i + 1 + bad, &SyntaxError{Msg: fmt.Sprintf("invalid escape \\%c", body[bad+1]), Offset: i + 1 + bad}
+	case bad >= 0: // a backslash at the end of the input
+		return "", i + 1 + bad, &SyntaxError{Msg: "unterminated string", Offset: i + 1 + bad}
+	case err != nil:
+		return "", len(b), &SyntaxError{Msg: "unterminated string", Offset: len(b)}
+	}
+	return s, end, nil
+}
+
+// plainLiteral reports whether body decodes to itself: no escape, no
+// control character, valid UTF-8.
+func plainLiteral(body []byte) bool {
+	for _, c := range body {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(body)
+}
+
+// unquote decodes the body of a string literal (the bytes between its
+// quotes) with decodeBody. It returns the offset in body of the first byte
+// JSON.parse rejects, or -1.
+func unquote(body []byte, strict bool) (string, int) {
+	out, _, bad := decodeBody(make([]byte, 0, len(body)), body, strict, false)
+	if bad >= 0 {
+		return "", bad
+	}
+	return string(out), -1
+}
+
+// decodeBody is the one string decoder: it decodes the body of a string
+// literal (the bytes between its quotes) onto dst. Escapes decode as
+// JSON.parse decodes them, an escaped lone surrogate as WTF-8; each maximal
+// ill-formed UTF-8 subpart becomes one U+FFFD (the one repair rule,
+// AppendRepairedUTF8). With count it appends nothing and only measures:
+// n is the length the decoded string has. bad is the offset in body of the
+// first byte JSON.parse rejects (the backslash of an invalid or truncated
+// escape; with strict, also a raw control character), or -1.
+func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 	for i := 0; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			// Copy the run up to the next escape in one piece when it is
-			// valid UTF-8 (the usual case).
+		if body[i] != '\\' {
+			// Take the run up to the next escape in one piece.
 			end := bytes.IndexByte(body[i:], '\\')
 			if end < 0 {
 				end = len(body)
 			} else {
 				end += i
 			}
-			if utf8.Valid(body[i:end]) {
-				out = append(out, body[i:end]...)
-				i = end
-				continue
-			}
-		}
-		if c == '\\' {
-			if i+1 >= len(body) {
-				return "", false
-			}
-			switch body[i+1] {
-			case '"', '\\', '/':
-				out = append(out, body[i+1])
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := Hex4(body, i+2)
-				if !ok {
-					return "", false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-						if r2, ok := Hex4(body, i+2); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
-							out = utf8.AppendRune(out, utf16.DecodeRune(r, r2))
-							i += 6
-							continue
-						}
+			run := body[i:end]
+			if strict {
+				for k, c := range run {
+					if c < 0x20 {
+						return dst, n, i + k
 					}
-					// Lone surrogate: WTF-8.
-					out = append(out, 0xED, byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
-					continue
 				}
-				out = utf8.AppendRune(out, r)
-				continue
+			}
+			switch {
+			case count:
+				n += RepairedLen(run)
+			case utf8.Valid(run):
+				dst = append(dst, run...)
 			default:
-				return "", false
+				dst = AppendRepairedUTF8(dst, run)
+			}
+			i = end
+			continue
+		}
+		if i+1 >= len(body) {
+			return dst, n, i
+		}
+		if e := unescape[body[i+1]]; e != 0 {
+			if count {
+				n++
+			} else {
+				dst = append(dst, e)
 			}
 			i += 2
 			continue
 		}
-		if c < utf8.RuneSelf {
-			out = append(out, c)
-			i++
-			continue
+		if body[i+1] != 'u' {
+			return dst, n, i
 		}
-		r, size := utf8.DecodeRune(body[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, "\uFFFD"...)
-			i += InvalidLen(body, i)
-			continue
+		r, ok := Hex4(body, i+2)
+		if !ok {
+			return dst, n, i
 		}
-		out = append(out, body[i:i+size]...)
-		i += size
+		i += 6
+		if isHighSurrogate(r) && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+			if lo, ok := Hex4(body, i+2); ok && isLowSurrogate(lo) {
+				r = combineSurrogates(r, lo)
+				i += 6
+			}
+		}
+		if count {
+			n += wtf8Len(r)
+		} else {
+			dst = appendWTF8(dst, r)
+		}
 	}
-	return string(out), true
+	return dst, n, -1
 }
+
+// unescape[c] is the byte the two-character escape \c stands for, 0 when
+// \c is not one (\u is decoded separately).
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // StringLen returns len(String(v)) without building the string.
 func StringLen(v []byte) (int, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return 0, false
 	}
-	body := v[1 : len(v)-1]
-	n := 0
-	for i := 0; i < len(body); {
-		if body[i] != '\\' {
-			end := bytes.IndexByte(body[i:], '\\')
-			if end < 0 {
-				end = len(body)
-			} else {
-				end += i
-			}
-			n += validatedLen(body[i:end])
-			i = end
-			continue
-		}
-		if i+1 >= len(body) {
-			return 0, false
-		}
-		switch body[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			n++
-			i += 2
-		case 'u':
-			r, ok := Hex4(body, i+2)
-			if !ok {
-				return 0, false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					if r2, ok := Hex4(body, i+2); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
-						n += 4
-						i += 6
-						continue
-					}
-				}
-				n += 3 // WTF-8 lone surrogate
-				continue
-			}
-			n += utf8.RuneLen(r)
-		default:
-			return 0, false
-		}
-	}
-	return n, true
+	_, n, bad := decodeBody(nil, v[1:len(v)-1], false, true)
+	return n, bad < 0
 }
-
-// validatedLen is the length of b with each maximal ill-formed UTF-8
-// subpart counted as U+FFFD (3 bytes), as String decodes it.
-func validatedLen(b []byte) int { return RepairedLen(b) }
 
 // Hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
 // case); ok is false when they are missing or not hex.

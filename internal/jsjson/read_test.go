@@ -182,3 +182,31 @@ func TestMembersAllocationFree(t *testing.T) {
 		t.Errorf("Members allocated %v times per run; want 0", allocs)
 	}
 }
+
+// FuzzString checks the one string decoder against itself and JSON.parse:
+// StringLen measures what String builds, StrictString agrees with String
+// where it accepts, and a literal encoding/json accepts decodes (after the
+// WHATWG repair) to valid WTF-8 that parseString reads the same way.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u20AC"`, `"\ud83d\ude00"`, `"a\ud800b"`,
+		`"\udfff"`, `"\ud800\u0041"`, "\"a\xffb\"", "\"\\n\xff\"", "\"a\tb\"", `"a"b"`, `"\x"`, `"\u12"`, `"a\"`,
+		"\"Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend\\n\\ud800\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		s, ok := String(v)
+		if n, nok := StringLen(v); nok != ok || (ok && n != len(s)) {
+			t.Fatalf("StringLen(%q) = %d, %v; String gives %d bytes, %v", v, n, nok, len(s), ok)
+		}
+		if ss, sok := StrictString(v); sok && (!ok || ss != s) {
+			t.Fatalf("StrictString(%q) = %q, String %q, %v", v, ss, s, ok)
+		}
+		if len(v) > 0 && v[0] == '"' {
+			if ps, end, err := parseString(v, 0); err == nil && end == len(v) {
+				if ss, sok := StrictString(v); !sok || ss != ps {
+					t.Fatalf("parseString(%q) = %q; StrictString %q, %v", v, ps, ss, sok)
+				}
+			}
+		}
+	})
+}
