@@ -36,16 +36,7 @@ local function cli(args)
   return T.cli(BIN, full)
 end
 
-local function expected_prompt()
-  local doc = vim.json.decode(table.concat(vim.fn.readfile(EXPECTED), '\n'))
-  for _, s in ipairs(doc.sessions) do
-    if s.header.id == A then
-      for _, r in ipairs(s.references) do
-        if r.maxReferenceBytes == 65536 then return r.prompt end
-      end
-    end
-  end
-end
+local function expected_prompt() return T.expected_prompt(EXPECTED, A, 65536) end
 
 local function requests(file)
   if vim.fn.filereadable(file) == 0 then return {} end

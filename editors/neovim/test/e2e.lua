@@ -3,31 +3,13 @@
 -- Environment: DSH_LSP_BIN (server), DSH_STORE (a COPY of testdata/fixtures/store-raw),
 -- DSH_EXPECTED (testdata/fixtures/expected/store-raw.expected.json), DSH_PLUGIN
 -- (editors/neovim), DSH_WORK (scratch directory). Prints 'N passed, M failed'.
-local uv = vim.uv or vim.loop
+-- The helpers shared with recipes.lua and codecompanion.lua (lib.lua, next to this file).
+local T = dofile(debug.getinfo(1, 'S').source:sub(2):match('^(.*)/') .. '/lib.lua')
 local api = vim.api
-local t0 = uv.hrtime()
-local passed, failed = 0, 0
-local nv = vim.version()
-local tag = ('nvim-%d.%d.%d'):format(nv.major, nv.minor, nv.patch)
+local log, check, eq, env = T.log, T.check, T.eq, T.env
+local find, labels, keys = T.find, T.labels, T.keys
+local attached_clients, item_label = T.dsh_clients, T.item_label
 
-local function out(s) io.stdout:write(s .. '\n') end
-local function log(...)
-  out(('%s %6.0fms %s'):format(tag, (uv.hrtime() - t0) / 1e6, table.concat({ ... }, ' ')))
-end
-local function check(ok, what, detail)
-  if ok then passed = passed + 1 else failed = failed + 1 end
-  log(ok and 'PASS' or 'FAIL', what .. ((not ok and detail) and ('\n      ' .. detail) or ''))
-  return ok
-end
-local function eq(got, want, what)
-  return check(vim.deep_equal(got, want), what, 'got:  ' .. vim.inspect(got) .. '\n      want: ' .. vim.inspect(want))
-end
-
-local env = function(name)
-  local v = os.getenv(name)
-  assert(v and v ~= '', name .. ' is not set')
-  return v
-end
 local BIN, STORE, EXPECTED = env('DSH_LSP_BIN'), env('DSH_STORE'), env('DSH_EXPECTED')
 local PLUGIN, WORK = env('DSH_PLUGIN'), env('DSH_WORK')
 
@@ -56,86 +38,21 @@ local function cli(args)
   return vim.json.decode(o)
 end
 
-local function read_json(path)
-  return vim.json.decode(table.concat(vim.fn.readfile(path), '\n'))
-end
-
-local expected_prompt
-for _, s in ipairs(read_json(EXPECTED).sessions) do
-  if s.header.id == A then
-    for _, r in ipairs(s.references) do
-      if r.maxReferenceBytes == BUDGET then expected_prompt = r.prompt end
-    end
-  end
-end
+local expected_prompt = T.expected_prompt(EXPECTED, A, BUDGET)
 assert(expected_prompt, 'no expected prompt for session A at budget 65536')
 
 local cands_proj = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ })
 local cands_alice = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, 'alice' })
 local cands_e = cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, '--target-id', E })
-local function find(list, id)
-  for i, c in ipairs(list) do if c.sessionId == id then return c, i end end
-end
-local function labels(list) return vim.tbl_map(function(c) return c.label end, list) end
 local mention_a = assert(find(cands_proj, A), 'CLI candidates lack session A').mention
 local mention_e = assert(find(cands_proj, E), 'CLI candidates lack session E').mention
 local unknown_uri = cli({ 'uri', 'encode', 'no-such-session' }).uri
 local label_a = find(cands_proj, A).label
 
--- ---------------------------------------------------------------- coroutine helpers
-local co
-local function finish()
-  out(('%s: %d passed, %d failed'):format(tag, passed, failed))
-  vim.cmd(failed == 0 and 'qa!' or 'cq!')
-end
-local function resume()
-  local ok, err = coroutine.resume(co)
-  if not ok then
-    failed = failed + 1
-    log('FAIL', 'test script error: ' .. tostring(err))
-    if debug and debug.traceback then out(debug.traceback(co)) end
-    finish()
-  end
-end
--- Give control back to Neovim's main loop (typeahead, RPC, timers) for about ms milliseconds.
--- Only wait_for polls with it: every outcome below is decided by a condition, not a delay.
-local function sleep(ms)
-  local t = uv.new_timer()
-  t:start(ms, 0, function()
-    t:stop(); t:close()
-    vim.schedule(resume)
-  end)
-  coroutine.yield()
-end
-local function wait_for(pred, ms)
-  local deadline = uv.hrtime() + (ms or 5000) * 1e6
-  while true do
-    local ok, v = pcall(pred)
-    if ok and v then return true end
-    if uv.hrtime() > deadline then return false end
-    sleep(15)
-  end
-end
-local function keys(s) api.nvim_feedkeys(api.nvim_replace_termcodes(s, true, false, true), 't', false) end
+-- Every outcome below is decided by a condition (T.wait_for polls), never by a delay.
+local function wait_for(pred, ms) return T.wait_for(pred, ms or 5000) and true or false end
 
 local dsh -- the plugin module
-
-local function attached_clients(buf)
-  local res = {}
-  local list = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
-  for _, c in pairs(list) do if c.name == 'dsh_lsp' then table.insert(res, c) end end
-  return res
-end
-
-local function item_label(it)
-  local ud = it.user_data
-  if type(ud) == 'string' and ud ~= '' then
-    local ok, d = pcall(vim.json.decode, ud)
-    ud = ok and d or nil
-  end
-  local ci = type(ud) == 'table' and ud.nvim and ud.nvim.lsp and ud.nvim.lsp.completion_item
-  return ci and ci.label or it.abbr or it.word
-end
 
 -- Types '@' at the end of the line `prefix` like a user (omnifunc on 0.7/0.10, autotrigger on
 -- 0.11+), checks the menu lists want_labels in order, selects want_label and accepts it.
@@ -406,15 +323,4 @@ local function main()
   end
 end
 
-co = coroutine.create(function()
-  main()
-  finish()
-end)
--- watchdog: never hang CI
-local dog = uv.new_timer()
-dog:start(120000, 0, vim.schedule_wrap(function()
-  failed = failed + 1
-  log('FAIL', 'watchdog: test did not finish in 120 s')
-  finish()
-end))
-vim.schedule(resume)
+T.run(main, 120000) -- the watchdog: never hang CI

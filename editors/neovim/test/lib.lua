@@ -1,4 +1,4 @@
--- Helpers shared by the headless Neovim test scripts (recipes.lua, codecompanion.lua):
+-- Helpers shared by the headless Neovim test scripts (e2e.lua, recipes.lua, codecompanion.lua):
 -- checks, a coroutine scheduler that waits on conditions (never on fixed delays), typing
 -- like a user, the dsh-lsp CLI, and the README recipes as written.
 --   local T = dofile(DSH_TEST_DIR .. '/lib.lua')
@@ -98,6 +98,19 @@ function T.find(list, id)
   for i, c in ipairs(list) do if c.sessionId == id then return c, i end end
 end
 
+--- The prompt expected.json (at path) gives for a mention of session id with maxReferenceBytes
+--- budget (nil when it has none).
+function T.expected_prompt(path, id, budget)
+  local doc = vim.json.decode(table.concat(vim.fn.readfile(path), '\n'))
+  for _, s in ipairs(doc.sessions) do
+    if s.header.id == id then
+      for _, r in ipairs(s.references) do
+        if r.maxReferenceBytes == budget then return r.prompt end
+      end
+    end
+  end
+end
+
 function T.dsh_clients(buf)
   local res = {}
   local list = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
@@ -109,7 +122,8 @@ function T.all_dsh_clients()
   return vim.tbl_filter(function(c) return c.name == 'dsh_lsp' end, list)
 end
 
-local function item_label(it)
+--- The label of a completion menu entry (the LSP item's, else what the menu shows).
+function T.item_label(it)
   local ud = it.user_data
   if type(ud) == 'string' and ud ~= '' then
     local ok, d = pcall(vim.json.decode, ud)
@@ -134,7 +148,7 @@ function T.open_menu(typed, use_omni)
   T.keys('G' .. 'A' .. typed .. (use_omni and '<C-x><C-o>' or ''))
   local ok = T.wait_for(function() return #vim.fn.complete_info({ 'items' }).items > 0 end, 10000)
   if not ok then return nil end
-  return vim.tbl_map(item_label, vim.fn.complete_info({ 'items' }).items)
+  return vim.tbl_map(T.item_label, vim.fn.complete_info({ 'items' }).items)
 end
 --- Selects the menu entry labelled want, accepts it and returns to Normal mode.
 function T.accept(labels, want)

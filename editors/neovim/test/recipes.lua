@@ -38,16 +38,7 @@ assert(#cands == 7, 'the fixture store has 7 sessions, CLI lists ' .. #cands)
 local mention_a = T.find(cands, A).mention
 local label_a = T.find(cands, A).label
 
-local function expected_prompt()
-  local doc = vim.json.decode(table.concat(vim.fn.readfile(EXPECTED), '\n'))
-  for _, s in ipairs(doc.sessions) do
-    if s.header.id == A then
-      for _, r in ipairs(s.references) do
-        if r.maxReferenceBytes == 65536 then return r.prompt end
-      end
-    end
-  end
-end
+local function expected_prompt() return T.expected_prompt(EXPECTED, A, 65536) end
 
 local function recipe(name, as_expression)
   local code = T.recipe(README, name)
