@@ -306,10 +306,14 @@ func feedDrain(sc *LineScanner, f *fold, text []byte, base int64) (int, error) {
 // encoding and Data points into it, so no read buffer or decoded frame
 // stays referenced.
 func surfaceEvent(e *Event) reference.SurfaceEvent {
-	raw := e.appendJSON(nil)
-	data := append(json.RawMessage(nil), e.Data...)
+	// Sized for the whole encoding up front: growing it from nil copied
+	// each event's data several times (issue 16, cold hovers).
+	raw := e.appendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
+	var data json.RawMessage
 	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
 		data = raw[i+8 : i+8+len(e.Data) : i+8+len(e.Data)]
+	} else {
+		data = append(json.RawMessage(nil), e.Data...)
 	}
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }
