@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -200,7 +200,7 @@ func Detail(cwd *string, createdAt int64) string {
 // start (after the `@`, which is no keyword character anywhere).
 // filterText begins with QUERY so that client-side filtering keeps every
 // item the server matched (on id or cwd too); sortText keeps dsh's order.
-func Items(cands []reference.Candidate, q Query, m *position.Mapper) []protocol.CompletionItem {
+func Items(cands []reference.Candidate, q Query, m *position.Mapper) []wire.CompletionItem {
 	return ItemsStyled(cands, q, m, StylePortable)
 }
 
@@ -221,9 +221,9 @@ const (
 )
 
 // ItemsStyled is Items with a client-specific shape.
-func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style Style) []protocol.CompletionItem {
+func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style Style) []wire.CompletionItem {
 	rng := m.Range(q.Start, q.End)
-	items := make([]protocol.CompletionItem, 0, len(cands))
+	items := make([]wire.CompletionItem, 0, len(cands))
 	width := len(fmt.Sprint(len(cands)))
 	if width < 4 {
 		width = 4
@@ -233,24 +233,24 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := VisibleLabel(c.Label)
 		data := c.AppendJSON(nil) // ItemData, by hand: this runs for every item
-		item := protocol.CompletionItem{
+		item := wire.CompletionItem{
 			Label:      visible,
-			Kind:       protocol.CompletionItemKindReference,
+			Kind:       wire.CompletionItemKindReference,
 			Detail:     Detail(c.CWD, c.CreatedAt),
 			SortText:   fmt.Sprintf("%0*d", width, i),
 			FilterText: q.Text + visible,
 			InsertText: newText,
-			TextEdit:   &protocol.TextEdit{Range: rng, NewText: newText},
+			TextEdit:   &wire.TextEdit{Range: rng, NewText: newText},
 			Data:       data,
 		}
 		if style == StyleALE {
 			cut := strings.IndexByte(newText, '(')
 			word, rest := newText[:cut], newText[cut:]
 			item.InsertText = word
-			item.TextEdit = &protocol.TextEdit{Range: rng, NewText: word}
+			item.TextEdit = &wire.TextEdit{Range: rng, NewText: word}
 			at := rng.Start
 			at.Character += uint32(len(word)) // ALE columns are bytes
-			item.AdditionalTextEdits = []protocol.TextEdit{{Range: protocol.Range{Start: at, End: at}, NewText: rest}}
+			item.AdditionalTextEdits = []wire.TextEdit{{Range: position.Range{Start: at, End: at}, NewText: rest}}
 		}
 		items = append(items, item)
 	}
@@ -260,6 +260,6 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style
 // ItemsForText is Items for a query found in text, with edit ranges in
 // UTF-16 (LSP's default encoding); callers outside the server (the demo)
 // use it without building a position mapper themselves.
-func ItemsForText(cands []reference.Candidate, q Query, text string) []protocol.CompletionItem {
+func ItemsForText(cands []reference.Candidate, q Query, text string) []wire.CompletionItem {
 	return Items(cands, q, position.NewMapper(text, position.UTF16))
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -102,7 +102,7 @@ func TestItems(t *testing.T) {
 			t.Errorf("%s: edit range %v replaces %q", enc, it.TextEdit.Range, text[start:end])
 		}
 		if it.Label != "T]it\\le␊[x]" || it.FilterText != "qu"+it.Label || it.SortText != "0000" || items[1].SortText != "0001" ||
-			it.Detail != "/w · 2026-08-06 07:06 UTC" || items[1].Detail[:6] != "no cwd" || it.Kind != protocol.CompletionItemKindReference {
+			it.Detail != "/w · 2026-08-06 07:06 UTC" || items[1].Detail[:6] != "no cwd" || it.Kind != wire.CompletionItemKindReference {
 			t.Errorf("%s: item %+v", enc, it)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -34,7 +34,7 @@ func oneLine(s string, n int) string {
 
 // Documentation renders a candidate's documentation: id, cwd, created time
 // and a short preview (the first and last visible messages).
-func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.MarkupContent {
+func Documentation(d ItemData, surf *reference.Surface, markdown bool) wire.MarkupContent {
 	// Session text is shown on one line: a hostile id or cwd cannot add
 	// lines or fake headings to the documentation.
 	id, cwd := OneLine(d.SessionID), "no cwd"
@@ -76,7 +76,7 @@ func Documentation(d ItemData, surf *reference.Surface, markdown bool) protocol.
 	if markdown {
 		kind = "markdown"
 	}
-	return protocol.MarkupContent{Kind: kind, Value: strings.TrimRight(b.String(), "\n")}
+	return wire.MarkupContent{Kind: kind, Value: strings.TrimRight(b.String(), "\n")}
 }
 
 // EscapeMarkdown backslash-escapes markdown punctuation so that session

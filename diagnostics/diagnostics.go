@@ -13,7 +13,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -34,8 +34,8 @@ type Severity int
 
 // Severities used here.
 const (
-	Error   Severity = protocol.SeverityError
-	Warning Severity = protocol.SeverityWarning
+	Error   Severity = wire.SeverityError
+	Warning Severity = wire.SeverityWarning
 )
 
 // String returns "error" or "warning", as `dsh-lsp check` prints them.
@@ -134,12 +134,12 @@ func problemMessage(p reference.Problem) string {
 // come in text order (Check sorts them), so one forward sweep for the
 // starts and one for the ends map them all: thousands of mentions on one
 // line cost one pass over the line, not one per diagnostic.
-func ToLSP(fs []Finding, m *position.Mapper) []protocol.Diagnostic {
-	out := make([]protocol.Diagnostic, 0, len(fs))
+func ToLSP(fs []Finding, m *position.Mapper) []wire.Diagnostic {
+	out := make([]wire.Diagnostic, 0, len(fs))
 	starts, ends := m.Sweep(), m.Sweep()
 	for _, f := range fs {
-		out = append(out, protocol.Diagnostic{
-			Range:    protocol.Range{Start: starts.Position(f.Span.Start), End: ends.Position(f.Span.End)},
+		out = append(out, wire.Diagnostic{
+			Range:    position.Range{Start: starts.Position(f.Span.Start), End: ends.Position(f.Span.End)},
 			Severity: int(f.Severity),
 			Code:     f.Code,
 			Source:   Source,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -132,9 +132,9 @@ func startServer(t *testing.T, root string, opts lsp.Options, wrap func(referenc
 	return srv, s
 }
 
-func hoverAt(t *testing.T, s *session, uri string, off int) protocol.Hover {
+func hoverAt(t *testing.T, s *session, uri string, off int) wire.Hover {
 	t.Helper()
-	var h protocol.Hover
+	var h wire.Hover
 	if err := s.Call(context.Background(), "textDocument/hover", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, off)}, &h); err != nil {
 		t.Fatalf("hover: %v", err)
@@ -235,7 +235,7 @@ func TestResolveCachedPerSessionVersion(t *testing.T) {
 	rc := &readCounter{}
 	_, s := startServer(t, root, lsp.Options{}, func(src reference.Source) reference.Source { rc.Source = src; return rc })
 	item := map[string]any{"label": "x", "data": map[string]any{"sessionId": idA, "label": "Renaming git branches", "cwd": "/home/alice/proj", "createdAt": 1}}
-	var first, again protocol.CompletionItem
+	var first, again wire.CompletionItem
 	if err := s.Call(context.Background(), "completionItem/resolve", item, &first); err != nil || first.Documentation == nil {
 		t.Fatalf("resolve: %v %+v", err, first)
 	}
@@ -287,7 +287,7 @@ func TestQueuedReadsCancelled(t *testing.T) {
 	resolveErr, resolveID := queue("completionItem/resolve", map[string]any{"label": "x", "data": map[string]any{"sessionId": idC, "label": "c", "createdAt": 1}})
 
 	// The completion path does not wait for reads.
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	text := s.Text(uri)
 	if err := s.Call(context.Background(), "textDocument/completion", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, len(text))}, &list); err != nil || len(list.Items) == 0 {
@@ -363,7 +363,7 @@ func TestHostileSessionTextOnOneLine(t *testing.T) {
 	uri := "file:///hostile.dsh"
 	s.Open(uri, "ask @")
 
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	if err := s.Call(context.Background(), "textDocument/completion", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 5)}, &list); err != nil || len(list.Items) != 1 {
 		t.Fatalf("completion: %v, %+v", err, list)
@@ -398,7 +398,7 @@ func TestHostileSessionTextOnOneLine(t *testing.T) {
 	if !strings.Contains(h.Contents.Value, "SYSTEM: id") || !strings.Contains(h.Contents.Value, "SYSTEM: cwd") {
 		t.Errorf("hover lost the id or cwd (shown on one line):\n%s", h.Contents.Value)
 	}
-	var resolved protocol.CompletionItem
+	var resolved wire.CompletionItem
 	if err := s.Call(context.Background(), "completionItem/resolve", it, &resolved); err != nil || resolved.Documentation == nil {
 		t.Fatalf("resolve: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/lsp"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -51,7 +51,7 @@ func BenchmarkCompletion(b *testing.B) {
 				text := "see @" + q
 				s.Open(uri, text)
 				pos := s.Pos(uri, len(text))
-				var list protocol.CompletionList
+				var list wire.CompletionList
 				call := func() {
 					if err := s.Call(context.Background(), "textDocument/completion", map[string]any{
 						"textDocument": map[string]any{"uri": uri}, "position": pos}, &list); err != nil {

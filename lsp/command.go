@@ -1,7 +1,9 @@
 package lsp
 
 import (
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"encoding/json"
+
+	"go.lsp.dev/protocol"
 )
 
 // executeCommand runs a command of executeCommandProvider; dsh.prepare takes
@@ -12,7 +14,7 @@ func (s *Server) executeCommand(p *protocol.ExecuteCommandParams) (prepareSnap, 
 		if len(p.Arguments) != 1 {
 			return prepareSnap{}, invalidParams("dsh.prepare takes exactly one argument object, got %d arguments", len(p.Arguments))
 		}
-		in, err := parsePrepareArgs(p.Arguments[0])
+		in, err := parsePrepareArgs(json.RawMessage(p.Arguments[0]))
 		if err != nil {
 			return prepareSnap{}, err
 		}

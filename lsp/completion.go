@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/completion"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -22,7 +23,7 @@ type completionSnap struct {
 
 // completionSnapshot snapshots the document of a completion request.
 func (s *Server) completionSnapshot(p *protocol.CompletionParams) (completionSnap, error) {
-	snap, err := s.openSnapshot("textDocument/completion", p.TextDocument.URI)
+	snap, err := s.openSnapshot("textDocument/completion", string(p.TextDocument.URI))
 	return completionSnap{doc: snap, pos: p.Position}, err
 }
 
@@ -36,7 +37,7 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	}
 	q, ok := completion.FindQuery(snap.mapper.Content, cursor)
 	if !ok {
-		return protocol.CompletionList{IsIncomplete: false, Items: []protocol.CompletionItem{}}, nil
+		return wire.CompletionList{IsIncomplete: false, Items: []wire.CompletionItem{}}, nil
 	}
 	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit, true)
 	if err != nil {
@@ -48,7 +49,7 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	if snap.caps.ale {
 		style = completion.StyleALE
 	}
-	list := protocol.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
+	list := wire.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
 	// About 650 bytes per item: allocate once.
 	return jsonrpc2.RawMessage(list.AppendJSON(make([]byte, 0, 128+700*len(list.Items)))), nil
 }
@@ -56,7 +57,7 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 // resolveSnap is what completionItem/resolve reads after the read loop
 // moved on.
 type resolveSnap struct {
-	item protocol.CompletionItem
+	item wire.CompletionItem
 	// ours is set for items the server made (data carries a session id).
 	ours     bool
 	data     completion.ItemData
@@ -65,7 +66,7 @@ type resolveSnap struct {
 }
 
 // resolveSnapshot decodes the item's data and snapshots the settings.
-func (s *Server) resolveSnapshot(item *protocol.CompletionItem) (resolveSnap, error) {
+func (s *Server) resolveSnapshot(item *wire.CompletionItem) (resolveSnap, error) {
 	r := resolveSnap{item: *item}
 	if len(item.Data) == 0 || json.Unmarshal(item.Data, &r.data) != nil || r.data.SessionID == "" {
 		return r, nil // not ours: nothing to add
@@ -108,7 +109,7 @@ func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, err
 	if r.markdown {
 		kind = "markdown"
 	}
-	item.Documentation = &protocol.MarkupContent{Kind: kind, Value: doc}
+	item.Documentation = &wire.MarkupContent{Kind: kind, Value: doc}
 	return item, nil
 }
 

@@ -8,16 +8,18 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
-func complete(t *testing.T, s *session, uri string, pos protocol.Position) protocol.CompletionList {
+func complete(t *testing.T, s *session, uri string, pos protocol.Position) wire.CompletionList {
 	t.Helper()
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	trigger := "@"
 	err := s.Call(context.Background(), "textDocument/completion", map[string]any{
 		"textDocument": map[string]any{"uri": uri},
@@ -93,7 +95,7 @@ func TestCompletion(t *testing.T) {
 				}
 				query := text[strings.LastIndex(text[:cursor], "@")+1 : cursor]
 				for i, it := range list.Items {
-					if it.Kind != protocol.CompletionItemKindReference || it.TextEdit == nil || it.InsertText != it.TextEdit.NewText ||
+					if it.Kind != wire.CompletionItemKindReference || it.TextEdit == nil || it.InsertText != it.TextEdit.NewText ||
 						!strings.HasPrefix(it.FilterText, query) || it.Detail == "" {
 						t.Errorf("item %d malformed: %+v", i, it)
 					}
@@ -112,7 +114,7 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-func itemID(t *testing.T, it protocol.CompletionItem) string {
+func itemID(t *testing.T, it wire.CompletionItem) string {
 	t.Helper()
 	// The inserted text is "[label](uri)": decode the uri.
 	i := strings.LastIndex(it.InsertText, "](")
@@ -145,7 +147,7 @@ func TestCompletionResolve(t *testing.T) {
 	if len(list.Items) != 1 {
 		t.Fatalf("want 1 item, got %d", len(list.Items))
 	}
-	var resolved protocol.CompletionItem
+	var resolved wire.CompletionItem
 	if err := s.Call(context.Background(), "completionItem/resolve", list.Items[0], &resolved); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestCompletionALE(t *testing.T) {
 	uri := "file:///home/alice/proj/p.dsh"
 	text := "é @"
 	s.Open(uri, text)
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	if err := s.Call(context.Background(), "textDocument/completion", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": len(text)}}, &list); err != nil {
 		t.Fatal(err)
@@ -319,9 +321,9 @@ func newPartialIndex(t *testing.T, ids ...string) *partialIndex {
 // when the server waits for the index.
 func completionIDs(t *testing.T, s *session, uri string) ([]string, bool) {
 	t.Helper()
-	got := make(chan protocol.CompletionList, 1)
+	got := make(chan wire.CompletionList, 1)
 	go func() {
-		var list protocol.CompletionList
+		var list wire.CompletionList
 		_ = s.Call(context.Background(), "textDocument/completion", map[string]any{
 			"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, len(s.Text(uri)))}, &list)
 		got <- list

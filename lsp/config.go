@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -277,7 +278,7 @@ func (s *Server) didChangeConfiguration(p *protocol.DidChangeConfigurationParams
 	}
 	if err != nil {
 		s.logger.Warn("settings refused", "error", err)
-		s.showMessage(protocol.MessageError, "dsh-lsp: "+err.Error()+" (previous settings kept)")
+		s.showMessage(protocol.MessageTypeError, "dsh-lsp: "+err.Error()+" (previous settings kept)")
 		return
 	}
 	s.mu.Lock()
@@ -294,7 +295,7 @@ func (s *Server) didChangeConfiguration(p *protocol.DidChangeConfigurationParams
 // badConfiguration shows workspace/didChangeConfiguration params that do
 // not decode.
 func badConfiguration(s *Server, err error) {
-	s.showMessage(protocol.MessageError, "dsh-lsp: invalid workspace/didChangeConfiguration params: "+err.Error())
+	s.showMessage(protocol.MessageTypeError, "dsh-lsp: invalid workspace/didChangeConfiguration params: "+err.Error())
 }
 
 // snapshotEnv returns the current environment and settings.
@@ -326,14 +327,14 @@ func (s *Server) targetForLocked(uri string) reference.Target {
 
 // setTargetParams is dsh/setTarget.
 type setTargetParams struct {
-	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
-	Target       json.RawMessage                 `json:"target"`
+	TextDocument DocumentRef     `json:"textDocument"`
+	Target       json.RawMessage `json:"target"`
 }
 
 // badSetTarget shows dsh/setTarget params that do not decode or name no
 // document.
 func badSetTarget(s *Server, _ error) {
-	s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget needs {\"textDocument\":{\"uri\":…},\"target\":{…}}")
+	s.showMessage(protocol.MessageTypeError, "dsh-lsp: dsh/setTarget needs {\"textDocument\":{\"uri\":…},\"target\":{…}}")
 }
 
 // setTarget sets a document's own target (it may precede didOpen).
@@ -347,7 +348,7 @@ func (s *Server) setTarget(p *setTargetParams) {
 		var err error
 		t, err = parseTarget(p.Target, "target")
 		if err != nil {
-			s.showMessage(protocol.MessageError, "dsh-lsp: dsh/setTarget: "+strings.TrimPrefix(err.Error(), "invalid dsh settings: "))
+			s.showMessage(protocol.MessageTypeError, "dsh-lsp: dsh/setTarget: "+strings.TrimPrefix(err.Error(), "invalid dsh settings: "))
 			return
 		}
 	}

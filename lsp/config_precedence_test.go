@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -112,7 +113,7 @@ func TestSettingsPrecedence(t *testing.T) {
 				}
 				s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": settings})
 				if p.refused != "" {
-					s.Await(lsptest.ShownMessage(protocol.MessageError, p.refused))
+					s.Await(lsptest.ShownMessage(protocol.MessageTypeError, p.refused))
 				}
 			}
 			// The server handles messages in order: this request sees every push.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -105,7 +105,7 @@ func (s *Server) publishDiagnostics(uri string) {
 		return
 	}
 	v := snap.version
-	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: uri, Version: &v, Diagnostics: diags})
+	s.notify("textDocument/publishDiagnostics", wire.PublishDiagnosticsParams{URI: uri, Version: &v, Diagnostics: diags})
 }
 
 // findings checks a snapshot's text.

@@ -6,9 +6,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -30,7 +32,7 @@ func TestDiagnosticsAppearAndDisappear(t *testing.T) {
 			if got, want := d.Diagnostics[0].Range.Start, s.Pos(uri, start); got != want {
 				t.Errorf("invalid-uri starts at %v, want %v", got, want)
 			}
-			if d.Diagnostics[0].Severity != protocol.SeverityError {
+			if d.Diagnostics[0].Severity != wire.SeverityError {
 				t.Errorf("invalid-uri severity %d", d.Diagnostics[0].Severity)
 			}
 			s.Replace(uri, strings.Index(text, " @[bad]"), len(text), "")
@@ -51,7 +53,7 @@ func TestDiagnosticsAppearAndDisappear(t *testing.T) {
 			s.Append(uri, " "+reference.FormatMention("no-such-session", nil))
 			s.Await(lsptest.DiagnosticCodes(uri, diagnostics.CodeUnknownSession))
 			d, _ = s.Diagnostics(uri)
-			if d.Diagnostics[0].Severity != protocol.SeverityWarning {
+			if d.Diagnostics[0].Severity != wire.SeverityWarning {
 				t.Errorf("unknown-session severity %d, want warning", d.Diagnostics[0].Severity)
 			}
 			s.Append(uri, " "+reference.FormatMention(idB, nil))
@@ -91,7 +93,7 @@ func TestCodeActions(t *testing.T) {
 			if tt.name == "remove duplicate" {
 				off = strings.LastIndex(tt.text, tt.at)
 			}
-			var actions []protocol.CodeAction
+			var actions []wire.CodeAction
 			err := s.Call(context.Background(), "textDocument/codeAction", map[string]any{
 				"textDocument": map[string]any{"uri": uri},
 				"range":        protocol.Range{Start: s.Pos(uri, off+1), End: s.Pos(uri, off+1)},
@@ -121,7 +123,7 @@ func TestHover(t *testing.T) {
 	uri := "file:///p.dsh"
 	text := "see " + reference.FormatMention(idB, ptr("plan")) + " now"
 	s.Open(uri, text)
-	var h protocol.Hover
+	var h wire.Hover
 	if err := s.Call(context.Background(), "textDocument/hover", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 6)}, &h); err != nil {
 		t.Fatal(err)
@@ -131,7 +133,7 @@ func TestHover(t *testing.T) {
 			t.Errorf("hover lacks %q:\n%s", want, h.Contents.Value)
 		}
 	}
-	var none *protocol.Hover
+	var none *wire.Hover
 	if err := s.Call(context.Background(), "textDocument/hover", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 1)}, &none); err != nil || none != nil {
 		t.Errorf("hover outside a mention: %v, %+v", err, none)
@@ -180,7 +182,7 @@ func TestHoverReadsTheSessionOnce(t *testing.T) {
 	uri := "file:///once.dsh"
 	s.Open(uri, "see "+reference.FormatMention(idB, ptr("plan")))
 	before := cs.reads.Load()
-	var h protocol.Hover
+	var h wire.Hover
 	if err := s.Call(context.Background(), "textDocument/hover", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 6)}, &h); err != nil {
 		t.Fatal(err)

@@ -9,15 +9,21 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
+// DocumentRef names an open document in the params of the dsh/* methods
+// (CONTRACT §5); they are decoded with encoding/json.
+type DocumentRef struct {
+	URI string `json:"uri"`
+}
+
 // PrepareArgs is the argument object of dsh.prepare / dsh/prepare.
 type PrepareArgs struct {
-	TextDocument *protocol.TextDocumentIdentifier `json:"textDocument,omitempty"`
-	Text         *string                          `json:"text,omitempty"`
-	Target       json.RawMessage                  `json:"target,omitempty"`
+	TextDocument *DocumentRef    `json:"textDocument,omitempty"`
+	Text         *string         `json:"text,omitempty"`
+	Target       json.RawMessage `json:"target,omitempty"`
 }
 
 // prepareInput is dsh.prepare's argument, checked: the target is nil when
@@ -44,7 +50,7 @@ func parsePrepareArgs(raw json.RawMessage) (prepareInput, error) {
 		if err := json.Unmarshal(raw, &uri); err != nil {
 			return in, invalidParams("dsh.prepare: invalid argument: %v", err)
 		}
-		a.TextDocument = &protocol.TextDocumentIdentifier{URI: uri}
+		a.TextDocument = &DocumentRef{URI: uri}
 		return in, nil
 	}
 	if len(raw) == 0 || raw[0] != '{' {
@@ -157,10 +163,10 @@ func (s *Server) prepareText(ctx context.Context, env *environment, target refer
 
 // candidatesParams is dsh/candidates.
 type candidatesParams struct {
-	Query        *string                          `json:"query"`
-	Limit        *float64                         `json:"limit"`
-	TextDocument *protocol.TextDocumentIdentifier `json:"textDocument"`
-	Target       json.RawMessage                  `json:"target"`
+	Query        *string         `json:"query"`
+	Limit        *float64        `json:"limit"`
+	TextDocument *DocumentRef    `json:"textDocument"`
+	Target       json.RawMessage `json:"target"`
 }
 
 // candidatesSnap is what dsh/candidates reads after the read loop moved on.
@@ -216,7 +222,7 @@ func (s *Server) dshCandidates(ctx context.Context, c candidatesSnap) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	b, err := protocol.Marshal(reference.CandidateItems(cands))
+	b, err := wire.Marshal(reference.CandidateItems(cands))
 	if err != nil {
 		return nil, fmt.Errorf("dsh/candidates: %w", err)
 	}

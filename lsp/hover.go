@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/completion"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -20,7 +22,7 @@ type hoverSnap struct {
 // hoverSnapshot snapshots the document of a hover request and finds the
 // cursor in it.
 func (s *Server) hoverSnapshot(p *protocol.HoverParams) (hoverSnap, error) {
-	snap, err := s.openSnapshot("textDocument/hover", p.TextDocument.URI)
+	snap, err := s.openSnapshot("textDocument/hover", string(p.TextDocument.URI))
 	if err != nil {
 		return hoverSnap{}, err
 	}
@@ -45,7 +47,7 @@ func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
 			if pr.Err != nil {
 				msg = pr.Err.Message
 			}
-			return protocol.Hover{Contents: protocol.MarkupContent{Kind: "plaintext", Value: msg}, Range: &rng}, nil
+			return wire.Hover{Contents: wire.MarkupContent{Kind: "plaintext", Value: msg}, Range: &rng}, nil
 		}
 	}
 	for _, m := range mentions {
@@ -59,7 +61,7 @@ func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
 			if snap.caps.hoverMarkdown {
 				kind = "markdown"
 			}
-			return protocol.Hover{Contents: protocol.MarkupContent{Kind: kind, Value: value}, Range: &rng}, nil
+			return wire.Hover{Contents: wire.MarkupContent{Kind: kind, Value: value}, Range: &rng}, nil
 		}
 	}
 	return nil, nil

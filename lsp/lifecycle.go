@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"net/url"
 	"path"
 	"runtime"
@@ -8,9 +9,9 @@ import (
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -24,7 +25,7 @@ const (
 // and answers the capabilities. Invalid settings fail initialize with an
 // error naming the key.
 func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeResult, error) {
-	st, err := parseSettings(p.InitializationOptions)
+	st, err := parseSettings(json.RawMessage(p.InitializationOptions))
 	var env *environment
 	if err == nil {
 		env, err = s.buildEnvironment(st)
@@ -37,7 +38,9 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 
 	var offered []string
 	if p.Capabilities.General != nil {
-		offered = p.Capabilities.General.PositionEncodings
+		for _, e := range p.Capabilities.General.PositionEncodings {
+			offered = append(offered, string(e))
+		}
 	}
 	enc := position.NegotiateEncoding(offered)
 	caps := clientCaps{ale: looksLikeALE(p)}
@@ -45,15 +48,15 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 		// ALE sends and reads byte columns whatever the encoding says.
 		enc = position.UTF8
 	}
-	if p.Capabilities.Window != nil {
-		caps.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
+	if w := p.Capabilities.Window; w != nil && w.WorkDoneProgress != nil {
+		caps.workDoneProgress = *w.WorkDoneProgress
 	}
 	if td := p.Capabilities.TextDocument; td != nil {
 		if td.Hover != nil {
-			caps.hoverMarkdown = slices.Contains(td.Hover.ContentFormat, "markdown")
+			caps.hoverMarkdown = slices.Contains(td.Hover.ContentFormat, protocol.MarkupKindMarkdown)
 		}
 		if td.Completion != nil && td.Completion.CompletionItem != nil {
-			caps.docMarkdown = slices.Contains(td.Completion.CompletionItem.DocumentationFormat, "markdown")
+			caps.docMarkdown = slices.Contains(td.Completion.CompletionItem.DocumentationFormat, protocol.MarkupKindMarkdown)
 		}
 	}
 
@@ -64,31 +67,35 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 	s.settings = st
 	s.env = env
 	s.workspace = workspaceCWD(p)
-	for _, f := range p.WorkspaceFolders {
-		s.folders = append(s.folders, f.URI)
+	folders, _ := p.WorkspaceFolders.Get()
+	for _, f := range folders {
+		s.folders = append(s.folders, string(f.URI))
 	}
 	s.mu.Unlock()
 	s.cache.reset()
 
-	client := ""
-	if p.ClientInfo != nil {
-		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
-	}
+	version, _ := p.ClientInfo.Version.Get()
+	client := p.ClientInfo.Name + " " + version
 	s.logger.Info("initialize", "client", client, "ale", caps.ale, "positionEncoding", string(enc), "root", env.root)
 
+	yes, incremental := true, protocol.TextDocumentSyncKindIncremental
+	info := protocol.ServerInfo{Name: "dsh-lsp"}
+	if s.opts.Version != "" {
+		info.Version = protocol.NewOptional(s.opts.Version)
+	}
 	return protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
-			PositionEncoding: string(enc),
-			TextDocumentSync: protocol.TextDocumentSyncOptions{OpenClose: true, Change: protocol.SyncIncremental},
+			PositionEncoding: protocol.PositionEncodingKind(enc),
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &incremental},
 			CompletionProvider: &protocol.CompletionOptions{
 				TriggerCharacters: []string{"@"},
-				ResolveProvider:   true,
+				ResolveProvider:   &yes,
 			},
-			HoverProvider:          true,
-			CodeActionProvider:     &protocol.CodeActionOptions{CodeActionKinds: []string{protocol.CodeActionKindQuickFix}},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: []string{CommandPrepare}},
+			HoverProvider:          protocol.Boolean(true),
+			CodeActionProvider:     &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix}},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: []string{CommandPrepare}},
 		},
-		ServerInfo: protocol.ServerInfo{Name: "dsh-lsp", Version: s.opts.Version},
+		ServerInfo: info,
 	}, nil
 }
 
@@ -97,28 +104,29 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 // plaintext-only hover). ALE needs its own completion item shape.
 func looksLikeALE(p *protocol.InitializeParams) bool {
 	c := p.Capabilities
-	if p.ClientInfo != nil || c.General != nil || c.Workspace == nil || c.Workspace.Configuration == nil || *c.Workspace.Configuration {
+	if p.ClientInfo != (protocol.ClientInfo{}) || c.General != nil || c.Workspace == nil || c.Workspace.Configuration == nil || *c.Workspace.Configuration {
 		return false
 	}
 	td := c.TextDocument
 	if td == nil || td.Completion == nil || td.Completion.ContextSupport == nil || *td.Completion.ContextSupport {
 		return false
 	}
-	return td.Hover != nil && len(td.Hover.ContentFormat) == 1 && td.Hover.ContentFormat[0] == "plaintext"
+	return td.Hover != nil && len(td.Hover.ContentFormat) == 1 && td.Hover.ContentFormat[0] == protocol.MarkupKindPlainText
 }
 
 // workspaceCWD returns the path of the first workspace folder (or rootUri,
 // rootPath), nil when there is none.
 func workspaceCWD(p *protocol.InitializeParams) *string {
 	var u string
+	folders, _ := p.WorkspaceFolders.Get()
+	rootPath, _ := p.RootPath.Get()
 	switch {
-	case len(p.WorkspaceFolders) > 0:
-		u = p.WorkspaceFolders[0].URI
+	case len(folders) > 0:
+		u = string(folders[0].URI)
 	case p.RootURI != nil && *p.RootURI != "":
-		u = *p.RootURI
-	case p.RootPath != nil && *p.RootPath != "":
-		path := *p.RootPath
-		return &path
+		u = string(*p.RootURI)
+	case rootPath != "":
+		return &rootPath
 	default:
 		return nil
 	}
@@ -168,23 +176,15 @@ func fileURIPathOn(goos, u string) (string, bool) {
 	return p, true
 }
 
-// workspaceFoldersParams is workspace/didChangeWorkspaceFolders.
-type workspaceFoldersParams struct {
-	Event struct {
-		Added   []protocol.WorkspaceFolder `json:"added"`
-		Removed []protocol.WorkspaceFolder `json:"removed"`
-	} `json:"event"`
-}
-
 // didChangeWorkspaceFolders keeps the folder list: the first folder's path
 // is the default target cwd.
-func (s *Server) didChangeWorkspaceFolders(p *workspaceFoldersParams) {
+func (s *Server) didChangeWorkspaceFolders(p *protocol.DidChangeWorkspaceFoldersParams) {
 	s.mu.Lock()
 	kept := slices.DeleteFunc(slices.Clone(s.folders), func(u string) bool {
-		return slices.ContainsFunc(p.Event.Removed, func(r protocol.WorkspaceFolder) bool { return r.URI == u })
+		return slices.ContainsFunc(p.Event.Removed, func(r protocol.WorkspaceFolder) bool { return string(r.URI) == u })
 	})
 	for _, a := range p.Event.Added {
-		kept = append(kept, a.URI)
+		kept = append(kept, string(a.URI))
 	}
 	s.folders = kept
 	s.workspace = nil

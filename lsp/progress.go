@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"go.lsp.dev/protocol"
 )
 
 var progressTokens atomic.Int64
@@ -29,7 +29,7 @@ func (s *Server) startIndexing() {
 		if withProgress {
 			token = fmt.Sprintf("dsh-lsp/index/%d", progressTokens.Add(1))
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := s.conn.Call(cctx, "window/workDoneProgress/create", protocol.WorkDoneProgressCreateParams{Token: token}, nil)
+			_, err := s.conn.Call(cctx, "window/workDoneProgress/create", protocol.WorkDoneProgressCreateParams{Token: protocol.String(token)}, nil)
 			cancel()
 			if err != nil {
 				s.logger.Debug("workDoneProgress/create refused", "error", err)
@@ -37,8 +37,8 @@ func (s *Server) startIndexing() {
 			}
 		}
 		if token != "" {
-			s.notify("$/progress", protocol.ProgressParams{Token: token, Value: protocol.WorkDoneProgressBegin{
-				Kind: "begin", Title: "dsh-lsp", Message: "indexing dsh sessions in " + env.root}})
+			no, msg := false, "indexing dsh sessions in "+env.root
+			s.progressNotify(token, &protocol.WorkDoneProgressBegin{Kind: "begin", Title: "dsh-lsp", Cancellable: &no, Message: &msg})
 			var mu sync.Mutex
 			last := time.Time{}
 			report := func(done, total int) {
@@ -48,12 +48,12 @@ func (s *Server) startIndexing() {
 					return
 				}
 				last = time.Now()
-				pct := 0
+				pct := uint32(0)
 				if total > 0 {
-					pct = done * 100 / total
+					pct = uint32(done * 100 / total)
 				}
-				s.notify("$/progress", protocol.ProgressParams{Token: token, Value: protocol.WorkDoneProgressReport{
-					Kind: "report", Message: fmt.Sprintf("%d/%d sessions", done, total), Percentage: &pct}})
+				msg := fmt.Sprintf("%d/%d sessions", done, total)
+				s.progressNotify(token, &protocol.WorkDoneProgressReport{Kind: "report", Message: &msg, Percentage: &pct})
 			}
 			s.progress.Store(&report)
 			defer s.progress.Store(nil)
@@ -89,7 +89,21 @@ func (s *Server) startIndexing() {
 			s.logger.Info("session store indexed", "root", env.root, "sessions", len(headers), "elapsed", time.Since(start))
 		}
 		if token != "" {
-			s.notify("$/progress", protocol.ProgressParams{Token: token, Value: protocol.WorkDoneProgressEnd{Kind: "end", Message: msg}})
+			end := &protocol.WorkDoneProgressEnd{Kind: "end"}
+			if msg != "" {
+				end.Message = &msg
+			}
+			s.progressNotify(token, end)
 		}
 	}()
+}
+
+// progressNotify sends one $/progress value (begin, report or end).
+func (s *Server) progressNotify(token string, value any) {
+	v, err := protocol.Marshal(value)
+	if err != nil {
+		s.logger.Debug("progress value not encoded", "error", err)
+		return
+	}
+	s.notify("$/progress", &protocol.ProgressParams{Token: protocol.String(token), Value: v})
 }

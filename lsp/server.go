@@ -4,14 +4,17 @@
 // Layout follows gopls: server.go wires the connection and dispatches
 // methods; each feature lives in its own file (lifecycle.go, text.go,
 // completion.go, diagnostics.go, hover.go, codeaction.go, command.go,
-// dsh.go for the dsh/* methods, config.go, progress.go). Wire types are in
-// the lsp/protocol subpackage.
+// dsh.go for the dsh/* methods, config.go, progress.go). Params and most
+// results are go.lsp.dev/protocol's types; lsp/wire has the codec and the
+// results encoded by hand (session text keeps JSON.stringify's bytes);
+// lsp/position maps offsets to positions.
 //
 // Concurrency: jsonrpc2 runs a handler inline on the connection's read
 // goroutine. Notifications (text sync, configuration, dsh/setTarget) are
-// handled inline, so they are applied in wire order. Every request decodes
-// its params and snapshots the state it needs inline, then releases the read
-// loop with jsonrpc2.Async: long requests and server-to-client calls cannot
+// handled inline, so they are applied in wire order. Every request is
+// registered once in methods (request[P, S]): its params are decoded and
+// the state it needs is snapshotted inline, then the read loop is released
+// with jsonrpc2.Async: long requests and server-to-client calls cannot
 // deadlock the connection, later requests see earlier edits, and
 // $/cancelRequest is observed while a request runs.
 package lsp
@@ -30,10 +33,10 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
-	lspproto "go.lsp.dev/protocol"
+	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -177,11 +180,11 @@ func New(opts Options) *Server {
 // disconnects, and returns the process exit code LSP prescribes: 0 after
 // shutdown+exit, 1 otherwise (exit without shutdown, or a lost client).
 func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
-	ctx = lspproto.WithLogger(ctx, s.logger)
+	ctx = protocol.WithLogger(ctx, s.logger)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	eof := make(chan struct{})
 	ws := &watchedStream{Stream: stream, eof: eof}
-	s.conn = jsonrpc2.NewConn(ws, jsonrpc2.WithCodec(protocol.Codec{}))
+	s.conn = jsonrpc2.NewConn(ws, jsonrpc2.WithCodec(wire.Codec{}))
 	s.conn.Go(s.ctx, s.dispatch)
 
 	select {
@@ -431,7 +434,7 @@ type notification[P any] struct {
 func (n notification[P]) notify(s *Server, _ context.Context, method string, params json.RawMessage) {
 	var p P
 	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &p); err != nil {
+		if err := wire.Decode(params, &p); err != nil {
 			if n.rejected != nil {
 				n.rejected(s, err)
 			} else {
@@ -463,7 +466,7 @@ func optionalParams[P any](method string, params json.RawMessage) (P, error) {
 	if len(params) == 0 || string(params) == "null" {
 		return p, nil
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := wire.Decode(params, &p); err != nil {
 		return p, invalidParams("%s: invalid params: %v", method, err)
 	}
 	return p, nil
@@ -474,7 +477,7 @@ var methods = map[string]handler{
 	"initialize":               request[protocol.InitializeParams, protocol.InitializeResult]{inline: (*Server).initialize},
 	"shutdown":                 request[noParams, any]{decode: optionalParams[noParams], inline: (*Server).shutdown},
 	"textDocument/completion":  request[protocol.CompletionParams, completionSnap]{inline: (*Server).completionSnapshot, async: (*Server).completion},
-	"completionItem/resolve":   request[protocol.CompletionItem, resolveSnap]{inline: (*Server).resolveSnapshot, async: (*Server).completionResolve},
+	"completionItem/resolve":   request[wire.CompletionItem, resolveSnap]{inline: (*Server).resolveSnapshot, async: (*Server).completionResolve},
 	"textDocument/hover":       request[protocol.HoverParams, hoverSnap]{inline: (*Server).hoverSnapshot, async: (*Server).hover},
 	"textDocument/codeAction":  request[protocol.CodeActionParams, codeActionSnap]{inline: (*Server).codeActionSnapshot, async: (*Server).codeAction},
 	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
@@ -487,7 +490,7 @@ var methods = map[string]handler{
 	"textDocument/didChange":              notification[protocol.DidChangeTextDocumentParams]{apply: (*Server).didChange},
 	"textDocument/didClose":               notification[protocol.DidCloseTextDocumentParams]{apply: (*Server).didClose},
 	"workspace/didChangeConfiguration":    notification[protocol.DidChangeConfigurationParams]{apply: (*Server).didChangeConfiguration, rejected: badConfiguration},
-	"workspace/didChangeWorkspaceFolders": notification[workspaceFoldersParams]{apply: (*Server).didChangeWorkspaceFolders},
+	"workspace/didChangeWorkspaceFolders": notification[protocol.DidChangeWorkspaceFoldersParams]{apply: (*Server).didChangeWorkspaceFolders},
 	"dsh/setTarget":                       notification[setTargetParams]{apply: (*Server).setTarget, rejected: badSetTarget},
 }
 
@@ -499,7 +502,7 @@ var methods = map[string]handler{
 func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
 	params := json.RawMessage(req.Params())
-	if method == lspproto.MethodCancelRequest {
+	if method == protocol.MethodCancelRequest {
 		s.cancelRequest(params)
 		return nil, nil
 	}
@@ -606,12 +609,13 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 	h.notify(s, ctx, method, params)
 }
 
-// decodeParams decodes params into v, mapping failures to InvalidParams.
+// decodeParams decodes params into v (wire.Decode: go.lsp.dev/protocol's
+// types with its codec), mapping failures to InvalidParams.
 func decodeParams(method string, params json.RawMessage, v any) error {
 	if len(params) == 0 || string(params) == "null" {
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, method+": missing params")
 	}
-	if err := json.Unmarshal(params, v); err != nil {
+	if err := wire.Decode(params, v); err != nil {
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: invalid params: %v", method, err))
 	}
 	return nil
@@ -649,7 +653,7 @@ func requestError(ctx context.Context, err error) error {
 }
 
 func errorData(code reference.Code) jsonrpc2.RawMessage {
-	b, _ := protocol.Marshal(map[string]string{"code": string(code)})
+	b, _ := wire.Marshal(map[string]string{"code": string(code)})
 	return b
 }
 
@@ -664,6 +668,6 @@ func (s *Server) notify(method string, params any) {
 }
 
 // showMessage shows a message in the client's UI.
-func (s *Server) showMessage(typ int, msg string) {
+func (s *Server) showMessage(typ protocol.MessageType, msg string) {
 	s.notify("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: msg})
 }

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -129,9 +130,10 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := res.Capabilities
+	sync, _ := caps.TextDocumentSync.(*protocol.TextDocumentSyncOptions)
 	if caps.CompletionProvider == nil || caps.CompletionProvider.TriggerCharacters[0] != "@" ||
-		caps.ExecuteCommandProvider == nil || caps.ExecuteCommandProvider.Commands[0] != "dsh.prepare" ||
-		caps.TextDocumentSync.Change != protocol.SyncIncremental || caps.PositionEncoding != "utf-16" {
+		len(caps.ExecuteCommandProvider.Commands) == 0 || caps.ExecuteCommandProvider.Commands[0] != "dsh.prepare" ||
+		sync == nil || sync.Change == nil || *sync.Change != protocol.TextDocumentSyncKindIncremental || caps.PositionEncoding != "utf-16" {
 		t.Errorf("capabilities = %+v", caps)
 	}
 	if err := s.Call(ctx, "initialize", map[string]any{"capabilities": map[string]any{}}, nil); lsptest.RPCError(err) == nil || lsptest.RPCError(err).Code != jsonrpc2.InvalidRequest {
@@ -217,7 +219,7 @@ func TestDidChangeConfiguration(t *testing.T) {
 	}
 	// Invalid: error message naming the key, previous settings kept.
 	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"candidateLimit": -1}}})
-	s.Await(lsptest.ShownMessage(protocol.MessageError, "candidateLimit"))
+	s.Await(lsptest.ShownMessage(protocol.MessageTypeError, "candidateLimit"))
 	if n := count(); n != 2 {
 		t.Errorf("after refused settings: %d candidates, want the previous limit 2", n)
 	}
@@ -396,7 +398,7 @@ func TestOutOfRangePositions(t *testing.T) {
 			map[string]any{"range": protocol.Range{Start: protocol.Position{Line: 9, Character: 0}, End: protocol.Position{Line: 9, Character: 5}}, "text": " @"},
 		},
 	})
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	if err := s.Call(ctx, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
 		"position": protocol.Position{Line: 1, Character: 50}}, &list); err != nil {
 		t.Fatal(err)

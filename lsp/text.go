@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -113,7 +115,7 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 		s.logger.Warn("didOpen without a document URI ignored")
 		return
 	}
-	uri := p.TextDocument.URI
+	uri := string(p.TextDocument.URI)
 	s.mu.Lock()
 	text := position.NewText(p.TextDocument.Text)
 	content := p.TextDocument.Text
@@ -131,10 +133,15 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 }
 
 func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) {
-	uri := p.TextDocument.URI
-	changes := make([]position.Change, len(p.ContentChanges))
-	for i, ch := range p.ContentChanges {
-		changes[i] = position.Change{Range: ch.Range, Text: ch.Text}
+	uri := string(p.TextDocument.URI)
+	changes := make([]position.Change, 0, len(p.ContentChanges))
+	for _, ch := range p.ContentChanges {
+		switch ch := ch.(type) {
+		case *protocol.TextDocumentContentChangePartial:
+			changes = append(changes, position.Change{Range: &ch.Range, Text: ch.Text})
+		case *protocol.TextDocumentContentChangeWholeDocument:
+			changes = append(changes, position.Change{Text: ch.Text})
+		}
 	}
 	s.mu.Lock()
 	d, ok := s.docs[uri]
@@ -146,7 +153,7 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) {
 	if err := d.text.Apply(s.encoding, changes); err != nil {
 		s.mu.Unlock()
 		s.logger.Error("didChange not applied", "uri", uri, "error", err)
-		s.showMessage(protocol.MessageError, fmt.Sprintf("dsh-lsp: cannot apply the change to %s: %v", uri, err))
+		s.showMessage(protocol.MessageTypeError, fmt.Sprintf("dsh-lsp: cannot apply the change to %s: %v", uri, err))
 		return
 	}
 	d.gen, d.content, d.mapper = docGen.Add(1), nil, nil
@@ -156,10 +163,10 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) {
 }
 
 func (s *Server) didClose(p *protocol.DidCloseTextDocumentParams) {
-	uri := p.TextDocument.URI
+	uri := string(p.TextDocument.URI)
 	s.mu.Lock()
 	delete(s.docs, uri)
 	s.mu.Unlock()
 	s.diag.cancel(uri, &s.bg)
-	s.notify("textDocument/publishDiagnostics", protocol.PublishDiagnosticsParams{URI: uri, Diagnostics: []protocol.Diagnostic{}})
+	s.notify("textDocument/publishDiagnostics", wire.PublishDiagnosticsParams{URI: uri, Diagnostics: []wire.Diagnostic{}})
 }

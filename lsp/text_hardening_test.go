@@ -20,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -108,7 +110,7 @@ func TestHostileText(t *testing.T) {
 		uri := "file:///huge.dsh"
 		peak, el := heapPeak(func() {
 			s.Open(uri, text)
-			var list protocol.CompletionList
+			var list wire.CompletionList
 			if err := s.Call(ctx, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, len(text))}, &list); err != nil {
 				t.Fatalf("completion at the end of a %d-byte document: %v", len(text), err)
 			}
@@ -131,7 +133,7 @@ func TestHostileText(t *testing.T) {
 		peak, el := heapPeak(func() {
 			s.Open(uri, text)
 			for _, p := range []protocol.Position{s.Pos(uri, len(text)), s.Pos(uri, lineBytes/2), {Line: 0, Character: 4294967295}} {
-				var list protocol.CompletionList
+				var list wire.CompletionList
 				if err := s.Call(ctx, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p}, &list); err != nil {
 					t.Fatalf("completion at %v of a %d-byte line: %v", p, len(text), err)
 				}
@@ -190,7 +192,7 @@ func TestHostileText(t *testing.T) {
 			t.Fatalf("server copy %q", text)
 		}
 		for _, p := range []map[string]any{pos(0, 0), pos(0, 3), pos(0, 100), pos(0, 4294967295), pos(1, 0)} {
-			var list protocol.CompletionList
+			var list wire.CompletionList
 			if err := s.Call(ctx, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p}, &list); err != nil {
 				t.Fatalf("completion at %v: %v", p, err)
 			}
@@ -254,7 +256,7 @@ func TestHostileText(t *testing.T) {
 		}
 		// A reversed range is refused with a visible error; the text stays.
 		send(10, change{"range": rng(0, 2, 0, 1), "text": "x"})
-		s.Await(lsptest.ShownMessage(protocol.MessageError, "before its start"))
+		s.Await(lsptest.ShownMessage(protocol.MessageTypeError, "before its start"))
 		if got := serverText(t, s, uri); got != "a\x00c" {
 			t.Fatalf("after a refused change: %q", got)
 		}

@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/protocol"
+	lspuri "go.lsp.dev/uri"
+
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
 )
 
 // TestManyRangeChangesInOneDidChange: one didChange carrying hundreds of
@@ -40,13 +42,13 @@ func TestManyRangeChangesInOneDidChange(t *testing.T) {
 				z := min(len(text), a+r.IntN(12))
 				rng := protocol.Range{Start: m.Position(a), End: m.Position(z)}
 				ins := words[i%len(words)]
-				changes = append(changes, protocol.TextDocumentContentChangeEvent{Range: &rng, Text: ins})
+				changes = append(changes, &protocol.TextDocumentContentChangePartial{Range: rng, Text: ins})
 				start, _ := m.Offset(rng.Start)
 				end, _ := m.Offset(rng.End)
 				text = text[:start] + ins + text[end:]
 			}
 			s.Notify("textDocument/didChange", protocol.DidChangeTextDocumentParams{
-				TextDocument:   protocol.VersionedTextDocumentIdentifier{URI: uri, Version: 2},
+				TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: lspuri.URI(uri)}, Version: 2},
 				ContentChanges: changes})
 			var res struct {
 				Content string `json:"content"`

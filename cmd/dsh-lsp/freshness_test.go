@@ -23,7 +23,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/completion"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/freshtest"
 )
@@ -88,7 +88,7 @@ func (c *freshClient) candidates() []reference.CandidateItem {
 // "@" at the end of the document, sorted.
 func (c *freshClient) completionLabels() []string {
 	c.t.Helper()
-	var list protocol.CompletionList
+	var list wire.CompletionList
 	if err := c.ed.Call(context.Background(), "textDocument/completion", map[string]any{
 		"textDocument": map[string]any{"uri": c.uri}, "position": c.ed.Pos(c.uri, len(c.ed.Text(c.uri)))}, &list); err != nil {
 		c.t.Fatalf("completion: %v", err)
@@ -307,7 +307,7 @@ func testFreshness(t *testing.T, comp workload.Compression) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				var list protocol.CompletionList
+				var list wire.CompletionList
 				if err := ed.Call(context.Background(), "textDocument/completion", map[string]any{
 					"textDocument": map[string]any{"uri": c.uri}, "position": ed.Pos(c.uri, len(ed.Text(c.uri)))}, &list); err != nil {
 					t.Errorf("completion during the storm: %v", err)

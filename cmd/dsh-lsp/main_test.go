@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -361,7 +361,7 @@ func TestServeStdio(t *testing.T) {
 			uri := "file:///home/alice/proj/prompt.dsh"
 			ed.Open(uri, "Ünïcode 🙂 (")
 			ed.Append(uri, "@git")
-			var list protocol.CompletionList
+			var list wire.CompletionList
 			if err := ed.Call(context.Background(), "textDocument/completion", map[string]any{
 				"textDocument": map[string]any{"uri": uri}, "position": ed.Pos(uri, len(ed.Text(uri)))}, &list); err != nil {
 				t.Fatal(err)

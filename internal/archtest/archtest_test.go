@@ -53,20 +53,25 @@ func TestViolationsFindsEachRule(t *testing.T) {
 	}{
 		{"allowed", map[string][]string{
 			m + "cmd/dsh-lsp":  {m + "lsp", m + "reference", m + "completion"},
-			m + "lsp":          {m + "lsp/protocol", m + "reference"},
-			m + "lsp/protocol": {m + "internal/jsjson"},
-			m + "lsp/lsptest":  {m + "lsp/protocol"},
+			m + "lsp":          {m + "lsp/wire", m + "lsp/position", m + "reference"},
+			m + "lsp/wire":     {m + "internal/jsjson"},
+			m + "lsp/position": {m + "internal/jsjson"},
+			m + "lsp/lsptest":  {m + "lsp/wire", m + "lsp/position"},
+			m + "completion":   {m + "lsp/wire", m + "lsp/position", m + "reference"},
 			m + "stress":       {m + "lsp"},
 			m + "bench/run":    {m + "lsp"},
 			m + "reference":    {m + "internal/jsjson"},
 			m + "lsprelated/x": {m + "reference"},
 			m + "cmd/dsh-lspx": {m + "lspx/protocol"},
 		}, 0},
-		{"cmd imports a wire package", map[string][]string{m + "cmd/dsh-lsp": {m + "lsp/protocol"}}, 1},
-		{"wire imports the core", map[string][]string{m + "lsp/position": {m + "reference"}}, 1},
+		{"cmd imports a wire package", map[string][]string{m + "cmd/dsh-lsp": {m + "lsp/wire"}}, 1},
+		{"cmd imports the position package", map[string][]string{m + "cmd/dsh-lsp": {m + "lsp/position"}}, 1},
+		{"wire imports the core", map[string][]string{m + "lsp/wire": {m + "reference"}}, 1},
+		{"position imports the core", map[string][]string{m + "lsp/position": {m + "reference"}}, 1},
 		{"a library imports the server", map[string][]string{m + "mcpserver": {m + "lsp"}}, 1},
 		{"the core imports a feature package", map[string][]string{m + "reference": {m + "completion"}}, 1},
-		{"the store imports the wire", map[string][]string{m + "sessionstore": {m + "lsp/protocol"}}, 1},
+		{"the store imports the wire", map[string][]string{m + "sessionstore": {m + "lsp/wire"}}, 1},
+		{"a feature package imports the server", map[string][]string{m + "completion": {m + "lsp"}}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	lspuri "go.lsp.dev/uri"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
-	"github.com/dsh-lsp/dsh-lsp/lsp/protocol"
+	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 )
 
 // Editor is a fake LSP client.
@@ -32,7 +34,7 @@ type Editor struct {
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every server notification
-	diags    map[string]protocol.PublishDiagnosticsParams
+	diags    map[string]wire.PublishDiagnosticsParams
 	messages []protocol.ShowMessageParams
 	progress []json.RawMessage
 	enc      position.Encoding
@@ -49,12 +51,12 @@ func NewEditor(t testing.TB, stream jsonrpc2.Stream) *Editor {
 	e := &Editor{
 		t:       t,
 		changed: make(chan struct{}),
-		diags:   make(map[string]protocol.PublishDiagnosticsParams),
+		diags:   make(map[string]wire.PublishDiagnosticsParams),
 		docs:    make(map[string]*doc),
 		enc:     position.UTF16,
 	}
 	e.stream = stream
-	e.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(protocol.Codec{}))
+	e.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(wire.Codec{}))
 	e.conn.Go(context.Background(), e.handle)
 	return e
 }
@@ -82,7 +84,7 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}()
 	switch method {
 	case "textDocument/publishDiagnostics":
-		var p protocol.PublishDiagnosticsParams
+		var p wire.PublishDiagnosticsParams
 		if err := json.Unmarshal(params, &p); err == nil {
 			e.diags[p.URI] = p
 		}
@@ -166,7 +168,7 @@ func (e *Editor) Open(uri, text string) {
 	e.docs[uri] = &doc{text: text, version: 1}
 	e.mu.Unlock()
 	e.Notify("textDocument/didOpen", protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{
-		URI: uri, LanguageID: "dsh", Version: 1, Text: text}})
+		URI: lspuri.URI(uri), LanguageID: "dsh", Version: 1, Text: text}})
 }
 
 // Text returns the editor's copy of a document.
@@ -205,8 +207,9 @@ func (e *Editor) Replace(uri string, start, end int, text string) {
 	v := d.version
 	e.mu.Unlock()
 	e.Notify("textDocument/didChange", protocol.DidChangeTextDocumentParams{
-		TextDocument:   protocol.VersionedTextDocumentIdentifier{URI: uri, Version: v},
-		ContentChanges: []protocol.TextDocumentContentChangeEvent{{Range: &rng, Text: text}},
+		TextDocument: protocol.VersionedTextDocumentIdentifier{
+			TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: lspuri.URI(uri)}, Version: v},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangePartial{Range: rng, Text: text}},
 	})
 }
 
@@ -220,7 +223,7 @@ func (e *Editor) Append(uri, text string) {
 }
 
 // ApplyEdit applies a server TextEdit to the editor's copy and sends it.
-func (e *Editor) ApplyEdit(uri string, te protocol.TextEdit) {
+func (e *Editor) ApplyEdit(uri string, te wire.TextEdit) {
 	e.mu.Lock()
 	m := position.NewMapper(e.docs[uri].text, e.enc)
 	e.mu.Unlock()
@@ -233,7 +236,7 @@ func (e *Editor) ApplyEdit(uri string, te protocol.TextEdit) {
 }
 
 // Diagnostics returns the last published diagnostics of uri.
-func (e *Editor) Diagnostics(uri string) (protocol.PublishDiagnosticsParams, bool) {
+func (e *Editor) Diagnostics(uri string) (wire.PublishDiagnosticsParams, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.diags[uri]
@@ -256,7 +259,7 @@ func (e *Editor) Progress() []json.RawMessage {
 
 // State is what expectations look at.
 type State struct {
-	Diags    map[string]protocol.PublishDiagnosticsParams
+	Diags    map[string]wire.PublishDiagnosticsParams
 	Messages []protocol.ShowMessageParams
 	Docs     map[string]string
 	Versions map[string]int32
@@ -275,7 +278,7 @@ func (e *Editor) Await(exps ...Expectation) {
 	deadline := time.After(10 * time.Second)
 	for {
 		e.mu.Lock()
-		st := State{Diags: map[string]protocol.PublishDiagnosticsParams{}, Messages: append([]protocol.ShowMessageParams(nil), e.messages...),
+		st := State{Diags: map[string]wire.PublishDiagnosticsParams{}, Messages: append([]protocol.ShowMessageParams(nil), e.messages...),
 			Docs: map[string]string{}, Versions: map[string]int32{}}
 		for k, v := range e.diags {
 			st.Diags[k] = v
@@ -324,7 +327,7 @@ func DiagnosticCodes(uri string, codes ...string) Expectation {
 }
 
 // ShownMessage expects a window/showMessage containing substr.
-func ShownMessage(typ int, substr string) Expectation {
+func ShownMessage(typ protocol.MessageType, substr string) Expectation {
 	return Expectation{
 		Desc: fmt.Sprintf("showMessage(%d) containing %q", typ, substr),
 		Check: func(st State) bool {

@@ -1,16 +1,18 @@
-package protocol
+package wire
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"go.lsp.dev/protocol"
 )
 
 func TestCompletionListAppendJSON(t *testing.T) {
 	l := CompletionList{IsIncomplete: true, Items: []CompletionItem{
 		{Label: "a \"q\" \\ <b> & \u2028 \x01 \xff é🙂", Kind: 18, Detail: "/w · t", SortText: "0000", FilterText: "qa",
-			InsertText: "[a](dsh-session:x)", TextEdit: &TextEdit{Range: Range{Start: Position{Line: 1, Character: 2}, End: Position{Line: 3, Character: 4}}, NewText: "[a](dsh-session:x)"},
-			AdditionalTextEdits: []TextEdit{{Range: Range{Start: Position{Line: 0, Character: 9}, End: Position{Line: 0, Character: 9}}, NewText: "(x)"}},
+			InsertText: "[a](dsh-session:x)", TextEdit: &TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 1, Character: 2}, End: protocol.Position{Line: 3, Character: 4}}, NewText: "[a](dsh-session:x)"},
+			AdditionalTextEdits: []TextEdit{{Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 9}, End: protocol.Position{Line: 0, Character: 9}}, NewText: "(x)"}},
 			Data:                json.RawMessage(`{"sessionId":"s"}`)},
 		{Label: "", Documentation: &MarkupContent{Kind: "markdown", Value: "**x**\n"}},
 	}}

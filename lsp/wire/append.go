@@ -1,7 +1,9 @@
-package protocol
+package wire
 
 import (
 	"strconv"
+
+	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -81,7 +83,7 @@ func (te *TextEdit) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-func appendRange(dst []byte, r Range) []byte {
+func appendRange(dst []byte, r protocol.Range) []byte {
 	dst = append(dst, `{"start":`...)
 	dst = appendPosition(dst, r.Start)
 	dst = append(dst, `,"end":`...)
@@ -89,7 +91,7 @@ func appendRange(dst []byte, r Range) []byte {
 	return append(dst, '}')
 }
 
-func appendPosition(dst []byte, p Position) []byte {
+func appendPosition(dst []byte, p protocol.Position) []byte {
 	dst = append(dst, `{"line":`...)
 	dst = strconv.AppendUint(dst, uint64(p.Line), 10)
 	dst = append(dst, `,"character":`...)
