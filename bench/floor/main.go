@@ -12,9 +12,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 )
@@ -33,12 +31,7 @@ func main() {
 			paths = append(paths, arg)
 			continue
 		}
-		filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (d.Name() == "session.jsonl" || d.Name() == "session.jsonl.zstd") {
-				paths = append(paths, p)
-			}
-			return nil
-		})
+		paths = append(paths, workload.Transcripts(arg)...)
 	}
 	if len(paths) == 0 {
 		fail(fmt.Errorf("no transcripts given"))

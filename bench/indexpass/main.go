@@ -17,9 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"time"
@@ -45,7 +43,7 @@ func main() {
 		}
 	}
 	for _, root := range flag.Args() {
-		paths := transcripts(root)
+		paths := workload.Transcripts(root)
 		if len(paths) == 0 {
 			fail(fmt.Errorf("%s: no transcripts", root))
 		}
@@ -113,17 +111,6 @@ func main() {
 		}
 		json.NewEncoder(os.Stdout).Encode(out)
 	}
-}
-
-func transcripts(root string) []string {
-	var paths []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == "session.jsonl" || d.Name() == "session.jsonl.zstd") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	return paths
 }
 
 // cpuTime is the process's user + system CPU time so far.

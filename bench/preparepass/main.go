@@ -24,9 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -43,13 +41,7 @@ func main() {
 		fail(fmt.Errorf("usage: preparepass [-runs N] STORE"))
 	}
 	root := flag.Arg(0)
-	var paths []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == "session.jsonl" || d.Name() == "session.jsonl.zstd") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	paths := workload.Transcripts(root)
 	st, err := sessionstore.Open(root)
 	if err != nil {
 		fail(err)
