@@ -282,32 +282,43 @@ func checkRSS(phase string, peak int64) {
 	}
 }
 
+// bpSession prepares a hover or mix phase: the large-session store (made
+// once, next to dir), a server over it, initialized, with the document
+// citing every large session open at uri, and its index complete; with
+// hash, the store's tree hash taken before the server started (the phase
+// checks that it did not change).
+func bpSession(dir, uri string, hash bool) (root string, ids []string, s *bpServer, text string, offs []int, before map[string]string, err error) {
+	root, ids, err = bpStore(filepath.Join(filepath.Dir(dir), "bp-sources"))
+	if err != nil {
+		return
+	}
+	if hash {
+		if before, err = hashTree(root); err != nil {
+			return
+		}
+	}
+	if s, err = startBPServer(root); err != nil {
+		return
+	}
+	if err = s.initialize(map[string]any{"sessionsDir": root}); err != nil {
+		return
+	}
+	text, offs = bpDoc(ids)
+	if err = s.open(uri, text); err != nil {
+		return
+	}
+	// The index is complete once dsh/candidates answers.
+	err = s.callTimeout(5*time.Minute, "dsh/candidates", map[string]any{"limit": 1}, nil)
+	return
+}
+
 // runHover: -hover-rate hovers per second for -hover-duration, round robin
 // over mentions of the large sessions. Every hover must answer; p99 and the
 // server's RSS are reported (and checked with -max-hover-p99, -max-rss).
 func runHover(dir string) error {
-	root, ids, err := bpStore(filepath.Join(filepath.Dir(dir), "bp-sources"))
-	if err != nil {
-		return err
-	}
-	before, err := hashTree(root)
-	if err != nil {
-		return err
-	}
-	s, err := startBPServer(root)
-	if err != nil {
-		return err
-	}
-	if err := s.initialize(map[string]any{"sessionsDir": root}); err != nil {
-		return err
-	}
 	uri := "file:///hover.dsh"
-	text, offs := bpDoc(ids)
-	if err := s.open(uri, text); err != nil {
-		return err
-	}
-	// The index is complete once dsh/candidates answers.
-	if err := s.callTimeout(5*time.Minute, "dsh/candidates", map[string]any{"limit": 1}, nil); err != nil {
+	root, ids, s, _, offs, before, err := bpSession(dir, uri, true)
+	if err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -355,23 +366,9 @@ func runHover(dir string) error {
 // of every large session. Completion p99 is reported (checked with
 // -max-mix-completion-p99); every request must answer without error.
 func runMix(dir string) error {
-	root, ids, err := bpStore(filepath.Join(filepath.Dir(dir), "bp-sources"))
-	if err != nil {
-		return err
-	}
-	s, err := startBPServer(root)
-	if err != nil {
-		return err
-	}
-	if err := s.initialize(map[string]any{"sessionsDir": root}); err != nil {
-		return err
-	}
 	uri := "file:///mix.dsh"
-	text, offs := bpDoc(ids)
-	if err := s.open(uri, text); err != nil {
-		return err
-	}
-	if err := s.callTimeout(5*time.Minute, "dsh/candidates", map[string]any{"limit": 1}, nil); err != nil {
+	_, ids, s, text, offs, _, err := bpSession(dir, uri, false)
+	if err != nil {
 		return err
 	}
 	prepText := text[:strings.LastIndexByte(text, '\n')]

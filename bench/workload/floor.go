@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,20 +35,6 @@ type FloorResult struct {
 	PlainBytes int64         `json:"plainBytes"`
 	FileBytes  int64         `json:"fileBytes"`
 	Elapsed    time.Duration `json:"elapsedNs"`
-}
-
-// Transcripts returns the session transcripts (session.jsonl and
-// session.jsonl.zstd files) under root, in walk order; unreadable
-// directories are skipped.
-func Transcripts(root string) []string {
-	var paths []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == "session.jsonl" || d.Name() == "session.jsonl.zstd") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	return paths
 }
 
 // Floor reads each transcript with a plain line loop (zstd files streamed

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -279,4 +280,18 @@ func Batches(spec SessionSpec) (header []byte, batches [][]byte) {
 		batches = append(batches, append([]byte(nil), b...))
 	}
 	return header, batches
+}
+
+// Transcripts returns the session transcripts (session.jsonl and
+// session.jsonl.zstd files) under root, in walk order; unreadable
+// directories are skipped.
+func Transcripts(root string) []string {
+	var paths []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (d.Name() == "session.jsonl" || d.Name() == "session.jsonl.zstd") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	return paths
 }
