@@ -274,27 +274,13 @@ func (s *Session) emitTurn() {
 		}
 		lead := s.text.text(max(10, c/40))
 		chunkSeqs, _ := s.stream(1, reasoningText, lead, callID, args, "tool-calls")
-		seq := s.begin("assistant/message", 1)
-		s.turnStep(1)
-		s.raw(`,"message":{"role":"assistant","content":[`)
-		if reasoning {
-			s.raw(`{"type":"reasoning","text":`)
-			s.str(reasoningText)
-			s.raw("},")
-		}
-		s.raw(`{"type":"text","text":`)
+		seq := s.beginAssistant(1, reasoningText, reasoning)
 		s.str(lead)
 		s.raw(`},{"type":"tool-call","id":`)
 		s.str(callID)
 		s.raw(`,"name":"bash","arguments":`)
 		s.str(args)
-		s.raw(`}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":`)
-		s.str(uuid(s.rng))
-		s.raw(`},"usage":{"inputTokens":1200,"outputTokens":60}},"sourceEventSeqs":`)
-		s.seqs(chunkSeqs)
-		s.raw(`,"surfaceOp":"append"`)
-		s.end()
-		s.nodes = append(s.nodes, seq)
+		s.endAssistant(seq, `{"inputTokens":1200,"outputTokens":60}`, chunkSeqs)
 		callSeq := s.begin("tool/call", 1)
 		s.turnStep(1)
 		s.raw(`,"callId":`)
@@ -358,19 +344,35 @@ func (s *Session) titleEvent(title string, msgSeq int64, source string) {
 // answer streams a final text answer and writes its assistant/message.
 func (s *Session) answer(step int, reasoningText, text string) {
 	chunkSeqs, _ := s.stream(step, reasoningText, text, "", "", "stop")
+	seq := s.beginAssistant(step, reasoningText, reasoningText != "")
+	s.str(text)
+	s.endAssistant(seq, `{"inputTokens":2400,"outputTokens":300}`, chunkSeqs)
+}
+
+// beginAssistant starts the assistant/message of a model step: its
+// envelope, a reasoning block when withReasoning, and a text block up to
+// its text (the caller writes the text and any further blocks). It
+// returns the event's seq.
+func (s *Session) beginAssistant(step int, reasoningText string, withReasoning bool) int64 {
 	seq := s.begin("assistant/message", 1)
 	s.turnStep(step)
 	s.raw(`,"message":{"role":"assistant","content":[`)
-	if reasoningText != "" {
+	if withReasoning {
 		s.raw(`{"type":"reasoning","text":`)
 		s.str(reasoningText)
 		s.raw("},")
 	}
 	s.raw(`{"type":"text","text":`)
-	s.str(text)
+	return seq
+}
+
+// endAssistant closes the last block of the assistant/message begun as
+// seq: the model source, a message id, usage (a JSON object), the chunks
+// it was streamed as, and makes it a surface node.
+func (s *Session) endAssistant(seq int64, usage string, chunkSeqs []int64) {
 	s.raw(`}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":`)
 	s.str(uuid(s.rng))
-	s.raw(`},"usage":{"inputTokens":2400,"outputTokens":300}},"sourceEventSeqs":`)
+	s.raw(`},"usage":` + usage + `},"sourceEventSeqs":`)
 	s.seqs(chunkSeqs)
 	s.raw(`,"surfaceOp":"append"`)
 	s.end()
