@@ -3,46 +3,18 @@
 // selector hands to dsh-lsp. Called by e2e.sh; prints PASS/FAIL lines and
 // "N passed, M failed". Environment as e2e-ui.js.
 'use strict';
-const fs = require('fs');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { url, shots, sessionWhere, mentionOf, contextOf, tally, poll, launch, run } = require('./driver');
 
-const url = process.env.DSH_E2E_URL;
-const shots = process.env.DSH_E2E_ARTIFACTS;
-const expected = JSON.parse(fs.readFileSync(process.env.DSH_E2E_EXPECTED, 'utf8'));
-const session = expected.sessions.find((s) => (s.header.cwd || '').includes('legacy'));
+const session = sessionWhere('legacy');
 const label = session.label;
-const mention = `@[${label.replace(/[\\\]]/g, (c) => '\\' + c)}](${session.uri})`;
+const mention = mentionOf(session);
 
-const t0 = Date.now();
-const log = (...a) => console.log(`[chat ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail) {
-  if (ok) passed++;
-  else failed++;
-  log(ok ? 'PASS' : 'FAIL', what, ok || detail === undefined ? '' : `\n    ${detail}`);
-}
-async function poll(fn, timeoutMs, stepMs = 100) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
+const d = tally('chat');
+const { log, check } = d;
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/lib/chromium/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
-  const page = await context.newPage();
-  page.setDefaultTimeout(30000);
-  const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+run(d, 'chat UI driver', async () => {
+  const { browser, page, shot } = await launch();
 
   await page.goto(url);
   await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
@@ -88,9 +60,9 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   // The @dsh participant, answered by the echo model (test/echo-lm): it must have been sent
   // the context message first, then the readable prompt. Session G ("scratch") is one whose
   // context the reference implementation's expected.json gives exactly.
-  const other = expected.sessions.find((x) => (x.header.cwd || '').includes('scratch'));
+  const other = sessionWhere('scratch');
   const otherMention = `@[${other.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${other.uri})`;
-  const gWant = other.references.find((r) => r.maxReferenceBytes === 65536).prompt;
+  const gWant = contextOf(other);
   async function ask(text) {
     await input.click();
     await page.keyboard.press('Control+A');
@@ -146,10 +118,4 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await shot('chat-04-participant-error.png');
 
   await browser.close();
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-})().catch((e) => {
-  console.error('chat UI driver error:', e);
-  console.log(`${passed} passed, ${failed + 1} failed`);
-  process.exit(1);
 });

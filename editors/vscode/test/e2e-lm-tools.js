@@ -11,41 +11,24 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { url, ws, shots, sessionWhere, mentionOf, contextOf, tally, launch, run } = require('./driver');
 
-const url = process.env.DSH_E2E_URL;
-const ws = process.env.DSH_E2E_WS;
-const shots = process.env.DSH_E2E_ARTIFACTS;
-const expected = JSON.parse(fs.readFileSync(process.env.DSH_E2E_EXPECTED, 'utf8'));
-const g = expected.sessions.find((s) => (s.header.cwd || '').includes('scratch'));
-const gWant = g.references.find((r) => r.maxReferenceBytes === 65536).prompt;
-const gMention = `@[${g.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${g.uri})`;
+const g = sessionWhere('scratch');
+const gWant = contextOf(g);
+const gMention = mentionOf(g);
 
-const t0 = Date.now();
-const log = (...a) => console.log(`[lm-tools ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail) {
-  if (ok) passed++;
-  else failed++;
-  log(ok ? 'PASS' : 'FAIL', what, ok || detail === undefined ? '' : `\n    ${detail}`);
-}
+const d = tally('lm-tools');
+const { log, check } = d;
 const show = (v) => JSON.stringify(v === undefined ? null : v).slice(0, 400);
 
-(async () => {
+run(d, 'lm-tools driver', async () => {
   const dir = path.join(ws, '.dsh-lm-probe');
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir);
   fs.writeFileSync(path.join(ws, 'links.dshchat'), `What did we find in ${gMention}?\n`);
   fs.writeFileSync(path.join(dir, 'request.json'), JSON.stringify({ uri: g.uri, query: 'scratch', linksFile: 'links.dshchat' }));
 
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/lib/chromium/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-  page.setDefaultTimeout(30000);
+  const { browser, page } = await launch({ clipboard: false });
   await page.goto(url);
   await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
   log('workbench loaded; waiting for the probe');
@@ -92,10 +75,4 @@ const show = (v) => JSON.stringify(v === undefined ? null : v).slice(0, 400);
   await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'links.dshchat' }).first().click().catch(() => {});
   await page.screenshot({ path: path.join(shots, 'lm-tools-01-links.png') }).catch(() => {});
   await browser.close();
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-})().catch((e) => {
-  console.error('lm-tools driver error:', e);
-  console.log(`${passed} passed, ${failed + 1} failed`);
-  process.exit(1);
 });

@@ -6,51 +6,21 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { chromium } = require('playwright-core');
-
-const url = process.env.DSH_E2E_URL;
-const ws = process.env.DSH_E2E_WS;
-const shots = process.env.DSH_E2E_ARTIFACTS;
-const expected = JSON.parse(fs.readFileSync(process.env.DSH_E2E_EXPECTED, 'utf8'));
+const { url, ws, shots, sessionWhere, mentionOf, contextOf, tally, poll, launch, run } = require('./driver');
 
 // The fixture session the test cites: the only one whose cwd contains "legacy".
-const session = expected.sessions.find((s) => (s.header.cwd || '').includes('legacy'));
+const session = sessionWhere('legacy');
 const label = session.label;
-const mention = `@[${label.replace(/[\\\]]/g, (c) => '\\' + c)}](${session.uri})`;
-const contextAt65536 = session.references.find((r) => r.maxReferenceBytes === 65536).prompt;
+const mention = mentionOf(session);
+const contextAt65536 = contextOf(session);
 
-const t0 = Date.now();
-const log = (...a) => console.log(`[ui ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail) {
-  if (ok) passed++;
-  else failed++;
-  log(ok ? 'PASS' : 'FAIL', what, ok || detail === undefined ? '' : `\n    ${detail}`);
-  return ok;
-}
+const d = tally('ui');
+const { log, check } = d;
 const nbsp = (s) => s.replace(/\u00a0/g, ' ');
 const readFile = (name) => fs.readFileSync(path.join(ws, name), 'utf8');
-async function poll(fn, timeoutMs, stepMs = 100) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/lib/chromium/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
-  const page = await context.newPage();
-  page.setDefaultTimeout(30000);
-  const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+run(d, 'UI driver', async () => {
+  const { browser, page, shot } = await launch();
   const editor = page.locator('.editor-group-container.active .monaco-editor').first();
 
   async function openFile(name) {
@@ -150,7 +120,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   }
 
   // two.dshchat cites two sessions: fine by default, too many once dsh.maxReferences is 1
-  const scratch = expected.sessions.find((x) => (x.header.cwd || '').includes('scratch'));
+  const scratch = sessionWhere('scratch');
   const scratchMention = `@[${scratch.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${scratch.uri})`;
   fs.writeFileSync(path.join(ws, "two.dshchat"), `Compare ${mention}\nwith ${scratchMention}\n`);
   await page.goto(url);
@@ -226,7 +196,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   await runCommand('View: Close Editor');
 
   // 4. "dsh: Insert Session Mention": quick pick over dsh/candidates, then an exact prepare
-  const other = expected.sessions.find((s) => (s.header.cwd || '').includes('scratch'));
+  const other = sessionWhere('scratch');
   const otherMention = `@[${other.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${other.uri})`;
   await openFile('insert.dshchat');
   await goToEnd();
@@ -242,7 +212,7 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   const gotInsert = await poll(async () => (readFile('insert.dshchat') === wantInsert ? wantInsert : ''), 5000);
   check(gotInsert === wantInsert, 'Insert Session Mention inserts the canonical mention at the cursor', JSON.stringify(readFile('insert.dshchat')));
   const g = await prepareAndRead('insert.dshchat');
-  const gWant = other.references.find((r) => r.maxReferenceBytes === 65536).prompt;
+  const gWant = contextOf(other);
   check(g.view === gWant, 'the context message equals the dsh reference output byte for byte (expected.json, budget 65536)',
     `got  ${JSON.stringify(g.view.slice(0, 600))}\n    want ${JSON.stringify(gWant.slice(0, 600))}`);
   check(g.clip === gWant + '\n\nAsk about @' + other.label, 'the clipboard holds that context and the readable message', JSON.stringify(g.clip.slice(-120)));
@@ -311,10 +281,4 @@ async function poll(fn, timeoutMs, stepMs = 100) {
   fs.writeFileSync(settingsFile, JSON.stringify(settings));
 
   await browser.close();
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-})().catch(async (e) => {
-  console.error('UI driver error:', e);
-  console.log(`${passed} passed, ${failed + 1} failed`);
-  process.exit(1);
 });
