@@ -77,9 +77,9 @@ type Error struct {
 // Error returns the message, which says which session failed and why.
 func (e *Error) Error() string {
 	if e.Kind == KindNotFound {
-		return "session " + jsQuote(e.SessionID) + " not found"
+		return "session " + jsjson.Quote(e.SessionID) + " not found"
 	}
-	s := "session " + jsQuote(e.SessionID)
+	s := "session " + jsjson.Quote(e.SessionID)
 	if e.Path != "" {
 		s += " (" + e.Path + ")"
 	}
@@ -189,7 +189,3 @@ func attach(err error, id, path string) error {
 	}
 	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
 }
-
-// jsQuote returns s as JS JSON.stringify writes it (reference.AppendJSString:
-// only `"`, `\`, C0 controls and lone surrogates are escaped).
-func jsQuote(s string) string { return string(jsjson.AppendJSString(nil, s, false)) }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // This file is the one implementation of dsh's read pipeline after the
@@ -164,7 +166,7 @@ func (f *fold) stored(e *Event) {
 		}
 	}
 	if f.FailPass < passUnknown && !knownEventTypes[e.Type] && !e.Ignorable {
-		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsQuote(e.Type)))
+		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsjson.Quote(e.Type)))
 	}
 	if f.FailPass < passEnvelope {
 		if err := checkEnvelope(e); err != nil {
@@ -474,18 +476,18 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
 		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
-		textBlock := newObj().str("type", "text").str("text", text).bytes()
-		block := newObj().str("type", "tool-result").str("toolCallId", p.ID).raw("isError", []byte("true")).
-			raw("content", wrapArray(textBlock)).bytes()
-		msg := newObj().str("id", idStr).str("role", "user").
-			raw("source", newObj().str("kind", "tool").str("callId", p.ID).bytes()).
-			raw("content", wrapArray(block)).bytes()
+		textBlock := jsjson.NewObject(nil).String("type", "text").String("text", text).Bytes()
+		block := jsjson.NewObject(nil).String("type", "tool-result").String("toolCallId", p.ID).Raw("isError", []byte("true")).
+			Raw("content", wrapArray(textBlock)).Bytes()
+		msg := jsjson.NewObject(nil).String("id", idStr).String("role", "user").
+			Raw("source", jsjson.NewObject(nil).String("kind", "tool").String("callId", p.ID).Bytes()).
+			Raw("content", wrapArray(block)).Bytes()
 		step := p.Step
 		if step == nil {
 			step = []byte("null")
 		}
-		data := newObj().raw("turn", openTurn).raw("step", step).raw("message", msg).
-			raw("error", newObj().str("name", name).str("code", code).bytes()).bytes()
+		data := jsjson.NewObject(nil).Raw("turn", openTurn).Raw("step", step).Raw("message", msg).
+			Raw("error", jsjson.NewObject(nil).String("name", name).String("code", code).Bytes()).Bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.Logged {
 			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
@@ -494,11 +496,11 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 		seq++
 	}
 	if c.OpenStep != nil {
-		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: newObj().raw("turn", openTurn).raw("step", c.OpenStep).bytes()})
+		out = append(out, Event{Type: "step/end", Seq: seq, Time: t, Data: jsjson.NewObject(nil).Raw("turn", openTurn).Raw("step", c.OpenStep).Bytes()})
 		seq++
 	}
 	out = append(out, Event{Type: "turn/end", Seq: seq, Time: t,
-		Data: newObj().raw("turn", openTurn).raw("reason", json.RawMessage(`{"kind":"interrupted"}`)).bytes()})
+		Data: jsjson.NewObject(nil).Raw("turn", openTurn).Raw("reason", json.RawMessage(`{"kind":"interrupted"}`)).Bytes()})
 	return out
 }
 

@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"encoding/json"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -34,7 +35,7 @@ var errNotHeader = corruptf("first line is not a session header")
 // rules of validateSessionHeader; Header.Validate does. A header carrying
 // the retired fields sandboxMode or approvalPolicy is an error.
 func ParseHeader(line []byte) (*Header, error) {
-	o, ok := parseObject(validUTF8(line))
+	o, ok := parseObject(jsjson.RepairUTF8(line))
 	if !ok {
 		return nil, errNotHeader
 	}
@@ -115,10 +116,10 @@ func (h *Header) Validate() error {
 		}
 	}
 	if h.CWD != nil && !IsAbsCwd(*h.CWD) {
-		return corruptf("session header cwd %s is not absolute", jsQuote(*h.CWD))
+		return corruptf("session header cwd %s is not absolute", jsjson.Quote(*h.CWD))
 	}
 	if h.Origin != nil && *h.Origin != "subagent" {
-		return corruptf("session header origin %s is not \"subagent\"", jsQuote(*h.Origin))
+		return corruptf("session header origin %s is not \"subagent\"", jsjson.Quote(*h.Origin))
 	}
 	return nil
 }
@@ -132,25 +133,25 @@ func isNegZero(v json.RawMessage) bool {
 // id, createdAt, cwd?, parentSession?, seedLength?, origin?,
 // delegationDepth, agentPreset? (the "type" tag and unknown keys dropped).
 func (h *Header) Object() json.RawMessage {
-	w := newObj()
-	w.raw("version", compact(h.fields["version"])).str("id", h.ID).raw("createdAt", compact(h.fields["createdAt"]))
+	w := jsjson.NewObject(nil)
+	w.Raw("version", compact(h.fields["version"])).String("id", h.ID).Raw("createdAt", compact(h.fields["createdAt"]))
 	if h.CWD != nil {
-		w.str("cwd", *h.CWD)
+		w.String("cwd", *h.CWD)
 	}
 	if h.ParentSession != nil {
-		w.str("parentSession", *h.ParentSession)
+		w.String("parentSession", *h.ParentSession)
 	}
 	if h.SeedLength != nil {
-		w.raw("seedLength", compact(h.fields["seedLength"]))
+		w.Raw("seedLength", compact(h.fields["seedLength"]))
 	}
 	if h.Origin != nil {
-		w.str("origin", *h.Origin)
+		w.String("origin", *h.Origin)
 	}
-	w.raw("delegationDepth", compact(h.fields["delegationDepth"]))
+	w.Raw("delegationDepth", compact(h.fields["delegationDepth"]))
 	if h.AgentPreset != nil {
-		w.str("agentPreset", *h.AgentPreset)
+		w.String("agentPreset", *h.AgentPreset)
 	}
-	return w.bytes()
+	return w.Bytes()
 }
 
 // Reference returns the header in the core's form.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -109,32 +108,6 @@ func hasExactKeys(o object, keys ...string) bool {
 	return true
 }
 
-// objWriter builds a JSON object with keys in insertion order (as JS
-// JSON.stringify writes them).
-type objWriter struct {
-	buf []byte
-}
-
-func newObj() *objWriter { return &objWriter{buf: []byte{'{'}} }
-
-func (w *objWriter) raw(key string, v []byte) *objWriter {
-	if len(w.buf) > 1 {
-		w.buf = append(w.buf, ',')
-	}
-	w.buf = append(w.buf, jsQuote(key)...)
-	w.buf = append(w.buf, ':')
-	w.buf = append(w.buf, v...)
-	return w
-}
-
-func (w *objWriter) str(key, v string) *objWriter { return w.raw(key, []byte(jsQuote(v))) }
-
-func (w *objWriter) int(key string, n int64) *objWriter {
-	return w.raw(key, strconv.AppendInt(nil, n, 10))
-}
-
-func (w *objWriter) bytes() json.RawMessage { return append(w.buf, '}') }
-
 // orderedKeys returns the keys of a raw JSON object in document order
 // (Go maps lose it), so that rewritten objects keep JS key order.
 func orderedKeys(v json.RawMessage) []string {
@@ -163,14 +136,4 @@ func orderedKeys(v json.RawMessage) []string {
 	return keys
 }
 
-// validUTF8 replaces each maximal ill-formed subpart of b with U+FFFD, as a
-// WHATWG TextDecoder (non-fatal) does (jsjson.RepairUTF8, the one repair
-// rule shared with package reference), so raw JSON copied from the log
-// stays valid UTF-8 and decodes to the strings dsh sees.
-func validUTF8(b []byte) []byte { return jsjson.RepairUTF8(b) }
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// decodeRune decodes the first rune of s; an invalid byte decodes as
-// U+FFFD of size 1.
-func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

@@ -3,6 +3,8 @@ package sessionstore
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // upgradeEvent applies HEAD's read-time upgrade of older record shapes
@@ -13,7 +15,7 @@ import (
 func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
 	switch e.Type {
 	case "request/header-delta", "mode/set":
-		return corruptf("event %d: retired event type %s", e.Seq, jsQuote(e.Type))
+		return corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
 		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
 			return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
@@ -115,7 +117,7 @@ func upgradeTurnStart(e *Event) error {
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
 		return corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.setData(newObj().raw("turn", compact(d["turn"])).bytes())
+	e.setData(jsjson.NewObject(nil).Raw("turn", compact(d["turn"])).Bytes())
 	return nil
 }
 
@@ -138,7 +140,7 @@ func upgradeTurnEnd(e *Event) error {
 		return bad
 	}
 	setReason := func(reason json.RawMessage) {
-		e.setData(newObj().raw("turn", compact(d["turn"])).raw("reason", reason).bytes())
+		e.setData(jsjson.NewObject(nil).Raw("turn", compact(d["turn"])).Raw("reason", reason).Bytes())
 	}
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
@@ -170,14 +172,14 @@ func upgradeTurnEnd(e *Event) error {
 			if !ok || !validFailure(f) {
 				return bad
 			}
-			setReason(newObj().str("kind", "error").raw("error", compact(r["failure"])).bytes())
+			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", compact(r["failure"])).Bytes())
 		case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
 			msg := compact(r["message"])
 			code := json.RawMessage(`"UNKNOWN"`)
 			if c, has := r["code"]; has {
 				code = compact(c)
 			}
-			setReason(newObj().str("kind", "error").raw("error", newObj().raw("message", msg).raw("code", code).bytes()).bytes())
+			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", jsjson.NewObject(nil).Raw("message", msg).Raw("code", code).Bytes()).Bytes())
 		default:
 			return bad
 		}
@@ -218,8 +220,8 @@ func upgradeSteering(sessionID string, e *Event) error {
 	}
 	if hasExactKeys(d, "turn", "content", "source") {
 		e.Type = "user/message"
-		e.setData(newObj().raw("content", compact(d["content"])).raw("source", compact(d["source"])).
-			str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes())
+		e.setData(jsjson.NewObject(nil).Raw("content", compact(d["content"])).Raw("source", compact(d["source"])).
+			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
 		return nil
 	}
 	return corruptf("event %d: malformed legacy steering/message", e.Seq)
@@ -234,7 +236,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 		return
 	}
 	has := func(k string) bool { _, ok := d[k]; return ok }
-	copyExcept := func(w *objWriter, skip ...string) {
+	copyExcept := func(w *jsjson.Object, skip ...string) {
 	next:
 		for _, k := range orderedKeys(e.Data) {
 			for _, s := range skip {
@@ -242,38 +244,38 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 					continue next
 				}
 			}
-			w.raw(k, compact(d[k]))
+			w.Raw(k, compact(d[k]))
 		}
 	}
 	switch e.Type {
 	case "user/message":
 		if has("content") && has("source") && !has("id") && !has("role") && !has("message") {
-			w := newObj()
+			w := jsjson.NewObject(nil)
 			copyExcept(w)
-			e.setData(w.str("id", legacyID(sessionID, e.Seq)).str("role", "user").bytes())
+			e.setData(w.String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
 		}
 	case "assistant/message":
 		if has("content") && has("provenance") && !has("message") {
-			src := newObj()
+			src := jsjson.NewObject(nil)
 			if p, ok := objectOf(d["provenance"]); ok {
 				for _, k := range orderedKeys(d["provenance"]) {
 					if k == "kind" {
-						src.str("kind", "model")
+						src.String("kind", "model")
 					} else {
-						src.raw(k, compact(p[k]))
+						src.Raw(k, compact(p[k]))
 					}
 				}
 				if _, ok := p["kind"]; !ok {
-					src.str("kind", "model")
+					src.String("kind", "model")
 				}
 			} else {
-				src.str("kind", "model")
+				src.String("kind", "model")
 			}
-			msg := newObj().str("id", legacyID(sessionID, e.Seq)).str("role", "assistant").
-				raw("content", compact(d["content"])).raw("source", src.bytes()).bytes()
-			w := newObj()
+			msg := jsjson.NewObject(nil).String("id", legacyID(sessionID, e.Seq)).String("role", "assistant").
+				Raw("content", compact(d["content"])).Raw("source", src.Bytes()).Bytes()
+			w := jsjson.NewObject(nil)
 			copyExcept(w, "content", "provenance")
-			e.setData(w.raw("message", msg).bytes())
+			e.setData(w.Raw("message", msg).Bytes())
 		}
 	case "tool/result":
 		if has("callId") && has("content") && has("isError") && !has("message") {
@@ -282,14 +284,14 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 				id = earlierID(start)
 			}
 			callID := compact(d["callId"])
-			block := newObj().str("type", "tool-result").raw("toolCallId", callID).
-				raw("content", compact(d["content"])).raw("isError", compact(d["isError"])).bytes()
-			msg := newObj().str("id", id).str("role", "user").
-				raw("content", append(append([]byte{'['}, block...), ']')).
-				raw("source", newObj().str("kind", "tool").raw("callId", callID).bytes()).bytes()
-			w := newObj()
+			block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
+				Raw("content", compact(d["content"])).Raw("isError", compact(d["isError"])).Bytes()
+			msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
+				Raw("content", append(append([]byte{'['}, block...), ']')).
+				Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
+			w := jsjson.NewObject(nil)
 			copyExcept(w, "callId", "content", "isError")
-			e.setData(w.raw("message", msg).bytes())
+			e.setData(w.Raw("message", msg).Bytes())
 		}
 	}
 }

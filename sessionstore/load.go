@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"encoding/json"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -30,7 +31,7 @@ type Log struct {
 func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 	h := scan.Header
 	if h.ID != wantID {
-		return nil, corruptf("header id %s does not match the requested id", jsQuote(h.ID))
+		return nil, corruptf("header id %s does not match the requested id", jsjson.Quote(h.ID))
 	}
 	if err := h.Validate(); err != nil {
 		return nil, err
@@ -141,11 +142,11 @@ func (t *Title) Text() string {
 // MarshalSurface writes s exactly as dsh's readSurface object:
 // {"session":…,"capturedThroughSeq":N|null,"events":[…]}.
 func MarshalSurface(s *reference.Surface) []byte {
-	w := newObj().raw("session", s.Session)
+	w := jsjson.NewObject(nil).Raw("session", s.Session)
 	if s.CapturedThroughSeq != nil {
-		w.int("capturedThroughSeq", *s.CapturedThroughSeq)
+		w.Int("capturedThroughSeq", *s.CapturedThroughSeq)
 	} else {
-		w.raw("capturedThroughSeq", []byte("null"))
+		w.Raw("capturedThroughSeq", []byte("null"))
 	}
 	ev := []byte{'['}
 	for i, e := range s.Events {
@@ -154,5 +155,5 @@ func MarshalSurface(s *reference.Surface) []byte {
 		}
 		ev = append(ev, e.Raw...)
 	}
-	return w.raw("events", append(ev, ']')).bytes()
+	return w.Raw("events", append(ev, ']')).Bytes()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -55,7 +56,7 @@ func (m *Memory) Add(log []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, dup := m.logs[h.ID]; dup {
-		return fmt.Errorf("sessionstore: duplicate memory session id %s", jsQuote(h.ID))
+		return fmt.Errorf("sessionstore: duplicate memory session id %s", jsjson.Quote(h.ID))
 	}
 	m.logs[h.ID] = append([]byte(nil), log...)
 	m.headers = append(m.headers, h.Reference())

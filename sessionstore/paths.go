@@ -32,7 +32,7 @@ func utf16Units(s string) []uint16 {
 			i += 3
 			continue
 		}
-		r, size := decodeRune(s[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
 		units = utf16.AppendRune(units, r)
 		i += size
 	}

@@ -60,21 +60,21 @@ func (e *Event) dropCache() {
 func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
 
 func (e Event) appendJSON(dst []byte) []byte {
-	w := objWriter{buf: append(dst, '{')}
-	w.str("type", e.Type).int("seq", e.Seq).int("time", e.Time).raw("data", e.Data)
+	w := jsjson.NewObject(dst)
+	w.String("type", e.Type).Int("seq", e.Seq).Int("time", e.Time).Raw("data", e.Data)
 	if e.SurfaceOp != nil && e.opFirst {
-		w.raw("surfaceOp", e.SurfaceOp)
+		w.Raw("surfaceOp", e.SurfaceOp)
 	}
 	if e.SourceEventSeqs != nil {
-		w.raw("sourceEventSeqs", e.SourceEventSeqs)
+		w.Raw("sourceEventSeqs", e.SourceEventSeqs)
 	}
 	if e.SurfaceOp != nil && !e.opFirst {
-		w.raw("surfaceOp", e.SurfaceOp)
+		w.Raw("surfaceOp", e.SurfaceOp)
 	}
 	if e.Ignorable {
-		w.raw("ignorable", []byte("true"))
+		w.Raw("ignorable", []byte("true"))
 	}
-	return w.bytes()
+	return w.Bytes()
 }
 
 // Packed chunk row tags (spec §2.4).
@@ -140,7 +140,7 @@ func scanEnvelope(line []byte) (*envelope, bool) {
 	ok, utf8OK := jsjson.CheckObject(line, env.member)
 	if ok && !utf8OK {
 		env = &envelope{}
-		ok, _ = jsjson.CheckObject(validUTF8(line), env.member)
+		ok, _ = jsjson.CheckObject(jsjson.RepairUTF8(line), env.member)
 	}
 	return env, ok
 }
@@ -189,7 +189,7 @@ func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 	// cannot match the expected position.
 	seq, ok := safeInt(env.seq)
 	if !ok {
-		return nil, rowSummary{}, corruptf("event %s has no integer seq", jsQuote(typ))
+		return nil, rowSummary{}, corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
@@ -326,17 +326,17 @@ func (r *packedRow) expand() []Event {
 		if i > 0 {
 			t += r.dt[i-1]
 		}
-		chunk := newObj().str("type", chunkType).raw("index", index)
+		chunk := jsjson.NewObject(nil).String("type", chunkType).Raw("index", index)
 		if r.typ == rowToolCall {
-			chunk.raw("id", compact(r.id))
+			chunk.Raw("id", compact(r.id))
 			if r.hasName {
-				chunk.raw("name", compact(r.name))
+				chunk.Raw("name", compact(r.name))
 			}
-			chunk.raw("argumentsDelta", compact(p))
+			chunk.Raw("argumentsDelta", compact(p))
 		} else {
-			chunk.raw("text", compact(p))
+			chunk.Raw("text", compact(p))
 		}
-		data := newObj().raw("turn", turn).raw("step", step).raw("chunk", chunk.bytes()).bytes()
+		data := jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk.Bytes()).Bytes()
 		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
 	}
 	return events

@@ -57,6 +57,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -292,14 +293,14 @@ func (s *Store) checkIdentity(h *Header, path string, enc Encoding) error {
 	if errA == nil && errB == nil && a == b {
 		return nil
 	}
-	return corruptf("header (id %s, cwd %s) belongs at %s", jsQuote(h.ID), cwdString(h.CWD), want)
+	return corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
 }
 
 func cwdString(c *string) string {
 	if c == nil {
 		return "none"
 	}
-	return jsQuote(*c)
+	return jsjson.Quote(*c)
 }
 
 // errNoHeaderYet: the header line/frame is not complete yet (a session

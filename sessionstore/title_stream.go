@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -123,7 +124,7 @@ func (s *Store) streamOnce(ctx context.Context, id, path string, enc Encoding, s
 		return nil, nil, nil, stable, attach(err, id, path)
 	}
 	if h.ID != id {
-		return nil, nil, nil, stable, attach(corruptf("header id %s does not match the requested id", jsQuote(h.ID)), id, path)
+		return nil, nil, nil, stable, attach(corruptf("header id %s does not match the requested id", jsjson.Quote(h.ID)), id, path)
 	}
 	if err := h.Validate(); err != nil {
 		return nil, nil, nil, stable, attach(err, id, path)

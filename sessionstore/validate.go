@@ -3,6 +3,8 @@ package sessionstore
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
@@ -123,14 +125,14 @@ func checkEnvelope(e *Event) error {
 		return nil
 	}
 	if env.hasExtra {
-		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(env.extra))
+		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(env.extra))
 	}
 	if env.keys&(keySeq0|keyTime0) != 0 {
 		k := "seq0"
 		if env.keys&keySeq0 == 0 {
 			k = "time0"
 		}
-		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsQuote(k))
+		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
 	if _, ok := str(env.typ); !ok {
 		return corruptf("event %d: type is not a string", e.Seq)
@@ -185,7 +187,7 @@ func checkRequestHeader(e *Event) error {
 		}
 		for k, val := range ad {
 			if k != "reasoningEffort" && k != "maxTokens" {
-				return bad("adapterDefaults has key " + jsQuote(k))
+				return bad("adapterDefaults has key " + jsjson.Quote(k))
 			}
 			if string(compact(val)) != "true" {
 				return bad("adapterDefaults." + k + " is not true")

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/protocol"
+
 )
 
 // CompletionItemKindReference is protocol.CompletionItemKindReference,
