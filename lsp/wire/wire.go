@@ -23,7 +23,6 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/protocol"
-
 )
 
 // CompletionItemKindReference is protocol.CompletionItemKindReference,
