@@ -254,6 +254,7 @@ func TestHostileHeadersArePerSession(t *testing.T) {
 // transcript while it is listed and read: no panic, no hang, and the other
 // sessions never fail.
 func TestFilesChangingUnderTheReader(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	stable := writeHostileSession(t, root, "stable", hostileStr("/p"), "stable")
 	hot := writeHostileSession(t, root, "hot", hostileStr("/p"), strings.Repeat("hot text ", 2000))

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/completion"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
@@ -48,23 +46,9 @@ func cacheEnv(home string) (env []string, dir string) {
 // (and so the index cache) in home, so that a restart finds the cache.
 func startServerHome(t *testing.T, home string) (*lsptest.Editor, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(binary, "--stdio")
-	cmd.Env, _ = cacheEnv(home)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	return lsptest.NewEditor(t, jsonrpc2.NewHeaderStream(rwc{stdout, stdin})), cmd
+	env, _ := cacheEnv(home)
+	ed, cmd, _ := startServerEnv(t, env, "--stdio")
+	return ed, cmd
 }
 
 // freshClient asks a running server what the freshness checks compare.
@@ -249,8 +233,12 @@ func (c *freshClient) awaitFresh(step, root string, since time.Time) (expected, 
 // cache the server wrote before dsh changed the store: its first answers
 // must equal the re-read at once.
 func TestFreshness(t *testing.T) {
+	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
-		t.Run(string(comp), func(t *testing.T) { testFreshness(t, comp) })
+		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
+			testFreshness(t, comp)
+		})
 	}
 }
 
@@ -387,8 +375,10 @@ func testFreshness(t *testing.T, comp workload.Compression) {
 // including right after dsh changed the store since the cache was
 // written, and that --no-cache neither reads nor writes the cache.
 func TestCLIIndexCache(t *testing.T) {
+	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
 			root, home, bare := t.TempDir(), t.TempDir(), t.TempDir()
 			s, err := freshtest.New(root, comp, 8, 31)
 			if err != nil {

@@ -311,8 +311,16 @@ func (c rwc) Close() error { c.WriteCloser.Close(); return c.ReadCloser.Close() 
 // startServer runs the binary as an LSP server over stdio.
 func startServer(t *testing.T, args ...string) (*lsptest.Editor, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return startServerEnv(t, cleanEnv(t.TempDir()), args...)
+}
+
+// startServerEnv runs the binary with args and the environment env, as an
+// LSP server over its stdin and stdout; it is killed when the test ends,
+// and its stderr is logged if the test failed.
+func startServerEnv(t *testing.T, env []string, args ...string) (*lsptest.Editor, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = cleanEnv(t.TempDir())
+	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -320,7 +328,13 @@ func startServer(t *testing.T, args ...string) (*lsptest.Editor, *exec.Cmd, *byt
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
 	ed := lsptest.NewEditor(t, jsonrpc2.NewHeaderStream(rwc{stdout, stdin}))
 	return ed, cmd, &stderr
 }
@@ -346,6 +360,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 
 // TestServeStdio runs the main editor scenario against the real binary.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
 		t.Run(enc, func(t *testing.T) {
 			ed, cmd, stderr := startServer(t, "--stdio", "--log-level", "debug")

@@ -123,6 +123,7 @@ func cliPrepare(t *testing.T, root, text string, flags ...string) cliPrepared {
 // templates, call each tool, read resources — and compares every answer
 // with the command line's on the same store and target.
 func TestMCPMatchesCLI(t *testing.T) {
+	t.Parallel()
 	for _, store := range []string{"store-raw", "store-zstd"} {
 		t.Run(store, func(t *testing.T) {
 			root, err := filepath.Abs(filepath.Join("../../testdata/fixtures", store))
