@@ -235,11 +235,14 @@ func streamZstd(ctx context.Context, file *os.File, f *fold, limit int64) (*Head
 		logical int64
 	)
 	sc := &LineScanner{Strict: true, SkipRows: true}
+	// Frames are read in order through one window (surface_window.go),
+	// not with a 64 KiB buffer and a read per frame of a few KiB.
+	win := &fileWindow{f: file}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, off, err
 		}
-		frame, err := readFrameAtLimit(file, off, limit)
+		frame, err := win.frame(off, limit)
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(frame) == 0) {
 			// A torn final frame (possibly empty: EOF at a boundary).
 			end := off + int64(len(frame))
