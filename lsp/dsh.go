@@ -9,7 +9,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -222,7 +222,7 @@ func (s *Server) dshCandidates(ctx context.Context, c candidatesSnap) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	b, err := wire.Marshal(reference.CandidateItems(cands))
+	b, err := jsjson.Marshal(reference.CandidateItems(cands))
 	if err != nil {
 		return nil, fmt.Errorf("dsh/candidates: %w", err)
 	}

@@ -35,6 +35,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -653,7 +654,7 @@ func requestError(ctx context.Context, err error) error {
 }
 
 func errorData(code reference.Code) jsonrpc2.RawMessage {
-	b, _ := wire.Marshal(map[string]string{"code": string(code)})
+	b, _ := jsjson.Marshal(map[string]string{"code": string(code)})
 	return b
 }
 

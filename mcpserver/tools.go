@@ -110,7 +110,7 @@ func (s *Server) searchTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return toolError(ctx, err), nil
 	}
 	items := reference.CandidateItems(cands)
-	b, err := reference.Marshal(items)
+	b, err := jsjson.Marshal(items)
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
@@ -196,7 +196,7 @@ func (s *Server) readTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
-	b, err := reference.Marshal(readResult{SessionID: reference.JSString(id), Label: reference.JSString(label), URI: reference.EncodeURI(id), ContextMessage: msg})
+	b, err := jsjson.Marshal(readResult{SessionID: reference.JSString(id), Label: reference.JSString(label), URI: reference.EncodeURI(id), ContextMessage: msg})
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
@@ -267,7 +267,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 	}
 	code, msg := codeOf(ctx, err)
-	data, _ := reference.Marshal(map[string]string{"code": string(code), "uri": uri})
+	data, _ := jsjson.Marshal(map[string]string{"code": string(code), "uri": uri})
 	wireCode := int64(jsonrpc.CodeInternalError)
 	switch code {
 	case reference.CodeInvalidReference, reference.CodeSelfReference, reference.CodeInvalidConfig, reference.CodeReadFailed:

@@ -1,9 +1,9 @@
 package reference
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // This file holds the JSON shapes of dsh's session-reference API as every
@@ -55,20 +55,7 @@ func MarshalPrepared(pt *PreparedText) ([]byte, error) {
 	if out.References == nil {
 		out.References = []ParsedReference{}
 	}
-	return Marshal(&out)
-}
-
-// Marshal encodes v as every front end writes a result: encoding/json
-// without HTML escaping (a title's "<" or "&" stays as dsh writes it, so
-// the MCP tools stay byte-equal to the CLI) and without a trailing newline.
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsjson.Marshal(&out)
 }
 
 // MarshalJSON writes the item with JS JSON.stringify string semantics

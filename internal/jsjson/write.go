@@ -1,6 +1,8 @@
 package jsjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -341,3 +343,18 @@ func (o *Object) key(key string) {
 // Bytes closes the object and returns dst with the object appended. The
 // Object must not be written after.
 func (o *Object) Bytes() []byte { return append(o.buf, '}') }
+
+// Marshal encodes v with encoding/json, compact and without HTML escaping
+// (a title's "<", ">" or "&" stays as dsh writes it) and without a trailing
+// newline: the encoder every front end (LSP, CLI, MCP) writes its results
+// with. Types whose strings may hold lone surrogates write them with
+// AppendJSString in their MarshalJSON.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

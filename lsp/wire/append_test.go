@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 func TestCompletionListAppendJSON(t *testing.T) {
@@ -20,7 +22,7 @@ func TestCompletionListAppendJSON(t *testing.T) {
 	if err := json.Unmarshal(l.AppendJSON(nil), &got); err != nil {
 		t.Fatalf("AppendJSON is not JSON: %v\n%s", err, l.AppendJSON(nil))
 	}
-	b, _ := Marshal(l)
+	b, _ := jsjson.Marshal(l)
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // Codec is the jsonrpc2 codec of both ends of a dsh-lsp connection (the
@@ -37,7 +39,7 @@ func (Codec) Marshal(v any) ([]byte, error) {
 	if isLibraryType(v) {
 		return protocol.Marshal(v)
 	}
-	return Marshal(v)
+	return jsjson.Marshal(v)
 }
 
 // Unmarshal decodes data into v (see Decode); a *json.RawMessage or

@@ -19,7 +19,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"go.lsp.dev/protocol"
@@ -110,17 +109,4 @@ type CodeAction struct {
 	Diagnostics []Diagnostic  `json:"diagnostics,omitempty"`
 	IsPreferred bool          `json:"isPreferred,omitempty"`
 	Edit        WorkspaceEdit `json:"edit"`
-}
-
-// Marshal encodes v as compact JSON without HTML escaping (so `<`, `>` and
-// `&` in session text reach the client as written). The types of this
-// package write their strings as JSON.stringify does (MarshalJSON).
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // TestMarshalKeepsLoneSurrogates checks that the values that carry session
@@ -28,9 +30,9 @@ func TestMarshalKeepsLoneSurrogates(t *testing.T) {
 			`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"severity":2,"message":"m"}`},
 	}
 	for _, tt := range tests {
-		got, err := Marshal(tt.v)
+		got, err := jsjson.Marshal(tt.v)
 		if err != nil || string(got) != tt.want {
-			t.Errorf("Marshal(%#v) = %s, %v\nwant %s", tt.v, got, err, tt.want)
+			t.Errorf("jsjson.Marshal(%#v) = %s, %v\nwant %s", tt.v, got, err, tt.want)
 		}
 	}
 }
@@ -57,18 +59,18 @@ func TestLibraryManglesLoneSurrogates(t *testing.T) {
 			`{"label":"T\ud800","textEdit":{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"newText":"[T\ud800]"},"data":{"sessionId":"a\ud800"}}`},
 		{"hover markup",
 			func() []byte {
-				b, _ := Marshal(Hover{Contents: MarkupContent{Kind: "markdown", Value: lone}})
+				b, _ := jsjson.Marshal(Hover{Contents: MarkupContent{Kind: "markdown", Value: lone}})
 				return b
 			},
 			&protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: lone}},
 			`{"contents":{"kind":"markdown","value":"T\ud800"}}`},
 		{"quick fix edit",
-			func() []byte { b, _ := Marshal(TextEdit{Range: rng, NewText: lone}); return b },
+			func() []byte { b, _ := jsjson.Marshal(TextEdit{Range: rng, NewText: lone}); return b },
 			&protocol.TextEdit{Range: rng, NewText: lone},
 			`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"newText":"T\ud800"}`},
 		{"diagnostic message",
 			func() []byte {
-				b, _ := Marshal(Diagnostic{Range: rng, Severity: SeverityError, Message: lone})
+				b, _ := jsjson.Marshal(Diagnostic{Range: rng, Severity: SeverityError, Message: lone})
 				return b
 			},
 			&protocol.Diagnostic{Range: rng, Severity: protocol.DiagnosticSeverityError, Message: protocol.String(lone)},
