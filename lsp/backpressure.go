@@ -264,6 +264,50 @@ type surfaceCache struct {
 	mu    sync.Mutex
 	m     map[surfaceKey]*surfaceEntry
 	bytes int64
+	// reading holds the reads in flight, so that requests for a session
+	// whose read is running wait for it instead of reading it again.
+	reading map[surfaceKey]*surfaceRead
+}
+
+// surfaceRead is one read of a session surface in flight. Its fields are
+// set before done is closed.
+type surfaceRead struct {
+	done  chan struct{}
+	start time.Time
+	surf  *reference.Surface
+	err   error
+	// cancelled: the read stopped because its own request was cancelled,
+	// which says nothing about the session.
+	cancelled bool
+	// waiters counts the requests that joined it (under surfaceCache.mu).
+	waiters int
+}
+
+// join returns the read in flight for k, or starts (registers) one that
+// the caller (lead) must end with finish.
+func (c *surfaceCache) join(k surfaceKey) (r *surfaceRead, lead bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.reading[k]; r != nil {
+		r.waiters++
+		return r, false
+	}
+	if c.reading == nil {
+		c.reading = make(map[surfaceKey]*surfaceRead)
+	}
+	r = &surfaceRead{done: make(chan struct{}), start: time.Now()}
+	c.reading[k] = r
+	return r, true
+}
+
+// finish publishes the outcome of the read r and wakes its waiters.
+func (c *surfaceCache) finish(k surfaceKey, r *surfaceRead) {
+	c.mu.Lock()
+	if c.reading[k] == r {
+		delete(c.reading, k)
+	}
+	c.mu.Unlock()
+	close(r.done)
 }
 
 type surfaceKey struct {
@@ -337,30 +381,59 @@ func (c *surfaceCache) put(k surfaceKey, dir string, readStart time.Time, surf *
 	c.bytes += size
 }
 
-// readSurface is env.source.ReadSurface through the surface cache.
+// readSurface is env.source.ReadSurface through the surface cache, one
+// read at a time per session (single flight): a request that finds the
+// session's read in flight waits for it. It takes that read's answer only
+// when the read started after the request did (so it saw every change the
+// request may expect); otherwise it takes the answer through the cache,
+// which checks it against the session's files now, or reads again.
 func (s *Server) readSurface(ctx context.Context, env *environment, id string) (*reference.Surface, error) {
 	k := surfaceKey{root: env.root, id: id}
-	if surf, ok := s.surfaces.get(k); ok {
-		return surf, nil
+	arrived := time.Now()
+	for {
+		if surf, ok := s.surfaces.get(k); ok {
+			return surf, nil
+		}
+		r, lead := s.surfaces.join(k)
+		if lead {
+			s.readSurfaceFor(ctx, env, k, r)
+			return r.surf, r.err
+		}
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if !r.cancelled && !r.start.Before(arrived) {
+			return r.surf, r.err
+		}
 	}
+}
+
+// readSurfaceFor runs the read r (registered under k) and publishes its
+// outcome, caching a successful one.
+func (s *Server) readSurfaceFor(ctx context.Context, env *environment, k surfaceKey, r *surfaceRead) {
+	defer s.surfaces.finish(k, r)
 	// One read at a time per slot, also within a request: prepare reads
 	// its sources in parallel, which would take every core from
 	// completion.
 	select {
 	case s.readSlots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		r.err, r.cancelled = ctx.Err(), true
+		return
 	}
-	start := time.Now()
-	surf, err := env.source.ReadSurface(ctx, id)
+	r.start = time.Now()
+	surf, err := env.source.ReadSurface(ctx, k.id)
 	<-s.readSlots
 	if err != nil {
-		return nil, err
+		r.err, r.cancelled = err, ctx.Err() != nil
+		return
 	}
-	if dir, ok := sessionDir(env.root, surf.Header.CWD, id); ok {
-		s.surfaces.put(k, dir, start, surf)
+	r.surf = surf
+	if dir, ok := sessionDir(env.root, surf.Header.CWD, k.id); ok {
+		s.surfaces.put(k, dir, r.start, surf)
 	}
-	return surf, nil
 }
 
 // cachedSurfaces is env's source with ReadSurface through the server's

@@ -166,7 +166,9 @@ func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m referenc
 			compacted = "yes"
 		}
 		add("compacted", compacted)
-		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", len(retained.Data.AppendJSON(nil)), budget)
+		// Size is the serialization's exact length (checked against
+		// AppendJSON by the reference goldens) without building it.
+		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", retained.Data.Size(), budget)
 		if stats.Truncated {
 			size += fmt.Sprintf("; %d of %d messages kept, %d bytes omitted", stats.RetainedMessages, stats.OriginalMessages, stats.OmittedBytes)
 		}
