@@ -119,12 +119,17 @@ func looksLikeALE(p *protocol.InitializeParams) bool {
 func workspaceCWD(p *protocol.InitializeParams) *string {
 	var u string
 	folders, _ := p.WorkspaceFolders.Get()
+	// Clients without workspace folders (Vim ALE, older editors) send only
+	// the deprecated rootUri and rootPath.
+	//lint:ignore SA1019 the fallback for clients that send no workspaceFolders
 	rootPath, _ := p.RootPath.Get()
+	//lint:ignore SA1019 the fallback for clients that send no workspaceFolders
+	rootURI := p.RootURI
 	switch {
 	case len(folders) > 0:
 		u = string(folders[0].URI)
-	case p.RootURI != nil && *p.RootURI != "":
-		u = string(*p.RootURI)
+	case rootURI != nil && *rootURI != "":
+		u = string(*rootURI)
 	case rootPath != "":
 		return &rootPath
 	default:
