@@ -21,29 +21,6 @@ const (
 	idG   = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0007"
 )
 
-// copyTree copies the directory src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // serve runs a server over root and connects a client whose
 // notifications/resources/list_changed arrive on the returned channel.
 func serve(t *testing.T, root string, protocolVersion string) (*mcp.ClientSession, <-chan struct{}) {
@@ -121,7 +98,9 @@ func TestResourceListChanged(t *testing.T) {
 	for _, version := range []string{"2025-11-25", ""} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			root := t.TempDir()
-			copyTree(t, "../testdata/fixtures/store-raw", root)
+			if err := os.CopyFS(root, os.DirFS("../testdata/fixtures/store-raw")); err != nil {
+				t.Fatal(err)
+			}
 			cs, changed := serve(t, root, version)
 			uriG := reference.EncodeURI(idG)
 			if !slices.Contains(resourceURIs(t, cs), uriG) {

@@ -1,6 +1,9 @@
 package sessionstore
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // hashTree is treeHash for the external test package.
 func HashTreeForTest(t testing.TB, root string) string { return treeHash(t, root) }
@@ -11,3 +14,18 @@ var testExits []func()
 // AtTestExit runs f when the test binary's tests have all finished (for
 // what outlives one test, such as a binary built once for several).
 func AtTestExit(f func()) { testExits = append(testExits, f) }
+
+// OpenWaited opens an index over root with opts, closed when the test
+// ends, and waits for its first pass.
+func OpenWaited(t testing.TB, root string, opts IndexOptions) *Indexed {
+	t.Helper()
+	x, err := OpenIndexed(root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}

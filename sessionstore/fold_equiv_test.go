@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // This file is the oracle of the transcript fold's policies: the full load
@@ -52,36 +53,30 @@ func answerOf(title *string, terr error, surf []byte, serr error) foldAnswer {
 
 // fullAnswer answers from Store.Load (the keep-every-event policy).
 func fullAnswer(s *Store, id string) foldAnswer {
-	ctx := context.Background()
-	t, terr := s.loadTitle(ctx, id)
-	var title *string
-	if t != nil {
-		x := t.Text()
-		title = &x
-	}
-	var surf []byte
-	sn, serr := s.loadSurface(ctx, id)
-	if serr == nil {
-		surf = MarshalSurface(sn)
-	}
-	return answerOf(title, terr, surf, serr)
+	return storeAnswer(s.loadTitle, s.loadSurface, id)
 }
 
 // streamedAnswer answers from the streamed store reads.
 func streamedAnswer(s *Store, id string) foldAnswer {
+	return storeAnswer(s.ReadTitle, s.ReadSurface, id)
+}
+
+// storeAnswer answers with one of the store's pairs of title and surface
+// reads.
+func storeAnswer(title func(context.Context, string) (*Title, error), surface func(context.Context, string) (*reference.Surface, error), id string) foldAnswer {
 	ctx := context.Background()
-	t, terr := s.ReadTitle(ctx, id)
-	var title *string
+	t, terr := title(ctx, id)
+	var text *string
 	if t != nil {
 		x := t.Text()
-		title = &x
+		text = &x
 	}
 	var surf []byte
-	sn, serr := s.ReadSurface(ctx, id)
+	sn, serr := surface(ctx, id)
 	if serr == nil {
 		surf = MarshalSurface(sn)
 	}
-	return answerOf(title, terr, surf, serr)
+	return answerOf(text, terr, surf, serr)
 }
 
 // indexAnswer answers from the index.
@@ -266,20 +261,10 @@ func TestFoldPoliciesAgree(t *testing.T) {
 					g.appendBatches(t, comp, 1+r.Intn(2))
 				case op == 3:
 					what = "truncate at a random byte"
-					if fi, err := os.Stat(g.path); err == nil && fi.Size() > 0 {
-						os.Truncate(g.path, r.Int63n(fi.Size()))
-					}
+					g.truncateRandom(r)
 				case op == 4:
 					what = "replace with another prefix"
-					k := r.Intn(len(g.batches) + 1)
-					data := workload.EncodeBatch(comp, g.header)
-					for _, b := range g.batches[:k] {
-						data = append(data, workload.EncodeBatch(comp, b)...)
-					}
-					tmp := filepath.Join(t.TempDir(), "x")
-					os.WriteFile(tmp, data, 0o644)
-					os.Rename(tmp, g.path)
-					g.written = k
+					g.rewrite(t, comp, r.Intn(len(g.batches)+1))
 				case op == 5:
 					what = "append a torn line / frame"
 					b := workload.EncodeBatch(comp, []byte(`{"type":"session/title","seq":0,"time":1,"data":{"title":"torn","messageSeqs":[],"source":{"kind":"user"}}}`+"\n"))
@@ -290,13 +275,7 @@ func TestFoldPoliciesAgree(t *testing.T) {
 						// Start over from a clean prefix now and then, so
 						// that most rounds grow a readable log.
 						what = "rewrite an unscannable or torn log"
-						data := workload.EncodeBatch(comp, g.header)
-						for _, b := range g.batches[:g.written] {
-							data = append(data, workload.EncodeBatch(comp, b)...)
-						}
-						tmp := filepath.Join(t.TempDir(), "x")
-						os.WriteFile(tmp, data, 0o644)
-						os.Rename(tmp, g.path)
+						g.rewrite(t, comp, g.written)
 						break
 					}
 					next := int64(len(sc.Events))

@@ -16,15 +16,7 @@ import (
 
 func openFresh(t *testing.T, root string, opts sessionstore.IndexOptions) *sessionstore.Indexed {
 	t.Helper()
-	x, err := sessionstore.OpenIndexed(root, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Close() })
-	if err := x.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return x
+	return sessionstore.OpenWaited(t, root, opts)
 }
 
 func mustView(t *testing.T, ctx context.Context, x *sessionstore.Indexed) string {

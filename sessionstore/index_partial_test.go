@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -129,11 +128,7 @@ func TestIndexedPartial(t *testing.T) {
 func TestIndexedPartialSlowLogs(t *testing.T) {
 	for _, name := range []string{"store-raw", "store-zstd"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join(testdata(t), "fixtures", name)
-			guardTree(t, src)
-			root := t.TempDir()
-			copyTree(t, src, root)
-			x := openIndexed(t, root, t.TempDir())
+			_, x := indexedFixture(t, name)
 			before, beforeTitles, _ := x.Partial()
 			full, fullTitles := fullAnswers(t, x) // reads the slow titles once
 			checkPartial(t, before, beforeTitles, full, fullTitles)

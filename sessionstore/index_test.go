@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -21,22 +20,7 @@ import (
 // copyTree copies a directory tree (a testdata store) to dst.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -45,15 +29,19 @@ func copyTree(t *testing.T, src, dst string) {
 // first pass.
 func openIndexed(t *testing.T, root, cacheDir string) *Indexed {
 	t.Helper()
-	x, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Close() })
-	if err := x.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return x
+	return OpenWaited(t, root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
+}
+
+// indexedFixture copies the fixture store name (testdata/fixtures; its
+// bytes are checked unchanged when the test ends) and returns the copy and
+// an index over it after its first pass.
+func indexedFixture(t *testing.T, name string) (string, *Indexed) {
+	t.Helper()
+	src := filepath.Join(testdata(t), "fixtures", name)
+	guardTree(t, src)
+	root := t.TempDir()
+	copyTree(t, src, root)
+	return root, openIndexed(t, root, t.TempDir())
 }
 
 type titleView struct {
@@ -150,11 +138,7 @@ func fmtTitle(v titleView) string {
 func TestIndexedMatchesStoreOnFixtures(t *testing.T) {
 	for _, name := range []string{"store-raw", "store-zstd"} {
 		t.Run(name, func(t *testing.T) {
-			src := filepath.Join(testdata(t), "fixtures", name)
-			guardTree(t, src)
-			root := t.TempDir()
-			copyTree(t, src, root)
-			x := openIndexed(t, root, t.TempDir())
+			root, x := indexedFixture(t, name)
 			if !x.Complete() {
 				t.Fatal("Complete() is false after Wait")
 			}
@@ -183,11 +167,7 @@ func genStore(t *testing.T, root string, comp workload.Compression, n, keep int,
 		if err := os.MkdirAll(filepath.Dir(g.path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		data := workload.EncodeBatch(comp, h)
-		for _, bb := range b[:keep] {
-			data = append(data, workload.EncodeBatch(comp, bb)...)
-		}
-		if err := os.WriteFile(g.path, data, 0o644); err != nil {
+		if err := os.WriteFile(g.path, g.prefix(comp, keep), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		g.written = keep
@@ -207,6 +187,32 @@ func appendFile(t *testing.T, path string, data []byte) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// prefix is g's log holding its header and first k batches, in comp.
+func (g *genSession) prefix(comp workload.Compression, k int) []byte {
+	data := workload.EncodeBatch(comp, g.header)
+	for _, b := range g.batches[:k] {
+		data = append(data, workload.EncodeBatch(comp, b)...)
+	}
+	return data
+}
+
+// rewrite replaces g's log by its first k batches, as a new file renamed
+// over it (no reader sees a half-written log).
+func (g *genSession) rewrite(t *testing.T, comp workload.Compression, k int) {
+	tmp := filepath.Join(t.TempDir(), "x")
+	os.WriteFile(tmp, g.prefix(comp, k), 0o644)
+	os.Rename(tmp, g.path)
+	g.written = k
+}
+
+// truncateRandom cuts g's log at a byte r picks (nothing for an empty or
+// missing log).
+func (g *genSession) truncateRandom(r *rand.Rand) {
+	if fi, err := os.Stat(g.path); err == nil && fi.Size() > 0 {
+		os.Truncate(g.path, r.Int63n(fi.Size()))
 	}
 }
 
@@ -322,20 +328,10 @@ func TestIndexedEqualsFullReadAfterRandomChanges(t *testing.T) {
 					g.appendBatches(t, comp, 1+r.Intn(3))
 				case op == 5:
 					what = "truncate at a random byte"
-					if fi, err := os.Stat(g.path); err == nil && fi.Size() > 0 {
-						os.Truncate(g.path, r.Int63n(fi.Size()))
-					}
+					g.truncateRandom(r)
 				case op == 6:
 					what = "replace with another prefix"
-					k := r.Intn(len(g.batches) + 1)
-					data := workload.EncodeBatch(comp, g.header)
-					for _, b := range g.batches[:k] {
-						data = append(data, workload.EncodeBatch(comp, b)...)
-					}
-					tmp := filepath.Join(t.TempDir(), "x")
-					os.WriteFile(tmp, data, 0o644)
-					os.Rename(tmp, g.path)
-					g.written = k
+					g.rewrite(t, comp, r.Intn(len(g.batches)+1))
 				case op == 7:
 					what = "append a partial line / frame"
 					b := workload.EncodeBatch(comp, []byte(`{"type":"turn/start","seq":999999,"time":1,"data":{"turn":99}}`+"\n"))

@@ -40,17 +40,7 @@ func sessionLog(id string, cwd *string, text string) string {
 // transcript path.
 func writeHostileSession(t *testing.T, root, id string, cwd *string, text string) string {
 	t.Helper()
-	path, err := sessionstore.SessionPath(root, cwd, id, sessionstore.Raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(sessionLog(id, cwd, text)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeSession(t, root, cwd, id, []byte(sessionLog(id, cwd, text)))
 }
 
 func hostileStr(s string) *string { return &s }

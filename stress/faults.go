@@ -124,7 +124,7 @@ func rootDeletedAndRecreated(root string, res map[string]any) error {
 		return fmt.Errorf("prepare without references while the root is gone: %v", err)
 	}
 	// Recreate: new directories and files with the same bytes.
-	if err := copyTree(gone, root); err != nil {
+	if err := os.CopyFS(root, os.DirFS(gone)); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -151,24 +151,6 @@ func rootDeletedAndRecreated(root string, res map[string]any) error {
 	os.RemoveAll(gone)
 	res["rootRecreatedServed"] = true
 	return nil
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }
 
 // binaryFault runs the dsh-lsp binary over stdio and injects a fault:
