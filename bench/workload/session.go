@@ -403,24 +403,21 @@ func (s *Session) stream(step int, reasoningText, text, callID, args, finish str
 		s.raw("}}")
 		s.end()
 	}
-	if reasoningText != "" {
-		blockStart("reasoning")
-		seqs = s.deltas(step, index, "reasoning", s.text.split(reasoningText), "", seqs)
+	// A reasoning or text block: start, deltas, end with the whole text.
+	textBlock := func(kind, body string) {
+		blockStart(kind)
+		seqs = s.deltas(step, index, kind, s.text.split(body), "", seqs)
 		blockEnd(func() {
-			s.raw(`{"type":"reasoning","text":`)
-			s.str(reasoningText)
+			s.raw(`{"type":"` + kind + `","text":`)
+			s.str(body)
 			s.raw("}")
 		})
 		index++
 	}
-	blockStart("text")
-	seqs = s.deltas(step, index, "text", s.text.split(text), "", seqs)
-	blockEnd(func() {
-		s.raw(`{"type":"text","text":`)
-		s.str(text)
-		s.raw("}")
-	})
-	index++
+	if reasoningText != "" {
+		textBlock("reasoning", reasoningText)
+	}
+	textBlock("text", text)
 	if callID != "" {
 		blockStart("tool-call")
 		parts := s.text.split(args)
