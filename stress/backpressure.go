@@ -233,6 +233,18 @@ func flood(s *bpServer, rate int, dur, drain time.Duration, next func(i int) (st
 
 // summarize returns per-method counts and latency percentiles, and the
 // first unexpected error.
+// latencies returns the latencies of the requests of res that answered
+// without error (only those of method, unless it is "").
+func latencies(res []timed, method string) []time.Duration {
+	var lat []time.Duration
+	for _, r := range res {
+		if (method == "" || r.method == method) && r.err == nil && !r.closed {
+			lat = append(lat, r.lat)
+		}
+	}
+	return lat
+}
+
 func summarize(res []timed) (map[string]any, string) {
 	by := map[string][]time.Duration{}
 	errs := map[string]int{}
@@ -336,13 +348,7 @@ func runHover(dir string) error {
 	if first != "" {
 		failf("hover: %s", first)
 	}
-	var lat []time.Duration
-	for _, r := range res {
-		if r.err == nil && !r.closed {
-			lat = append(lat, r.lat)
-		}
-	}
-	p99 := percentile(lat, 0.99)
+	p99 := percentile(latencies(res, ""), 0.99)
 	if *maxHoverP99 > 0 && p99 > *maxHoverP99 {
 		failf("hover: p99 %v exceeds %v", p99, *maxHoverP99)
 	}
@@ -408,12 +414,7 @@ func runMix(dir string) error {
 	if first != "" {
 		failf("mix: %s", first)
 	}
-	var lat []time.Duration
-	for _, r := range res {
-		if r.method == "textDocument/completion" && r.err == nil && !r.closed {
-			lat = append(lat, r.lat)
-		}
-	}
+	lat := latencies(res, "textDocument/completion")
 	if p99 := percentile(lat, 0.99); *maxMixCompl > 0 && p99 > *maxMixCompl {
 		failf("mix: completion p99 %v exceeds %v", p99, *maxMixCompl)
 	}
