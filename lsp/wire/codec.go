@@ -37,9 +37,22 @@ func (Codec) Marshal(v any) ([]byte, error) {
 		return m, nil
 	}
 	if isLibraryType(v) {
-		return protocol.Marshal(v)
+		return protocol.Marshal(addressable(v))
 	}
 	return jsjson.Marshal(v)
+}
+
+// addressable returns a pointer to a copy of a struct value v: the
+// library's reflection-free writers have pointer receivers, so a struct
+// passed by value would take its reflection fallback.
+func addressable(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Struct {
+		return v
+	}
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	return p.Interface()
 }
 
 // Unmarshal decodes data into v (see Decode); a *json.RawMessage or

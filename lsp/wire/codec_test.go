@@ -76,9 +76,12 @@ func TestCodecLibraryTypes(t *testing.T) {
 	if c, ok := p.ContentChanges[1].(*protocol.TextDocumentContentChangePartial); !ok || c.Range.End.Character != 2 || c.Text != "x" {
 		t.Errorf("change 1 = %#v, want the partial arm", p.ContentChanges[1])
 	}
-	b, err := (Codec{}).Marshal(protocol.InitializeResult{Capabilities: protocol.ServerCapabilities{HoverProvider: protocol.Boolean(true)}, ServerInfo: protocol.ServerInfo{Name: "x"}})
-	if want := `{"capabilities":{"hoverProvider":true},"serverInfo":{"name":"x"}}`; err != nil || string(b) != want {
-		t.Errorf("Marshal(InitializeResult) = %s, %v; want %s", b, err, want)
+	res := protocol.InitializeResult{Capabilities: protocol.ServerCapabilities{HoverProvider: protocol.Boolean(true)}, ServerInfo: protocol.ServerInfo{Name: "x"}}
+	for _, v := range []any{res, &res} {
+		b, err := (Codec{}).Marshal(v)
+		if want := `{"capabilities":{"hoverProvider":true},"serverInfo":{"name":"x"}}`; err != nil || string(b) != want {
+			t.Errorf("Marshal(%T) = %s, %v; want %s", v, b, err, want)
+		}
 	}
 	var own struct{ A string }
 	if err := (Codec{}).Unmarshal([]byte(`{"a":"<"}`), &own); err != nil || own.A != "<" {
@@ -101,6 +104,17 @@ func TestDecodeErrorSaysWhere(t *testing.T) {
 		err := Decode([]byte(tt.data), &p)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Decode(%s) = %v, want an error containing %q", tt.data, err, tt.want)
+		}
+	}
+}
+
+// BenchmarkCodecLibraryValue measures a library struct passed by value (the
+// server's showMessage and initialize results) through the Codec.
+func BenchmarkCodecLibraryValue(b *testing.B) {
+	p := protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: "dsh-lsp: settings refused"}
+	for b.Loop() {
+		if _, err := (Codec{}).Marshal(p); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
