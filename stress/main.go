@@ -136,26 +136,6 @@ func fatal(err error) {
 	os.Exit(2)
 }
 
-// parseSize reads 20MB, 2GB, 512KB or a byte count (1024-based).
-func parseSize(s string) int64 {
-	u := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(u, suf.s) {
-			u, mult = strings.TrimSuffix(u, suf.s), suf.m
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(u, 64)
-	if err != nil || f < 0 {
-		fatal(fmt.Errorf("bad size %q", s))
-	}
-	return int64(f * float64(mult))
-}
-
 // hashTree returns path → sha256 of every file under root.
 func hashTree(root string) (map[string]string, error) {
 	out := map[string]string{}

@@ -176,3 +176,13 @@ func tinySessionsStore(root string, n int) error {
 	report("tiny-sessions", res)
 	return nil
 }
+
+// parseSize reads 20MB, 2GB, 512KB or a byte count (workload.ParseSize);
+// a bad size ends the run.
+func parseSize(s string) int64 {
+	n, err := workload.ParseSize(s)
+	if err != nil {
+		fatal(err)
+	}
+	return n
+}

@@ -17,8 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
@@ -43,7 +41,7 @@ func main() {
 	if *out == "" {
 		fail("-out is required")
 	}
-	bytes, err := ParseSize(*size)
+	bytes, err := workload.ParseSize(*size)
 	if err != nil {
 		fail(err.Error())
 	}
@@ -97,27 +95,6 @@ func writeManifest(path string, infos []workload.Info) error {
 		return err
 	}
 	return f.Close()
-}
-
-// ParseSize reads a byte count with an optional KB/MB/GB (1024-based)
-// suffix.
-func ParseSize(s string) (int64, error) {
-	u := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(u, suf.s) {
-			u, mult = strings.TrimSuffix(u, suf.s), suf.m
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q (want e.g. 20MB)", s)
-	}
-	return int64(n * float64(mult)), nil
 }
 
 func fail(msg string) {

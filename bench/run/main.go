@@ -94,7 +94,7 @@ func main() {
 		save(*out, res)
 	}
 	for _, f := range splitList(*sizes) {
-		size, err := parseSize(f)
+		size, err := workload.ParseSize(f)
 		must(err)
 		rs, err := runPrepare(cfg, f, size)
 		if err != nil {
@@ -542,20 +542,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func parseSize(s string) (int64, error) {
-	u := strings.ToUpper(s)
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
-		if v, ok := strings.CutSuffix(u, suf.s); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			return int64(n * float64(suf.m)), err
-		}
-	}
-	return strconv.ParseInt(u, 10, 64)
 }
 
 func save(path string, res results) {

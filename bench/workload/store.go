@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -294,4 +296,26 @@ func Transcripts(root string) []string {
 		return nil
 	})
 	return paths
+}
+
+// ParseSize reads a byte count with an optional B, KB, MB or GB suffix
+// (1024-based; case and spaces ignored), as the bench and stress commands
+// take sizes: "20MB", "1.5 gb", "4096".
+func ParseSize(s string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, suf.s) {
+			u, mult = strings.TrimSuffix(u, suf.s), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 20MB)", s)
+	}
+	return int64(n * float64(mult)), nil
 }

@@ -272,3 +272,28 @@ func TestPathEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"20MB", 20 << 20, true},
+		{"512KB", 512 << 10, true},
+		{"2GB", 2 << 30, true},
+		{"1.5 gb", 3 << 29, true},
+		{" 4096 ", 4096, true},
+		{"100B", 100, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"MB", 0, false},
+		{"-1MB", 0, false},
+		{"20 megabytes", 0, false},
+	} {
+		got, err := ParseSize(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
