@@ -23,6 +23,22 @@ run(d, 'UI driver', async () => {
   const { browser, page, shot } = await launch();
   const editor = page.locator('.editor-group-container.active .monaco-editor').first();
 
+  // The text of dsh's hover over the squiggle target ('' when it has none or no hover
+  // shows): the mouse moves onto it from its left edge, up to three times.
+  async function hoverOver(target) {
+    if (!(await target.count())) return '';
+    const box = await target.boundingBox();
+    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'dsh' });
+    let text = '';
+    for (let i = 0; i < 3 && !text; i++) {
+      await page.mouse.move(box.x + 2, box.y + box.height / 2);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 5 });
+      await hover.first().waitFor({ timeout: 5000 }).catch(() => {});
+      text = (await hover.count()) ? nbsp(await hover.first().innerText()) : '';
+    }
+    return text;
+  }
+
   async function openFile(name) {
     await page.keyboard.press('Escape');
     await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().click();
@@ -137,17 +153,7 @@ run(d, 'UI driver', async () => {
   const squiggle = editor.locator('.squiggly-error').first();
   await squiggle.waitFor({ timeout: 20000 }).catch(() => {});
   check((await squiggle.count()) > 0, 'a broken dsh-session URI gets an error squiggle');
-  let hoverText = '';
-  if (await squiggle.count()) {
-    const box = await squiggle.boundingBox();
-    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'dsh' });
-    for (let i = 0; i < 3 && !hoverText; i++) {
-      await page.mouse.move(box.x + 2, box.y + box.height / 2);
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 5 });
-      await hover.first().waitFor({ timeout: 5000 }).catch(() => {});
-      hoverText = (await hover.count()) ? nbsp(await hover.first().innerText()) : '';
-    }
-  }
+  const hoverText = await hoverOver(squiggle);
   log('hover:', JSON.stringify(hoverText));
   check(/invalid-uri/.test(hoverText) && /dsh/.test(hoverText), 'hovering the squiggle shows the dsh diagnostic (code invalid-uri)', JSON.stringify(hoverText));
   await shot('01-diagnostic-hover.png');
@@ -252,17 +258,7 @@ run(d, 'UI driver', async () => {
   fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'dsh.maxReferences': 1 }));
   const tooMany = editor.locator('.squiggly-error').first();
   await tooMany.waitFor({ timeout: 15000 }).catch(() => {});
-  let tmHover = '';
-  if (await tooMany.count()) {
-    const box = await tooMany.boundingBox();
-    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'dsh' });
-    for (let i = 0; i < 3 && !tmHover; i++) {
-      await page.mouse.move(box.x + 2, box.y + box.height / 2);
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 5 });
-      await hover.first().waitFor({ timeout: 5000 }).catch(() => {});
-      tmHover = (await hover.count()) ? nbsp(await hover.first().innerText()) : '';
-    }
-  }
+  const tmHover = await hoverOver(tooMany);
   check(/too-many-references/.test(tmHover), 'after setting dsh.maxReferences to 1 the second session is flagged (too-many-references)', JSON.stringify(tmHover));
   await shot('07-max-references.png');
   await page.mouse.move(5, 5);
