@@ -221,15 +221,8 @@ func BenchmarkIndexedCatalogRebuild(b *testing.B) {
 func TestIndexedCatalogWarmedByBackgroundRefresh(t *testing.T) {
 	root := t.TempDir()
 	ss := genStore(t, root, workload.Zstd, 4, 2, 9)
-	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, RefreshInterval: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, RefreshInterval: time.Millisecond})
 	ctx := context.Background()
-	if err := x.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
 	first := sameCatalog(t, x)
 	ss[0].appendBatches(t, workload.Zstd, 3)
 	extra := genStore(t, root, workload.Zstd, 1, 2, 99)[0]

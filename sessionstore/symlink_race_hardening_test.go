@@ -108,15 +108,8 @@ func TestSymlinkRaceNeverReadsOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
 	ctx := context.Background()
-	if err := x.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
 	svc, err := reference.NewService(st, reference.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
