@@ -543,18 +543,24 @@ func (s *Session) compaction() {
 	id := uuid(s.rng)
 	cmd := "cmd-" + uuid(s.rng)[:8]
 	summary := s.text.text(500 + s.rng.Intn(1500))
-	startSeq := s.begin("compaction/start", 500)
-	s.raw(`{"compactionId":`)
-	s.str(id)
-	s.raw(`,"sourceCommandId":`)
-	s.str(cmd)
-	s.raw(`,"turn":null}`)
-	s.end()
+	// ids opens the data of a compaction event: its compaction and command ids.
+	ids := func() {
+		s.raw(`{"compactionId":`)
+		s.str(id)
+		s.raw(`,"sourceCommandId":`)
+		s.str(cmd)
+	}
+	// bracket writes compaction/start or compaction/end.
+	bracket := func(typ string, ms int) int64 {
+		seq := s.begin(typ, ms)
+		ids()
+		s.raw(`,"turn":null}`)
+		s.end()
+		return seq
+	}
+	startSeq := bracket("compaction/start", 500)
 	sumSeq := s.begin("compaction/summary", 1)
-	s.raw(`{"compactionId":`)
-	s.str(id)
-	s.raw(`,"sourceCommandId":`)
-	s.str(cmd)
+	ids()
 	s.raw(`,"summary":[{"type":"text","text":`)
 	s.str(summary)
 	s.raw(`}],"llmStreamCall":true,"shadowedRange":{"start":`)
@@ -583,11 +589,5 @@ func (s *Session) compaction() {
 	s.raw("}")
 	s.end()
 	s.nodes = append([]int64{cpSeq}, s.nodes[len(s.nodes)-keep:]...)
-	s.begin("compaction/end", 0)
-	s.raw(`{"compactionId":`)
-	s.str(id)
-	s.raw(`,"sourceCommandId":`)
-	s.str(cmd)
-	s.raw(`,"turn":null}`)
-	s.end()
+	bracket("compaction/end", 0)
 }
