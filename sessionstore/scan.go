@@ -82,8 +82,15 @@ type LineScanner struct {
 // Feed processes one complete line (without "\n") that ends at logical
 // offset end. It returns an error only for corruption.
 func (s *LineScanner) Feed(line []byte, end int64) error {
-	s.lines++
 	evs, row, err := decodeRecord(line, !s.SkipRows)
+	return s.feedDecoded(evs, row, err, end)
+}
+
+// feedDecoded is Feed given decodeRecord(line, !s.SkipRows)'s answer for
+// the line (the streamed read decodes lines ahead on another goroutine:
+// stream_ahead.go).
+func (s *LineScanner) feedDecoded(evs []Event, row rowSummary, err error, end int64) error {
+	s.lines++
 	if s.bad {
 		if err == nil && hasTurnEnd(evs) {
 			return s.committedErr()
