@@ -17,12 +17,12 @@ import (
 func BuildLog(s Session) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"type":"session","version":0,"id":`)
-	buf.Write(jsString(s.ID))
+	buf.Write(jsjson.AppendJSString(nil, s.ID, false))
 	buf.WriteString(`,"createdAt":`)
 	buf.WriteString(strconv.FormatInt(s.CreatedAt, 10))
 	if s.CWD != nil {
 		buf.WriteString(`,"cwd":`)
-		buf.Write(jsString(*s.CWD))
+		buf.Write(jsjson.AppendJSString(nil, *s.CWD, false))
 	}
 	buf.WriteString(`,"delegationDepth":0}` + "\n")
 	var nodes []int64
@@ -63,40 +63,13 @@ type shorthand struct {
 	SourceEventSeqs json.RawMessage `json:"sourceEventSeqs"`
 }
 
-// jsString quotes s as JS JSON.stringify does (lone surrogates held as
-// WTF-8 are written back as \udxxx escapes).
-func jsString(s string) []byte { return jsjson.AppendJSString(nil, s, false) }
-
+// jsonValue encodes v as dsh writes it (compact, no HTML escaping).
 func jsonValue(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsjson.Marshal(v)
+	if err != nil {
 		panic(err)
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-// obj builds a JSON object in key order.
-type obj struct{ b []byte }
-
-func (o *obj) add(k string, v []byte) *obj {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
-	}
-	o.b = append(o.b, jsString(k)...)
-	o.b = append(o.b, ':')
-	o.b = append(o.b, v...)
-	return o
-}
-
-func (o *obj) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
+	return b
 }
 
 // content turns a text-or-blocks shorthand into a content array.
@@ -120,7 +93,7 @@ func content(v json.RawMessage) ([]byte, error) {
 }
 
 func textBlocks(s string) []byte {
-	return []byte(`[` + string((&obj{}).add("type", []byte(`"text"`)).add("text", jsString(s)).bytes()) + `]`)
+	return []byte(`[` + string(jsjson.NewObject(nil).Raw("type", []byte(`"text"`)).String("text", s).Bytes()) + `]`)
 }
 
 func orDefault(v json.RawMessage, def string) []byte {
@@ -139,9 +112,9 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 	if err := json.Unmarshal(raw, &sh); err != nil {
 		return nil, err
 	}
-	msgID := jsString(fmt.Sprintf("golden-%s-%d", s.ID, seq))
+	msgID := jsjson.AppendJSString(nil, fmt.Sprintf("golden-%s-%d", s.ID, seq), false)
 	userMessage := func(c, source []byte) []byte {
-		return (&obj{}).add("content", c).add("source", source).add("role", []byte(`"user"`)).add("id", msgID).bytes()
+		return jsjson.NewObject(nil).Raw("content", c).Raw("source", source).Raw("role", []byte(`"user"`)).Raw("id", msgID).Bytes()
 	}
 	turn, step := orDefault(sh.Turn, "1"), orDefault(sh.Step, "1")
 	var typ string
@@ -157,17 +130,17 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		}
 		typ, data = "user/message", userMessage(c, []byte(`{"kind":"user"}`))
 	case sh.Checkpoint != nil:
-		src := (&obj{}).add("kind", []byte(`"plugin"`)).add("plugin", []byte(`"compact"`))
+		src := jsjson.NewObject(nil).Raw("kind", []byte(`"plugin"`)).Raw("plugin", []byte(`"compact"`))
 		if sh.CompactionID != nil {
-			src.add("compactionId", jsString(*sh.CompactionID))
+			src.String("compactionId", *sh.CompactionID)
 		}
-		typ, data = "user/message", userMessage(textBlocks(*sh.Checkpoint), src.bytes())
+		typ, data = "user/message", userMessage(textBlocks(*sh.Checkpoint), src.Bytes())
 	case sh.Plugin != nil:
 		name := "plugin"
 		if sh.PluginName != nil {
 			name = *sh.PluginName
 		}
-		src := (&obj{}).add("kind", []byte(`"plugin"`)).add("plugin", jsString(name)).bytes()
+		src := jsjson.NewObject(nil).Raw("kind", []byte(`"plugin"`)).String("plugin", name).Bytes()
 		typ, data = "user/message", userMessage(textBlocks(*sh.Plugin), src)
 	case sh.Injected != nil:
 		src := []byte(`{"kind":"session-reference","form":"recall","version":1,"references":[]}`)
@@ -183,32 +156,32 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		if err != nil {
 			return nil, err
 		}
-		msg := (&obj{}).add("role", []byte(`"assistant"`)).add("content", c).
-			add("source", []byte(`{"kind":"model","provider":"mock","model":"mock"}`)).add("id", msgID).bytes()
-		typ, data = "assistant/message", (&obj{}).add("turn", turn).add("step", step).add("message", msg).bytes()
+		msg := jsjson.NewObject(nil).Raw("role", []byte(`"assistant"`)).Raw("content", c).
+			Raw("source", []byte(`{"kind":"model","provider":"mock","model":"mock"}`)).Raw("id", msgID).Bytes()
+		typ, data = "assistant/message", jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("message", msg).Bytes()
 	case sh.Tool != nil:
 		callID := "call"
 		if sh.CallID != nil {
 			callID = *sh.CallID
 		}
-		cid := jsString(callID)
-		block := (&obj{}).add("type", []byte(`"tool-result"`)).add("toolCallId", cid).
-			add("content", textBlocks(*sh.Tool)).add("isError", []byte("false")).bytes()
-		msg := (&obj{}).add("source", (&obj{}).add("kind", []byte(`"tool"`)).add("callId", cid).bytes()).
-			add("content", []byte("["+string(block)+"]")).add("role", []byte(`"user"`)).add("id", msgID).bytes()
-		typ, data = "tool/result", (&obj{}).add("turn", turn).add("step", step).add("message", msg).bytes()
+		cid := jsjson.AppendJSString(nil, callID, false)
+		block := jsjson.NewObject(nil).Raw("type", []byte(`"tool-result"`)).Raw("toolCallId", cid).
+			Raw("content", textBlocks(*sh.Tool)).Raw("isError", []byte("false")).Bytes()
+		msg := jsjson.NewObject(nil).Raw("source", jsjson.NewObject(nil).Raw("kind", []byte(`"tool"`)).Raw("callId", cid).Bytes()).
+			Raw("content", []byte("["+string(block)+"]")).Raw("role", []byte(`"user"`)).Raw("id", msgID).Bytes()
+		typ, data = "tool/result", jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("message", msg).Bytes()
 	case sh.Title != nil:
 		typ = "session/title"
-		data = (&obj{}).add("title", orDefault(sh.Title, `""`)).add("messageSeqs", []byte("[]")).
-			add("source", []byte(`{"kind":"fallback"}`)).bytes()
+		data = jsjson.NewObject(nil).Raw("title", orDefault(sh.Title, `""`)).Raw("messageSeqs", []byte("[]")).
+			Raw("source", []byte(`{"kind":"fallback"}`)).Bytes()
 	case sh.Chunk != nil:
-		chunk := (&obj{}).add("type", []byte(`"text-delta"`)).add("index", []byte("0")).add("text", jsString(*sh.Chunk)).bytes()
-		typ, data = "assistant/chunk", (&obj{}).add("turn", turn).add("step", step).add("chunk", chunk).bytes()
+		chunk := jsjson.NewObject(nil).Raw("type", []byte(`"text-delta"`)).Raw("index", []byte("0")).String("text", *sh.Chunk).Bytes()
+		typ, data = "assistant/chunk", jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk).Bytes()
 	default:
 		return nil, fmt.Errorf("unknown event shorthand %s", raw)
 	}
-	ev := (&obj{}).add("type", jsString(typ)).add("seq", []byte(strconv.FormatInt(seq, 10))).
-		add("time", []byte(strconv.FormatInt(s.CreatedAt+seq+1, 10))).add("data", data)
+	ev := jsjson.NewObject(nil).String("type", typ).Raw("seq", []byte(strconv.FormatInt(seq, 10))).
+		Raw("time", []byte(strconv.FormatInt(s.CreatedAt+seq+1, 10))).Raw("data", data)
 	surface := typ == "user/message" || typ == "assistant/message" || typ == "tool/result"
 	switch {
 	case sh.Replace != nil:
@@ -221,26 +194,26 @@ func expandEvent(s Session, seq int64, raw json.RawMessage, nodes *[]int64) ([]b
 		}
 		shadowed := append([]int64(nil), (*nodes)[si:ei+1]...)
 		*nodes = append((*nodes)[:si], append([]int64{seq}, (*nodes)[ei+1:]...)...)
-		ev.add("sourceEventSeqs", jsonValue(shadowed))
-		ev.add("surfaceOp", []byte(fmt.Sprintf(`{"op":"replace","start":%d,"end":%d}`, sh.Replace[0], sh.Replace[1])))
+		ev.Raw("sourceEventSeqs", jsonValue(shadowed))
+		ev.Raw("surfaceOp", []byte(fmt.Sprintf(`{"op":"replace","start":%d,"end":%d}`, sh.Replace[0], sh.Replace[1])))
 	case sh.SurfaceOp != nil || sh.SourceEventSeqs != nil:
 		if sh.SourceEventSeqs != nil {
-			ev.add("sourceEventSeqs", orDefault(sh.SourceEventSeqs, "[]"))
+			ev.Raw("sourceEventSeqs", orDefault(sh.SourceEventSeqs, "[]"))
 		}
 		if sh.SurfaceOp != nil {
-			ev.add("surfaceOp", orDefault(sh.SurfaceOp, `"append"`))
+			ev.Raw("surfaceOp", orDefault(sh.SurfaceOp, `"append"`))
 			if bytes.Equal(orDefault(sh.SurfaceOp, ""), []byte(`"append"`)) {
 				*nodes = append(*nodes, seq)
 			}
 		} else if surface {
-			ev.add("surfaceOp", []byte(`"append"`))
+			ev.Raw("surfaceOp", []byte(`"append"`))
 			*nodes = append(*nodes, seq)
 		}
 	case surface:
-		ev.add("surfaceOp", []byte(`"append"`))
+		ev.Raw("surfaceOp", []byte(`"append"`))
 		*nodes = append(*nodes, seq)
 	}
-	return ev.bytes(), nil
+	return ev.Bytes(), nil
 }
 
 func index(nodes []int64, seq int64) int {
