@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -44,11 +45,15 @@ func toCLIError(err error) *cliError {
 	return &cliError{Code: code, Message: err.Error()}
 }
 
-// writeJSON prints v as JSON (no HTML escaping) and a newline.
+// writeJSON prints v as JSON (jsjson.Marshal: no HTML escaping) and a
+// newline.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	b, err := jsjson.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // cliMain runs f and prints its JSON result, or the error JSON on stdout
