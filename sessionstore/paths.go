@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // noCwdDir is the project directory of sessions without a cwd.
@@ -182,10 +184,8 @@ func DecodeSegment(seg string) (string, bool) {
 				i++
 				continue
 			}
-			b = append(b, 0xED, 0xA0|byte(u>>6&0x1F), 0x80|byte(u&0x3F))
-			continue
 		}
-		b = utf8.AppendRune(b, rune(u))
+		b = jsjson.AppendWTF8(b, rune(u))
 	}
 	id := string(b)
 	if enc, err := EncodeSegment(id); err != nil || enc != seg {

@@ -373,7 +373,7 @@ func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 		if count {
 			n += wtf8Len(r)
 		} else {
-			dst = appendWTF8(dst, r)
+			dst = AppendWTF8(dst, r)
 		}
 	}
 	return dst, n, -1

@@ -147,16 +147,17 @@ func combineSurrogates(hi, lo rune) rune {
 	return 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00)
 }
 
-// appendWTF8 appends code point r (which may be a lone surrogate) in
-// WTF-8.
-func appendWTF8(dst []byte, r rune) []byte {
+// AppendWTF8 appends code point r in WTF-8: a lone surrogate (which a JS
+// string can hold) as its 3-byte generalized UTF-8 form, anything else as
+// UTF-8.
+func AppendWTF8(dst []byte, r rune) []byte {
 	if isHighSurrogate(r) || isLowSurrogate(r) {
 		return append(dst, 0xED, byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
 	}
 	return utf8.AppendRune(dst, r)
 }
 
-// wtf8Len is len(appendWTF8(nil, r)).
+// wtf8Len is len(AppendWTF8(nil, r)).
 func wtf8Len(r rune) int {
 	if isHighSurrogate(r) || isLowSurrogate(r) {
 		return 3
