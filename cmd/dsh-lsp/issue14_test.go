@@ -16,6 +16,7 @@ const storeIssue14 = "../../testdata/issue14/store"
 // ill-formed UTF-8 subpart as one U+FFFD) and dsh's order (ICU 78 root:
 // 🙂 before a).
 func TestCLIIssue14(t *testing.T) {
+	t.Parallel()
 	cand := func(id, label, uri string, createdAt string) string {
 		return `{"sessionId":"` + id + `","label":"` + label + `","createdAt":` + createdAt +
 			`,"uri":"` + uri + `","mention":"@[` + label + `](` + uri + `)"}`
@@ -47,6 +48,7 @@ func TestCLIIssue14(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", tt.args...)
 			if r.code != 0 || r.stdout != tt.want+"\n" {
 				t.Errorf("dsh-lsp %q: exit %d, stderr %q\n got %s\nwant %s", tt.args, r.code, r.stderr, r.stdout, tt.want)

@@ -363,6 +363,7 @@ func TestServeStdio(t *testing.T) {
 	t.Parallel()
 	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
 		t.Run(enc, func(t *testing.T) {
+			t.Parallel()
 			ed, cmd, stderr := startServer(t, "--stdio", "--log-level", "debug")
 			abs, _ := filepath.Abs(storeRaw)
 			if _, err := ed.Initialize(map[string]any{"sessionsDir": abs}, enc); err != nil {

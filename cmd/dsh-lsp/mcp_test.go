@@ -126,6 +126,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 	t.Parallel()
 	for _, store := range []string{"store-raw", "store-zstd"} {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel()
 			root, err := filepath.Abs(filepath.Join("../../testdata/fixtures", store))
 			if err != nil {
 				t.Fatal(err)
