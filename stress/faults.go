@@ -22,11 +22,7 @@ import (
 // runs. The server must exit cleanly (or keep serving) and the session
 // files must be byte-identical afterwards.
 func runFaults(dir string) error {
-	root, ids, err := ensureSources(filepath.Join(filepath.Dir(dir), "sources"))
-	if err != nil {
-		return err
-	}
-	before, err := hashTree(root)
+	root, ids, before, err := hashedSources(dir)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,17 @@ var sources struct {
 	err  error
 }
 
+// hashedSources returns the large sources (ensureSources, next to dir),
+// their session ids and the store's tree hash before the phase runs (the
+// phase checks that the files did not change).
+func hashedSources(dir string) (root string, ids []string, before map[string]string, err error) {
+	if root, ids, err = ensureSources(filepath.Join(filepath.Dir(dir), "sources")); err != nil {
+		return
+	}
+	before, err = hashTree(root)
+	return
+}
+
 func ensureSources(root string) (string, []string, error) {
 	sources.once.Do(func() {
 		sources.root = root
@@ -145,11 +156,7 @@ func serverOptions(root string) lsp.Options {
 // cancelled right after sending, while prepare runs in a loop over the 3
 // large sources.
 func runLoad(dir string) error {
-	root, ids, err := ensureSources(filepath.Join(filepath.Dir(dir), "sources"))
-	if err != nil {
-		return err
-	}
-	before, err := hashTree(root)
+	root, ids, before, err := hashedSources(dir)
 	if err != nil {
 		return err
 	}
