@@ -202,11 +202,16 @@ func streamRaw(ctx context.Context, file *os.File, f *fold, limit int64) (*Heade
 // lines of each read, decoded. A chunk's buffer is never reused: the
 // decoded events alias it.
 func readRawAhead(ctx context.Context, file *os.File, limit int64, skipRows bool, r *reader[rawChunk]) {
-	if !r.cr.acquire(streamBuf, 0) {
+	var size int64 = -1 // the file's size when the read started; -1: unknown
+	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	first := chunkSize(size, 0, 0)
+	if !r.cr.acquire(int64(first), 0) {
 		return
 	}
-	buf := make([]byte, streamBuf)
-	held := int64(streamBuf)
+	buf := make([]byte, first)
+	held := int64(first)
 	n := 0         // bytes in buf
 	var read int64 // bytes read from the file
 	var base int64 // logical offset of buf[0]
@@ -252,18 +257,35 @@ func readRawAhead(ctx context.Context, file *os.File, limit int64, skipRows bool
 		// The partial line moves to a new buffer; this one goes with the
 		// chunk.
 		tail := data[complete:]
-		size := max(streamBuf, len(tail))
-		if !r.cr.acquire(int64(size), held) {
+		next := chunkSize(size, read, len(tail))
+		if !r.cr.acquire(int64(next), held) {
 			return
 		}
-		nb := make([]byte, size)
+		nb := make([]byte, next)
 		n = copy(nb, tail)
 		base += int64(complete)
 		if !r.send(c) {
 			return
 		}
-		buf, held = nb, int64(size)
+		buf, held = nb, int64(next)
 	}
+}
+
+// streamSlack is room for bytes appended to a log while it is read.
+const streamSlack = 4 << 10
+
+// chunkSize is the length of the next read buffer of a raw transcript of
+// size bytes (-1: unknown) of which read are read, tail of them not yet
+// handed over: streamBuf, or just what the rest of the file needs (plus
+// slack for appends) when that is less, so that a small log does not cost
+// a zeroed 1 MiB buffer (BenchmarkReadSmallLogs). A log that grows past
+// the buffer is still read whole: a full buffer grows.
+func chunkSize(size, read int64, tail int) int {
+	if size < 0 {
+		return max(streamBuf, tail)
+	}
+	want := int64(tail) + max(size-read, 0) + streamSlack
+	return int(max(int64(tail), min(streamBuf, want)))
 }
 
 // grownSize is the length growBuf gives a buffer of n bytes under ceil.
