@@ -281,23 +281,37 @@ type surfaceRead struct {
 	cancelled bool
 	// waiters counts the requests that joined it (under surfaceCache.mu).
 	waiters int
+	// started: the read has begun (under surfaceCache.mu). A request that
+	// joins a started read may miss a change made before it arrived, so
+	// it waits for that read and reads afresh. (Comparing arrival and
+	// start times failed where the clock is coarse: under Wine both fell
+	// in the same tick.)
+	started bool
 }
 
 // join returns the read in flight for k, or starts (registers) one that
-// the caller (lead) must end with finish.
-func (c *surfaceCache) join(k surfaceKey) (r *surfaceRead, lead bool) {
+// the caller (lead) must end with finish. shared reports whether the
+// read had not started yet, so its outcome may answer the caller.
+func (c *surfaceCache) join(k surfaceKey) (r *surfaceRead, lead, shared bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r := c.reading[k]; r != nil {
 		r.waiters++
-		return r, false
+		return r, false, !r.started
 	}
 	if c.reading == nil {
 		c.reading = make(map[surfaceKey]*surfaceRead)
 	}
 	r = &surfaceRead{done: make(chan struct{}), start: time.Now()}
 	c.reading[k] = r
-	return r, true
+	return r, true, false
+}
+
+// begin marks r as started.
+func (c *surfaceCache) begin(r *surfaceRead) {
+	c.mu.Lock()
+	r.started = true
+	c.mu.Unlock()
 }
 
 // finish publishes the outcome of the read r and wakes its waiters.
@@ -389,12 +403,11 @@ func (c *surfaceCache) put(k surfaceKey, dir string, readStart time.Time, surf *
 // which checks it against the session's files now, or reads again.
 func (s *Server) readSurface(ctx context.Context, env *environment, id string) (*reference.Surface, error) {
 	k := surfaceKey{root: env.root, id: id}
-	arrived := time.Now()
 	for {
 		if surf, ok := s.surfaces.get(k); ok {
 			return surf, nil
 		}
-		r, lead := s.surfaces.join(k)
+		r, lead, shared := s.surfaces.join(k)
 		if lead {
 			s.readSurfaceFor(ctx, env, k, r)
 			return r.surf, r.err
@@ -404,7 +417,7 @@ func (s *Server) readSurface(ctx context.Context, env *environment, id string) (
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if !r.cancelled && !r.start.Before(arrived) {
+		if shared && !r.cancelled {
 			return r.surf, r.err
 		}
 	}
@@ -423,6 +436,7 @@ func (s *Server) readSurfaceFor(ctx context.Context, env *environment, k surface
 		r.err, r.cancelled = ctx.Err(), true
 		return
 	}
+	s.surfaces.begin(r)
 	r.start = time.Now()
 	surf, err := env.source.ReadSurface(ctx, k.id)
 	<-s.readSlots
