@@ -431,6 +431,11 @@ func FuzzProtocol(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Each input gets its own server and pipes, and the store is read
+		// only, so the ~900 seeds run in parallel: most of a seed's time is
+		// waiting (timers, goroutine hand-offs), not CPU. (T.Parallel has no
+		// effect while fuzzing.)
+		t.Parallel()
 		res := runGarbage(t, data, 10*time.Second)
 		checkGarbage(t, data, res)
 		if res.readErr != nil && !errors.Is(res.readErr, io.EOF) {
