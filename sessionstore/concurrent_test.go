@@ -98,7 +98,11 @@ func TestConcurrentAppend(t *testing.T) {
 			root := t.TempDir()
 			r := rand.New(rand.NewSource(42))
 			const id = "live"
-			log := newLiveLog(id, 40, r)
+			// 20 batches, each written in random pieces (torn lines and
+			// frames) with a read after every piece: a few hundred torn
+			// states per encoding. The readers spin for the whole run, so
+			// the log's length is what the test costs.
+			log := newLiveLog(id, 20, r)
 			path, _ := sessionstore.SessionPath(root, nil, id, enc)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)

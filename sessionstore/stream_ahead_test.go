@@ -64,6 +64,7 @@ func runStream(t *testing.T, path string, limit int64, stream func(context.Conte
 // random offsets, with random bytes flipped, and under a read limit small
 // enough to refuse their longer lines and frames.
 func TestStreamAheadSameAnswers(t *testing.T) {
+	t.Parallel()
 	var paths []string
 	filepath.WalkDir(filepath.Join("..", "testdata"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (d.Name() == Raw.FileName() || d.Name() == Zstd.FileName()) {
@@ -71,9 +72,13 @@ func TestStreamAheadSameAnswers(t *testing.T) {
 		}
 		return nil
 	})
+	// Generated sessions of ~1 MiB (many records, compactions, multibyte
+	// text) on top of the fixtures; every variant is read twice per limit,
+	// so their size is most of the test's cost, while the reader never
+	// holds more than aheadBytes (4 MiB) ahead either way.
 	gen := t.TempDir()
 	for _, c := range []workload.Compression{workload.None, workload.Zstd} {
-		infos, err := workload.Generate(gen, workload.Options{Sessions: 2, CWDs: 1, Turns: 40, Size: 3 << 20, Compression: c, Multibyte: 0.3, Compactions: 1, Seed: 5}, nil)
+		infos, err := workload.Generate(gen, workload.Options{Sessions: 2, CWDs: 1, Turns: 40, Size: 1 << 20, Compression: c, Multibyte: 0.3, Compactions: 1, Seed: 5}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +133,10 @@ func TestStreamAheadSameAnswers(t *testing.T) {
 // context's error and leaves no reader goroutine behind (stop waits for
 // it).
 func TestStreamAheadCancelled(t *testing.T) {
+	// Generated sessions of ~1 MiB (many records, compactions, multibyte
+	// text) on top of the fixtures; every variant is read twice per limit,
+	// so their size is most of the test's cost, while the reader never
+	// holds more than aheadBytes (4 MiB) ahead either way.
 	gen := t.TempDir()
 	for _, c := range []workload.Compression{workload.None, workload.Zstd} {
 		infos, err := workload.Generate(gen, workload.Options{Sessions: 1, CWDs: 1, Turns: 200, Size: 8 << 20, Compression: c, Seed: 6}, nil)
