@@ -136,9 +136,10 @@ func bombStore(t *testing.T, root string) (listedBombs []string, headerBomb stri
 	h := rleBlocks(zstdFrameHeader(), ' ', 32768)
 	h = rawBlocks(h, []byte(hdrLine(headerBomb)), true)
 	writeZstdSession(t, root, headerBomb, h, zframe(eventLines(headerBomb, "hb")))
-	// A frame of real compressed blocks (a 1 GiB message of a repeated
-	// 8-byte pattern, ~100 KB on disk): its size shows only by decoding,
-	// which must stop at the limit. Also torn (its last bytes cut off).
+	// A frame of real compressed blocks (a 2 × DefaultReadLimit message
+	// of a repeated 8-byte pattern, a few tens of KB on disk): its size
+	// shows only by decoding, which must stop at the limit. Also torn
+	// (its last bytes cut off).
 	cb := compressedBomb(t)
 	writeZstdSession(t, root, "compressed-bomb", zframe(hdrLine("compressed-bomb")), zframe(eventLines("compressed-bomb", "cb")), cb)
 	writeZstdSession(t, root, "compressed-torn-bomb", zframe(hdrLine("compressed-torn-bomb")), zframe(eventLines("compressed-torn-bomb", "ctb")), cb[:len(cb)-64])
@@ -162,7 +163,10 @@ func (patternReader) Read(p []byte) (int, error) {
 }
 
 // compressedBomb is one zstd frame (unknown content size) of a user
-// message line whose text is 1 GiB of a repeated pattern.
+// message line whose text is 2 × DefaultReadLimit (256 MiB) of a repeated
+// pattern: over every limit the tests use, so decoding must stop at the
+// limit, and a quarter of the 1 GiB it was, whose generation alone cost
+// a CPU-second.
 func compressedBomb(t *testing.T) []byte {
 	cbOnce.Do(func() {
 		var buf bytes.Buffer
@@ -171,7 +175,7 @@ func compressedBomb(t *testing.T) []byte {
 			panic(err)
 		}
 		io.WriteString(w, userMessagePrefix)
-		if _, err := io.CopyN(w, patternReader{}, 1<<30); err != nil {
+		if _, err := io.CopyN(w, patternReader{}, 2*sessionstore.DefaultReadLimit); err != nil {
 			panic(err)
 		}
 		io.WriteString(w, userMessageSuffix)
