@@ -9,6 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
+# The randomised and race tests run their full rounds here (a plain
+# `go test ./...` runs fewer, to stay quick): see sessionstore.LongTests.
+export DSH_LONG_TESTS=1
 
 failed=()
 step() {

@@ -98,11 +98,16 @@ func TestConcurrentAppend(t *testing.T) {
 			root := t.TempDir()
 			r := rand.New(rand.NewSource(42))
 			const id = "live"
-			// 20 batches, each written in random pieces (torn lines and
-			// frames) with a read after every piece: a few hundred torn
-			// states per encoding. The readers spin for the whole run, so
-			// the log's length is what the test costs.
-			log := newLiveLog(id, 20, r)
+			// 20 batches (40 in CI: DSH_LONG_TESTS), each written in
+			// random pieces (torn lines and frames) with a read after
+			// every piece: a few hundred torn states per encoding. The
+			// readers spin for the whole run, so the log's length is what
+			// the test costs.
+			batches := 20
+			if sessionstore.LongTests() {
+				batches = 40
+			}
+			log := newLiveLog(id, batches, r)
 			path, _ := sessionstore.SessionPath(root, nil, id, enc)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)

@@ -2,8 +2,16 @@ package sessionstore
 
 import (
 	"context"
+	"os"
 	"testing"
 )
+
+// LongTests reports whether DSH_LONG_TESTS is set, as run-tests.sh (CI)
+// does: the randomised and race tests then run their full number of
+// rounds, which only raises the odds of meeting a rare case; without it
+// they run fewer, still covering every kind of change, so that a
+// developer's `go test ./...` stays quick.
+func LongTests() bool { return os.Getenv("DSH_LONG_TESTS") != "" }
 
 // hashTree is treeHash for the external test package.
 func HashTreeForTest(t testing.TB, root string) string { return treeHash(t, root) }

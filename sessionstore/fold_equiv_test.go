@@ -234,9 +234,9 @@ func foldMutation(t *testing.T, r *rand.Rand, next int64, log *Log) (string, []s
 // an index reopened from its persisted cache every few rounds.
 func TestFoldPoliciesAgree(t *testing.T) {
 	t.Parallel()
-	rounds := 80
-	if testing.Short() {
-		rounds = 40
+	rounds := 40
+	if LongTests() && !testing.Short() {
+		rounds = 80
 	}
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
 		t.Run(string(comp), func(t *testing.T) {

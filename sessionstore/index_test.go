@@ -319,7 +319,11 @@ func TestIndexedEqualsFullReadAfterRandomChanges(t *testing.T) {
 			x := openIndexed(t, root, t.TempDir())
 			r := rand.New(rand.NewSource(42))
 			ctx := context.Background()
-			for round := 0; round < 60; round++ {
+			rounds := 30
+			if LongTests() {
+				rounds = 60
+			}
+			for round := 0; round < rounds; round++ {
 				g := ss[r.Intn(len(ss))]
 				var what string
 				switch op := r.Intn(10); {

@@ -9,6 +9,7 @@ package sessionstore_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -280,8 +281,12 @@ func TestFilesChangingUnderTheReader(t *testing.T) {
 	// cycles through five kinds of change thousands of times a second):
 	// a few hundred rounds cross every kind many times, and the CPU of
 	// the busy writer and reader is what the suite pays for, so stop at
-	// maxRounds (or the deadline on a slow machine, e.g. under -race).
-	const maxRounds = 300
+	// maxRounds (or the deadline on a slow machine, e.g. under -race);
+	// CI (DSH_LONG_TESTS) runs until the deadline.
+	maxRounds := 300
+	if sessionstore.LongTests() {
+		maxRounds = math.MaxInt
+	}
 	for name, src := range hostileSources(t, root) {
 		deadline := time.Now().Add(1500 * time.Millisecond)
 		n := 0

@@ -70,9 +70,12 @@ func TestSymlinkRaceNeverReadsOutside(t *testing.T) {
 		inside  = "inside-content"
 		outside = "OUTSIDE-MARKER"
 	)
-	reads := 10000
-	if testing.Short() {
+	reads := 2500
+	switch {
+	case testing.Short():
 		reads = 1000
+	case sessionstore.LongTests():
+		reads = 10000
 	}
 	base := t.TempDir()
 	root := filepath.Join(base, "sessions")
