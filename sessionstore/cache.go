@@ -25,7 +25,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 4
+	cacheVersion = 5
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second
@@ -36,6 +36,58 @@ type cacheFile struct {
 	Pinned  Encoding
 	Enc     Encoding
 	Entries []*entry
+	// Present holds, parallel to Entries, which of each entry's pointers
+	// were set: gob flattens a pointer to its value and leaves zero values
+	// out, so a pointer to "" (a title cleared to the empty string, an
+	// empty cwd) would decode as nil, which dsh labels differently.
+	Present []presence
+}
+
+// presence records which of an entry's persisted pointers are set. Every
+// pointer reachable from a persisted entry has a bit here;
+// TestCachePersistsEveryPointer fails when a new one is added without one.
+type presence uint8
+
+const (
+	hasRefCWD presence = 1 << iota
+	hasState
+	hasFoldTitle
+	hasTitleText
+)
+
+// presenceOf returns which of e's pointers are set.
+func presenceOf(e *entry) presence {
+	var p presence
+	if e.RefCWD != nil {
+		p |= hasRefCWD
+	}
+	if e.State != nil {
+		p |= hasState
+		if e.State.Fold.Title != nil {
+			p |= hasFoldTitle
+		}
+	}
+	if e.TitleText != nil {
+		p |= hasTitleText
+	}
+	return p
+}
+
+// restore sets the pointers of a decoded e that p says were set but gob
+// left nil (they pointed to zero values).
+func (p presence) restore(e *entry) {
+	if p&hasRefCWD != 0 && e.RefCWD == nil {
+		e.RefCWD = new(string)
+	}
+	if p&hasState != 0 && e.State == nil {
+		e.State = &logState{}
+	}
+	if p&hasFoldTitle != 0 && e.State != nil && e.State.Fold.Title == nil {
+		e.State.Fold.Title = &Event{}
+	}
+	if p&hasTitleText != 0 && e.TitleText == nil {
+		e.TitleText = new(string)
+	}
 }
 
 // maxCacheBytes bounds the index cache file that is read: a larger file
@@ -175,6 +227,14 @@ func decodeCache(data []byte) (*cacheFile, error) {
 	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&cf); err != nil {
 		return nil, fmt.Errorf("index cache does not decode: %w", err)
 	}
+	if len(cf.Present) != len(cf.Entries) {
+		return nil, fmt.Errorf("index cache has %d presence records for %d entries", len(cf.Present), len(cf.Entries))
+	}
+	for i, e := range cf.Entries {
+		if e != nil {
+			cf.Present[i].restore(e)
+		}
+	}
 	return &cf, nil
 }
 
@@ -190,7 +250,7 @@ func (x *Indexed) persist(force bool) {
 		return
 	}
 	absRoot, _ := filepath.Abs(x.root)
-	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Enc: x.enc, Entries: make([]*entry, 0, len(x.entries))}
+	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Enc: x.enc, Entries: make([]*entry, 0, len(x.entries)), Present: make([]presence, 0, len(x.entries))}
 	for _, e := range x.entries {
 		p := *e
 		if e.state != e.State {
@@ -199,6 +259,7 @@ func (x *Indexed) persist(force bool) {
 			p.Sig.Size = -1
 		}
 		cf.Entries = append(cf.Entries, &p)
+		cf.Present = append(cf.Present, presenceOf(&p))
 	}
 	x.dirty = false
 	x.lastPersist = time.Now()

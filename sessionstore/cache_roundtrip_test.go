@@ -1,0 +1,265 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// TestCachePersistsEveryPointer: gob turns a pointer to a zero value into
+// nil, so every pointer a persisted entry can hold needs a presence bit
+// (cache.go). A new pointer field fails here until it has one.
+func TestCachePersistsEveryPointer(t *testing.T) {
+	handled := []string{".RefCWD", ".State", ".State.Fold.Title", ".TitleText"}
+	var found []string
+	var walk func(rt reflect.Type, path string, seen map[reflect.Type]bool)
+	walk = func(rt reflect.Type, path string, seen map[reflect.Type]bool) {
+		switch rt.Kind() {
+		case reflect.Pointer:
+			found = append(found, path)
+			walk(rt.Elem(), path, seen)
+		case reflect.Slice, reflect.Array:
+			walk(rt.Elem(), path+"[]", seen)
+		case reflect.Map:
+			// Map values are not covered by presence bits: none may hold a
+			// pointer.
+			walk(rt.Key(), path+"{key}", seen)
+			walk(rt.Elem(), path+"{}", seen)
+		case reflect.Interface:
+			t.Errorf("persisted field %s is an interface: gob cannot round-trip it exactly", path)
+		case reflect.Struct:
+			if seen[rt] {
+				return
+			}
+			seen[rt] = true
+			for i := 0; i < rt.NumField(); i++ {
+				if f := rt.Field(i); f.IsExported() {
+					walk(f.Type, path+"."+f.Name, seen)
+				}
+			}
+			delete(seen, rt)
+		}
+	}
+	walk(reflect.TypeOf(entry{}), "", map[reflect.Type]bool{})
+	sort.Strings(found)
+	sort.Strings(handled)
+	if !slices.Equal(found, handled) {
+		t.Fatalf("persisted pointers are %q; presence bits cover %q: add a bit in cache.go (presenceOf, restore) and here", found, handled)
+	}
+}
+
+// roundTripTitles are the title texts the random stores use: absent,
+// empty and blank titles are the ones a lossy cache confuses.
+var roundTripTitles = []string{"", " ", "\t\n", "Named", "ünïcödé 标题", "\u2028"}
+
+// writeRoundTripStore writes n random sessions under root in comp: random
+// cwds (none, empty, blank, absolute), creation times including 0, and a
+// random series of user messages and title events, the last title often
+// empty or blank.
+func writeRoundTripStore(t *testing.T, root string, comp workload.Compression, n int, r *rand.Rand) {
+	t.Helper()
+	cwds := []*string{nil, ptr("/w"), ptr("/w/with space"), ptr("/ü")}
+	for i := range n {
+		id := fmt.Sprintf("s%d-%d", i, r.Intn(1000))
+		cwd := cwds[r.Intn(len(cwds))]
+		created := []int64{0, 1, 1699999999000}[r.Intn(3)]
+		header := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":%d,"delegationDepth":0`, id, created)
+		if cwd != nil {
+			header += fmt.Sprintf(`,"cwd":%q`, *cwd)
+		}
+		header += "}\n"
+		var body strings.Builder
+		seq := 0
+		for range r.Intn(6) {
+			if r.Intn(2) == 0 {
+				title := roundTripTitles[r.Intn(len(roundTripTitles))]
+				kind := []string{"user", "fallback"}[r.Intn(2)]
+				fmt.Fprintf(&body, `{"type":"session/title","seq":%d,"time":%d,"data":{"title":%q,"messageSeqs":[],"source":{"kind":%q}}}`+"\n", seq, seq+1, title, kind)
+			} else {
+				fmt.Fprintf(&body, `{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"m%d"}],"source":{"kind":"user"},"role":"user","id":"00000000-0000-4000-8000-%012d"},"surfaceOp":"append"}`+"\n", seq, seq+1, seq, seq)
+			}
+			seq++
+		}
+		path, err := SessionPath(root, cwd, id, encodingOf(comp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := workload.EncodeBatch(comp, []byte(header))
+		if body.Len() > 0 {
+			data = append(data, workload.EncodeBatch(comp, []byte(body.String()))...)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func encodingOf(comp workload.Compression) Encoding {
+	if comp == workload.Zstd {
+		return Zstd
+	}
+	return Raw
+}
+
+// TestCacheRoundTripsEveryField folds random stores, persists the index,
+// decodes the cache file and compares every persisted field of every entry
+// with a fresh fold's; then a restart on the cache answers exactly as a
+// cold index does.
+func TestCacheRoundTripsEveryField(t *testing.T) {
+	rounds := 8
+	if LongTests() {
+		rounds = 24
+	}
+	for round := range rounds {
+		comp := []workload.Compression{workload.None, workload.Zstd}[round%2]
+		t.Run(fmt.Sprintf("round %d %s", round, comp), func(t *testing.T) {
+			r := rand.New(rand.NewSource(int64(round)))
+			root := t.TempDir()
+			writeRoundTripStore(t, root, comp, 1+r.Intn(12), r)
+			cacheDir := t.TempDir()
+
+			cold := openIndexed(t, root, cacheDir)
+			want := map[string]*entry{}
+			cold.mu.Lock()
+			for k, e := range cold.entries {
+				c := *e
+				want[k] = &c
+			}
+			cold.mu.Unlock()
+			if err := cold.Close(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(cold.CachePath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf, err := decodeCache(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cf.Entries) != len(want) {
+				t.Fatalf("cache holds %d entries, the fold %d", len(cf.Entries), len(want))
+			}
+			for _, got := range cf.Entries {
+				w := want[got.Proj+"/"+got.Seg]
+				if w == nil {
+					t.Fatalf("cache holds %s/%s, which the fold does not", got.Proj, got.Seg)
+				}
+				if diff := persistedDiff(reflect.ValueOf(*w), reflect.ValueOf(*got), ""); diff != "" {
+					t.Errorf("entry %s/%s does not round-trip: %s", got.Proj, got.Seg, diff)
+				}
+			}
+
+			warm := openIndexed(t, root, cacheDir)
+			defer warm.Close()
+			fresh := openIndexed(t, root, NoCache)
+			defer fresh.Close()
+			if a, b := listingAnswer(t, fresh), listingAnswer(t, warm); a != b {
+				t.Errorf("restarted on the cache:\n%s\nfresh fold:\n%s", b, a)
+			}
+		})
+	}
+}
+
+// listingAnswer renders the candidates and titles src gives for an empty
+// query: what completion, dsh/candidates and MCP search show.
+func listingAnswer(t *testing.T, src *Indexed) string {
+	t.Helper()
+	hs, err := src.ListSessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(hs))
+	for _, h := range hs {
+		ids = append(ids, h.ID)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	for _, v := range titlesOf(t, src, ids) {
+		b.WriteString(fmtTitle(v) + "\n")
+	}
+	svc, err := reference.NewService(src, reference.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := svc.ListCandidates(context.Background(), reference.Target{}, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s %q\n", c.SessionID, c.Label)
+	}
+	return b.String()
+}
+
+// persistedDiff compares the exported fields of a and b as the cache must
+// keep them: a nil and a set pointer differ even when it points to a zero
+// value; nil and empty slices or maps hold the same (nothing) and are equal.
+func persistedDiff(a, b reflect.Value, path string) string {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() != b.IsNil() {
+			return fmt.Sprintf("%s: set %v, restored %v", path, !a.IsNil(), !b.IsNil())
+		}
+		if a.IsNil() {
+			return ""
+		}
+		return persistedDiff(a.Elem(), b.Elem(), path)
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if !a.Type().Field(i).IsExported() {
+				continue
+			}
+			if d := persistedDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: length %d, restored %d", path, a.Len(), b.Len())
+		}
+		for i := 0; i < a.Len(); i++ {
+			if d := persistedDiff(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: %d keys, restored %d", path, a.Len(), b.Len())
+		}
+		for _, k := range a.MapKeys() {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() {
+				return fmt.Sprintf("%s: key %v lost", path, k)
+			}
+			if d := persistedDiff(a.MapIndex(k), bv, fmt.Sprintf("%s[%v]", path, k)); d != "" {
+				return d
+			}
+		}
+		return ""
+	default:
+		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+			return fmt.Sprintf("%s: %#v, restored %#v", path, a.Interface(), b.Interface())
+		}
+		return ""
+	}
+}
+
+
