@@ -34,7 +34,6 @@ const (
 type cacheFile struct {
 	Root    string
 	Pinned  Encoding
-	Enc     Encoding
 	Entries []*entry
 	// Present holds, parallel to Entries, which of each entry's pointers
 	// were set: gob flattens a pointer to its value and leaves zero values
@@ -180,7 +179,6 @@ func (x *Indexed) loadCache() error {
 			x.entries[e.Proj+"/"+e.Seg] = e
 		}
 	}
-	x.enc = cf.Enc
 	x.rebuildListing()
 	return nil
 }
@@ -250,7 +248,7 @@ func (x *Indexed) persist(force bool) {
 		return
 	}
 	absRoot, _ := filepath.Abs(x.root)
-	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Enc: x.enc, Entries: make([]*entry, 0, len(x.entries)), Present: make([]presence, 0, len(x.entries))}
+	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Entries: make([]*entry, 0, len(x.entries)), Present: make([]presence, 0, len(x.entries))}
 	for _, e := range x.entries {
 		p := *e
 		if e.state != e.State {

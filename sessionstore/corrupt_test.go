@@ -292,8 +292,10 @@ func TestZstdStoreCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if listing.Encoding != sessionstore.Zstd {
-		t.Errorf("encoding %v", listing.Encoding)
+	for id, path := range listing.Paths {
+		if filepath.Base(path) != sessionstore.Zstd.FileName() {
+			t.Errorf("session %q read from %s", id, path)
+		}
 	}
 	want := map[string]struct {
 		events int

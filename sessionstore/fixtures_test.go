@@ -54,8 +54,11 @@ func TestFixtureStores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[string]Encoding{"raw": Raw, "zstd": Zstd}[exp.Mode]; listing.Encoding != want {
-				t.Errorf("detected encoding %v, want %v", listing.Encoding, want)
+			want := map[string]Encoding{"raw": Raw, "zstd": Zstd}[exp.Mode]
+			for id, path := range listing.Paths {
+				if filepath.Base(path) != want.FileName() {
+					t.Errorf("session %q read from %s, want its %s", id, path, want.FileName())
+				}
 			}
 			if len(listing.Problems) != 0 {
 				t.Errorf("unexpected listing problems: %v", listing.Problems)

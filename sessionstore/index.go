@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,7 +100,6 @@ type Indexed struct {
 	// byTitleID maps the id of each indexed log that a full read of that
 	// id would load to its entry (the fast path of ReadTitles).
 	byTitleID map[string]*entry
-	enc       Encoding
 	complete  bool
 	lastScan  time.Time
 	lastFull  time.Time
@@ -458,18 +459,8 @@ func (x *Indexed) findEntry(group []*entry) *entry {
 	var match *entry
 	n := 0
 	for _, e := range group {
-		enc := x.store.enc
+		enc, _ := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd)
 		if enc == 0 {
-			switch {
-			case e.HasRaw && e.HasZstd:
-				return nil
-			case e.HasZstd:
-				enc = Zstd
-			default:
-				enc = Raw
-			}
-		}
-		if !e.has(enc) {
 			continue
 		}
 		n++
@@ -502,7 +493,7 @@ func (x *Indexed) rebuildListing() {
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
 		bySeg[e.Seg] = append(bySeg[e.Seg], e)
-		if e.Enc != x.enc || !e.has(x.enc) || !e.Listed || !e.IdentityOK || seen[e.RefID] {
+		if enc, _ := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.RefID] {
 			continue
 		}
 		seen[e.RefID] = true
@@ -540,6 +531,22 @@ type Stats struct {
 	FastSurfaces int64
 	Complete     bool
 	LastScan     time.Time
+}
+
+// Skipped reports, in path order, the transcripts the index does not read
+// because the session directory's other transcript is read, or because
+// they are in the other encoding than a pinned one (transcriptFor).
+func (x *Indexed) Skipped() []error {
+	x.mu.RLock()
+	var out []error
+	for _, e := range x.entries {
+		if read, skipped := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd); skipped != 0 {
+			out = append(out, skippedTranscript(filepath.Join(x.root, e.Proj, e.Seg), read, skipped))
+		}
+	}
+	x.mu.RUnlock()
+	slices.SortFunc(out, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return out
 }
 
 // Stats returns counters of the index.

@@ -158,6 +158,16 @@ type candidate struct {
 
 func (c *candidate) key() string { return c.proj + "/" + c.seg }
 
+// encoding is the encoding of the transcript c's directory is read by
+// (transcriptFor; the pinned one when only the other is present, which then
+// indexes as a missing transcript).
+func (c *candidate) encoding(pinned Encoding) Encoding {
+	if enc, _ := transcriptFor(pinned, c.hasRaw, c.hasZst); enc != 0 {
+		return enc
+	}
+	return pinned
+}
+
 func (c *candidate) sig(enc Encoding) (fileSig, bool) {
 	if enc == Zstd {
 		return c.zst, c.hasZst
@@ -405,6 +415,7 @@ const (
 type indexJob struct {
 	c   candidate
 	old *entry
+	enc Encoding
 	sig fileSig
 }
 
@@ -460,19 +471,6 @@ func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMod
 // sessions gone, parses what changed and rebuilds the listing. scanned
 // says the scan covered the whole store (then it is the last scan).
 func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []candidate) error {
-	enc := x.store.enc
-	if enc == 0 {
-		enc = Zstd
-		if len(cands) > 0 {
-			enc = Raw
-			for i := range cands {
-				if cands[i].hasZst {
-					enc = Zstd
-					break
-				}
-			}
-		}
-	}
 	// x.entries is only written by the refresher (refreshMu), so reading
 	// it here without x.mu is safe.
 	var jobs []indexJob
@@ -481,6 +479,7 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 	for _, c := range cands {
 		present[c.key()] = true
 		old := x.entries[c.key()]
+		enc := c.encoding(x.store.enc)
 		sig, _ := c.sig(enc)
 		if old != nil && old.Enc == enc && old.Sig == sig {
 			if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
@@ -491,7 +490,7 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 			}
 			continue
 		}
-		jobs = append(jobs, indexJob{c: c, old: old, sig: sig})
+		jobs = append(jobs, indexJob{c: c, old: old, enc: enc, sig: sig})
 	}
 	var removed []string
 	for k := range x.entries {
@@ -499,7 +498,7 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 			removed = append(removed, k)
 		}
 	}
-	changed := len(jobs) > 0 || len(removed) > 0 || len(flagOnly) > 0 || enc != x.enc
+	changed := len(jobs) > 0 || len(removed) > 0 || len(flagOnly) > 0
 	x.mu.Lock()
 	for _, k := range removed {
 		delete(x.entries, k)
@@ -507,7 +506,6 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 	for _, e := range flagOnly {
 		x.entries[e.Proj+"/"+e.Seg] = e
 	}
-	x.enc = enc
 	if changed && (initial || len(jobs) == 0) {
 		x.rebuildListing()
 	}
@@ -540,7 +538,7 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				results <- x.index(j.c, j.old, enc)
+				results <- x.index(j.c, j.old, j.enc)
 			}
 		}()
 	}

@@ -2,12 +2,15 @@ package sessionstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -77,37 +80,117 @@ func TestDiscoverySkipsBadSessions(t *testing.T) {
 	}
 }
 
-// TestMixedEncodings: a root holds one encoding; transcripts in the other
-// one are reported and ignored.
+// TestMixedEncodings: unpinned, every session directory is read by its
+// own suffix, so one zstd log among raw ones (a user who switched dsh's
+// compression) hides nothing; a directory holding both transcripts reads
+// session.jsonl.zstd and reports the other. Pinned (dsh's compression
+// setting), only that suffix is read and the others are reported. The
+// store's listing, its lookup by id and the index agree.
 func TestMixedEncodings(t *testing.T) {
 	root := t.TempDir()
-	writeSession(t, root, nil, "raw", []byte(header("raw")))
+	var rawIDs []string
+	for i := range 7 {
+		id := fmt.Sprintf("raw%d", i)
+		writeSession(t, root, nil, id, []byte(header(id)))
+		rawIDs = append(rawIDs, id)
+	}
 	zpath, _ := sessionstore.SessionPath(root, nil, "zst", sessionstore.Zstd)
 	os.MkdirAll(filepath.Dir(zpath), 0o755)
 	os.WriteFile(zpath, zstdFrames(t, true, header("zst")), 0o644)
+	all := strings.Join(append(slices.Clone(rawIDs), "zst"), ",")
 
-	auto, _ := sessionstore.Open(root)
-	l, err := auto.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name     string
+		pinned   sessionstore.Encoding
+		both     bool // raw0's directory also holds a zstd transcript
+		listed   string
+		skipped  []string // path suffixes of the reported transcripts
+		readFrom map[string]string
+	}{
+		{name: "unpinned", listed: all, readFrom: map[string]string{"raw0": "session.jsonl", "zst": "session.jsonl.zstd"}},
+		{name: "pinned raw", pinned: sessionstore.Raw, listed: strings.Join(rawIDs, ","),
+			skipped: []string{filepath.Join("zst", "session.jsonl.zstd")}},
+		{name: "pinned zstd", pinned: sessionstore.Zstd, listed: "zst", skipped: func() []string {
+			var out []string
+			for _, id := range rawIDs {
+				out = append(out, filepath.Join(id, "session.jsonl"))
+			}
+			return out
+		}()},
+		{name: "unpinned, both in one directory", both: true, listed: all,
+			skipped: []string{filepath.Join("raw0", "session.jsonl")}, readFrom: map[string]string{"raw0": "session.jsonl.zstd"}},
 	}
-	if l.Encoding != sessionstore.Zstd || ids(l) != "zst" || len(l.Problems) != 1 || !strings.Contains(l.Problems[0].Error(), filepath.Join("raw", "session.jsonl")+":") {
-		t.Errorf("auto: encoding %v, listed %s, problems %v", l.Encoding, ids(l), l.Problems)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			both, _ := sessionstore.SessionPath(root, nil, "raw0", sessionstore.Zstd)
+			if c.both {
+				os.WriteFile(both, zstdFrames(t, true, header("raw0")), 0o644)
+				defer os.Remove(both)
+			}
+			st, err := sessionstore.OpenWith(root, sessionstore.Options{Encoding: c.pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := st.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sortedIDs(l.Headers); got != c.listed {
+				t.Errorf("store lists %s, want %s", got, c.listed)
+			}
+			checkSkipped(t, "store", l.Problems, c.skipped)
+			for id, file := range c.readFrom {
+				if filepath.Base(l.Paths[id]) != file {
+					t.Errorf("store reads %s from %s, want its %s", id, l.Paths[id], file)
+				}
+			}
+			x := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{Encoding: c.pinned, CacheDir: sessionstore.NoCache})
+			defer x.Close()
+			hs, err := x.ListSessions(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sortedIDs(hs); got != c.listed {
+				t.Errorf("index lists %s, want %s", got, c.listed)
+			}
+			checkSkipped(t, "index", x.Skipped(), c.skipped)
+			for _, id := range strings.Split(c.listed, ",") {
+				if _, err := x.ReadSurface(context.Background(), id); err != nil {
+					t.Errorf("index ReadSurface(%s): %v", id, err)
+				}
+				if _, err := st.ReadSurface(context.Background(), id); err != nil {
+					t.Errorf("store ReadSurface(%s): %v", id, err)
+				}
+			}
+		})
 	}
-	raw, _ := sessionstore.OpenEncoding(root, sessionstore.Raw)
-	l, err = raw.Discover(context.Background())
-	if err != nil {
-		t.Fatal(err)
+}
+
+func sortedIDs(hs []reference.SessionHeader) string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.ID)
 	}
-	if ids(l) != "raw" || len(l.Problems) != 1 {
-		t.Errorf("raw: listed %s, problems %v", ids(l), l.Problems)
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// checkSkipped checks that problems report exactly the transcripts whose
+// paths end in want, each saying it was skipped.
+func checkSkipped(t *testing.T, who string, problems []error, want []string) {
+	t.Helper()
+	if len(problems) != len(want) {
+		t.Errorf("%s reports %d skipped transcripts, want %d: %v", who, len(problems), len(want), problems)
+		return
 	}
-	// Both transcripts in one session directory.
-	both, _ := sessionstore.SessionPath(root, nil, "raw", sessionstore.Zstd)
-	os.WriteFile(both, zstdFrames(t, true, header("raw")), 0o644)
-	l, _ = raw.Discover(context.Background())
-	if ids(l) != "raw" || len(l.Problems) != 2 || !strings.Contains(l.Problems[0].Error(), filepath.Join("raw", "session.jsonl.zstd")) {
-		t.Errorf("problems %v", l.Problems)
+	for _, w := range want {
+		found := false
+		for _, p := range problems {
+			found = found || (strings.Contains(p.Error(), w+":") && strings.Contains(p.Error(), "skipped"))
+		}
+		if !found {
+			t.Errorf("%s does not report %s as skipped: %v", who, w, problems)
+		}
 	}
 }
 

@@ -30,9 +30,11 @@
 //     ReadTitles find a session by its directory (dsh findLog), not through
 //     the listing, so such a session fails with its own class (corrupt,
 //     unsupported, I/O) instead of dsh's "not found".
-//   - One encoding per root: Open detects it (zstd if any session.jsonl.zstd
-//     exists, else raw); transcripts in the other encoding are reported and
-//     ignored. OpenEncoding pins it, like dsh's compression setting.
+//   - Encodings: dsh fails a root holding both; unpinned, each session
+//     directory is read by its own suffix (transcriptFor: zstd when a
+//     directory holds both, the other reported), so every readable
+//     session is listed. OpenEncoding pins one, like dsh's compression
+//     setting; transcripts in the other are reported and ignored.
 //   - Q3: a header without delegationDepth is not a header (as in HEAD):
 //     not listed, and a read fails as corrupt.
 //   - Q7: unknown event types without "ignorable": true are refused as
@@ -55,7 +57,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -65,13 +66,11 @@ import (
 // under the root. It is safe for concurrent use.
 type Store struct {
 	root string
-	// enc is the configured encoding; 0 means detect per listing.
+	// enc is the pinned encoding; 0 reads each session directory by the
+	// suffix transcriptFor picks.
 	enc Encoding
 	// limit is the read limit (Options.ReadLimit) in bytes.
 	limit int64
-	// detected is the encoding the last Discover found (auto mode), so
-	// that lookups by id read the same files listing does.
-	detected atomic.Int32
 }
 
 var _ reference.Source = (*Store)(nil)
@@ -143,8 +142,7 @@ func (s *Store) Root() string { return s.root }
 // Listing is the result of discovery: the listed headers (in listSessions
 // order) and the sessions that were skipped, with why.
 type Listing struct {
-	Encoding Encoding
-	Headers  []reference.SessionHeader
+	Headers []reference.SessionHeader
 	// Paths maps a listed id to its transcript path.
 	Paths map[string]string
 	// Problems are per-session failures (each an *Error when the id is
@@ -169,7 +167,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 	}
 	projects, err := os.ReadDir(s.root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Listing{Encoding: s.encodingOr(Zstd), Paths: map[string]string{}}, nil
+		return &Listing{Paths: map[string]string{}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: listing root %s: %w", s.root, err)
@@ -177,7 +175,6 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 	type candidate struct{ dir, raw, zst string }
 	var cands []candidate
 	var problems []error
-	haveZstd := false
 	for _, p := range projects {
 		if !p.IsDir() {
 			continue
@@ -202,37 +199,26 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			}
 			if exists(filepath.Join(c.dir, Zstd.FileName())) {
 				c.zst = filepath.Join(c.dir, Zstd.FileName())
-				haveZstd = true
 			}
 			if c.raw != "" || c.zst != "" {
 				cands = append(cands, c)
 			}
 		}
 	}
-	enc := s.enc
-	if enc == 0 {
-		enc = Raw
-		if haveZstd {
-			enc = Zstd
-		}
-	}
-	s.detected.Store(int32(enc))
-	l := &Listing{Encoding: enc, Paths: map[string]string{}}
+	l := &Listing{Paths: map[string]string{}}
 	l.Problems = problems
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		path, other := c.raw, c.zst
-		if enc == Zstd {
-			path, other = c.zst, c.raw
+		enc, skipped := transcriptFor(s.enc, c.raw != "", c.zst != "")
+		if skipped != 0 {
+			l.Problems = append(l.Problems, skippedTranscript(c.dir, enc, skipped))
 		}
-		if other != "" {
-			l.Problems = append(l.Problems, fmt.Errorf("sessionstore: %s: transcript in the other encoding than the root's %s (ignored; use a separate root per compression mode)", other, enc))
-		}
-		if path == "" {
+		if enc == 0 {
 			continue
 		}
+		path := filepath.Join(c.dir, enc.FileName())
 		h, err := ReadHeader(path, enc)
 		if err != nil {
 			if err != errNoHeaderYet {
@@ -255,11 +241,14 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 	return l, nil
 }
 
-func (s *Store) encodingOr(def Encoding) Encoding {
-	if s.enc != 0 {
-		return s.enc
+// skippedTranscript reports a session directory's transcript that is not
+// read because the other one is (transcriptFor).
+func skippedTranscript(dir string, read, skipped Encoding) error {
+	path := filepath.Join(dir, skipped.FileName())
+	if read == 0 {
+		return fmt.Errorf("sessionstore: %s: skipped: a %s transcript in a store pinned to %s", path, skipped, skipped.other())
 	}
-	return def
+	return fmt.Errorf("sessionstore: %s: skipped: the session directory also holds %s, which is read", path, read.FileName())
 }
 
 func exists(path string) bool {
@@ -389,17 +378,8 @@ func (s *Store) find(id string) (string, Encoding, error) {
 		if err != nil || !st.IsDir() {
 			continue
 		}
-		enc := s.enc
+		enc, _ := transcriptFor(s.enc, exists(filepath.Join(dir, Raw.FileName())), exists(filepath.Join(dir, Zstd.FileName())))
 		if enc == 0 {
-			enc = Encoding(s.detected.Load())
-		}
-		if enc == 0 { // never listed: probe, preferring dsh's default
-			enc = Raw
-			if exists(filepath.Join(dir, Zstd.FileName())) {
-				enc = Zstd
-			}
-		}
-		if !exists(filepath.Join(dir, enc.FileName())) {
 			continue
 		}
 		matches = append(matches, filepath.Join(dir, enc.FileName()))

@@ -233,6 +233,11 @@ func (c *common) indexedService(noCache bool) (svc *reference.Service, src refer
 		x.Close()
 		return nil, nil, nil, err
 	}
+	// Sessions are listed whatever their directory's encoding; a
+	// transcript that is not read (its directory's other one is) is said.
+	for _, skipped := range x.Skipped() {
+		fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(skipped.Error()))
+	}
 	svc, err = reference.NewService(x, cfg)
 	if err != nil {
 		x.Close()
