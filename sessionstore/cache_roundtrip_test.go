@@ -261,5 +261,3 @@ func persistedDiff(a, b reflect.Value, path string) string {
 		return ""
 	}
 }
-
-
