@@ -85,8 +85,9 @@ func (s *Service) Prepare(ctx context.Context, target Target, refs []Reference) 
 //     maxReferences distinct ids is TOO_MANY, and nothing is read.
 //  2. No reference: an empty result, even when ctx is already cancelled.
 //  3. ctx already cancelled: CANCELLED.
-//  4. Every distinct source is read once, in parallel; the first failure
-//     fails the call (READ_FAILED, or CANCELLED when ctx is done), and a
+//  4. Every distinct source is read once, in parallel; a failure fails the
+//     call (READ_FAILED, or CANCELLED when ctx is done) with the first
+//     failing reference in input order, whichever read fails first, and a
 //     cancellation while reads are pending returns CANCELLED at once.
 //  5. Each source is projected and retained in input order;
 //     BUDGET_EXCEEDED when one cannot fit, with no partial result.
@@ -174,9 +175,10 @@ func (s *Service) prepareNormalized(ctx context.Context, n *normalizer) (*Prepar
 
 // readAndRetain reads every source in parallel, one ReadSurface each, and
 // retains each one in its own goroutine as soon as it is read, so that
-// the (large) surfaces need not all be held at once. It fails fast on a
-// read failure (the other reads are cancelled) and returns as soon as ctx
-// is cancelled, without waiting for pending reads. Retention failures are
+// the (large) surfaces need not all be held at once. A read failure is
+// reported once the references before it are read (the later reads are
+// then cancelled), so it is the first failing one in reference order; it
+// returns as soon as ctx is cancelled, without waiting for pending reads. Retention failures are
 // reported only once every read succeeded, in reference order, as dsh
 // retains its sources in order after reading them all.
 func (s *Service) readAndRetain(ctx context.Context, refs []ParsedReference) ([]*Retained, error) {
@@ -205,18 +207,29 @@ func (s *Service) readAndRetain(ctx context.Context, refs []ParsedReference) ([]
 	}
 	all := make([]*Retained, len(refs))
 	retainErrs := make([]error, len(refs))
+	readErrs := make([]error, len(refs))
+	done := make([]bool, len(refs))
 	for range refs {
 		select {
 		case <-ctx.Done():
 			return nil, errCancelled(ctx.Err())
 		case r := <-results:
-			if r.readErr != nil {
+			done[r.index] = true
+			all[r.index], retainErrs[r.index], readErrs[r.index] = r.retained, r.retainErr, r.readErr
+		}
+		// The error is the first failing reference in mention order, as
+		// dsh reports it, whichever read fails first: a failure is
+		// returned once every reference before it has been read.
+		for i := range refs {
+			if !done[i] {
+				break
+			}
+			if readErrs[i] != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, errCancelled(err)
 				}
-				return nil, newError(CodeReadFailed, "failed to read referenced session: "+r.readErr.Error(), r.readErr)
+				return nil, newError(CodeReadFailed, "failed to read referenced session: "+readErrs[i].Error(), readErrs[i])
 			}
-			all[r.index], retainErrs[r.index] = r.retained, r.retainErr
 		}
 	}
 	if err := ctx.Err(); err != nil {

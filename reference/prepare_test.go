@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -327,5 +328,68 @@ func TestPrepareErrorPrecedence(t *testing.T) {
 	_, err := s.PrepareJSON(context.Background(), prepareTarget, rawItems(t, `[{"sessionId":"four"},{"sessionId":"one"},{"sessionId":"three","label":"`+strings.Repeat("L", 100)+`"}]`))
 	if err == nil || CodeOf(err) != "" || !strings.HasPrefix(err.Error(), "unreachable variant in session-reference surface event: ") {
 		t.Errorf("internal error first in reference order: %v", err)
+	}
+}
+
+// gatedSource fails every read with its id's error, each only when the test
+// opens that id's gate, so the order in which reads fail is the test's.
+type gatedSource struct {
+	fakeSource
+	errs  map[string]error
+	gates map[string]chan struct{}
+	// returned receives each id whose read has returned.
+	returned chan string
+}
+
+func (g *gatedSource) ReadSurface(ctx context.Context, id string) (*Surface, error) {
+	defer func() { g.returned <- id }()
+	<-g.gates[id]
+	if err := g.errs[id]; err != nil {
+		return nil, err
+	}
+	return &Surface{Session: []byte(`{"id":` + jsjson.Quote(id) + `}`)}, nil
+}
+
+// TestPrepareNamesFirstFailingReference: with several failing references
+// the error is the first failing one in mention order, as dsh says it,
+// whichever read fails first, for every class of read failure.
+func TestPrepareNamesFirstFailingReference(t *testing.T) {
+	classes := map[string]func(id string) error{
+		"not found":  func(id string) error { return fmt.Errorf("session %s not found", jsjson.Quote(id)) },
+		"corrupt":    func(id string) error { return fmt.Errorf("session %s: corrupt session log", jsjson.Quote(id)) },
+		"read limit": func(id string) error { return fmt.Errorf("session %s: over the read limit", jsjson.Quote(id)) },
+	}
+	orders := [][]string{{"ghost-2", "ghost-1", "ok"}, {"ok", "ghost-2", "ghost-1"}, {"ghost-1", "ok", "ghost-2"}}
+	for class, mk := range classes {
+		for _, order := range orders {
+			t.Run(class+" "+strings.Join(order, ","), func(t *testing.T) {
+				g := &gatedSource{errs: map[string]error{"ghost-1": mk("ghost-1"), "ghost-2": mk("ghost-2")},
+					gates: map[string]chan struct{}{}, returned: make(chan string, 3)}
+				for _, id := range order {
+					g.gates[id] = make(chan struct{})
+				}
+				svc, err := NewService(g, DefaultConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := "@[x](" + EncodeURI("ghost-1") + ") @[y](" + EncodeURI("ghost-2") + ") @[z](" + EncodeURI("ok") + ")"
+				done := make(chan error, 1)
+				go func() {
+					_, err := svc.PrepareText(context.Background(), Target{}, text)
+					done <- err
+				}()
+				// Fail the reads one at a time in this order; each read has
+				// returned before the next gate opens.
+				for _, id := range order {
+					close(g.gates[id])
+					for got := <-g.returned; got != id; got = <-g.returned {
+					}
+				}
+				err = <-done
+				if err == nil || !strings.Contains(err.Error(), `"ghost-1"`) || strings.Contains(err.Error(), `"ghost-2"`) {
+					t.Fatalf("error %v, want the first failing reference, ghost-1", err)
+				}
+			})
+		}
 	}
 }
