@@ -242,3 +242,25 @@ func TestHostileLabelsStayOnOneLine(t *testing.T) {
 		t.Errorf("InsertLabel changed a label without controls: %q", got)
 	}
 }
+
+// TestEmptyLabelItem: a session whose title was cleared to "" is labelled
+// "" by dsh; its item shows a visible placeholder and inserts dsh's
+// mention with the empty label.
+func TestEmptyLabelItem(t *testing.T) {
+	text := "see @"
+	q, ok := FindQuery(text, len(text))
+	if !ok {
+		t.Fatal("no query after @")
+	}
+	items := ItemsForText([]reference.Candidate{{SessionID: "s1", Label: ""}}, q, text)
+	if len(items) != 1 {
+		t.Fatalf("%d items", len(items))
+	}
+	if items[0].Label != `""` {
+		t.Errorf("label %q, want the visible placeholder \"\"", items[0].Label)
+	}
+	want := strings.TrimPrefix(reference.FormatMention("s1", new(string)), "@")
+	if want != "[]("+reference.EncodeURI("s1")+")" || items[0].TextEdit.NewText != want {
+		t.Errorf("inserts %q, want %q", items[0].TextEdit.NewText, want)
+	}
+}
