@@ -67,8 +67,14 @@ type result struct {
 // runCLI runs the binary with a clean environment (no real store).
 func runCLI(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return runCLIWith(t, cleanEnv(t.TempDir()), stdin, args...)
+}
+
+// runCLIWith runs the binary with the environment env.
+func runCLIWith(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = cleanEnv(t.TempDir())
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
