@@ -71,7 +71,9 @@ func (r fidelityRequest) cliArgs() []string {
 // answer that differs from run to run.
 var messageID = regexp.MustCompile(`"id":"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`)
 
-func normalizeAnswer(s string) string { return messageID.ReplaceAllString(strings.TrimSpace(s), `"id":"<uuid>"`) }
+func normalizeAnswer(s string) string {
+	return messageID.ReplaceAllString(strings.TrimSpace(s), `"id":"<uuid>"`)
+}
 
 // fidelityRequests materializes every golden candidates and prepare case
 // whose sessions can be written as a real store (cases with injected
