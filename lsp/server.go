@@ -25,7 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -119,10 +118,12 @@ type Server struct {
 		m map[jsonrpc2.ID]context.CancelFunc
 	}
 
-	// sources are the session sources opened so far, by store root;
-	// closed when the session ends (a request may still use a replaced
-	// one).
+	// sources are the open session sources, by store root: the current
+	// environment's and the one it replaced (recent, oldest first; see
+	// useEnvironment). closing counts the closes still running.
 	sources map[string]reference.Source
+	recent  []string
+	closing sync.WaitGroup
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
@@ -212,13 +213,10 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	}
 	s.bg.Wait()
 
+	s.releaseSources(func(string) bool { return true })
+	s.closing.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, src := range s.sources {
-		if c, ok := src.(io.Closer); ok {
-			c.Close()
-		}
-	}
 	if s.exited && s.state == stateShutdown {
 		return 0
 	}
