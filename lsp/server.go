@@ -30,6 +30,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -256,7 +257,7 @@ func (w *watchedStream) Read(ctx context.Context) (jsonrpc2.Message, int64, erro
 		var bad *jsonrpc2.Error
 		if errors.As(err, &bad) && (bad.Code == jsonrpc2.ParseError || bad.Code == jsonrpc2.InvalidRequest) {
 			// The frame was consumed; answer it and read the next one.
-			if _, err = w.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, bad)); err == nil {
+			if _, err = w.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, validUTF8Error(bad))); err == nil {
 				continue
 			}
 		}
@@ -526,7 +527,29 @@ func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, err
 	}()
 	var once sync.Once
 	release := func() { once.Do(func() { jsonrpc2.Async(rctx) }) }
-	return s.handle(ctx, method, params, release)
+	res, err := s.handle(ctx, method, params, release)
+	return res, validUTF8Error(err)
+}
+
+// validUTF8Error returns err with its message (and data) as valid UTF-8:
+// every byte sequence that is not UTF-8 becomes U+FFFD, one per maximal
+// ill-formed subpart, as a JS reader decodes it. Such bytes reach a message
+// through text quoted from the client's request (a method name, a params
+// excerpt) or a file name, and a strict client drops the connection on a
+// frame that is not UTF-8. (Results and notifications are repaired by
+// wire.Codec.)
+func validUTF8Error(err error) error {
+	if err == nil || utf8.ValidString(err.Error()) {
+		return err
+	}
+	var rpc *jsonrpc2.Error
+	if errors.As(err, &rpc) {
+		c := *rpc
+		c.Message = jsjson.RepairUTF8String(c.Message)
+		c.Data = jsjson.RepairUTF8(c.Data)
+		return &c
+	}
+	return jsonrpc2.NewError(jsonrpc2.InternalError, jsjson.RepairUTF8String(err.Error()))
 }
 
 // cancelRequest handles $/cancelRequest.
