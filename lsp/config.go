@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/protocol"
 
@@ -192,6 +195,15 @@ type environment struct {
 	tracker reference.ChangeTracker
 	service *reference.Service
 	config  reference.Config
+	// retired is closed when another environment replaces this one: the
+	// goroutines that follow its store end then.
+	retired     chan struct{}
+	retiredOnce sync.Once
+}
+
+// retire marks env as replaced.
+func (env *environment) retire() {
+	env.retiredOnce.Do(func() { close(env.retired) })
 }
 
 // buildEnvironment opens the store for st.
@@ -212,29 +224,89 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
 		return nil, &SettingsError{fmt.Sprintf("sessionsDir: the session store root %q (from sessionsDir, --sessions or DSH_HOME) is not a directory", root)}
 	}
-	// A store opened before (the current one, or one the settings name
-	// again) is reused with its index; each root is opened once.
+	// The current store is reused with its index when the settings name it
+	// again; a store no longer named is closed (useEnvironment).
 	s.mu.Lock()
 	src := s.sources[root]
 	s.mu.Unlock()
+	opened := false
 	if src == nil {
 		if src, err = s.openSource(root); err != nil {
 			return nil, &SettingsError{fmt.Sprintf("sessionsDir: cannot open session store %q: %v", root, err)}
 		}
+		opened = true
 		s.mu.Lock()
 		s.sources[root] = src
 		s.mu.Unlock()
 	}
 	svc, err := reference.NewService(src, st.config)
 	if err != nil {
+		if opened {
+			s.releaseSources(func(r string) bool { return r == root })
+		}
 		return nil, &SettingsError{err.Error()}
 	}
 	// The source's abilities are decided once per environment (see
 	// Options.OpenSource).
 	index, _ := src.(reference.Index)
 	tracker, _ := src.(reference.ChangeTracker)
-	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config}
+	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config,
+		retired: make(chan struct{})}
 	return env, nil
+}
+
+// keptStores is how many stores stay open: the current one and the one it
+// replaced, so settings that switch between two roots (a multi-root
+// workspace's ${workspaceFolder} stores) keep both indexes warm, while a
+// client pushing root after root (a settings UI while the user types a
+// path) holds at most this many inotify instances and indexes.
+const keptStores = 2
+
+// useEnvironment makes env the current environment (call with s.mu held)
+// and releases what the previous one held: its goroutines end, and the
+// stores beyond the keptStores most recently used are closed with their
+// index, watches and inotify instance. A request still running on a
+// replaced environment answers from its index as it stood.
+func (s *Server) useEnvironment(env *environment) {
+	if old := s.env; old != nil && old != env {
+		old.retire()
+	}
+	s.env = env
+	root := env.root
+	s.recent = append(slices.DeleteFunc(s.recent, func(r string) bool { return r == root }), root)
+	if len(s.recent) > keptStores {
+		s.recent = slices.Delete(s.recent, 0, len(s.recent)-keptStores)
+	}
+	s.releaseSourcesLocked(func(r string) bool { return !slices.Contains(s.recent, r) })
+}
+
+// releaseSources closes, in the background, the opened stores whose root
+// matches drop, and forgets them.
+func (s *Server) releaseSources(drop func(root string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseSourcesLocked(drop)
+}
+
+// releaseSourcesLocked is releaseSources with s.mu held. Closing waits for
+// the index's background work (persisting its cache), so it does not run
+// on the connection's read goroutine; Serve waits for it before returning.
+func (s *Server) releaseSourcesLocked(drop func(root string) bool) {
+	for root, src := range s.sources {
+		if !drop(root) {
+			continue
+		}
+		delete(s.sources, root)
+		if c, ok := src.(io.Closer); ok {
+			s.closing.Add(1)
+			go func() {
+				defer s.closing.Done()
+				if err := c.Close(); err != nil {
+					s.logger.Warn("closing session store", "root", root, "error", err)
+				}
+			}()
+		}
+	}
 }
 
 // openSource opens a store root with Options.OpenSource, or behind the
@@ -283,7 +355,7 @@ func (s *Server) didChangeConfiguration(p *protocol.DidChangeConfigurationParams
 	}
 	s.mu.Lock()
 	s.settings = st
-	s.env = env
+	s.useEnvironment(env)
 	s.mu.Unlock()
 	s.cache.reset()
 	s.logger.Info("settings changed", "root", env.root, "config", fmt.Sprintf("%+v", st.config))

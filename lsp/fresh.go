@@ -33,6 +33,8 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 			select {
 			case <-s.ctx.Done():
 				return
+			case <-env.retired:
+				return
 			case <-ch:
 			}
 			ch = f.Changed()

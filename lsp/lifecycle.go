@@ -65,7 +65,7 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 	s.encoding = enc
 	s.caps = caps
 	s.settings = st
-	s.env = env
+	s.useEnvironment(env)
 	s.workspace = workspaceCWD(p)
 	folders, _ := p.WorkspaceFolders.Get()
 	for _, f := range folders {
@@ -214,6 +214,9 @@ func (s *Server) shutdown(*noParams) (any, error) {
 	s.state = stateShutdown
 	s.mu.Unlock()
 	s.diag.stopAll(&s.bg)
+	// Later requests fail: the stores, their watches and inotify
+	// instances are released now rather than at exit.
+	s.releaseSources(func(string) bool { return true })
 	s.logger.Info("shutdown")
 	return nil, nil
 }

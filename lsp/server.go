@@ -25,12 +25,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -119,10 +119,12 @@ type Server struct {
 		m map[jsonrpc2.ID]context.CancelFunc
 	}
 
-	// sources are the session sources opened so far, by store root;
-	// closed when the session ends (a request may still use a replaced
-	// one).
+	// sources are the open session sources, by store root: the current
+	// environment's and the one it replaced (recent, oldest first; see
+	// useEnvironment). closing counts the closes still running.
 	sources map[string]reference.Source
+	recent  []string
+	closing sync.WaitGroup
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
@@ -212,13 +214,10 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	}
 	s.bg.Wait()
 
+	s.releaseSources(func(string) bool { return true })
+	s.closing.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, src := range s.sources {
-		if c, ok := src.(io.Closer); ok {
-			c.Close()
-		}
-	}
 	if s.exited && s.state == stateShutdown {
 		return 0
 	}
@@ -258,7 +257,7 @@ func (w *watchedStream) Read(ctx context.Context) (jsonrpc2.Message, int64, erro
 		var bad *jsonrpc2.Error
 		if errors.As(err, &bad) && (bad.Code == jsonrpc2.ParseError || bad.Code == jsonrpc2.InvalidRequest) {
 			// The frame was consumed; answer it and read the next one.
-			if _, err = w.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, bad)); err == nil {
+			if _, err = w.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, validUTF8Error(bad))); err == nil {
 				continue
 			}
 		}
@@ -528,7 +527,29 @@ func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, err
 	}()
 	var once sync.Once
 	release := func() { once.Do(func() { jsonrpc2.Async(rctx) }) }
-	return s.handle(ctx, method, params, release)
+	res, err := s.handle(ctx, method, params, release)
+	return res, validUTF8Error(err)
+}
+
+// validUTF8Error returns err with its message (and data) as valid UTF-8:
+// every byte sequence that is not UTF-8 becomes U+FFFD, one per maximal
+// ill-formed subpart, as a JS reader decodes it. Such bytes reach a message
+// through text quoted from the client's request (a method name, a params
+// excerpt) or a file name, and a strict client drops the connection on a
+// frame that is not UTF-8. (Results and notifications are repaired by
+// wire.Codec.)
+func validUTF8Error(err error) error {
+	if err == nil || utf8.ValidString(err.Error()) {
+		return err
+	}
+	var rpc *jsonrpc2.Error
+	if errors.As(err, &rpc) {
+		c := *rpc
+		c.Message = jsjson.RepairUTF8String(c.Message)
+		c.Data = jsjson.RepairUTF8(c.Data)
+		return &c
+	}
+	return jsonrpc2.NewError(jsonrpc2.InternalError, jsjson.RepairUTF8String(err.Error()))
 }
 
 // cancelRequest handles $/cancelRequest.

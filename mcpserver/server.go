@@ -337,8 +337,11 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && err != nil && rr.Params != nil &&
 				strings.HasPrefix(rr.Params.URI, reference.URIPrefix) {
 				if _, derr := reference.DecodeURI(rr.Params.URI); derr != nil {
-					return s.readResource(ctx, rr)
+					res, err = s.readResource(ctx, rr)
 				}
+			}
+			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && r != nil {
+				return wtf8ReadResult{r}, nil
 			}
 			return res, err
 		}
@@ -359,6 +362,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			rank := s.rank
 			s.mu.Unlock()
 			sortByRank(lr.Resources, rank)
+			return wtf8ListResult{lr}, nil
 		}
 		return res, err
 	}

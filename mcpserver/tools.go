@@ -115,7 +115,7 @@ func (s *Server) searchTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		return toolError(ctx, err), nil
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		Content:           []mcp.Content{textBlock(string(b))},
 		StructuredContent: map[string]any{"candidates": json.RawMessage(b)},
 	}, nil
 }
@@ -144,9 +144,9 @@ func (s *Server) prepareTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if err != nil {
 		return toolError(ctx, err), nil
 	}
-	content := []mcp.Content{&mcp.TextContent{Text: pt.Content}}
+	content := []mcp.Content{textBlock(pt.Content)}
 	if pt.ContextMessage != nil {
-		content = append(content, &mcp.TextContent{Text: pt.ContextMessage.Text})
+		content = append(content, textBlock(pt.ContextMessage.Text))
 	}
 	return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(b)}, nil
 }
@@ -201,7 +201,7 @@ func (s *Server) readTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return toolError(ctx, err), nil
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: msg.Text}},
+		Content:           []mcp.Content{textBlock(msg.Text)},
 		StructuredContent: json.RawMessage(b),
 	}, nil
 }
@@ -330,8 +330,10 @@ func (a args) str(key string) (*string, error) {
 	if !ok {
 		return nil, nil
 	}
-	var v string
-	if raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
+	// Decoded as JSON.parse decodes it: a lone surrogate escape stays one
+	// (WTF-8), so an id holding one names its session.
+	v, ok := jsjson.String(raw)
+	if raw[0] != '"' || !ok {
 		return nil, argError("%q must be a string, not %s", key, jsonKind(raw))
 	}
 	return &v, nil
@@ -380,7 +382,17 @@ func toolError(ctx context.Context, err error) *mcp.CallToolResult {
 	code, msg := codeOf(ctx, err)
 	return &mcp.CallToolResult{
 		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + msg}},
-		StructuredContent: map[string]any{"error": map[string]string{"code": string(code), "message": msg}},
+		Content:           []mcp.Content{textBlock(string(code) + ": " + msg)},
+		StructuredContent: errorObject(code, msg),
 	}
+}
+
+// errorObject is a failed tool call's structuredContent,
+// {"error":{"code","message"}}, with the message's lone surrogates kept.
+func errorObject(code reference.Code, msg string) json.RawMessage {
+	b, err := jsjson.Marshal(map[string]map[string]reference.JSString{"error": {"code": reference.JSString(code), "message": reference.JSString(msg)}})
+	if err != nil {
+		b, _ = json.Marshal(map[string]map[string]string{"error": {"code": string(code), "message": msg}})
+	}
+	return b
 }

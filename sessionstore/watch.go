@@ -11,8 +11,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// errWatchLimit is IndexOptions.watchLimit reached.
-var errWatchLimit = errors.New("sessionstore: watch limit of the index options reached")
+// errWatchLimit is the index's own cap on watches reached (maxWatches).
+var errWatchLimit = errors.New("sessionstore: the index's cap on watched directories is reached")
 
 // storeWatcher turns file-system notifications on the store root, its
 // project directories and its session directories into change sets
@@ -24,6 +24,8 @@ type storeWatcher struct {
 	x    *Indexed
 	w    *fsnotify.Watcher
 	root string // clean; event names start with it
+	// limit caps the directories watched; 0 leaves it to the system.
+	limit int
 
 	mu      sync.Mutex
 	watched map[string]bool // directories with a watch
@@ -52,7 +54,11 @@ func newStoreWatcher(x *Indexed) *storeWatcher {
 		x.logf("sessionstore: cannot watch %s (%v); polling it", root, err)
 		return nil
 	}
-	sw := &storeWatcher{x: x, w: w, root: root, watched: map[string]bool{root: true}}
+	limit := x.opts.watchLimit
+	if limit <= 0 {
+		limit = maxWatches()
+	}
+	sw := &storeWatcher{x: x, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
 	return sw
 }
 
@@ -135,17 +141,16 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 		return false
 	}
 	err := errWatchLimit
-	l := sw.x.opts.watchLimit
-	if l <= 0 {
-		l = maxWatches
-	}
+	l := sw.limit
 	if l <= 0 || len(sw.watched) < l || sw.watched[dir] {
 		err = sw.w.Add(dir)
 	}
 	if err != nil {
 		delete(sw.watched, dir)
 		if errors.Is(err, errWatchLimit) || watchExhausted(err) {
-			if !sw.full {
+			if !sw.full && errors.Is(err, errWatchLimit) {
+				sw.x.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", l, sw.root, dir)
+			} else if !sw.full {
 				sw.x.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
 			}
 			sw.full = true

@@ -4,6 +4,9 @@ package sessionstore
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,9 +30,43 @@ var unwatchableFS = map[int64]string{
 	0x00c36400: "ceph",
 }
 
-// maxWatches caps the directories watched; 0 leaves it to the kernel
-// (fs.inotify.max_user_watches: an exhausted limit is polled).
-const maxWatches = 0
+// The inotify watch budget (fs.inotify.max_user_watches) is shared by
+// every process of the user: editors' file watchers, tail -f, build tools,
+// and every other dsh-lsp (one per editor window). One index takes at most
+// watchShare of it and never more than watchCeiling; the directories past
+// the cap are polled (fresh.go).
+const (
+	watchShare   = 8
+	watchCeiling = 8192
+	// defaultUserWatches is the kernel's default budget before Linux 5.11,
+	// assumed when the sysctl cannot be read.
+	defaultUserWatches = 8192
+)
+
+// userWatchLimit returns fs.inotify.max_user_watches (a variable for
+// tests).
+var userWatchLimit = func() int {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return defaultUserWatches
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return defaultUserWatches
+	}
+	return n
+}
+
+// maxWatches caps the directories one index watches: a share of the
+// user's budget, at most watchCeiling, at least 1 (the root).
+func maxWatches() int {
+	return watchCap(userWatchLimit())
+}
+
+// watchCap is maxWatches for a user budget of limit watches.
+func watchCap(limit int) int {
+	return max(1, min(limit/watchShare, watchCeiling))
+}
 
 // watchable reports whether inotify watches on dir see every change.
 func watchable(dir string) bool {

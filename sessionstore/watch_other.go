@@ -12,12 +12,12 @@ import (
 // (macOS, BSD) holds a descriptor for every watched directory and every
 // file in it, from the same per-process limit the index's own reads
 // need: keep well under it. Windows holds one handle per directory.
-var maxWatches = func() int {
+func maxWatches() int {
 	if runtime.GOOS == "windows" {
 		return 0
 	}
 	return 1024
-}()
+}
 
 // watchable reports whether notifications on dir are trusted; only Linux
 // tells network file systems apart here, elsewhere they are trusted (the

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/dsh-lsp/dsh-lsp/mcpserver"
@@ -74,15 +73,10 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	in := newStdio()
 	logger.Info("dsh-lsp mcp serving on stdio", "version", versionString(), "root", root, "pid", os.Getpid())
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{os.Stdout}})
+	err = srv.Run(ctx, &mcpserver.StdioTransport{In: in, Out: os.Stdout})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		logger.Error("dsh-lsp mcp: session ended", "error", err)
 		return 1
 	}
 	return 0
 }
-
-// nopWriteCloser keeps stdout open when the transport closes.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

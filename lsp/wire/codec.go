@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -36,10 +37,17 @@ func (Codec) Marshal(v any) ([]byte, error) {
 		}
 		return m, nil
 	}
+	var b []byte
+	var err error
 	if isLibraryType(v) {
-		return protocol.Marshal(addressable(v))
+		b, err = protocol.Marshal(addressable(v))
+	} else {
+		b, err = jsjson.Marshal(v)
 	}
-	return jsjson.Marshal(v)
+	// Strings the server writes itself keep lone surrogates as \udxxx
+	// escapes; raw bytes that are not UTF-8 (a file name, text quoted
+	// from a request) become U+FFFD, so that every frame is valid UTF-8.
+	return jsjson.RepairUTF8(b), err
 }
 
 // addressable returns a pointer to a copy of a struct value v: the
@@ -97,11 +105,17 @@ func near(err error, data []byte) error {
 	if convErr != nil || off < 0 || off > len(data) {
 		return err
 	}
+	// About 40 bytes of what follows, cut at a character boundary and as
+	// valid UTF-8 (the body is the client's and may hold any bytes).
 	rest := data[off:]
 	if len(rest) > 40 {
-		rest = append(rest[:40:40], "…"...)
+		cut := 40
+		for cut > 0 && !utf8.RuneStart(rest[cut]) {
+			cut--
+		}
+		rest = append(rest[:cut:cut], "…"...)
 	}
-	return fmt.Errorf("%w (found %s)", err, rest)
+	return fmt.Errorf("%w (found %s)", err, jsjson.RepairUTF8(rest))
 }
 
 // isLibraryType reports whether v is (a pointer to) a type of

@@ -117,23 +117,108 @@ export interface SessionLink {
   label: string;
 }
 
-// dsh's mention pattern (conformance §2): a Markdown mention or a bare URI.
-const mentionPattern = /@\[((?:\\.|[^\\\]])*)\]\((dsh-session:[^)\s]*)\)|dsh-session:[A-Za-z0-9_-]+/g;
+/** The work a scan did, for tests: characters examined by the mention scanner. */
+export interface ScanCost {
+  steps: number;
+}
+
+// dsh's mention pattern (conformance §2) is
+//   /@\[((?:\\.|[^\\\]])*)\]\((dsh-session:[^)\s]*)\)|dsh-session:[A-Za-z0-9_-]+/g
+// Run as a regular expression it is quadratic: from every "@[" without a closing "](" it scans
+// to the end of the text (160 KB of "@[" took 18 s of the extension host). findSessionLinks
+// finds the same matches in linear time: the starts come from a regex without nested
+// repetition, and the two open-ended parts of a mention (the label up to its first unescaped
+// "]", the URI up to its ")") are scanned once each, the result reused by every later start
+// inside a span already scanned.
+const startPattern = /@\[|dsh-session:[A-Za-z0-9_-]+/g;
+const lineTerminator = /[\n\r\u2028\u2029]/;
+const whitespace = /\s/;
+const uriPrefix = '](dsh-session:';
 
 /**
  * findSessionLinks returns every dsh mention and bare dsh-session URI of text, with the
  * offsets of its URI (the link) and the text to prepare for its snapshot.
  */
-export function findSessionLinks(text: string): SessionLink[] {
+export function findSessionLinks(text: string, cost?: ScanCost): SessionLink[] {
   const out: SessionLink[] = [];
-  for (const m of text.matchAll(mentionPattern)) {
-    const at = m.index ?? 0;
-    if (m[2] !== undefined) {
-      const start = at + m[0].length - 1 - m[2].length;
-      out.push({ start, end: start + m[2].length, mention: m[0], label: m[1].replace(/\\(.)/gs, '$1') });
-    } else {
-      out.push({ start: at, end: at + m[0].length, mention: m[0], label: '' });
+  let steps = 0;
+  // The last label scan: from labelFrom, the label ends at labelEnd (a "]"), or cannot end
+  // before labelEnd (-1 - index: a backslash before a line terminator or the end of text).
+  // Every "@[" start inside it reaches the same end: a label start is never the second
+  // character of an escape, since "[" is not a backslash.
+  let labelFrom = -1;
+  let labelEnd = -1;
+  const labelEndFrom = (p: number): number => {
+    if (labelFrom >= 0 && p >= labelFrom && p <= (labelEnd >= 0 ? labelEnd : -1 - labelEnd)) {
+      return labelEnd;
     }
+    let q = p;
+    for (;;) {
+      steps++;
+      if (q >= text.length) {
+        break;
+      }
+      const c = text[q];
+      if (c === ']') {
+        labelFrom = p;
+        labelEnd = q;
+        return q;
+      }
+      if (c === '\\') {
+        if (q + 1 >= text.length || lineTerminator.test(text[q + 1])) {
+          break;
+        }
+        q += 2;
+      } else {
+        q++;
+      }
+    }
+    labelFrom = p;
+    labelEnd = -1 - q;
+    return labelEnd;
+  };
+  // The last URI scan: the first ")" or white space at or after uriFrom is at uriStop.
+  let uriFrom = -1;
+  let uriStop = -1;
+  const uriStopFrom = (p: number): number => {
+    if (uriFrom >= 0 && p >= uriFrom && p <= uriStop) {
+      return uriStop;
+    }
+    let q = p;
+    while (q < text.length && text[q] !== ')' && !whitespace.test(text[q])) {
+      steps++;
+      q++;
+    }
+    steps++;
+    uriFrom = p;
+    uriStop = q;
+    return q;
+  };
+  const starts = new RegExp(startPattern.source, 'g');
+  for (let m = starts.exec(text); m !== null; m = starts.exec(text)) {
+    steps += m[0].length;
+    const at = m.index;
+    if (m[0] !== '@[') {
+      out.push({ start: at, end: at + m[0].length, mention: m[0], label: '' });
+      continue;
+    }
+    const close = labelEndFrom(at + 2);
+    if (close < 0 || !text.startsWith(uriPrefix, close)) {
+      continue; // no mention here; the scan goes on at the next character
+    }
+    steps += uriPrefix.length;
+    const uriStart = close + 2;
+    const stop = uriStopFrom(uriStart + 'dsh-session:'.length);
+    if (stop >= text.length || text[stop] !== ')') {
+      continue;
+    }
+    const mention = text.slice(at, stop + 1);
+    const label = text.slice(at + 2, close);
+    out.push({ start: uriStart, end: stop, mention, label: label.replace(/\\(.)/gs, '$1') });
+    starts.lastIndex = stop + 1;
+  }
+  if (cost) {
+    cost.steps += steps;
   }
   return out;
 }

@@ -106,3 +106,52 @@ test('searchSessions passes query and limit and returns the candidates as JSON',
   assert.equal(await searchSessions(svc, { query: 'two', limit: 5 }), JSON.stringify([cands[1]]));
   assert.deepEqual(svc.queries, [{}, { query: 'two', limit: 5 }]);
 });
+
+// dsh's mention pattern as a regular expression: the reference findSessionLinks must agree
+// with (it is quadratic, so only small texts are run through it).
+const dshMentionPattern = /@\[((?:\\.|[^\\\]])*)\]\((dsh-session:[^)\s]*)\)|dsh-session:[A-Za-z0-9_-]+/g;
+function regexLinks(text: string): { start: number; end: number; mention: string; label: string }[] {
+  return [...text.matchAll(dshMentionPattern)].map((m) => {
+    const at = m.index ?? 0;
+    if (m[2] === undefined) {
+      return { start: at, end: at + m[0].length, mention: m[0], label: '' };
+    }
+    const start = at + m[0].length - 1 - m[2].length;
+    return { start, end: start + m[2].length, mention: m[0], label: m[1].replace(/\\(.)/gs, '$1') };
+  });
+}
+
+test('findSessionLinks finds exactly what dsh\'s mention pattern matches (random texts of its special characters)', () => {
+  const pieces = ['@[', '@', '[', ']', '(', ')', '\\', '\n', '\r', '\u2028', ' ', '\u00a0', 'a', 'Ig', '-', 'dsh-session:', '](dsh-session:', '](', 'dsh-session:Ingi'];
+  let seed = 12345;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let i = 0; i < 20000; i++) {
+    let text = '';
+    for (let n = rand(14); n > 0; n--) {
+      text += pieces[rand(pieces.length)];
+    }
+    assert.deepEqual(findSessionLinks(text), regexLinks(text), JSON.stringify(text));
+  }
+});
+
+test('findSessionLinks examines each character a bounded number of times on hostile texts', () => {
+  const n = 160 * 1024;
+  const texts: [string, string][] = [
+    ['"@[" repeated', '@['.repeat(n / 2)],
+    ['"@[](dsh-session:" repeated', '@[](dsh-session:'.repeat(n / 16)],
+    ['"@[\\\\" repeated', '@[\\\\'.repeat(n / 4)],
+    ['"@[x\\\\]" repeated', '@[x\\]'.repeat(n / 5)],
+    ['"dsh-session:" repeated', 'dsh-session:'.repeat(n / 12)],
+    ['"@[a](dsh-session:Ig)" repeated', '@[a](dsh-session:Ig)'.repeat(n / 20)],
+  ];
+  for (const [name, text] of texts) {
+    const cost = { steps: 0 };
+    findSessionLinks(text, cost);
+    // Linear: a few steps per character, however many mention starts the text holds (the
+    // regular expression took ~n²/4 steps on the first text: 160 KB took 18 s).
+    assert.ok(cost.steps <= 3 * text.length, `${name}: ${cost.steps} steps for ${text.length} characters`);
+  }
+});

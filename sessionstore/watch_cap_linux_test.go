@@ -1,0 +1,107 @@
+//go:build linux
+
+package sessionstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// inotifyUsage counts this process's inotify instances and the watches
+// they hold, as the kernel reports them (/proc/self/fdinfo).
+func inotifyUsage(t *testing.T) (instances, watches int) {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink("/proc/self/fd/" + fd.Name())
+		if err != nil || link != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + fd.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		instances++
+		watches += strings.Count(string(info), "inotify wd:")
+	}
+	return instances, watches
+}
+
+func TestWatchCapIsAShareOfTheUserBudget(t *testing.T) {
+	for _, c := range []struct{ limit, want int }{
+		{8192, 1024},    // the kernel default before Linux 5.11
+		{192536, 8192},  // a large budget: the fixed ceiling
+		{1 << 30, 8192}, // never more than the ceiling
+		{80, 10},
+		{3, 1}, // at least the root
+	} {
+		if got := sessionstore.WatchCap(c.limit); got != c.want {
+			t.Errorf("WatchCap(%d) = %d, want %d", c.limit, got, c.want)
+		}
+	}
+}
+
+// TestWatchesStayUnderTheCapAndTheRestIsPolled opens a store of more
+// directories than the cap allows: the kernel must show at most the cap
+// in watches, and a write in a polled directory must still be answered.
+// Not parallel: it counts the process's watches.
+func TestWatchesStayUnderTheCapAndTheRestIsPolled(t *testing.T) {
+	const userBudget = 80 // cap 10
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	header := func(p int, id string) string {
+		return fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p)
+	}
+	for p := 0; p < 6; p++ {
+		for k := 0; k < 10; k++ {
+			dir := filepath.Join(root, fmt.Sprintf("--p%d--", p), fmt.Sprintf("s%d-%d", p, k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(header(p, fmt.Sprintf("s%d-%d", p, k))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, before := inotifyUsage(t)
+	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	_, after := inotifyUsage(t)
+	limit := sessionstore.WatchCap(userBudget)
+	if held := after - before; held > limit {
+		t.Fatalf("the index holds %d inotify watches for a store of 67 directories, want at most %d (1/8 of a user budget of %d)", held, limit, userBudget)
+	}
+	watching, _, unwatched := x.WatchState()
+	if !watching || unwatched == 0 {
+		t.Fatalf("watching %v with %d directories polled, want the directories past the cap polled", watching, unwatched)
+	}
+	// A new session in the last project (past the cap: polled) is seen by
+	// the next answer once the last poll is older than the poll age.
+	dir := filepath.Join(root, "--p5--", "late")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(header(5, "late")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.ExpirePoll()
+	hs, err := x.ListSessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, h := range hs {
+		found = found || h.ID == "late"
+	}
+	if !found || len(hs) != 61 {
+		t.Fatalf("after a write in a polled project the index lists %d sessions (late found: %v), want 61 with late", len(hs), found)
+	}
+}
