@@ -784,7 +784,7 @@ func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	}
 	committed := p.st
 	view := committed.clone()
-	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit}
+	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit, decoded: p.decoded}
 	if err := tp.parseTorn(torn); err != nil {
 		return nil, err
 	}
