@@ -125,14 +125,14 @@ func (e *entry) derive(view *logState) {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && view == e.State {
+	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
 		// Derived from this very state before (and persisted): a
 		// restart does not decode every title again.
 		e.title = e.TitleText
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
-	t, err := (&Log{Events: []Event{*view.Fold.Title}}).Title()
+	t, err := view.Fold.latestTitle()
 	if err != nil {
 		e.titleErr = attach(err, e.TitleID, "")
 		return
