@@ -181,14 +181,32 @@ func FormatTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// Detail is an item's detail line: the cwd (or "no cwd", on one line) and
-// creation time.
+// Detail is an item's detail line: the cwd (or "no cwd", on one line,
+// Shortened) and creation time.
 func Detail(cwd *string, createdAt int64) string {
 	where := "no cwd"
 	if cwd != nil {
-		where = OneLine(*cwd)
+		where = Shorten(OneLine(*cwd))
 	}
 	return where + " · " + FormatTime(createdAt)
+}
+
+// DisplayRunes is how many characters of a label or cwd a completion
+// item shows; the rest is cut with "…". Titles and cwds are bounded in
+// the store (sessionstore.MaxTitleBytes, MaxCWDBytes), but a menu line
+// of kilobytes helps no one. The inserted mention keeps the whole label.
+const DisplayRunes = 200
+
+// Shorten cuts s after DisplayRunes characters, marking the cut with "…".
+func Shorten(s string) string {
+	n := 0
+	for i := range s {
+		if n == DisplayRunes {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }
 
 // Items turns candidates into completion items for query q. Accepting an
@@ -231,7 +249,7 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style
 	for i, c := range cands {
 		label := InsertLabel(c.Label)
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
-		visible := VisibleLabel(c.Label)
+		visible := Shorten(VisibleLabel(c.Label))
 		data := c.AppendJSON(nil) // ItemData, by hand: this runs for every item
 		item := wire.CompletionItem{
 			Label:      visible,

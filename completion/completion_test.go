@@ -264,3 +264,33 @@ func TestEmptyLabelItem(t *testing.T) {
 		t.Errorf("inserts %q, want %q", items[0].TextEdit.NewText, want)
 	}
 }
+
+func TestLongLabelsAndCWDsAreShortenedForDisplayOnly(t *testing.T) {
+	title := strings.Repeat("é", 4096/2)
+	cwd := "/" + strings.Repeat("d", 4095)
+	cands := []reference.Candidate{{SessionID: "s", Label: title, CWD: &cwd, CreatedAt: 1786000000000}}
+	text := "@"
+	q, ok := FindQuery(text, len(text))
+	if !ok {
+		t.Fatal("no query")
+	}
+	it := Items(cands, q, position.NewMapper(text, position.UTF16))[0]
+	for _, tc := range []struct{ what, got, want string }{
+		{"label", it.Label, strings.Repeat("é", DisplayRunes) + "…"},
+		{"filterText", it.FilterText, strings.Repeat("é", DisplayRunes) + "…"},
+		{"detail", it.Detail, "/" + strings.Repeat("d", DisplayRunes-1) + "… · 2026-08-06 07:06 UTC"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %d bytes %q…, want %d bytes", tc.what, len(tc.got), tc.got[:min(len(tc.got), 20)], len(tc.want))
+		}
+	}
+	// The mention inserted names the session with the whole label.
+	if want := strings.TrimPrefix(reference.FormatMention("s", &title), "@"); it.TextEdit.NewText != want {
+		t.Errorf("the inserted mention is %d bytes, want the whole label (%d bytes)", len(it.TextEdit.NewText), len(want))
+	}
+	for _, short := range []string{"", "a", strings.Repeat("x", DisplayRunes)} {
+		if got := Shorten(short); got != short {
+			t.Errorf("Shorten(%d chars) = %q, want it unchanged", len(short), got)
+		}
+	}
+}

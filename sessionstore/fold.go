@@ -75,8 +75,11 @@ type foldState struct {
 	// for each tool/result node, the digest the replace rule compares.
 	Nodes   []int64
 	Results map[int64]resultKey
-	// Title is the latest session/title event (nil when none).
-	Title *Event
+	// Title is the latest session/title event (nil when none). When its
+	// data is over maxTitleEventBytes, Title keeps no data and
+	// TitleOversize is the data's size.
+	Title         *Event
+	TitleOversize int
 }
 
 func (s *foldState) clone() foldState {
@@ -197,7 +200,14 @@ func (f *fold) surfaceAndTitle(e *Event) {
 		}
 	}
 	if e.Type == "session/title" {
-		f.Title = &Event{Type: e.Type, Seq: e.Seq, Time: e.Time, Data: append(json.RawMessage(nil), e.Data...)}
+		// An oversize title fails the title read: only its size is kept
+		// (the fold state is persisted in the index cache).
+		f.Title, f.TitleOversize = &Event{Type: e.Type, Seq: e.Seq, Time: e.Time}, 0
+		if len(e.Data) > maxTitleEventBytes {
+			f.TitleOversize = len(e.Data)
+		} else {
+			f.Title.Data = append(json.RawMessage(nil), e.Data...)
+		}
 	}
 }
 
@@ -229,11 +239,17 @@ func (f *fold) finish() ([]Event, error) {
 }
 
 // latest is Log.Title over the folded log.
-func (f *fold) latest() (*Title, error) {
-	if f.Title == nil {
+func (f *fold) latest() (*Title, error) { return f.foldState.latestTitle() }
+
+// latestTitle is Log.Title over the folded log's latest title event.
+func (s *foldState) latestTitle() (*Title, error) {
+	if s.Title == nil {
 		return nil, nil
 	}
-	return (&Log{Events: []Event{*f.Title}}).Title()
+	if s.TitleOversize > 0 {
+		return nil, titleTooLarge(s.Title.Seq, "data", s.TitleOversize, maxTitleEventBytes)
+	}
+	return (&Log{Events: []Event{*s.Title}}).Title()
 }
 
 // surface is one step of dsh's foldSurface (spec §5.1).

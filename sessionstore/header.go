@@ -33,8 +33,13 @@ var errNotHeader = corruptf("first line is not a session header")
 // numeric version/createdAt/delegationDepth, string id, optional fields of
 // the right types). It does not check the version number or the value
 // rules of validateSessionHeader; Header.Validate does. A header carrying
-// the retired fields sandboxMode or approvalPolicy is an error.
+// the retired fields sandboxMode or approvalPolicy is an error, and so is
+// a header over the size bounds (MaxHeaderLineBytes, MaxCWDBytes; an error
+// matching ErrFieldLimit).
 func ParseHeader(line []byte) (*Header, error) {
+	if len(line) > MaxHeaderLineBytes {
+		return nil, fieldLimitf("the header line is %d bytes, more than dsh-lsp's bound of %d bytes", len(line), MaxHeaderLineBytes)
+	}
 	o, ok := parseObject(jsjson.RepairUTF8(line))
 	if !ok {
 		return nil, errNotHeader
@@ -65,6 +70,9 @@ func ParseHeader(line []byte) (*Header, error) {
 	if !optStr("cwd", &h.CWD) || !optStr("parentSession", &h.ParentSession) ||
 		!optStr("origin", &h.Origin) || !optStr("agentPreset", &h.AgentPreset) {
 		return nil, errNotHeader
+	}
+	if h.CWD != nil && len(*h.CWD) > MaxCWDBytes {
+		return nil, fieldLimitf("the header cwd is %d bytes, more than dsh-lsp's bound of %d bytes", len(*h.CWD), MaxCWDBytes)
 	}
 	if v, present := o["seedLength"]; present {
 		n, ok := intLike(v)

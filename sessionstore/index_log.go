@@ -72,8 +72,19 @@ type logParser struct {
 	// limit is the read limit (Store.limit; 0: DefaultReadLimit): the
 	// most decoded bytes of one frame or line.
 	limit int64
-	fd    *fold
-	loc   recLoc // the record being folded
+	// decoded is this read's decoded-bytes budget (zstd); nil starts a
+	// fresh one.
+	decoded *decodedBudget
+	fd      *fold
+	loc     recLoc // the record being folded
+}
+
+// budget returns the parser's decoded-bytes budget for this read.
+func (p *logParser) budget() *decodedBudget {
+	if p.decoded == nil {
+		p.decoded = &decodedBudget{limit: p.limit}
+	}
+	return p.decoded
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.
@@ -336,16 +347,23 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			if !complete {
 				break
 			}
-			text, err := decodeFrameInto(data[pos:end], *tp, limit)
+			text, release, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget())
 			if errors.Is(err, ErrReadLimit) {
 				return nil, err
 			}
 			if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
+				release()
 				return nil, errSlow
 			}
-			*tp = text[:0]
 			frameOff := st.Offset
-			if _, err := p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} }); err != nil {
+			_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} })
+			// A buffer from the memory budget goes back with its
+			// reservation; only a small one is kept for the next frame.
+			release()
+			if cap(text) <= smallDecode {
+				*tp = text[:0]
+			}
+			if err != nil {
 				return nil, err
 			}
 			st.Offset += int64(end - pos)
@@ -368,8 +386,15 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 // parseTorn provisionally feeds the lines a torn final frame yields
 // (non-strict, like ScanZstd) into p.st, which must be a clone.
 func (p *logParser) parseTorn(frame []byte) error {
+	lo, _ := frameContentBounds(frame)
+	if err := p.budget().admit(lo); err != nil {
+		return err
+	}
 	text, err := decodeTornFrame(frame, limitOr(p.limit))
 	if err != nil {
+		return err
+	}
+	if err := p.budget().spend(len(text)); err != nil {
 		return err
 	}
 	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true}

@@ -125,14 +125,14 @@ func (e *entry) derive(view *logState) {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && view == e.State {
+	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
 		// Derived from this very state before (and persisted): a
 		// restart does not decode every title again.
 		e.title = e.TitleText
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
-	t, err := (&Log{Events: []Event{*view.Fold.Title}}).Title()
+	t, err := view.Fold.latestTitle()
 	if err != nil {
 		e.titleErr = attach(err, e.TitleID, "")
 		return
@@ -782,7 +782,7 @@ func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	}
 	committed := p.st
 	view := committed.clone()
-	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit}
+	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit, decoded: p.decoded}
 	if err := tp.parseTorn(torn); err != nil {
 		return nil, err
 	}

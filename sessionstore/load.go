@@ -101,12 +101,16 @@ type Title struct {
 // Title folds the latest session/title event (spec §8). It returns nil
 // when the log has no title event, and an error for malformed title data
 // (messageSeqs not an array, source not an object, unknown source kind, or
-// — a dsh-lsp choice, since labels are strings — a non-string title).
+// — a dsh-lsp choice, since labels are strings — a non-string title), or
+// for one over the size bounds (MaxTitleBytes, field_bounds.go).
 func (l *Log) Title() (*Title, error) {
 	for i := len(l.Events) - 1; i >= 0; i-- {
 		e := &l.Events[i]
 		if e.Type != "session/title" {
 			continue
+		}
+		if len(e.Data) > maxTitleEventBytes {
+			return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
 		}
 		d, ok := e.obj()
 		if !ok {
@@ -124,8 +128,10 @@ func (l *Log) Title() (*Title, error) {
 		default:
 			return nil, corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(compact(src["kind"])))
 		}
-		if _, ok := str(d["title"]); !ok {
+		if t, ok := str(d["title"]); !ok {
 			return nil, corruptf("event %d: session/title title is not a string", e.Seq)
+		} else if len(t) > MaxTitleBytes {
+			return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
 		}
 		return &Title{Title: compact(d["title"]), MessageSeqs: compact(d["messageSeqs"]), Source: compact(d["source"]),
 			EventSeq: e.Seq, UpdatedAt: e.Time}, nil

@@ -389,6 +389,7 @@ func readZstdAhead(ctx context.Context, file *os.File, limit int64, skipRows boo
 	win := &fileWindow{f: file}
 	var off int64
 	frames := 0
+	budget := &decodedBudget{limit: limit}
 	for {
 		if err := ctx.Err(); err != nil {
 			r.send(zstdFrame{err: err})
@@ -427,13 +428,22 @@ func readZstdAhead(ctx context.Context, file *os.File, limit int64, skipRows boo
 				continue
 			}
 			fr.held = held
+			// Event frames draw from the read's decoded-bytes budget
+			// (the header frame has its own 1 MiB bound).
+			if lo, _ := frameContentBounds(frame); torn || frames > 1 {
+				fr.decErr = budget.admit(lo)
+			}
 			switch {
+			case fr.decErr != nil:
 			case torn:
 				fr.text, fr.decErr = decodeTornFrame(frame, limit)
 			case frames == 1:
 				fr.text, fr.decErr = decodeHeaderFrame(frame)
 			default:
 				fr.text, fr.decErr = decodeFrameLimit(frame, limit)
+			}
+			if fr.decErr == nil && (torn || frames > 1) {
+				fr.decErr = budget.spend(len(fr.text))
 			}
 			if fr.decErr == nil && (torn || frames > 1) {
 				fr.lines = decodeLines(fr.text, skipRows)

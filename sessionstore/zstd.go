@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -158,37 +159,18 @@ func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, 
 // buffer is never regrown (which would hold two copies).
 const overshoot = 256 << 10
 
-// largeDecodes admits at most two decodes into a large output buffer
-// (over largeDecode bytes) at a time, process-wide. Each is bounded by the
-// read limit, but the index pass runs GOMAXPROCS workers: on a many-core
-// machine a store of compressed bombs would otherwise hold a limit-sized
-// buffer per core at once. Real frames that large are rare (a message of
-// many MiB), so the gate costs nothing in the common case.
-var largeDecodes = make(chan struct{}, 2)
-
-const largeDecode = 8 << 20
-
-// decodeAll is the limit's decoder's DecodeAll into dst, through the gate
-// when dst is large.
+// decodeAll is the limit's decoder's DecodeAll into dst. Callers size dst
+// with decodeBuf, which reserves large buffers from the decode memory
+// budget before allocating them (decode_budget.go).
 func decodeAll(limit int64, frame, dst []byte) ([]byte, error) {
-	if cap(dst) > largeDecode {
-		largeDecodes <- struct{}{}
-		defer func() { <-largeDecodes }()
-	}
-	return decoderFor(limit).DecodeAll(frame, dst)
+	out, err := decoderFor(limit).DecodeAll(frame, dst)
+	zstdDecoded.Add(int64(len(out)))
+	return out, err
 }
 
-// outBuf is the output buffer for a frame of at most hi decoded bytes:
-// nil for a small frame (the decoder sizes it from the input, as before;
-// hi counts 128 KiB for every compressed block, far more than the few
-// hundred bytes of a typical event frame), else one allocation of up to
-// the limit plus overshoot.
-func outBuf(hi, limit int64) []byte {
-	if hi <= 1<<20 {
-		return nil
-	}
-	return make([]byte, 0, min(hi, limit+overshoot))
-}
+// zstdDecoded counts the bytes every event-frame decode produced (the
+// tests' deterministic measure of decoding work).
+var zstdDecoded atomic.Int64
 
 // frameContentBounds bounds the decoded size of the (possibly torn) frame
 // at the start of data from its block headers alone, without decoding:
@@ -275,7 +257,9 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 	if lo > limit {
 		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	out, err := decodeAll(limit, frame, outBuf(hi, limit))
+	dst, release := decodeBuf(nil, hi, limit)
+	defer release()
+	out, err := decodeAll(limit, frame, dst)
 	if err != nil {
 		return nil, frameDecodeErr(err, limit)
 	}
@@ -301,7 +285,9 @@ func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
 	if lo > limit {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	out, err := decodeAll(limit, frame, outBuf(hi, limit))
+	dst, release := decodeBuf(nil, hi, limit)
+	defer release()
+	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}

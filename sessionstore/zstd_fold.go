@@ -25,24 +25,33 @@ func putReadBuf(b *[]byte) {
 var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
 
 // decodeFrameInto is decodeFrameLimit decoding into dst's storage when it
-// is large enough for the frame's block-header bound (the caller owns the
-// result until it reuses dst). A frame over the limit is refused before
-// decoding; errors are decodeFrameLimit's own.
-func decodeFrameInto(frame, dst []byte, limit int64) ([]byte, error) {
+// is large enough for the frame's block-header bound. A larger output
+// buffer is reserved from the decode memory budget before it is
+// allocated; the caller owns the result until it calls release (and must
+// not keep a buffer larger than dst after that). A frame over the limit,
+// or one whose raw and RLE blocks alone pass the read's decoded-bytes
+// budget b, is refused before decoding; errors are decodeFrameLimit's own.
+func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget) (out []byte, release func(), err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
-		return decodeFrameLimit(frame, limit)
+		return nil, noRelease, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	if need := min(hi, limit+overshoot); int64(cap(dst)) < need {
-		dst = make([]byte, 0, need)
+	if err := b.admit(lo); err != nil {
+		return nil, noRelease, err
 	}
-	out, err := decodeAll(limit, frame, dst[:0])
+	dst, release = decodeBuf(dst, hi, limit)
+	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
+		release()
 		// Mapped as decodeFrameLimit maps it, without a second decode
 		// (a bomb would be decoded to the limit twice).
-		return nil, frameDecodeErr(err, limit)
+		return nil, noRelease, frameDecodeErr(err, limit)
 	}
-	return out, nil
+	if err := b.spend(len(out)); err != nil {
+		release()
+		return nil, noRelease, err
+	}
+	return out, release, nil
 }
 
 // putTextBuf recycles a decode buffer unless a huge frame grew it.

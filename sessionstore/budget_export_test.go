@@ -1,0 +1,15 @@
+package sessionstore
+
+// ZstdDecodedForTest returns how many bytes zstd event-frame decodes have
+// produced in this process so far.
+func ZstdDecodedForTest() int64 { return zstdDecoded.Load() }
+
+// DecodedPerReadForTest is the decoded-bytes budget of one read at limit.
+func DecodedPerReadForTest(limit int64) int64 { return decodedPerRead(limit) }
+
+// DropDecodeBuffersForTest drops the decode buffers kept for reuse (as
+// the idle timer does), so that heap measurements see what the index
+// itself holds.
+func DropDecodeBuffersForTest() {
+	bufGates.Range(func(_, g any) bool { g.(*bufGate).dropIdle(); return true })
+}

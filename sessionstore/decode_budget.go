@@ -1,0 +1,188 @@
+package sessionstore
+
+import (
+	"sync"
+	"time"
+)
+
+// Two budgets bound what decoding zstd transcripts may cost, whatever the
+// store holds and however many cores the machine has:
+//
+//   - memory: every decode buffer over smallDecode bytes is taken from
+//     one process-wide budget of decodeSlots buffers of at most limit +
+//     overshoot bytes (decodeMemory) before it is allocated, and given back
+//     when the caller is done with the decoded text. The index pass runs one worker per core; a store of
+//     compressed bombs makes each of them ask for a limit-sized buffer,
+//     and all but two wait (in arrival order) instead of allocating.
+//   - work: one read of one transcript decodes at most
+//     decodedPerRead(limit) bytes in all. The read limit caps each frame,
+//     not their number, and frames of RLE blocks inside an ignored event
+//     pass every other check (1 MiB of them decodes to 32 GiB): past this
+//     budget the read fails with a read-limit error.
+
+// smallDecode is the largest decode buffer taken outside the memory
+// budget: event frames are a few hundred bytes to a few KiB, and each
+// worker holds at most one such buffer.
+const smallDecode = 1 << 20
+
+// decodeMemory is the memory budget of decode buffers for a read limit:
+// two limit-sized frames at a time.
+func decodeMemory(limit int64) int64 { return decodeSlots * (limit + overshoot) }
+
+// decodeSlots is how many large decode buffers may exist at once.
+const decodeSlots = 2
+
+// decodedPerReadFactor times the read limit is the decoded-bytes budget of
+// one read: generous for real logs (every frame of a dsh log is one
+// batch of events, the surface a read keeps is itself held to the limit)
+// and a bounded amount of work for a bomb.
+const decodedPerReadFactor = 8
+
+// decodedPerRead is the decoded-bytes budget of one read.
+func decodedPerRead(limit int64) int64 { return decodedPerReadFactor * limitOr(limit) }
+
+// bufGate admits decodeSlots large decode buffers of one read limit at a
+// time, process-wide. A buffer given back is kept for the next large
+// decode instead of becoming garbage: over a store of bombs the same
+// buffers are reused, so the heap does not grow by a buffer per decode
+// until the collector runs. Buffers unused for spareIdle are dropped, so
+// an idle server keeps none.
+type bufGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	free    int
+	waiting int
+	spare   [][]byte
+	idle    *time.Timer
+}
+
+// spareIdle is how long given-back buffers are kept without a taker.
+const spareIdle = 2 * time.Second
+
+func newBufGate() *bufGate {
+	g := &bufGate{free: decodeSlots}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// take waits for a slot and returns a buffer of at least need bytes of
+// capacity (a handed-over one when it is large enough).
+func (g *bufGate) take(need int64) []byte {
+	g.mu.Lock()
+	g.waiting++
+	for g.free == 0 {
+		g.cond.Wait()
+	}
+	g.waiting--
+	g.free--
+	var b []byte
+	if n := len(g.spare); n > 0 {
+		b, g.spare = g.spare[n-1], g.spare[:n-1]
+	}
+	g.mu.Unlock()
+	if int64(cap(b)) < need {
+		b = make([]byte, 0, need)
+	}
+	return b[:0]
+}
+
+// give returns a slot and its buffer.
+func (g *bufGate) give(b []byte) {
+	g.mu.Lock()
+	g.free++
+	if b != nil {
+		g.spare = append(g.spare, b)
+	}
+	if g.idle == nil {
+		g.idle = time.AfterFunc(spareIdle, g.dropIdle)
+	} else {
+		g.idle.Reset(spareIdle)
+	}
+	g.mu.Unlock()
+	g.cond.Signal()
+}
+
+// dropIdle drops the kept buffers once no large decode has run for
+// spareIdle.
+func (g *bufGate) dropIdle() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.free == decodeSlots {
+		g.spare = nil
+	}
+}
+
+// bufGates holds the gate of each read limit in use (a process normally
+// uses one).
+var bufGates sync.Map // int64 → *bufGate
+
+func bufGateFor(limit int64) *bufGate {
+	if g, ok := bufGates.Load(limit); ok {
+		return g.(*bufGate)
+	}
+	g, _ := bufGates.LoadOrStore(limit, newBufGate())
+	return g.(*bufGate)
+}
+
+func noRelease() {}
+
+// decodeBuf returns the output buffer for a frame of at most hi decoded
+// bytes and the function that gives it back (call it once, when the
+// decoded text is no longer used): dst when it is large enough; nil for
+// a small frame (the decoder sizes it from the input); else a buffer of
+// up to the limit plus overshoot from the decode memory budget, taken
+// before anything is allocated.
+func decodeBuf(dst []byte, hi, limit int64) ([]byte, func()) {
+	need := min(hi, limit+overshoot)
+	if int64(cap(dst)) >= need {
+		return dst[:0], noRelease
+	}
+	if need <= smallDecode {
+		if dst != nil {
+			return make([]byte, 0, need), noRelease
+		}
+		return nil, noRelease
+	}
+	g := bufGateFor(limit)
+	b := g.take(need)
+	var once sync.Once
+	return b, func() { once.Do(func() { g.give(b) }) }
+}
+
+// decodedBudget counts what one read of one transcript has decoded.
+type decodedBudget struct {
+	limit int64
+	used  int64
+}
+
+// admit refuses a frame known (from its raw and RLE block headers) to
+// decode to lo bytes when that would pass the budget, before decoding it.
+// A frame over the read limit is left to the frame's own, more precise,
+// read-limit error.
+func (b *decodedBudget) admit(lo int64) error {
+	if b == nil || lo > limitOr(b.limit) {
+		return nil
+	}
+	if b.used+lo > decodedPerRead(b.limit) {
+		return b.exceeded()
+	}
+	return nil
+}
+
+// spend counts n decoded bytes; past the budget it returns the read-limit
+// error.
+func (b *decodedBudget) spend(n int) error {
+	if b == nil {
+		return nil
+	}
+	b.used += int64(n)
+	if b.used > decodedPerRead(b.limit) {
+		return b.exceeded()
+	}
+	return nil
+}
+
+func (b *decodedBudget) exceeded() error {
+	return limitf(limitOr(b.limit), "the zstd log decodes to more than %s in one read (%d × the read limit)",
+		sizeString(decodedPerRead(b.limit)), decodedPerReadFactor)
+}
