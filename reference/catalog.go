@@ -78,10 +78,12 @@ func (c *Catalog) Prepare() error {
 	if err := c.prepare(); err != nil {
 		return err
 	}
-	if len(c.Headers) >= minTrigramSessions && c.triStarted.CompareAndSwap(false, true) {
-		if !c.deriveTrigrams() {
-			c.buildTrigrams()
-		}
+	if len(c.Headers) < minTrigramSessions {
+		return nil
+	}
+	if !c.triStarted.CompareAndSwap(false, true) || !c.deriveTrigrams() {
+		// Builds, or waits for the build a query started.
+		c.buildTrigrams()
 	}
 	return nil
 }

@@ -328,7 +328,13 @@ func (c *Catalog) trigrams() *trigramIndex {
 	return nil
 }
 
-// buildTrigrams builds the trigram index of a prepared catalog, once.
+// buildTrigrams builds the trigram index of a prepared catalog, once, and
+// returns when it is built (a concurrent call waits for the first). A
+// catalog whose index was derived keeps it.
 func (c *Catalog) buildTrigrams() {
-	c.triOnce.Do(func() { c.tri.Store(buildTrigramIndex(c)) })
+	c.triOnce.Do(func() {
+		if c.tri.Load() == nil {
+			c.tri.Store(buildTrigramIndex(c))
+		}
+	})
 }

@@ -250,3 +250,23 @@ func indexedOrScan(t *testing.T, c *Catalog, target Target, needle string, limit
 	}
 	return got
 }
+
+// TestPrepareWaitsForTheIndexAQueryStarted checks that a large catalog's
+// first query starts its trigram index in the background (answering by
+// the scan meanwhile) and that Prepare returns only once the index exists.
+func TestPrepareWaitsForTheIndexAQueryStarted(t *testing.T) {
+	headers, titles := randomTrigramCatalog(rand.New(rand.NewPCG(22, 5)), minTrigramSessions)
+	c := &Catalog{Headers: headers, Titles: titles}
+	if _, err := catalogCandidates(c, Target{}, "abc", 50); err != nil {
+		t.Fatal(err)
+	}
+	if !c.triStarted.Load() {
+		t.Fatal("the first query did not start the trigram index")
+	}
+	if err := c.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if c.tri.Load() == nil {
+		t.Fatal("Prepare returned before the trigram index was built")
+	}
+}
