@@ -3,6 +3,7 @@ module github.com/dsh-lsp/dsh-lsp
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/uuid v1.6.0
 	github.com/klauspost/compress v1.20.4
@@ -13,6 +14,7 @@ require (
 	go.uber.org/zap v1.28.0
 	go.uber.org/zap/exp v0.3.0
 	golang.org/x/sys v0.45.0
+	golang.org/x/term v0.39.0
 	golang.org/x/text v0.44.0
 )
 

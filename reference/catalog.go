@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,16 @@ type Catalog struct {
 	// of lowered filters every session.
 	lowered string
 	fields  []catalogFields
+
+	// tri indexes lowered by trigram (catalog_trigram.go), built after
+	// prepare by Prepare or in the background after a query's first use.
+	tri        atomic.Pointer[trigramIndex]
+	triOnce    sync.Once
+	triStarted atomic.Bool
+	// prev is an earlier catalog of the same source with a trigram index
+	// (Follows), from which this one's is derived when few sessions
+	// changed; dropped once used.
+	prev atomic.Pointer[Catalog]
 }
 
 // catalogSep ends each field in Catalog.lowered.
@@ -58,11 +69,45 @@ type CatalogSource interface {
 	Catalog(ctx context.Context) (*Catalog, error)
 }
 
-// Prepare computes the catalog's search data (labels and lowercased
-// strings) now instead of on its first query, and reports a malformed
-// catalog. A source may call it after building a snapshot in the
-// background so that no query pays for it.
-func (c *Catalog) Prepare() error { return c.prepare() }
+// Prepare computes the catalog's search data (labels, lowercased strings
+// and, for a large catalog, their trigram index) now instead of on its
+// first queries, and reports a malformed catalog. A source may call it
+// after building a snapshot in the background so that no query pays for
+// it.
+func (c *Catalog) Prepare() error {
+	if err := c.prepare(); err != nil {
+		return err
+	}
+	if len(c.Headers) < minTrigramSessions {
+		return nil
+	}
+	if !c.triStarted.CompareAndSwap(false, true) || !c.deriveTrigrams() {
+		// Builds, or waits for the build a query started.
+		c.buildTrigrams()
+	}
+	return nil
+}
+
+// Follows tells c that it replaces prev, the same source's previous
+// snapshot: when the two list the same sessions (ids and cwds, in order)
+// and few labels changed, c's trigram index is derived from prev's in
+// one comparison of the lowered strings instead of being rebuilt (a
+// live session's appends change one title at a time). Call it before c
+// is shared. At most one earlier catalog is kept, until c's index exists.
+func (c *Catalog) Follows(prev *Catalog) {
+	if prev == nil || prev == c {
+		return
+	}
+	if prev.tri.Load() == nil {
+		// prev never got an index (no query used it): derive from what
+		// it would have derived from, keeping the chain one link long.
+		prev = prev.prev.Load()
+		if prev == nil || prev.tri.Load() == nil {
+			return
+		}
+	}
+	c.prev.Store(prev)
+}
 
 // prepare checks that Titles parallels Headers and computes the labels and
 // lowercased strings, once.
@@ -151,6 +196,11 @@ func (c *Catalog) matches(i int, needle string) bool {
 func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([]Candidate, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
+	}
+	if needle == "" || usesTrigrams(needle) {
+		if x := c.trigrams(); x != nil {
+			return indexedCandidates(c, x, target, needle, limit), nil
+		}
 	}
 	var buckets [3][]int32
 	// add files header i under its rank and reports whether the cut is

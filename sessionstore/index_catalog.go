@@ -54,6 +54,11 @@ func (x *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	if old := x.catalog.snap.Load(); old != nil {
+		// A live session's appends change one title at a time: the new
+		// snapshot's search index is derived from the last one's.
+		snap.cat.Follows(old.cat)
+	}
 	x.catalog.snap.Store(snap)
 	return snap.cat, nil
 }

@@ -162,8 +162,14 @@ func TestIndexedCatalogUnavailableDuringFirstPass(t *testing.T) {
 func BenchmarkIndexedCandidatesNewQueries(b *testing.B) {
 	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
-	if cat, err := x.Catalog(context.Background()); err != nil || len(cat.Headers) == 0 {
+	cat, err := x.Catalog(context.Background())
+	if err != nil || len(cat.Headers) == 0 {
 		b.Fatalf("no sessions to query in %s (%v)", x.Root(), err)
+	}
+	// Warm: the search data (and, for a large store, its trigram index)
+	// is built in the background after a change, before typing resumes.
+	if err := cat.Prepare(); err != nil {
+		b.Fatal(err)
 	}
 	cwd := "/home/alice/work/project-000"
 	target := reference.Target{CWD: &cwd}

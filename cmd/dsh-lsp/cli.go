@@ -202,7 +202,9 @@ func (c *common) readLimit() int64 { return max(c.maxReadMB, 0) << 20 }
 // other): a later run answers from it after stat-checking every entry and
 // re-parsing only what changed, instead of reading every log. noCache
 // reads the store directly, as service does. close persists the index.
-func (c *common) indexedService(noCache bool) (svc *reference.Service, src reference.Source, close func(), err error) {
+// While the first pass parses transcripts, a progress line is drawn on
+// stderr when it is a terminal (nothing otherwise).
+func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.Service, src reference.Source, close func(), err error) {
 	if noCache {
 		svc, src, err = c.service()
 		return svc, src, func() {}, err
@@ -215,13 +217,16 @@ func (c *common) indexedService(noCache bool) (svc *reference.Service, src refer
 	if err != nil {
 		return nil, nil, nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
 	}
+	progress := newProgressLine(stderr)
+	defer progress.finish()
 	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
 		// One answer, then exit: the first refresh (a stat scan of the
 		// whole store) is all the revalidation it needs.
 		Snapshot:  true,
 		ReadLimit: c.readLimit(),
+		Progress:  progress.report,
 		Logf: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))
+			progress.println(stderr, "dsh-lsp: warning: "+oneLine(fmt.Sprintf(format, args...)))
 		},
 	})
 	if err != nil {
@@ -294,7 +299,7 @@ func prepareCmd(args []string, stdin io.Reader) (any, error) {
 	return json.RawMessage(b), nil
 }
 
-func candidatesCmd(args []string) (any, error) {
+func candidatesCmd(args []string, stderr io.Writer) (any, error) {
 	var c common
 	fs := newFlagSet("candidates")
 	c.register(fs)
@@ -311,7 +316,7 @@ func candidatesCmd(args []string) (any, error) {
 	if len(pos) == 1 {
 		query = pos[0]
 	}
-	svc, _, closeSrc, err := c.indexedService(*noCache)
+	svc, _, closeSrc, err := c.indexedService(*noCache, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +391,7 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		var svc *reference.Service
 		var closeSrc func()
-		svc, src, closeSrc, err = c.indexedService(*noCache)
+		svc, src, closeSrc, err = c.indexedService(*noCache, stderr)
 		if svc != nil {
 			cfg = svc.Config()
 			defer closeSrc()

@@ -59,7 +59,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "prepare":
 		return cliMain(stdout, stderr, func() (any, error) { return prepareCmd(rest, stdin) })
 	case "candidates":
-		return cliMain(stdout, stderr, func() (any, error) { return candidatesCmd(rest) })
+		return cliMain(stdout, stderr, func() (any, error) { return candidatesCmd(rest, stderr) })
 	case "mentions":
 		return cliMain(stdout, stderr, func() (any, error) { return mentionsCmd(rest, stdin) })
 	case "uri":

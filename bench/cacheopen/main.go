@@ -1,0 +1,183 @@
+// Command cacheopen measures a restart on the persisted index cache, in
+// process, and what the index keeps per session:
+//
+//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-cpuprofile F] [-memprofile F] STORE
+//
+// The first run writes the cache when DIR holds none (the first indexing
+// pass; its time and peak are reported as "cold"). Every run then opens
+// the index on the cache like a restarted server (watches on) and
+// reports, from the open: the cache load (OpenIndexed returning), the
+// first completion answer (reference.Service.ListCandidates of -query,
+// limit 50: what a restarted editor waits for), and the first refresh's
+// end. After the runs it reports the Go heap in use after a GC divided by
+// the sessions listed (bytes per session of the index: entries, listing,
+// catalog and its trigram index), and the process's peak RSS (VmHWM).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+type result struct {
+	Store           string  `json:"store"`
+	Sessions        int     `json:"sessions"`
+	ColdPassMs      float64 `json:"coldPassMs,omitempty"`
+	LoadMs          float64 `json:"cacheLoadMs"`
+	FirstAnswerMs   float64 `json:"firstAnswerMs"`
+	RefreshedMs     float64 `json:"firstRefreshMs"`
+	WarmP50Us       float64 `json:"warmNewQueryP50Us"`
+	WarmP99Us       float64 `json:"warmNewQueryP99Us"`
+	HeapBytes       uint64  `json:"heapInUseBytes"`
+	BytesPerSession float64 `json:"heapBytesPerSession"`
+	PeakRSSMB       float64 `json:"peakRSSMB"`
+}
+
+func main() {
+	cacheDir := flag.String("cache", "", "index cache directory (default: a new temporary one, written by a first pass)")
+	query := flag.String("query", "proj", "the first completion's query")
+	cwd := flag.String("cwd", "/home/alice/work/project-007", "the completion target's cwd")
+	runs := flag.Int("runs", 3, "restarts measured; the fastest is reported")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the restarts to this file")
+	memprofile := flag.String("memprofile", "", "write a heap profile (what the index keeps) to this file")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fail(fmt.Errorf("usage: cacheopen [-cache DIR] [-query Q] [-runs N] STORE"))
+	}
+	root := flag.Arg(0)
+	res := result{Store: root}
+	if *cacheDir == "" {
+		d, err := os.MkdirTemp("", "dsh-lsp-cacheopen-")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(d)
+		*cacheDir = d
+	}
+	opts := sessionstore.IndexOptions{CacheDir: *cacheDir}
+	if entries, _ := os.ReadDir(*cacheDir); len(entries) == 0 {
+		start := time.Now()
+		x, err := sessionstore.OpenIndexed(root, opts)
+		if err != nil {
+			fail(err)
+		}
+		if err := x.Wait(context.Background()); err != nil {
+			fail(err)
+		}
+		x.Close()
+		res.ColdPassMs = ms(time.Since(start))
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	target := reference.Target{CWD: cwd}
+	var last *sessionstore.Indexed
+	for i := 0; i < max(*runs, 1); i++ {
+		if last != nil {
+			last.Close()
+			last = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+		}
+		start := time.Now()
+		x, err := sessionstore.OpenIndexed(root, opts)
+		if err != nil {
+			fail(err)
+		}
+		load := time.Since(start)
+		svc, err := reference.NewService(x, reference.DefaultConfig())
+		if err != nil {
+			fail(err)
+		}
+		if _, err := svc.ListCandidates(context.Background(), target, *query, 50); err != nil {
+			fail(err)
+		}
+		first := time.Since(start)
+		if err := x.Wait(context.Background()); err != nil {
+			fail(err)
+		}
+		refreshed := time.Since(start)
+		if i == 0 || first < time.Duration(res.FirstAnswerMs*float64(time.Millisecond)) {
+			res.LoadMs, res.FirstAnswerMs, res.RefreshedMs = ms(load), ms(first), ms(refreshed)
+		}
+		last = x
+	}
+	// Warm: new 3-hex-digit queries on the last index, its catalog and
+	// search index built (as the background rebuild leaves them).
+	svc, _ := reference.NewService(last, reference.DefaultConfig())
+	if cat, err := last.Catalog(context.Background()); err == nil {
+		res.Sessions = len(cat.Headers)
+		cat.Prepare()
+	}
+	lat := make([]time.Duration, 0, 2000)
+	for i := range 2000 {
+		t0 := time.Now()
+		if _, err := svc.ListCandidates(context.Background(), target, fmt.Sprintf("%03x", i*2654435761%4096), 50); err != nil {
+			fail(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	res.WarmP50Us = float64(lat[len(lat)/2].Microseconds())
+	res.WarmP99Us = float64(lat[len(lat)*99/100].Microseconds())
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	res.HeapBytes = mem.HeapInuse
+	if res.Sessions > 0 {
+		res.BytesPerSession = float64(mem.HeapInuse) / float64(res.Sessions)
+	}
+	res.PeakRSSMB = peakRSSMB()
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err != nil {
+			fail(err)
+		}
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+	runtime.KeepAlive(last)
+	b, _ := json.MarshalIndent(res, "", "  ")
+	fmt.Println(string(b))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+
+// peakRSSMB is VmHWM from /proc/self/status (Linux; 0 elsewhere).
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "cacheopen:", err)
+	os.Exit(1)
+}

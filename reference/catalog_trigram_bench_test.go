@@ -1,0 +1,73 @@
+package reference
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// benchCatalog is newBenchSource(n) as a prepared catalog.
+func benchCatalog(b *testing.B, n int) *Catalog {
+	src := newBenchSource(n)
+	c := &Catalog{Headers: src.headers}
+	for _, h := range src.headers {
+		c.Titles = append(c.Titles, TitleResult{SessionID: h.ID, Title: src.titles[h.ID]})
+	}
+	if err := c.prepare(); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkCatalogCandidatesNewQueries is completion while typing at 10k
+// and 100k sessions: every query is new (3 hex digits, each in ~1-3 % of
+// the ids at 10k; or a word being typed, 3 to 6 letters), answered by the
+// scan of the lowered strings and by the trigram index, with p50/p99 per
+// query, the index's build time and its bytes per session.
+func BenchmarkCatalogCandidatesNewQueries(b *testing.B) {
+	words := []string{"migra", "refac", "pars", "compl", "überp", "straß", "界面", "proj", "serv", "cach"}
+	for _, n := range []int{10000, 100000} {
+		c := benchCatalog(b, n)
+		t0 := time.Now()
+		c.buildTrigrams()
+		build := time.Since(t0)
+		scan := &Catalog{Headers: c.Headers, Titles: c.Titles}
+		scan.triStarted.Store(true)
+		if err := scan.prepare(); err != nil {
+			b.Fatal(err)
+		}
+		target := Target{CWD: c.Headers[17].CWD}
+		for _, kind := range []string{"hex", "word"} {
+			for _, path := range []string{"scan", "trigram"} {
+				cat := c
+				if path == "scan" {
+					cat = scan
+				}
+				b.Run(fmt.Sprintf("sessions=%d/query=%s/path=%s", n, kind, path), func(b *testing.B) {
+					lat := make([]time.Duration, 0, b.N)
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						q := fmt.Sprintf("%03x", i*2654435761%4096)
+						if kind == "word" {
+							w := words[i%len(words)]
+							q = w[:3+i/len(words)%(len(w)-2)]
+						}
+						t := time.Now()
+						if _, err := catalogCandidates(cat, target, LowerJS(q), 50); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(t))
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+					if path == "trigram" {
+						b.ReportMetric(float64(build.Milliseconds()), "build-ms")
+						b.ReportMetric(float64(c.tri.Load().size())/float64(n), "index-B/session")
+					}
+				})
+			}
+		}
+	}
+}
