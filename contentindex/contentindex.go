@@ -619,7 +619,7 @@ func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, err
 	}
 	var q string
 	if len(long) > 0 {
-		q = `SELECT docs.id, snippet(body, -1, char(1), char(2), '…', 24) FROM body JOIN docs ON docs.rowid = body.rowid
+		q = `SELECT docs.id, snippet(body, -1, char(1), char(2), '…', 48) FROM body JOIN docs ON docs.rowid = body.rowid
 			WHERE ` + strings.Join(where, " AND ") + ` ORDER BY bm25(body, 4.0, 1.0) LIMIT ?`
 	} else {
 		// Terms under three characters have no trigram: a scan, newest

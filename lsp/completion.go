@@ -50,6 +50,8 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 		style = completion.StyleALE
 	}
 	list := wire.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
+	// Then the sessions whose text matches (content search), if any.
+	list.Items = append(list.Items, s.contentItems(ctx, snap, q, cands, style)...)
 	// About 650 bytes per item: allocate once.
 	return jsonrpc2.RawMessage(list.AppendJSON(make([]byte, 0, 128+700*len(list.Items)))), nil
 }
@@ -108,6 +110,9 @@ func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, err
 	kind := "plaintext"
 	if r.markdown {
 		kind = "markdown"
+	}
+	if data.Snippet != "" {
+		doc = "Found in text: " + data.Snippet + "\n\n" + doc
 	}
 	item.Documentation = &wire.MarkupContent{Kind: kind, Value: doc}
 	return item, nil

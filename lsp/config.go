@@ -28,13 +28,17 @@ type settings struct {
 	// `settings = {dsh = {}}` right after initialize, and an empty or
 	// partial push must not drop the store the initializationOptions named.
 	init settingsLayer
+	// contentSearch is the contentSearch setting (default true).
+	contentSearch bool
 }
 
-func defaultSettings() settings { return settings{config: reference.DefaultConfig()} }
+func defaultSettings() settings {
+	return settings{config: reference.DefaultConfig(), contentSearch: true}
+}
 
 // settingKeys are the keys of the settings object; others are ignored
 // (editors add their own).
-var settingKeys = []string{"sessionsDir", "target", "maxReferences", "candidateLimit", "maxReferenceBytes"}
+var settingKeys = []string{"sessionsDir", "target", "maxReferences", "candidateLimit", "maxReferenceBytes", "contentSearch"}
 
 // settingsLayer is one source of settings (initializationOptions, or one
 // settings.dsh push): the keys of settingKeys it carries, raw. A key set to
@@ -138,6 +142,11 @@ func (l settingsLayer) resolve() (settings, error) {
 		}
 		st.target = t
 	}
+	if v, ok := l["contentSearch"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &st.contentSearch); err != nil {
+			return st, &SettingsError{"contentSearch must be a boolean"}
+		}
+	}
 	// Hand the core only its own keys, so that its checks (numbers only,
 	// safe integers, ranges) and messages apply exactly.
 	core := map[string]json.RawMessage{}
@@ -192,6 +201,9 @@ type environment struct {
 	tracker reference.ChangeTracker
 	service *reference.Service
 	config  reference.Config
+	// content is the root's content index, nil when content search is
+	// off or the source cannot feed one (content.go).
+	content *contentSearch
 }
 
 // buildEnvironment opens the store for st.
@@ -233,7 +245,8 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	// Options.OpenSource).
 	index, _ := src.(reference.Index)
 	tracker, _ := src.(reference.ChangeTracker)
-	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config}
+	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config,
+		content: s.contentFor(root, src, st)}
 	return env, nil
 }
 

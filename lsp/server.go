@@ -79,6 +79,10 @@ type Options struct {
 	// (prepare, hover, completionItem/resolve) running at once; more wait
 	// in a queue, cancellable. 0 means GOMAXPROCS-1 (at least 1).
 	MaxConcurrentReads int
+	// NoContentIndex turns content search off whatever the contentSearch
+	// setting says (--no-content-index): no content index is built or
+	// kept.
+	NoContentIndex bool
 }
 
 type lifecycle int
@@ -123,6 +127,8 @@ type Server struct {
 	// closed when the session ends (a request may still use a replaced
 	// one).
 	sources map[string]reference.Source
+	// contents are the content indexes opened so far, by store root.
+	contents map[string]*contentSearch
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
@@ -172,6 +178,7 @@ func New(opts Options) *Server {
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
 		sources:        make(map[string]reference.Source),
+		contents:       make(map[string]*contentSearch),
 		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
 		readSlots:      make(chan struct{}, readConcurrency(opts.MaxConcurrentReads)),
 	}
@@ -214,6 +221,7 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeContentsLocked()
 	for _, src := range s.sources {
 		if c, ok := src.(io.Closer); ok {
 			c.Close()
@@ -484,6 +492,7 @@ var methods = map[string]handler{
 	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
 	"dsh/prepare":              request[prepareInput, prepareSnap]{decode: parsePrepareParams, inline: (*Server).prepareSnapshot, async: (*Server).prepare},
 	"dsh/candidates":           request[candidatesParams, candidatesSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
+	"dsh/search":               request[searchParams, searchSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
 
 	"initialized":                         notification[noParams]{apply: (*Server).initialized},
 	"exit":                                notification[noParams]{apply: (*Server).exit},
