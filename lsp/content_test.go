@@ -43,6 +43,18 @@ func hitOf(hits []searchHit, id string) *searchHit {
 	return nil
 }
 
+// candidateItems are the items of a completion list that are dsh's
+// candidates: the content hits that follow them sort after "~".
+func candidateItems(items []wire.CompletionItem) []wire.CompletionItem {
+	var out []wire.CompletionItem
+	for _, it := range items {
+		if !strings.HasPrefix(it.SortText, "~") {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // waitFor retries cond until it holds (the store's watcher reports a write
 // a few milliseconds after it) and returns how long that took.
 func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
