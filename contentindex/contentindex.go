@@ -702,3 +702,25 @@ func oneLine(s string) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// Stats describes the index (benchmarks, logs).
+type Stats struct {
+	// Sessions is the number of indexed sessions; TextBytes the bytes of
+	// text (titles included) they hold.
+	Sessions  int
+	TextBytes int64
+}
+
+// Stats counts what the index holds.
+func (ix *Index) Stats(ctx context.Context) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var st Stats
+	if ix.db == nil {
+		return st, errors.New("content index is closed")
+	}
+	var n sql.NullInt64
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*), sum(length(CAST(title AS BLOB)) + length(CAST(text AS BLOB))) FROM body`).Scan(&st.Sessions, &n)
+	st.TextBytes = n.Int64
+	return st, err
+}
