@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -56,6 +57,8 @@ const (
 	// MaxLimit caps it.
 	DefaultLimit = 20
 	MaxLimit     = 200
+	// rankWindow is how many matches a search ranks (see search).
+	rankWindow = 256
 	// batchSize is how many sessions one write transaction holds.
 	batchSize = 256
 )
@@ -91,6 +94,8 @@ type Index struct {
 	versions map[string]string
 	// synced is true once a Sync has completed on this process.
 	synced bool
+	// minRowid is the smallest rowid in use (0 for an empty index).
+	minRowid int64
 	// headers are the sessions listed at the last sync, by id.
 	headers map[string]reference.SessionHeader
 }
@@ -211,6 +216,7 @@ func (ix *Index) create() error {
 		return err
 	}
 	ix.versions = map[string]string{}
+	ix.minRowid = 0
 	return nil
 }
 
@@ -232,6 +238,11 @@ func (ix *Index) loadVersions() error {
 		return err
 	}
 	ix.versions = vs
+	var m sql.NullInt64
+	if err := ix.db.QueryRow(`SELECT min(rowid) FROM docs`).Scan(&m); err != nil {
+		return err
+	}
+	ix.minRowid = min(m.Int64, 0)
 	return nil
 }
 
@@ -333,7 +344,10 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	}
 	ix.headers = headers
 	var stale []sessionstore.SessionVersion
-	for _, s := range sessions {
+	// Oldest first: the sessions indexed last get the smallest rowids,
+	// and the listing is newest first.
+	for i := len(sessions) - 1; i >= 0; i-- {
+		s := sessions[i]
 		current[s.Header.ID] = true
 		if s.Version == "" {
 			continue // no single transcript: a read would fail
@@ -512,18 +526,24 @@ func (ix *Index) remove(ids []string) error {
 	return nil
 }
 
+// write indexes docs, each under a rowid below every other: ascending
+// rowid order is most recently indexed first, the order a search meets
+// matches in (see search).
 func (ix *Index) write(docs []doc) error {
 	tx, err := ix.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	del, err := tx.Prepare(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`)
+	delBody, err := tx.Prepare(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`)
 	if err != nil {
 		return err
 	}
-	up, err := tx.Prepare(`INSERT INTO docs(id, version) VALUES (?, ?)
-		ON CONFLICT(id) DO UPDATE SET version = excluded.version RETURNING rowid`)
+	delDoc, err := tx.Prepare(`DELETE FROM docs WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version) VALUES (?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -531,21 +551,26 @@ func (ix *Index) write(docs []doc) error {
 	if err != nil {
 		return err
 	}
+	next := ix.minRowid
 	for _, d := range docs {
-		if _, err := del.Exec(d.id); err != nil {
+		if _, err := delBody.Exec(d.id); err != nil {
 			return err
 		}
-		var rowid int64
-		if err := up.QueryRow(d.id, d.version).Scan(&rowid); err != nil {
+		if _, err := delDoc.Exec(d.id); err != nil {
 			return err
 		}
-		if _, err := ins.Exec(rowid, d.title, d.text); err != nil {
+		next--
+		if _, err := insDoc.Exec(next, d.id, d.version); err != nil {
+			return err
+		}
+		if _, err := ins.Exec(next, d.title, d.text); err != nil {
 			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	ix.minRowid = next
 	for _, d := range docs {
 		ix.versions[d.id] = d.version
 	}
@@ -617,34 +642,69 @@ func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, err
 		p := "%" + likeEscape(t) + "%"
 		args = append(args, p, p)
 	}
-	var q string
-	if len(long) > 0 {
-		q = `SELECT docs.id, snippet(body, -1, char(1), char(2), '…', 48) FROM body JOIN docs ON docs.rowid = body.rowid
-			WHERE ` + strings.Join(where, " AND ") + ` ORDER BY bm25(body, 4.0, 1.0) LIMIT ?`
-	} else {
+	if len(long) == 0 {
 		// Terms under three characters have no trigram: a scan, newest
 		// indexed first, the snippet cut here.
-		q = `SELECT docs.id, body.title || char(10) || body.text FROM body JOIN docs ON docs.rowid = body.rowid
-			WHERE ` + strings.Join(where, " AND ") + ` ORDER BY body.rowid DESC LIMIT ?`
+		q := `SELECT docs.id, body.title || char(10) || body.text FROM body JOIN docs ON docs.rowid = body.rowid
+			WHERE ` + strings.Join(where, " AND ") + ` ORDER BY body.rowid LIMIT ?`
+		rows, err := db.QueryContext(ctx, q, append(args, limit)...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		hits := []Hit{}
+		for rows.Next() {
+			var id, text string
+			if err := rows.Scan(&id, &text); err != nil {
+				return nil, err
+			}
+			hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, ts))})
+		}
+		return hits, rows.Err()
 	}
-	args = append(args, limit)
-	rows, err := db.QueryContext(ctx, q, args...)
+	// Rank first, then make snippets of the hits only: a snippet costs a
+	// pass over the session's text, and a common word matches most
+	// sessions.
+	//
+	// BM25 costs a pass over each match's positions, so only the first
+	// rankWindow matches in rowid order (the sessions indexed most
+	// recently: the latest changed) are ranked: a word most sessions hold
+	// costs the same at 1,000 sessions as at 100,000.
+	q := `SELECT rowid FROM (SELECT rowid, bm25(body, 4.0, 1.0) AS score FROM body WHERE ` + strings.Join(where, " AND ") +
+		` LIMIT ` + strconv.Itoa(rankWindow) + `) ORDER BY score LIMIT ?`
+	rows, err := db.QueryContext(ctx, q, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	hits := []Hit{}
+	var rowids []int64
 	for rows.Next() {
-		var id, snip string
-		if err := rows.Scan(&id, &snip); err != nil {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		if len(long) == 0 {
-			snip = shortSnippet(snip, short[0])
-		}
-		hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snip)})
+		rowids = append(rowids, r)
 	}
-	return hits, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(rowids))
+	for _, r := range rowids {
+		var id, text string
+		// The snippet is cut here, not by FTS5's snippet(): that one runs
+		// the whole query again for each hit.
+		err := db.QueryRowContext(ctx, `SELECT docs.id, body.title || char(10) || body.text
+			FROM body JOIN docs ON docs.rowid = body.rowid WHERE body.rowid = ?`, r).Scan(&id, &text)
+		if err == sql.ErrNoRows {
+			continue // replaced since the ranking
+		}
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, ts))})
+	}
+	return hits, nil
 }
 
 func likeEscape(s string) string {
@@ -652,21 +712,46 @@ func likeEscape(s string) string {
 	return r.Replace(s)
 }
 
-// shortSnippet marks the first case-insensitive occurrence of term in
-// text with char(1)/char(2) and keeps about 40 characters around it.
-func shortSnippet(text, term string) string {
-	lt, lq := strings.ToLower(text), strings.ToLower(term)
-	i := strings.Index(lt, lq)
-	if i < 0 || len(lt) != len(text) {
+// indexFold returns the byte offset and length in text of the first
+// case-insensitive (Unicode simple folding) occurrence of term, or -1.
+func indexFold(text, term string) (int, int) {
+	n := utf8.RuneCountInString(term)
+	for i := 0; i < len(text); {
+		j, k := i, 0
+		for k < n && j < len(text) {
+			_, size := utf8.DecodeRuneInString(text[j:])
+			j += size
+			k++
+		}
+		if k == n && strings.EqualFold(text[i:j], term) {
+			return i, j - i
+		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+	}
+	return -1, 0
+}
+
+// snippet marks the first case-insensitive occurrence in text of the
+// first term found with char(1)/char(2) and keeps about 40 characters
+// either side.
+func snippet(text string, terms []string) string {
+	i, n := -1, 0
+	for _, t := range terms {
+		if i, n = indexFold(text, t); i >= 0 {
+			break
+		}
+	}
+	if i < 0 {
 		return cutUTF8(text, 120)
 	}
-	start, end := i, i+len(term)
-	for n := 0; start > 0 && n < 40; n++ {
+	start, end := i, i+n
+	for k := 0; start > 0 && k < 40; k++ {
 		_, size := utf8.DecodeLastRuneInString(text[:start])
 		start -= size
 	}
 	stop := end
-	for n := 0; stop < len(text) && n < 40; n++ {
+	for k := 0; stop < len(text) && k < 40; k++ {
 		_, size := utf8.DecodeRuneInString(text[stop:])
 		stop += size
 	}
