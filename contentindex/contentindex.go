@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -94,6 +95,8 @@ type Index struct {
 	versions map[string]string
 	// synced is true once a Sync has completed on this process.
 	synced bool
+	// gen counts committed changes (Generation).
+	gen atomic.Uint64
 	// minRowid is the smallest rowid in use (0 for an empty index).
 	minRowid int64
 	// headers are the sessions listed at the last sync, by id.
@@ -300,6 +303,10 @@ func (ix *Index) rebuild(cause error) error {
 	}
 	return nil
 }
+
+// Generation changes whenever a sync changes what the index holds: a
+// search result cached under one generation is stale under another.
+func (ix *Index) Generation() uint64 { return ix.gen.Load() }
 
 // Synced reports whether a Sync has completed since Open.
 func (ix *Index) Synced() bool {
@@ -523,6 +530,7 @@ func (ix *Index) remove(ids []string) error {
 	for _, id := range ids {
 		delete(ix.versions, id)
 	}
+	ix.gen.Add(1)
 	return nil
 }
 
@@ -571,6 +579,7 @@ func (ix *Index) write(docs []doc) error {
 		return err
 	}
 	ix.minRowid = next
+	ix.gen.Add(1)
 	for _, d := range docs {
 		ix.versions[d.id] = d.version
 	}

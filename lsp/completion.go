@@ -39,6 +39,8 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	if !ok {
 		return wire.CompletionList{IsIncomplete: false, Items: []wire.CompletionItem{}}, nil
 	}
+	// The content search (if any) runs beside dsh's listing.
+	hitsCh := s.startContentHits(snap, q)
 	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit, true)
 	if err != nil {
 		return nil, err
@@ -51,7 +53,7 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	}
 	list := wire.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
 	// Then the sessions whose text matches (content search), if any.
-	list.Items = append(list.Items, s.contentItems(ctx, snap, q, cands, style)...)
+	list.Items = append(list.Items, s.contentItems(ctx, snap, q, hitsCh, cands, style)...)
 	// About 650 bytes per item: allocate once.
 	return jsonrpc2.RawMessage(list.AppendJSON(make([]byte, 0, 128+700*len(list.Items)))), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,10 +31,12 @@ type contentSearch struct {
 	src *sessionstore.Indexed
 }
 
-// contentBudget is how long a completion waits for its content hits; past
-// it the list goes out with dsh's candidates only (it is incomplete, so
-// the next keystroke asks again).
-const contentBudget = 50 * time.Millisecond
+// contentBudget is how long a completion waits for its content hits once
+// dsh's candidates are ready (the search runs beside the listing); past it
+// the list goes out with dsh's candidates only (it is incomplete, so the
+// client asks again as the user types, and a repeated query finds the hits
+// cached).
+const contentBudget = 20 * time.Millisecond
 
 // contentMinRunes is the shortest completion query that gets content hits:
 // shorter terms have no trigram, and scanning every session's text on each
@@ -194,25 +197,93 @@ func (s *Server) dshSearch(ctx context.Context, c searchSnap) (any, error) {
 	return jsonrpc2.RawMessage(b), nil
 }
 
-// contentItems returns completion items for the content hits of q that
-// are not among listed, after them in sort order: at most limit, within
-// contentBudget, from the index as the background sync left it (nothing
-// before its first sync).
-func (s *Server) contentItems(ctx context.Context, snap docSnapshot, q completion.Query, listed []reference.Candidate, style completion.Style) []wire.CompletionItem {
+// contentHitsKey identifies a completion's content search.
+type contentHitsKey struct {
+	ix              *contentindex.Index
+	gen             uint64
+	query, targetID string
+	limit           int
+}
+
+// contentHits caches the content hits of recent completion queries, so
+// that hits which missed an answer's budget are in the next answer for
+// the same query.
+type contentHits struct {
+	mu      sync.Mutex
+	entries map[contentHitsKey][]contentindex.Item
+}
+
+func (c *contentHits) get(k contentHitsKey) ([]contentindex.Item, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	items, ok := c.entries[k]
+	return items, ok
+}
+
+func (c *contentHits) put(k contentHitsKey, items []contentindex.Item) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= 256 {
+		c.entries = map[contentHitsKey][]contentindex.Item{}
+	}
+	c.entries[k] = items
+}
+
+// startContentHits starts the content search of a completion query, beside
+// the candidate listing: the channel yields its hits (nil on failure, or
+// when content search does not apply). The search itself is not tied to
+// the request: if it misses the answer, its result is cached for the next
+// request of the same query.
+func (s *Server) startContentHits(snap docSnapshot, q completion.Query) <-chan []contentindex.Item {
 	cs := snap.env.content
 	if cs == nil || utf8.RuneCountInString(q.Text) < contentMinRunes || !cs.ix.Synced() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, contentBudget)
-	defer cancel()
+	_, targetID := targetKey(snap.target)
 	limit := int(min(snap.config.CandidateLimit, contentindex.DefaultLimit))
-	hits, err := cs.ix.Items(ctx, cs.src, snap.target, q.Text, limit+len(listed))
-	if err != nil {
-		if ctx.Err() == nil {
-			s.logger.Debug("completion: content search failed", "error", err)
+	// Room for hits that are candidates already (dropped later).
+	key := contentHitsKey{ix: cs.ix, gen: cs.ix.Generation(), query: q.Text, targetID: targetID, limit: 2 * limit}
+	ch := make(chan []contentindex.Item, 1)
+	if items, ok := s.contentHits.get(key); ok {
+		ch <- items
+		return ch
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		defer cancel()
+		items, err := cs.ix.Items(ctx, cs.src, snap.target, q.Text, key.limit)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logger.Debug("completion: content search failed", "error", err)
+			}
+			ch <- nil
+			return
 		}
+		s.contentHits.put(key, items)
+		ch <- items
+	}()
+	return ch
+}
+
+// contentItems waits at most contentBudget for the content hits of q and
+// returns completion items for those not among listed, sorted after them.
+func (s *Server) contentItems(ctx context.Context, snap docSnapshot, q completion.Query, hitsCh <-chan []contentindex.Item, listed []reference.Candidate, style completion.Style) []wire.CompletionItem {
+	if hitsCh == nil {
 		return nil
 	}
+	var hits []contentindex.Item
+	timer := time.NewTimer(contentBudget)
+	defer timer.Stop()
+	select {
+	case hits = <-hitsCh:
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+	limit := int(min(snap.config.CandidateLimit, contentindex.DefaultLimit))
 	seen := make(map[string]bool, len(listed))
 	for _, c := range listed {
 		seen[c.SessionID] = true

@@ -129,6 +129,8 @@ type Server struct {
 	sources map[string]reference.Source
 	// contents are the content indexes opened so far, by store root.
 	contents map[string]*contentSearch
+	// contentHits caches completion content searches (content.go).
+	contentHits contentHits
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
