@@ -169,7 +169,11 @@ func (ix *Index) open() error {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("not a regular file")
 		}
-		dsn = "file:" + filepath.ToSlash(ix.path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)"
+		// Writers take the lock at BEGIN (immediate): another dsh-lsp
+		// process syncing the same file then waits (busy_timeout) instead
+		// of failing when its read turns into a write.
+		uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(ix.path))
+		dsn = "file:" + uriPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -559,7 +563,12 @@ func (ix *Index) write(docs []doc) error {
 	if err != nil {
 		return err
 	}
-	next := ix.minRowid
+	// Another process may have written since: start below its rowids too.
+	var m sql.NullInt64
+	if err := tx.QueryRow(`SELECT min(rowid) FROM docs`).Scan(&m); err != nil {
+		return err
+	}
+	next := min(ix.minRowid, m.Int64)
 	for _, d := range docs {
 		if _, err := delBody.Exec(d.id); err != nil {
 			return err

@@ -394,3 +394,44 @@ func TestBoundsPerSessionAndQuery(t *testing.T) {
 		t.Errorf("terms of a long query: %d, want %d", len(got), MaxQueryTerms)
 	}
 }
+
+// TestTwoProcessesShareAnIndexFile syncs two indexes over one file (two
+// servers of the same store) at once, twice, then both search it.
+func TestTwoProcessesShareAnIndexFile(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	x := openStore(t, root, false)
+	path := filepath.Join(t.TempDir(), "dir %?#", "content.db")
+	var ixs [2]*Index
+	for i := range ixs {
+		ix, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		ixs[i] = ix
+	}
+	for round := 0; round < 2; round++ {
+		errs := make(chan error, 2)
+		for _, ix := range ixs {
+			go func() { _, err := ix.Sync(context.Background(), x); errs <- err }()
+		}
+		for range ixs {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: concurrent sync: %v", round, err)
+			}
+		}
+		// Make every session look changed to the second round.
+		for _, ix := range ixs {
+			ix.mu.Lock()
+			for id := range ix.versions {
+				ix.versions[id] = "stale"
+			}
+			ix.mu.Unlock()
+		}
+	}
+	for i, ix := range ixs {
+		if ids := hitIDs(t, ix, x, "runbook"); len(ids) != 1 || ids[0] != idB {
+			t.Errorf("index %d: search runbook = %v, want [%s]", i, ids, idB)
+		}
+	}
+}

@@ -133,7 +133,8 @@ func (c *contentSearch) alive(s *Server) bool {
 	return s.contents[c.src.Root()] == c
 }
 
-// closeContents closes every content index (session end).
+// closeContentsLocked closes every content index (session end). Callers
+// hold s.mu.
 func (s *Server) closeContentsLocked() {
 	for root, c := range s.contents {
 		c.ix.Close()
