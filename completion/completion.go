@@ -174,6 +174,8 @@ type ItemData struct {
 	Label     string  `json:"label"`
 	CWD       *string `json:"cwd,omitempty"`
 	CreatedAt int64   `json:"createdAt"`
+	// Snippet is set on content-search hits: the matched passage.
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // FormatTime formats a dsh createdAt (Unix milliseconds) for people.

@@ -39,6 +39,8 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	if !ok {
 		return wire.CompletionList{IsIncomplete: false, Items: []wire.CompletionItem{}}, nil
 	}
+	// The content search (if any) runs beside dsh's listing.
+	hitsCh := s.startContentHits(snap, q)
 	cands, err := s.candidates(ctx, snap.env, snap.target, q.Text, snap.config.CandidateLimit, true)
 	if err != nil {
 		return nil, err
@@ -50,6 +52,8 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 		style = completion.StyleALE
 	}
 	list := wire.CompletionList{IsIncomplete: true, Items: completion.ItemsStyled(cands, q, snap.mapper, style)}
+	// Then the sessions whose text matches (content search), if any.
+	list.Items = append(list.Items, s.contentItems(ctx, snap, q, hitsCh, cands, style)...)
 	// About 650 bytes per item: allocate once.
 	return jsonrpc2.RawMessage(list.AppendJSON(make([]byte, 0, 128+700*len(list.Items)))), nil
 }
@@ -108,6 +112,9 @@ func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, err
 	kind := "plaintext"
 	if r.markdown {
 		kind = "markdown"
+	}
+	if data.Snippet != "" {
+		doc = "Found in text: " + data.Snippet + "\n\n" + doc
 	}
 	item.Documentation = &wire.MarkupContent{Kind: kind, Value: doc}
 	return item, nil

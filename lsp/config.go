@@ -31,13 +31,17 @@ type settings struct {
 	// `settings = {dsh = {}}` right after initialize, and an empty or
 	// partial push must not drop the store the initializationOptions named.
 	init settingsLayer
+	// contentSearch is the contentSearch setting (default true).
+	contentSearch bool
 }
 
-func defaultSettings() settings { return settings{config: reference.DefaultConfig()} }
+func defaultSettings() settings {
+	return settings{config: reference.DefaultConfig(), contentSearch: true}
+}
 
 // settingKeys are the keys of the settings object; others are ignored
 // (editors add their own).
-var settingKeys = []string{"sessionsDir", "target", "maxReferences", "candidateLimit", "maxReferenceBytes"}
+var settingKeys = []string{"sessionsDir", "target", "maxReferences", "candidateLimit", "maxReferenceBytes", "contentSearch"}
 
 // settingsLayer is one source of settings (initializationOptions, or one
 // settings.dsh push): the keys of settingKeys it carries, raw. A key set to
@@ -141,6 +145,11 @@ func (l settingsLayer) resolve() (settings, error) {
 		}
 		st.target = t
 	}
+	if v, ok := l["contentSearch"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &st.contentSearch); err != nil {
+			return st, &SettingsError{"contentSearch must be a boolean"}
+		}
+	}
 	// Hand the core only its own keys, so that its checks (numbers only,
 	// safe integers, ranges) and messages apply exactly.
 	core := map[string]json.RawMessage{}
@@ -199,6 +208,9 @@ type environment struct {
 	// goroutines that follow its store end then.
 	retired     chan struct{}
 	retiredOnce sync.Once
+	// content is the root's content index, nil when content search is
+	// off or the source cannot feed one (content.go).
+	content *contentSearch
 }
 
 // retire marks env as replaced.
@@ -251,7 +263,8 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 	index, _ := src.(reference.Index)
 	tracker, _ := src.(reference.ChangeTracker)
 	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config,
-		retired: make(chan struct{})}
+		retired: make(chan struct{}),
+		content: s.contentFor(root, src, st)}
 	return env, nil
 }
 
@@ -297,6 +310,14 @@ func (s *Server) releaseSourcesLocked(drop func(root string) bool) {
 			continue
 		}
 		delete(s.sources, root)
+		if c := s.contents[root]; c != nil {
+			delete(s.contents, root)
+			s.closing.Add(1)
+			go func() {
+				defer s.closing.Done()
+				c.close()
+			}()
+		}
 		if c, ok := src.(io.Closer); ok {
 			s.closing.Add(1)
 			go func() {

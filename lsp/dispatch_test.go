@@ -22,7 +22,7 @@ func TestTypedDispatch(t *testing.T) {
 	requests, notifications := lsp.RegisteredMethods()
 	slices.Sort(requests)
 	slices.Sort(notifications)
-	wantRequests := []string{"completionItem/resolve", "dsh/candidates", "dsh/prepare", "initialize", "shutdown",
+	wantRequests := []string{"completionItem/resolve", "dsh/candidates", "dsh/prepare", "dsh/search", "initialize", "shutdown",
 		"textDocument/codeAction", "textDocument/completion", "textDocument/hover", "workspace/executeCommand"}
 	if !slices.Equal(requests, wantRequests) {
 		t.Fatalf("registered requests = %q, want %q", requests, wantRequests)

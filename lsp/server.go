@@ -79,6 +79,10 @@ type Options struct {
 	// (prepare, hover, completionItem/resolve) running at once; more wait
 	// in a queue, cancellable. 0 means GOMAXPROCS-1 (at least 1).
 	MaxConcurrentReads int
+	// NoContentIndex turns content search off whatever the contentSearch
+	// setting says (--no-content-index): no content index is built or
+	// kept.
+	NoContentIndex bool
 }
 
 type lifecycle int
@@ -125,6 +129,10 @@ type Server struct {
 	sources map[string]reference.Source
 	recent  []string
 	closing sync.WaitGroup
+	// contents are the content indexes opened so far, by store root.
+	contents map[string]*contentSearch
+	// contentHits caches completion content searches (content.go).
+	contentHits contentHits
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
@@ -174,6 +182,7 @@ func New(opts Options) *Server {
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
 		sources:        make(map[string]reference.Source),
+		contents:       make(map[string]*contentSearch),
 		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
 		readSlots:      make(chan struct{}, readConcurrency(opts.MaxConcurrentReads)),
 	}
@@ -218,6 +227,7 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	s.closing.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeContentsLocked()
 	if s.exited && s.state == stateShutdown {
 		return 0
 	}
@@ -483,6 +493,7 @@ var methods = map[string]handler{
 	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
 	"dsh/prepare":              request[prepareInput, prepareSnap]{decode: parsePrepareParams, inline: (*Server).prepareSnapshot, async: (*Server).prepare},
 	"dsh/candidates":           request[candidatesParams, candidatesSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
+	"dsh/search":               request[searchParams, searchSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
 
 	"initialized":                         notification[noParams]{apply: (*Server).initialized},
 	"exit":                                notification[noParams]{apply: (*Server).exit},

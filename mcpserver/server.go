@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/contentindex"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -72,6 +73,10 @@ type Options struct {
 	Version string
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+	// Content is the content index dsh_search_sessions {content: true}
+	// searches (synced with Source, which must then be a
+	// contentindex.Source); nil means content search is off.
+	Content *contentindex.Index
 	// PollInterval is how often Watch compares the recent sessions with the
 	// index (0: DefaultPollInterval).
 	PollInterval time.Duration

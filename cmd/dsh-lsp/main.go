@@ -7,6 +7,7 @@
 //	dsh-lsp [serve] [--stdio] [--listen ADDR] [--sessions DIR] [--log-file F] [--log-level L]
 //	dsh-lsp prepare [flags] [TEXT | -]
 //	dsh-lsp candidates [flags] [--limit N] [--no-cache] [QUERY]
+//	dsh-lsp search [flags] [--limit N] [--no-cache] [--no-content-index] QUERY
 //	dsh-lsp mentions [TEXT | -]
 //	dsh-lsp uri encode ID | uri decode URI
 //	dsh-lsp check [flags] [--no-cache] FILE…
@@ -60,6 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cliMain(stdout, stderr, func() (any, error) { return prepareCmd(rest, stdin) })
 	case "candidates":
 		return cliMain(stdout, stderr, func() (any, error) { return candidatesCmd(rest, stderr) })
+	case "search":
+		return cliMain(stdout, stderr, func() (any, error) { return searchCmd(rest) })
 	case "mentions":
 		return cliMain(stdout, stderr, func() (any, error) { return mentionsCmd(rest, stdin) })
 	case "uri":
@@ -91,6 +94,8 @@ const usage = `dsh-lsp: cite dsh sessions in prompts with @[label](dsh-session:�
   dsh-lsp prepare [flags] [TEXT | -]   readable text + context message (JSON)
   dsh-lsp candidates [flags] [--limit N] [--no-cache] [QUERY]
                                        sessions a mention can cite (JSON)
+  dsh-lsp search [flags] [--limit N] [--no-cache] QUERY
+                                       sessions by what was said in them (JSON)
   dsh-lsp mentions [TEXT | -]          mentions found in TEXT (JSON)
   dsh-lsp uri encode ID | decode URI   session reference URIs (JSON)
   dsh-lsp check [flags] [--no-cache] FILE…
@@ -107,4 +112,7 @@ Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
 candidates and check answer from the session index cached in the user cache
   directory (as the server does), after checking it against the store;
   --no-cache reads the store directly.
+search keeps a content index (what a mention would send, and the title)
+  beside it; --no-cache keeps both in memory for the run. serve and mcp take
+  --no-content-index (content search off: no content index built or kept).
 `

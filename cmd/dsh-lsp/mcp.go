@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap/exp/zapslog"
 
+	"github.com/dsh-lsp/dsh-lsp/contentindex"
 	"github.com/dsh-lsp/dsh-lsp/mcpserver"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
@@ -27,6 +28,7 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 	c.register(fs)
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
+	noContent := fs.Bool("no-content-index", false, "content search off: build and keep no content index")
 	pos, err := parseInterleaved(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = usageError("mcp takes no arguments; got %q", pos[0])
@@ -60,8 +62,21 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	defer idx.Close()
+	// The content index is synced by each content search (no background
+	// work for agents that never search by content).
+	var content *contentindex.Index
+	if *noContent {
+		contentindex.Remove(idx.ContentIndexPath())
+	} else if content, err = contentindex.Open(idx.ContentIndexPath(), contentindex.Options{
+		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
+	}); err != nil {
+		logger.Warn("content search unavailable", "error", err)
+		content = nil
+	} else {
+		defer content.Close()
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
-		Source: idx, Config: cfg, Target: c.target(), Version: versionString(), Logger: logger,
+		Source: idx, Config: cfg, Target: c.target(), Version: versionString(), Logger: logger, Content: content,
 	})
 	if err != nil {
 		return cliMain(stdout, stderr, func() (any, error) { return nil, err })

@@ -30,6 +30,7 @@ func serveMain(args []string, stderr io.Writer) int {
 	sessions := fs.String("sessions", "", "session store root (default $DSH_HOME/sessions or ~/.dsh/sessions)")
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	noContent := fs.Bool("no-content-index", false, "content search off whatever the contentSearch setting says: no content index is built or kept")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -56,7 +57,7 @@ func serveMain(args []string, stderr io.Writer) int {
 	// the session cleanly instead (exit code 1).
 	signal.Ignore(syscall.SIGPIPE)
 
-	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString()}
+	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString(), NoContentIndex: *noContent}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

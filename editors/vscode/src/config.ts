@@ -122,6 +122,7 @@ export interface ServerSettings {
   maxReferences?: number;
   candidateLimit?: number;
   maxReferenceBytes?: number;
+  contentSearch?: boolean;
 }
 
 /**
@@ -146,6 +147,10 @@ export function serverSettings(get: (key: string) => unknown, workspaceFolder: s
       out[key] = v as number;
     }
   }
+  // Only "off" is sent: on is the server's default.
+  if (get('contentSearch') === false) {
+    out.contentSearch = false;
+  }
   const target = get('target');
   if (target !== null && typeof target === 'object') {
     const t = target as { sessionId?: unknown; cwd?: unknown };
@@ -164,7 +169,7 @@ export function serverSettings(get: (key: string) => unknown, workspaceFolder: s
 }
 
 /** The keys of ServerSettings, in CONTRACT.md §2 order. */
-export const settingKeys = ['sessionsDir', 'target', 'maxReferences', 'candidateLimit', 'maxReferenceBytes'] as const;
+export const settingKeys = ['sessionsDir', 'target', 'maxReferences', 'candidateLimit', 'maxReferenceBytes', 'contentSearch'] as const;
 
 /**
  * pushedSettings is the `settings.dsh` object of a didChangeConfiguration push: every key,

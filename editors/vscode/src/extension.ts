@@ -32,6 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(preparedScheme, viewer),
     vscode.commands.registerCommand('dsh.prepareActive', (uri?: vscode.Uri) => prepareActive(viewer, uri)),
     vscode.commands.registerCommand('dsh.insertSessionMention', insertSessionMention),
+    vscode.commands.registerCommand('dsh.searchSessionContent', searchSessionContent),
     vscode.commands.registerCommand('dsh.setChatSession', setChatSession),
     vscode.commands.registerCommand('dsh.restartServer', () => restartClient(context)),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
@@ -349,6 +350,79 @@ async function insertSessionMention(): Promise<void> {
     return;
   }
   const mention = picked.candidate.mention;
+  await editor.edit((b) => {
+    for (const sel of editor.selections) {
+      b.replace(sel, mention);
+    }
+  });
+}
+
+/** ContentHit is one dsh/search result: a candidate plus the matched passage. */
+interface ContentHit extends Candidate {
+  snippet: string;
+}
+
+/**
+ * searchSessionContent searches what was said in the sessions (dsh/search, re-queried as the
+ * user types) and inserts the mention of the picked session at every cursor.
+ */
+async function searchSessionContent(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    vscode.window.showErrorMessage('dsh: open a message to insert a session mention into.');
+    return;
+  }
+  const c = runningClient();
+  if (!c) {
+    return;
+  }
+  const qp = vscode.window.createQuickPick<CandidateItem>();
+  qp.title = 'Find a dsh session by what was said in it';
+  qp.placeholder = 'Words or a phrase from the conversation (any language)';
+  let latest = 0;
+  const load = async (query: string) => {
+    const seq = ++latest;
+    if (query.trim() === '') {
+      qp.items = [];
+      return;
+    }
+    qp.busy = true;
+    try {
+      const hits = await c.sendRequest<ContentHit[]>('dsh/search', { query, limit: 50 });
+      if (seq === latest) {
+        qp.items = (hits ?? []).map((h) => ({
+          ...candidateItem(h),
+          detail: h.snippet.replace(/\*\*/g, ''),
+          alwaysShow: true,
+        }));
+      }
+    } catch (err) {
+      if (seq === latest) {
+        qp.items = [];
+        vscode.window.showErrorMessage(`dsh: ${formatDshError(err)}`);
+      }
+    } finally {
+      if (seq === latest) {
+        qp.busy = false;
+      }
+    }
+  };
+  const picked = await new Promise<CandidateItem | undefined>((resolve) => {
+    qp.onDidChangeValue((v) => void load(v));
+    qp.onDidAccept(() => {
+      resolve(qp.selectedItems[0]);
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      resolve(undefined);
+      qp.dispose();
+    });
+    qp.show();
+  });
+  const mention = picked?.candidate?.mention;
+  if (!mention) {
+    return;
+  }
   await editor.edit((b) => {
     for (const sel of editor.selections) {
       b.replace(sel, mention);

@@ -709,6 +709,18 @@ function M.candidates(bufnr, query, callback)
   end)
 end
 
+--- Requests dsh/search (sessions by what was said in them) for bufnr: callback(err, hits).
+function M.search(bufnr, query, callback)
+  bufnr = resolve_bufnr(bufnr)
+  with_client(bufnr, function(client, err)
+    if not client then return callback(err, nil) end
+    client_request(client, 'dsh/search', { query = query, limit = 50 }, function(e, result)
+      if e then return callback(rpc_error(e), nil) end
+      callback(nil, result or {})
+    end, bufnr)
+  end)
+end
+
 local function insert_at(win, pos, insert_mode, text)
   local buf = api.nvim_win_get_buf(win)
   local row, col = pos[1] - 1, pos[2]
@@ -744,7 +756,34 @@ function M.mention_command(query, bufnr)
   end)
 end
 
---- Defines :DshPrepare and :DshMention (also done by plugin/dsh_lsp.lua).
+--- :DshSearch {words} — find sessions by what was said in them, pick one with vim.ui.select
+--- and insert its mention at the cursor.
+function M.search_command(query, bufnr)
+  bufnr = resolve_bufnr(bufnr)
+  if not query or vim.trim(query) == '' then
+    return notify('DshSearch needs words to search for', vim.log.levels.WARN)
+  end
+  local win = api.nvim_get_current_win()
+  local pos = api.nvim_win_get_cursor(win)
+  local insert_mode = vim.fn.mode():sub(1, 1) == 'i'
+  M.search(bufnr, query, function(err, hits)
+    vim.schedule(function()
+      if err then return notify('search failed: ' .. err.message, vim.log.levels.ERROR) end
+      if #hits == 0 then return notify('no session says that', vim.log.levels.WARN) end
+      vim.ui.select(hits, {
+        prompt = 'Cite dsh session',
+        kind = 'dsh_session',
+        format_item = function(h)
+          return ('%s  (%s)  %s'):format(h.label, h.cwd or 'no cwd', (h.snippet or ''):gsub('%*%*', ''))
+        end,
+      }, function(choice)
+        if choice then insert_at(win, pos, insert_mode, choice.mention) end
+      end)
+    end)
+  end)
+end
+
+--- Defines :DshPrepare, :DshMention and :DshSearch (also done by plugin/dsh_lsp.lua).
 function M.create_commands()
   api.nvim_create_user_command('DshPrepare', function(a) M.prepare_command(a.args) end, {
     nargs = '?',
@@ -753,6 +792,10 @@ function M.create_commands()
   api.nvim_create_user_command('DshMention', function(a) M.mention_command(a.args) end, {
     nargs = '?',
     desc = 'dsh-lsp: pick a dsh session and insert its mention',
+  })
+  api.nvim_create_user_command('DshSearch', function(a) M.search_command(a.args) end, {
+    nargs = '+',
+    desc = 'dsh-lsp: find a dsh session by what was said in it and insert its mention',
   })
 end
 

@@ -69,9 +69,16 @@ test('documentSelector: built-ins plus user entries', () => {
 
 test('pushedSettings names every key, null where unset', () => {
   assert.deepEqual(pushedSettings({ maxReferences: 2 }), {
-    sessionsDir: null, target: null, maxReferences: 2, candidateLimit: null, maxReferenceBytes: null,
+    sessionsDir: null, target: null, maxReferences: 2, candidateLimit: null, maxReferenceBytes: null, contentSearch: null,
   });
   assert.deepEqual(pushedSettings({ sessionsDir: '/s', target: { sessionId: 'a' } }), {
-    sessionsDir: '/s', target: { sessionId: 'a' }, maxReferences: null, candidateLimit: null, maxReferenceBytes: null,
+    sessionsDir: '/s', target: { sessionId: 'a' }, maxReferences: null, candidateLimit: null, maxReferenceBytes: null, contentSearch: null,
   });
+});
+
+test('serverSettings sends contentSearch only when it is turned off', () => {
+  const get = (v: unknown) => (key: string) => (key === 'contentSearch' ? v : undefined);
+  assert.deepEqual(serverSettings(get(false), undefined), { contentSearch: false });
+  assert.deepEqual(serverSettings(get(true), undefined), {});
+  assert.deepEqual(serverSettings(get(undefined), undefined), {});
 });

@@ -131,7 +131,7 @@ test('activation: server from dsh.serverPath, settings as initializationOptions,
       const f = makeFake({ serverPath: fakeServer, sessionsDir: '/store', maxReferences: 2, candidateLimit: null, documentSelector: ['markdown'] }, c.chat);
       const ext = await activateWith(f);
       assert.deepEqual(f.errors, []);
-      assert.deepEqual(f.commands.sort(), ['dsh.insertSessionMention', 'dsh.prepareActive', 'dsh.restartServer', 'dsh.setChatSession']);
+      assert.deepEqual(f.commands.sort(), ['dsh.insertSessionMention', 'dsh.prepareActive', 'dsh.restartServer', 'dsh.searchSessionContent', 'dsh.setChatSession']);
       assert.deepEqual(f.participants, c.participants);
       assert.equal(f.clients.length, 1);
       const cl = f.clients[0];
@@ -159,7 +159,7 @@ test('a changed dsh setting is sent as didChangeConfiguration {settings: {dsh}}'
   assert.deepEqual(f.notifications, [
     // every key, null where unset: the server layers a push over initializationOptions
     ['workspace/didChangeConfiguration', { settings: { dsh: {
-      sessionsDir: '/store', target: { sessionId: 'me' }, maxReferences: 1, candidateLimit: null, maxReferenceBytes: null,
+      sessionsDir: '/store', target: { sessionId: 'me' }, maxReferences: 1, candidateLimit: null, maxReferenceBytes: null, contentSearch: null,
     } } }],
   ]);
   config.serverPath = '/nonexistent/dsh-lsp';
@@ -181,5 +181,5 @@ test('no server found: an error notification with the fix, no client, commands s
   assert.equal(f.clients.length, 0);
   assert.equal(f.errors.length, 1);
   assert.match(f.errors[0], /^dsh: dsh-lsp was not found: .*go install github\.com\/dsh-lsp\/dsh-lsp\/cmd\/dsh-lsp@latest.*dsh\.serverPath/);
-  assert.equal(f.commands.length, 4);
+  assert.equal(f.commands.length, 5);
 });

@@ -1,0 +1,437 @@
+package contentindex
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/klauspost/compress/zstd"
+)
+
+const (
+	idA = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0001" // plain, titled
+	idB = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0002" // compacted twice
+	idC = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0003" // tools, reasoning
+	idF = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0006" // unfinished chunks
+)
+
+// copyTree copies a fixture store into a fresh directory.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func openStore(t *testing.T, root string, live bool) *sessionstore.Indexed {
+	t.Helper()
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Snapshot: !live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func hitIDs(t *testing.T, ix *Index, src Source, query string) []string {
+	t.Helper()
+	items, err := ix.Find(context.Background(), src, reference.Target{}, query, 0)
+	if err != nil {
+		t.Fatalf("search %q: %v", query, err)
+	}
+	ids := []string{}
+	for _, it := range items {
+		ids = append(ids, it.SessionID)
+	}
+	return ids
+}
+
+func has(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSearchesOnlyWhatAMentionSends checks, on dsh-format stores of both
+// encodings, that text a mention would send is found and text it would
+// not send is not, although the log holds it.
+func TestSearchesOnlyWhatAMentionSends(t *testing.T) {
+	cases := []struct {
+		name, query, id string
+		found           bool
+	}{
+		{"direct user text", "rename a local git", idA, true},
+		{"completed assistant text", "git push origin", idA, true},
+		{"title", "Renaming git", idA, true},
+		{"compaction checkpoint", "compacted-summary", idB, true},
+		{"word prefix", "Runb", idB, true},
+		{"case-insensitive", "RUNBOOK", idB, true},
+		{"tool output", "b.ts", idC, false},
+		{"reasoning", "should grep", idC, false},
+		{"injected plugin context", "supersedes", idA, false},
+		{"text shadowed by a compaction", "Postgres 16", idB, false},
+		{"unfinished assistant chunk", "describes", idF, false},
+		{"tool output of a crashed session", "tiny demo project", idF, false},
+	}
+	for _, store := range []string{"store-raw", "store-zstd"} {
+		t.Run(store, func(t *testing.T) {
+			x := openStore(t, "../testdata/fixtures/"+store, false)
+			ix, err := Open("", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			listed := map[string]bool{}
+			vs, _ := x.SessionVersions(context.Background())
+			for _, v := range vs {
+				listed[v.Header.ID] = true
+			}
+			for _, c := range cases {
+				if !listed[c.id] {
+					continue // the zstd store holds A and B only
+				}
+				raw := rawLog(t, "../testdata/fixtures/"+store, c.id)
+				if !c.found && !bytes.Contains(bytes.ToLower(raw), bytes.ToLower([]byte(c.query))) {
+					t.Fatalf("%s: the log of %s does not hold %q: the case tests nothing", c.name, c.id, c.query)
+				}
+				got := has(hitIDs(t, ix, x, c.query), c.id)
+				if got != c.found {
+					t.Errorf("%s: search %q finds %s = %v, want %v", c.name, c.query, c.id, got, c.found)
+				}
+			}
+		})
+	}
+}
+
+// rawLog returns the decoded log of id in a fixture store.
+func rawLog(t *testing.T, root, id string) []byte {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(root, "*", id, "session.jsonl*"))
+	if len(matches) != 1 {
+		t.Fatalf("log of %s in %s: %v", id, root, matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(matches[0], ".zstd") {
+		d, _ := zstd.NewReader(nil)
+		defer d.Close()
+		if b, err = d.DecodeAll(b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// writeSession writes a minimal dsh log: a header and one direct user
+// message.
+func writeSession(t *testing.T, root, id, text string) string {
+	t.Helper()
+	dir := filepath.Join(root, "--home-carol-lab--", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { b, _ := jsonString(s); return b }
+	log := `{"type":"session","version":0,"id":` + q(id) + `,"createdAt":1786009000000,"cwd":"/home/carol/lab","delegationDepth":0}` + "\n" +
+		`{"type":"turn/start","seq":0,"time":1786009000001,"data":{"turn":1}}` + "\n" +
+		`{"type":"user/message","seq":1,"time":1786009000002,"data":{"content":[{"type":"text","text":` + q(text) + `}],"source":{"kind":"user"},"role":"user","id":"d0000000-0000-4000-8000-000000000001"},"surfaceOp":"append"}` + "\n"
+	p := filepath.Join(dir, "session.jsonl")
+	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func jsonString(s string) (string, error) {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
+
+func TestFindsCJKSubstringsAndShortTerms(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000001"
+	writeSession(t, root, id, "我们讨论了量子纠缠的实验")
+	x := openStore(t, root, false)
+	ix, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range []string{"量子纠缠", "纠缠", "量子纠缠 实验", "讨论了量"} {
+		items, err := ix.Find(context.Background(), x, reference.Target{}, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 1 || items[0].SessionID != id {
+			t.Fatalf("search %q: got %+v, want %s", q, items, id)
+		}
+		if !strings.Contains(items[0].Snippet, "**") {
+			t.Errorf("search %q: snippet %q has no marked match", q, items[0].Snippet)
+		}
+	}
+	if ids := hitIDs(t, ix, x, "量子力学"); len(ids) != 0 {
+		t.Errorf("search 量子力学: got %v, want none", ids)
+	}
+	if ids := hitIDs(t, ix, x, "量子纠缠"); len(ids) != 1 {
+		t.Fatal(ids)
+	}
+	// The target itself is never offered.
+	self := id
+	items, _ := ix.Find(context.Background(), x, reference.Target{SessionID: &self}, "量子纠缠", 5)
+	if len(items) != 0 {
+		t.Errorf("the target session is a hit: %+v", items)
+	}
+}
+
+// TestFollowsAppendsCompactionsAndDeletes replays the compacted fixture
+// session as dsh writes it: before its compaction, a word of the span the
+// compaction replaces is found; after it, that hit is gone and the new text
+// is found; after the session is deleted, nothing of it is.
+func TestFollowsAppendsCompactionsAndDeletes(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	logPath := filepath.Join(root, "--home-alice-proj--", idB, "session.jsonl")
+	full, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.Index(full, []byte(`{"type":"compaction/start","seq":25,`))
+	if cut < 0 {
+		t.Fatal("fixture B has no compaction at seq 25")
+	}
+	if err := os.WriteFile(logPath, full[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x := openStore(t, root, true)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache", "content.db")
+	ix, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ids := hitIDs(t, ix, x, "Postgres 16"); !has(ids, idB) {
+		t.Fatalf("before the compaction: search Postgres 16 = %v, want %s", ids, idB)
+	}
+	if ids := hitIDs(t, ix, x, "runbook"); has(ids, idB) {
+		t.Fatalf("before turn 3 was written: runbook found in %s", idB)
+	}
+	// dsh appends the compaction and the turns after it.
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(full[cut:])
+	f.Close()
+	eventually(t, func() bool {
+		ids := hitIDs(t, ix, x, "Postgres 16")
+		return !has(ids, idB) && has(hitIDs(t, ix, x, "runbook"), idB)
+	}, "after the compaction: Postgres 16 not found, runbook found")
+	// dsh deletes the session.
+	if err := os.RemoveAll(filepath.Dir(logPath)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool { return !has(hitIDs(t, ix, x, "runbook"), idB) }, "after the delete: runbook not found")
+	var n int
+	if err := ix.db.QueryRow(`SELECT count(*) FROM docs WHERE id = ?`, idB).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the deleted session is still in the index file (%d rows, %v)", n, err)
+	}
+	// The file is the user's only.
+	for _, p := range []string{filepath.Dir(path), path} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o600)
+		if fi.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+}
+
+// eventually retries cond for a little while: a watched store reports a
+// change after the file system event arrives.
+func eventually(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRebuildsAnUnusableIndexFile(t *testing.T) {
+	x := openStore(t, "../testdata/fixtures/store-raw", false)
+	cases := map[string][]byte{
+		"garbage":        bytes.Repeat([]byte("not a database "), 1000),
+		"empty":          {},
+		"foreign sqlite": nil, // written below
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "content.db")
+			if content != nil {
+				if err := os.WriteFile(path, content, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				other, err := Open(path, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := other.db.Exec(`UPDATE meta SET value = 'someone else' WHERE key = 'format'`); err != nil {
+					t.Fatal(err)
+				}
+				other.Close()
+			}
+			ix, err := Open(path, Options{})
+			if err != nil {
+				t.Fatalf("open over a %s file: %v", name, err)
+			}
+			defer ix.Close()
+			if ids := hitIDs(t, ix, x, "runbook"); !has(ids, idB) {
+				t.Errorf("after the rebuild: search runbook = %v, want %s", ids, idB)
+			}
+		})
+	}
+}
+
+func TestReopenedIndexReadsOnlyChangedSessions(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	x := openStore(t, root, false)
+	path := filepath.Join(t.TempDir(), "content.db")
+	ix, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := ix.Sync(context.Background(), x)
+	if err != nil || n == 0 {
+		t.Fatalf("first sync: %d, %v", n, err)
+	}
+	ix.Close()
+	ix, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if n, err := ix.Sync(context.Background(), x); err != nil || n != 0 {
+		t.Fatalf("sync of an unchanged store after reopening: %d sessions re-indexed, %v; want 0", n, err)
+	}
+}
+
+func TestBoundsPerSessionAndQuery(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000002"
+	text := "headword " + strings.Repeat("filler ", 20000) + " middleword " + strings.Repeat("filler ", 20000) + " tailword"
+	writeSession(t, root, id, text)
+	x := openStore(t, root, false)
+	ix, err := Open("", Options{MaxSessionBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for q, want := range map[string]bool{"headword": true, "tailword": true, "middleword": false} {
+		if got := has(hitIDs(t, ix, x, q), id); got != want {
+			t.Errorf("with 4 KiB per session, search %q found = %v, want %v", q, got, want)
+		}
+	}
+	var size int
+	ix.db.QueryRow(`SELECT length(CAST(text AS BLOB)) FROM body`).Scan(&size)
+	if size > 4096 {
+		t.Errorf("indexed %d bytes, over the 4096 cap", size)
+	}
+	long := strings.Repeat("量子 ", 1000)
+	if _, err := ix.Search(context.Background(), long, 5); err != nil {
+		t.Errorf("a long query: %v", err)
+	}
+	if got := terms(long); len(got) != MaxQueryTerms {
+		t.Errorf("terms of a long query: %d, want %d", len(got), MaxQueryTerms)
+	}
+}
+
+// TestTwoProcessesShareAnIndexFile syncs two indexes over one file (two
+// servers of the same store) at once, twice, then both search it.
+func TestTwoProcessesShareAnIndexFile(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	x := openStore(t, root, false)
+	path := filepath.Join(t.TempDir(), "dir %?#", "content.db")
+	var ixs [2]*Index
+	for i := range ixs {
+		ix, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		ixs[i] = ix
+	}
+	for round := 0; round < 2; round++ {
+		errs := make(chan error, 2)
+		for _, ix := range ixs {
+			go func() { _, err := ix.Sync(context.Background(), x); errs <- err }()
+		}
+		for range ixs {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: concurrent sync: %v", round, err)
+			}
+		}
+		// Make every session look changed to the second round.
+		for _, ix := range ixs {
+			ix.mu.Lock()
+			for id := range ix.versions {
+				ix.versions[id] = "stale"
+			}
+			ix.mu.Unlock()
+		}
+	}
+	for i, ix := range ixs {
+		if ids := hitIDs(t, ix, x, "runbook"); len(ids) != 1 || ids[0] != idB {
+			t.Errorf("index %d: search runbook = %v, want [%s]", i, ids, idB)
+		}
+	}
+}
