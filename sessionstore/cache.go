@@ -113,8 +113,10 @@ func (x *Indexed) resolveCachePath() string {
 		}
 		dir = d
 	}
-	absDir, err1 := filepath.Abs(dir)
-	absRoot, err2 := filepath.Abs(x.root)
+	// As the kernel resolves them (a ".." after a symlink), so that the
+	// inside-the-root check sees the directories the files would land in.
+	absDir, err1 := physicalAbs(dir)
+	absRoot, err2 := physicalAbs(x.root)
 	if err1 != nil || err2 != nil {
 		return ""
 	}

@@ -464,6 +464,9 @@ func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMod
 		err = x.apply(ctx, initial, full, mode != modeChanges || cs.all, start, cands)
 	}
 	x.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
+	if err == nil && full {
+		x.preferRecentWatches()
+	}
 	return err
 }
 

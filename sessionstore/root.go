@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -45,5 +46,47 @@ func absHome(p string) (string, error) {
 		}
 		p = filepath.Join(home, rest)
 	}
-	return filepath.Abs(p)
+	return physicalAbs(p)
+}
+
+// physicalAbs makes p absolute as the kernel resolves it. filepath.Abs
+// cleans ".." as text: "sl/../other/sl" becomes "other/sl" even when sl is
+// a symlink, whose ".." the kernel takes from the link's target. So the
+// part of p up to its last ".." is resolved with filepath.EvalSymlinks
+// (its longest existing prefix; a missing rest is cleaned as text, since
+// such a path does not resolve anyway), and the rest is only cleaned: the
+// root itself may be a symlink, kept as given. Windows resolves ".." as
+// text, as filepath.Abs does.
+func physicalAbs(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil || runtime.GOOS == "windows" {
+		return abs, err
+	}
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return abs, nil
+		}
+		p = wd + string(filepath.Separator) + p
+	}
+	comps := strings.Split(p, string(filepath.Separator))
+	last := -1
+	for i, c := range comps {
+		if c == ".." {
+			last = i
+		}
+	}
+	if last < 0 {
+		return abs, nil
+	}
+	for k := last + 1; k > 0; k-- {
+		head := strings.Join(comps[:k], string(filepath.Separator))
+		if head == "" {
+			head = string(filepath.Separator)
+		}
+		if r, err := filepath.EvalSymlinks(head); err == nil {
+			return filepath.Join(append([]string{r}, comps[k:]...)...), nil
+		}
+	}
+	return abs, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -197,4 +198,121 @@ func (x *Indexed) watchDir(dir, key string, project, force bool) {
 		}
 	}
 	x.markUnwatched(key, project, !ok)
+}
+
+// preferRecentWatches, when the cap left session directories unwatched,
+// moves the session watches to the most recently written sessions: dsh
+// writes to the sessions in use, so those get notifications, and only
+// sessions idle for longer are left to polls (a poll stats every session
+// written in the last hotWindow, and the others in turn). A directory that
+// gains a watch is stat'd once more, for a write between the last stat and
+// the watch. Called with refreshMu held, after a full scan.
+func (x *Indexed) preferRecentWatches() {
+	sw := x.watcher
+	if sw == nil {
+		return
+	}
+	x.fresh.mu.Lock()
+	polled := len(x.fresh.unwatched)
+	x.fresh.mu.Unlock()
+	if polled == 0 {
+		return
+	}
+	sw.mu.Lock()
+	// The session directories watched now.
+	var watchedSessions []string
+	for dir := range sw.watched {
+		if key, ok := sw.sessionKey(dir); ok {
+			watchedSessions = append(watchedSessions, key)
+		}
+	}
+	sw.mu.Unlock()
+	slots := len(watchedSessions)
+	if slots == 0 {
+		return
+	}
+	keys := make([]string, 0, len(x.entries))
+	for k := range x.entries {
+		keys = append(keys, k)
+	}
+	mtime := func(k string) int64 {
+		if e := x.entries[k]; e != nil {
+			return e.Sig.MtimeNs
+		}
+		return 0 // a session directory without a transcript: idle
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if a, b := mtime(keys[i]), mtime(keys[j]); a != b {
+			return a > b
+		}
+		return keys[i] < keys[j]
+	})
+	want := make(map[string]bool, slots)
+	for _, k := range keys[:min(slots, len(keys))] {
+		want[k] = true
+	}
+	// Watched sessions not wanted give their watch up, oldest first.
+	var spare []string
+	for _, k := range watchedSessions {
+		if !want[k] {
+			spare = append(spare, k)
+		}
+	}
+	sort.Slice(spare, func(i, j int) bool { return mtime(spare[i]) < mtime(spare[j]) })
+	var gained changeSet
+	for _, k := range keys[:min(slots, len(keys))] {
+		if len(spare) == 0 {
+			break
+		}
+		dir := filepath.Join(sw.root, filepath.FromSlash(k))
+		if sw.isWatched(dir) {
+			continue
+		}
+		old := spare[0]
+		spare = spare[1:]
+		// Polled before its watch goes, so no write goes unseen.
+		x.markUnwatched(old, false, true)
+		if !sw.swap(filepath.Join(sw.root, filepath.FromSlash(old)), dir) {
+			continue
+		}
+		x.markUnwatched(k, false, false)
+		gained.addSession(k)
+	}
+	if len(gained.sessions) > 0 {
+		x.noteChange(gained)
+	}
+}
+
+// sessionKey returns the "proj/seg" key of a watched session directory.
+func (sw *storeWatcher) sessionKey(dir string) (string, bool) {
+	rel, err := filepath.Rel(sw.root, dir)
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	if len(parts) != 2 || parts[0] == ".." {
+		return "", false
+	}
+	return parts[0] + "/" + parts[1], true
+}
+
+func (sw *storeWatcher) isWatched(dir string) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.watched[dir]
+}
+
+// swap moves a watch from old to dir; it reports whether dir is watched.
+func (sw *storeWatcher) swap(old, dir string) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.watched[old] {
+		delete(sw.watched, old)
+		sw.w.Remove(old) // may already be gone; nothing to do then
+	}
+	if err := sw.w.Add(dir); err != nil {
+		return false
+	}
+	sw.watched[dir] = true
+	return true
 }

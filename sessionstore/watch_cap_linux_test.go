@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -103,5 +106,87 @@ func TestWatchesStayUnderTheCapAndTheRestIsPolled(t *testing.T) {
 	}
 	if !found || len(hs) != 61 {
 		t.Fatalf("after a write in a polled project the index lists %d sessions (late found: %v), want 61 with late", len(hs), found)
+	}
+}
+
+// watchedInodes returns the inodes this process's inotify instances watch
+// (hex, as /proc/self/fdinfo shows them).
+func watchedInodes(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if link, err := os.Readlink("/proc/self/fd/" + fd.Name()); err != nil || link != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + fd.Name())
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "ino:") && strings.HasPrefix(line, "inotify wd:") {
+					out[strings.TrimPrefix(f, "ino:")] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func inodeHex(t *testing.T, path string) string {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatUint(fi.Sys().(*syscall.Stat_t).Ino, 16)
+}
+
+// TestCappedWatchesGoToTheNewestSessions: when the cap leaves sessions
+// unwatched, the watches go to the most recently written sessions (the
+// ones dsh is writing to), not to the first ones listed. The newest
+// sessions here are in the project listed last.
+func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, one project, 8 sessions
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	base := time.Now().Add(-48 * time.Hour)
+	var newest []string
+	for p := 0; p < 6; p++ {
+		for k := 0; k < 10; k++ {
+			id := fmt.Sprintf("s%d-%d", p, k)
+			dir := filepath.Join(root, fmt.Sprintf("--p%d--", p), id)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(dir, "session.jsonl")
+			hdr := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p)
+			if err := os.WriteFile(f, []byte(hdr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Older the earlier listed; p5's sessions are the newest.
+			at := base.Add(time.Duration(p*10+k) * time.Minute)
+			if err := os.Chtimes(f, at, at); err != nil {
+				t.Fatal(err)
+			}
+			if p == 5 && k >= 2 {
+				newest = append(newest, dir)
+			}
+		}
+	}
+	before := watchedInodes(t)
+	openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	after := watchedInodes(t)
+	if n := len(after) - len(before); n > sessionstore.WatchCap(userBudget) {
+		t.Fatalf("%d watches, want at most %d", n, sessionstore.WatchCap(userBudget))
+	}
+	for _, dir := range newest {
+		if !after[inodeHex(t, dir)] {
+			t.Errorf("the newly written session %s has no watch", dir)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -255,12 +256,18 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
+		if e := oversizedBlockErr(frame); e != nil {
+			return nil, e
+		}
 		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
 	dst, release := decodeBuf(nil, hi, limit)
 	defer release()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil {
+		if e := oversizedBlockErr(frame); e != nil {
+			return nil, e
+		}
 		return nil, frameDecodeErr(err, limit)
 	}
 	return out, nil
@@ -289,6 +296,9 @@ func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
 	defer release()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
+		if e := oversizedBlockErr(frame); e != nil {
+			return nil, e
+		}
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
 	return out, nil
@@ -320,12 +330,84 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 		err = zstd.ErrDecoderSizeExceeded
 	}
 	if err != nil {
-		if isSizeErr(err) {
-			return nil, limitf(maxHeaderBytes, "the header frame decodes to more bytes than the header limit")
+		if e := oversizedBlockErr(frame); e != nil {
+			return nil, e
+		}
+		// The decoder stops a frame that does not declare its size when
+		// the output reaches the buffer's capacity, with the same error
+		// as a corrupt block: tell them apart by decoding again, as a
+		// stream, up to one byte past the limit.
+		if isSizeErr(err) || headerPastLimit(frame) {
+			return nil, &logError{kind: KindIO, backend: true, err: ErrReadLimit,
+				msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
+					"; a session header is one short line, and this limit does not change with the read limit)"}
 		}
 		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
 	}
 	return append([]byte(nil), out...), nil
+}
+
+// headerPastLimit reports whether the header frame decodes to more than
+// maxHeaderBytes, decoding it as a stream (bounded memory: a window of at
+// most headerProbeWindow) into nothing.
+func headerPastLimit(frame []byte) bool {
+	d, err := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(headerProbeWindow), zstd.IgnoreChecksum(true))
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	n, _ := io.CopyN(io.Discard, d, maxHeaderBytes+1)
+	return n > maxHeaderBytes
+}
+
+// headerProbeWindow bounds the window headerPastLimit decodes with: zstd
+// encoders use at most 8 MiB at their default levels.
+const headerProbeWindow = 8 << 20
+
+// maxBlockSize is the largest block the zstd format allows.
+const maxBlockSize = 128 << 10
+
+// oversizedBlockErr reports, as corruption, a frame holding a block larger
+// than the format allows: the decoder refuses it as a window-size excess,
+// which would otherwise read as the read limit (that no limit helps). It
+// returns nil for any other frame.
+func oversizedBlockErr(data []byte) error {
+	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
+		return nil
+	}
+	p := 4
+	fhd := data[p]
+	p++
+	single := fhd&0x20 != 0
+	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		fcsLen = 1
+	}
+	if !single {
+		p++ // window descriptor
+	}
+	p += [4]int{0, 1, 2, 4}[fhd&3] + fcsLen
+	for len(data)-p >= 3 {
+		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
+		p += 3
+		size, typ := int(bh>>3), (bh>>1)&3
+		if typ == 3 {
+			return nil // reserved: the decoder's own error says so
+		}
+		if size > maxBlockSize {
+			return &logError{kind: KindCorrupt, backend: true,
+				msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", size, maxBlockSize)}
+		}
+		if typ == 1 {
+			size = 1 // RLE: one stored byte
+		}
+		if len(data)-p < size || bh&1 != 0 {
+			return nil
+		}
+		p += size
+	}
+	return nil
 }
 
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
