@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -59,11 +63,9 @@ func TestLSPErrorsAreValidUTF8(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			in := lspFrame(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`) +
-				lspFrame(c.body) + lspFrame(`{"jsonrpc":"2.0","id":9,"method":"shutdown"}`) + lspFrame(`{"jsonrpc":"2.0","method":"exit"}`)
-			r := runCLI(t, in, "serve", "--sessions", t.TempDir())
+			out := exchangeFrames(t, []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`, c.body}, "serve", "--sessions", t.TempDir())
 			var found bool
-			for _, b := range lspBodies(t, []byte(r.stdout)) {
+			for _, b := range lspBodies(t, out) {
 				if !utf8.Valid(b) {
 					t.Errorf("frame is not valid UTF-8: %q", b)
 				}
@@ -82,8 +84,81 @@ func TestLSPErrorsAreValidUTF8(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Fatalf("no answer to the request in %q", r.stdout)
+				t.Fatalf("no answer to the request in %q", out)
 			}
 		})
 	}
+}
+
+// exchangeFrames starts the binary with args, writes each body as a frame
+// and waits for the answer to each (the ids are 0, 1, …) before it sends
+// shutdown and exit, as a client does: a request still running when exit
+// arrives would never be answered. It returns everything the server wrote.
+func exchangeFrames(t *testing.T, bodies []string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = cleanEnv(t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var mu sync.Mutex
+	var out []byte
+	changed := make(chan struct{}, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := stdout.Read(buf)
+			mu.Lock()
+			out = append(out, buf[:n]...)
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	answered := func(id int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return bytes.Contains(out, []byte(`"id":`+strconv.Itoa(id)+`,`))
+	}
+	deadline := time.After(60 * time.Second)
+	for id, body := range bodies {
+		if _, err := io.WriteString(stdin, lspFrame(body)); err != nil {
+			t.Fatal(err)
+		}
+		for !answered(id) {
+			select {
+			case <-changed:
+			case <-deadline:
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("no answer to request %d in %q", id, out)
+			}
+		}
+	}
+	io.WriteString(stdin, lspFrame(`{"jsonrpc":"2.0","id":9,"method":"shutdown"}`)+lspFrame(`{"jsonrpc":"2.0","method":"exit"}`))
+	stdin.Close()
+	select {
+	case <-readDone: // the server closed its output (it exited)
+	case <-time.After(30 * time.Second):
+	}
+	cmd.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return out
 }
