@@ -124,29 +124,50 @@ func bufGateFor(limit int64) *bufGate {
 	return g.(*bufGate)
 }
 
-func noRelease() {}
+// slot is a buffer taken from a bufGate (nil for a buffer outside the
+// budget; its methods do nothing then). Exactly one of reuse and keep
+// gives the slot back; later calls do nothing.
+type slot struct {
+	g    *bufGate
+	b    []byte
+	once sync.Once
+}
+
+// reuse gives the slot back with its buffer, for the next large decode:
+// only when nothing refers to the buffer any more.
+func (s *slot) reuse() {
+	if s != nil {
+		s.once.Do(func() { s.g.give(s.b) })
+	}
+}
+
+// keep gives the slot back without its buffer, which the caller keeps
+// (and the collector frees).
+func (s *slot) keep() {
+	if s != nil {
+		s.once.Do(func() { s.g.give(nil) })
+	}
+}
 
 // decodeBuf returns the output buffer for a frame of at most hi decoded
-// bytes and the function that gives it back (call it once, when the
-// decoded text is no longer used): dst when it is large enough; nil for
-// a small frame (the decoder sizes it from the input); else a buffer of
-// up to the limit plus overshoot from the decode memory budget, taken
-// before anything is allocated.
-func decodeBuf(dst []byte, hi, limit int64) ([]byte, func()) {
+// bytes and its slot: dst when it is large enough; nil for a small frame
+// (the decoder sizes it from the input); else a buffer of up to the limit
+// plus overshoot from the decode memory budget, taken before anything is
+// allocated (the slot is then not nil).
+func decodeBuf(dst []byte, hi, limit int64) ([]byte, *slot) {
 	need := min(hi, limit+overshoot)
 	if int64(cap(dst)) >= need {
-		return dst[:0], noRelease
+		return dst[:0], nil
 	}
 	if need <= smallDecode {
 		if dst != nil {
-			return make([]byte, 0, need), noRelease
+			return make([]byte, 0, need), nil
 		}
-		return nil, noRelease
+		return nil, nil
 	}
 	g := bufGateFor(limit)
 	b := g.take(need)
-	var once sync.Once
-	return b, func() { once.Do(func() { g.give(b) }) }
+	return b, &slot{g: g, b: b}
 }
 
 // decodedBudget counts what one read of one transcript has decoded.

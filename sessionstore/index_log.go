@@ -347,20 +347,22 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			if !complete {
 				break
 			}
-			text, release, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget())
+			text, sl, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget())
 			if errors.Is(err, ErrReadLimit) {
 				return nil, err
 			}
 			if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
-				release()
+				sl.reuse()
 				return nil, errSlow
 			}
 			frameOff := st.Offset
 			_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} })
-			// A buffer from the memory budget goes back with its
-			// reservation; only a small one is kept for the next frame.
-			release()
-			if cap(text) <= smallDecode {
+			// The fold keeps nothing of the text (it copies what it
+			// keeps), so a buffer from the memory budget goes back for
+			// reuse; only a small one is kept for the next frame.
+			if sl != nil {
+				sl.reuse()
+			} else {
 				*tp = text[:0]
 			}
 			if err != nil {
