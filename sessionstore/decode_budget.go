@@ -8,12 +8,15 @@ import (
 // Two budgets bound what decoding zstd transcripts may cost, whatever the
 // store holds and however many cores the machine has:
 //
-//   - memory: every decode buffer over smallDecode bytes is taken from
-//     one process-wide budget of decodeSlots buffers of at most limit +
-//     overshoot bytes (decodeMemory) before it is allocated, and given back
-//     when the caller is done with the decoded text. The index pass runs one worker per core; a store of
-//     compressed bombs makes each of them ask for a limit-sized buffer,
-//     and all but two wait (in arrival order) instead of allocating.
+//   - memory: every decode buffer over smallDecode bytes takes one of
+//     decodeSlots process-wide slots before it is allocated (at most limit
+//     + overshoot bytes each). The index pass runs one worker per core; a
+//     store of compressed bombs makes each of them ask for a limit-sized
+//     buffer, and all but decodeSlots wait instead of allocating. The pass
+//     holds its slot while it folds the decoded text; a read that returns
+//     its text (the store's streamed read, the index's surface read)
+//     gives the slot back once decoded, and the text is then bounded by
+//     the concurrency of those requests.
 //   - work: one read of one transcript decodes at most
 //     decodedPerRead(limit) bytes in all. The read limit caps each frame,
 //     not their number, and frames of RLE blocks inside an ignored event
@@ -25,11 +28,8 @@ import (
 // worker holds at most one such buffer.
 const smallDecode = 1 << 20
 
-// decodeMemory is the memory budget of decode buffers for a read limit:
-// two limit-sized frames at a time.
-func decodeMemory(limit int64) int64 { return decodeSlots * (limit + overshoot) }
-
-// decodeSlots is how many large decode buffers may exist at once.
+// decodeSlots is how many large decodes (with their text, in the index
+// pass) may be in progress at once, process-wide, per read limit.
 const decodeSlots = 2
 
 // decodedPerReadFactor times the read limit is the decoded-bytes budget of
@@ -48,12 +48,11 @@ func decodedPerRead(limit int64) int64 { return decodedPerReadFactor * limitOr(l
 // until the collector runs. Buffers unused for spareIdle are dropped, so
 // an idle server keeps none.
 type bufGate struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	free    int
-	waiting int
-	spare   [][]byte
-	idle    *time.Timer
+	mu    sync.Mutex
+	cond  *sync.Cond
+	free  int
+	spare [][]byte
+	idle  *time.Timer
 }
 
 // spareIdle is how long given-back buffers are kept without a taker.
@@ -69,11 +68,9 @@ func newBufGate() *bufGate {
 // capacity (a handed-over one when it is large enough).
 func (g *bufGate) take(need int64) []byte {
 	g.mu.Lock()
-	g.waiting++
 	for g.free == 0 {
 		g.cond.Wait()
 	}
-	g.waiting--
 	g.free--
 	var b []byte
 	if n := len(g.spare); n > 0 {
