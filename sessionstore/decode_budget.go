@@ -17,6 +17,8 @@ import (
 //     its text (the store's streamed read, the index's surface read)
 //     gives the slot back once decoded, and the text is then bounded by
 //     the concurrency of those requests.
+//     The index pass's raw reads take a slot too before a long line grows
+//     their read buffer past the read chunk.
 //   - work: one read of one transcript decodes at most
 //     decodedPerRead(limit) bytes in all. The read limit caps each frame,
 //     not their number, and frames of RLE blocks inside an ignored event
@@ -81,6 +83,18 @@ func (g *bufGate) take(need int64) []byte {
 		b = make([]byte, 0, need)
 	}
 	return b[:0]
+}
+
+// takeSlot waits for a slot for a buffer the caller allocates itself (a
+// long raw line's read buffer); give it back with keep.
+func (g *bufGate) takeSlot() *slot {
+	g.mu.Lock()
+	for g.free == 0 {
+		g.cond.Wait()
+	}
+	g.free--
+	g.mu.Unlock()
+	return &slot{g: g}
 }
 
 // give returns a slot and its buffer.

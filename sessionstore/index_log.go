@@ -283,10 +283,18 @@ func (p *logParser) parseRaw(size int64) error {
 	buf := *bp
 	carry := 0
 	off := st.Offset
+	// A line longer than the read chunk grows the buffer up to the
+	// limit: only within a slot of the decode memory budget, so that the
+	// pass's workers (one per core) do not each hold one at once.
+	var sl *slot
+	defer func() { sl.keep() }()
 	for off+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limitOr(p.limit) {
 				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
+			}
+			if sl == nil {
+				sl = bufGateFor(limitOr(p.limit)).takeSlot()
 			}
 			buf = growBuf(buf, limitOr(p.limit)+1)
 			*bp = buf
