@@ -18,7 +18,9 @@ import (
 //     gives the slot back once decoded, and the text is then bounded by
 //     the concurrency of those requests.
 //     The index pass's raw reads take a slot too before a long line grows
-//     their read buffer past the read chunk.
+//     their read buffer past the read chunk, and its zstd reads take both
+//     slots before a frame's compressed bytes grow it (that read buffer
+//     and the frame's decode then share them).
 //   - work: one read of one transcript decodes at most
 //     decodedPerRead(limit) bytes in all. The read limit caps each frame,
 //     not their number, and frames of RLE blocks inside an ignored event
@@ -87,14 +89,19 @@ func (g *bufGate) take(need int64) []byte {
 
 // takeSlot waits for a slot for a buffer the caller allocates itself (a
 // long raw line's read buffer); give it back with keep.
-func (g *bufGate) takeSlot() *slot {
+func (g *bufGate) takeSlot() *slot { return g.takeSlots(1) }
+
+// takeSlots waits until n slots are free and takes them at once (never
+// one by one, which could deadlock against another taker); keep gives
+// them all back.
+func (g *bufGate) takeSlots(n int) *slot {
 	g.mu.Lock()
-	for g.free == 0 {
+	for g.free < n {
 		g.cond.Wait()
 	}
-	g.free--
+	g.free -= n
 	g.mu.Unlock()
-	return &slot{g: g}
+	return &slot{g: g, n: n}
 }
 
 // give returns a slot and its buffer.
@@ -141,6 +148,7 @@ func bufGateFor(limit int64) *bufGate {
 type slot struct {
 	g    *bufGate
 	b    []byte
+	n    int // slots held beyond the first (takeSlots)
 	once sync.Once
 }
 
@@ -156,7 +164,11 @@ func (s *slot) reuse() {
 // (and the collector frees).
 func (s *slot) keep() {
 	if s != nil {
-		s.once.Do(func() { s.g.give(nil) })
+		s.once.Do(func() {
+			for i := 0; i < max(s.n, 1); i++ {
+				s.g.give(nil)
+			}
+		})
 	}
 }
 

@@ -335,10 +335,18 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	buf := *bp
 	limit := limitOr(p.limit)
 	carry := 0 // bytes of an incomplete frame at buf[:carry], from st.Offset
+	// A frame whose compressed bytes pass the read chunk grows the buffer
+	// up to the limit: only with every slot of the decode memory budget,
+	// which that frame's decode (and the rest of this parse) then uses.
+	var held *slot
+	defer func() { held.keep() }()
 	for st.Offset+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limit {
 				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+			}
+			if held == nil {
+				held = bufGateFor(limit).takeSlots(decodeSlots)
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 			*bp = buf
@@ -355,7 +363,7 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			if !complete {
 				break
 			}
-			text, sl, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget())
+			text, sl, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget(), held != nil)
 			if errors.Is(err, ErrReadLimit) {
 				return nil, err
 			}

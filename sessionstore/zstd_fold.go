@@ -32,7 +32,11 @@ var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return
 // text. A frame over the limit, or one whose raw and RLE blocks alone
 // pass the read's decoded-bytes budget b, is refused before decoding;
 // errors are decodeFrameLimit's own.
-func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget) (out []byte, sl *slot, err error) {
+//
+// held says the caller already holds every slot of the budget (a frame
+// whose compressed bytes grew its read buffer): the output buffer is then
+// allocated within them, without taking another.
+func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget, held bool) (out []byte, sl *slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		return nil, nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
@@ -40,7 +44,11 @@ func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget) (out []by
 	if err := b.admit(lo); err != nil {
 		return nil, nil, err
 	}
-	dst, sl = decodeBuf(dst, hi, limit)
+	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
+		dst = make([]byte, 0, need)
+	} else {
+		dst, sl = decodeBuf(dst, hi, limit)
+	}
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
 		sl.reuse()
