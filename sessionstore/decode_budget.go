@@ -8,12 +8,19 @@ import (
 // Two budgets bound what decoding zstd transcripts may cost, whatever the
 // store holds and however many cores the machine has:
 //
-//   - memory: every decode buffer over smallDecode bytes is taken from
-//     one process-wide budget of decodeSlots buffers of at most limit +
-//     overshoot bytes (decodeMemory) before it is allocated, and given back
-//     when the caller is done with the decoded text. The index pass runs one worker per core; a store of
-//     compressed bombs makes each of them ask for a limit-sized buffer,
-//     and all but two wait (in arrival order) instead of allocating.
+//   - memory: every decode buffer over smallDecode bytes takes one of
+//     decodeSlots process-wide slots before it is allocated (at most limit
+//     + overshoot bytes each). The index pass runs one worker per core; a
+//     store of compressed bombs makes each of them ask for a limit-sized
+//     buffer, and all but decodeSlots wait instead of allocating. The pass
+//     holds its slot while it folds the decoded text; a read that returns
+//     its text (the store's streamed read, the index's surface read)
+//     gives the slot back once decoded, and the text is then bounded by
+//     the concurrency of those requests.
+//     The index pass's raw reads take a slot too before a long line grows
+//     their read buffer past the read chunk, and its zstd reads take both
+//     slots before a frame's compressed bytes grow it (that read buffer
+//     and the frame's decode then share them).
 //   - work: one read of one transcript decodes at most
 //     decodedPerRead(limit) bytes in all. The read limit caps each frame,
 //     not their number, and frames of RLE blocks inside an ignored event
@@ -25,11 +32,8 @@ import (
 // worker holds at most one such buffer.
 const smallDecode = 1 << 20
 
-// decodeMemory is the memory budget of decode buffers for a read limit:
-// two limit-sized frames at a time.
-func decodeMemory(limit int64) int64 { return decodeSlots * (limit + overshoot) }
-
-// decodeSlots is how many large decode buffers may exist at once.
+// decodeSlots is how many large decodes (with their text, in the index
+// pass) may be in progress at once, process-wide, per read limit.
 const decodeSlots = 2
 
 // decodedPerReadFactor times the read limit is the decoded-bytes budget of
@@ -48,12 +52,11 @@ func decodedPerRead(limit int64) int64 { return decodedPerReadFactor * limitOr(l
 // until the collector runs. Buffers unused for spareIdle are dropped, so
 // an idle server keeps none.
 type bufGate struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	free    int
-	waiting int
-	spare   [][]byte
-	idle    *time.Timer
+	mu    sync.Mutex
+	cond  *sync.Cond
+	free  int
+	spare [][]byte
+	idle  *time.Timer
 }
 
 // spareIdle is how long given-back buffers are kept without a taker.
@@ -69,11 +72,9 @@ func newBufGate() *bufGate {
 // capacity (a handed-over one when it is large enough).
 func (g *bufGate) take(need int64) []byte {
 	g.mu.Lock()
-	g.waiting++
 	for g.free == 0 {
 		g.cond.Wait()
 	}
-	g.waiting--
 	g.free--
 	var b []byte
 	if n := len(g.spare); n > 0 {
@@ -84,6 +85,23 @@ func (g *bufGate) take(need int64) []byte {
 		b = make([]byte, 0, need)
 	}
 	return b[:0]
+}
+
+// takeSlot waits for a slot for a buffer the caller allocates itself (a
+// long raw line's read buffer); give it back with keep.
+func (g *bufGate) takeSlot() *slot { return g.takeSlots(1) }
+
+// takeSlots waits until n slots are free and takes them at once (never
+// one by one, which could deadlock against another taker); keep gives
+// them all back.
+func (g *bufGate) takeSlots(n int) *slot {
+	g.mu.Lock()
+	for g.free < n {
+		g.cond.Wait()
+	}
+	g.free -= n
+	g.mu.Unlock()
+	return &slot{g: g, n: n}
 }
 
 // give returns a slot and its buffer.
@@ -124,29 +142,55 @@ func bufGateFor(limit int64) *bufGate {
 	return g.(*bufGate)
 }
 
-func noRelease() {}
+// slot is a buffer taken from a bufGate (nil for a buffer outside the
+// budget; its methods do nothing then). Exactly one of reuse and keep
+// gives the slot back; later calls do nothing.
+type slot struct {
+	g    *bufGate
+	b    []byte
+	n    int // slots held beyond the first (takeSlots)
+	once sync.Once
+}
+
+// reuse gives the slot back with its buffer, for the next large decode:
+// only when nothing refers to the buffer any more.
+func (s *slot) reuse() {
+	if s != nil {
+		s.once.Do(func() { s.g.give(s.b) })
+	}
+}
+
+// keep gives the slot back without its buffer, which the caller keeps
+// (and the collector frees).
+func (s *slot) keep() {
+	if s != nil {
+		s.once.Do(func() {
+			for i := 0; i < max(s.n, 1); i++ {
+				s.g.give(nil)
+			}
+		})
+	}
+}
 
 // decodeBuf returns the output buffer for a frame of at most hi decoded
-// bytes and the function that gives it back (call it once, when the
-// decoded text is no longer used): dst when it is large enough; nil for
-// a small frame (the decoder sizes it from the input); else a buffer of
-// up to the limit plus overshoot from the decode memory budget, taken
-// before anything is allocated.
-func decodeBuf(dst []byte, hi, limit int64) ([]byte, func()) {
+// bytes and its slot: dst when it is large enough; nil for a small frame
+// (the decoder sizes it from the input); else a buffer of up to the limit
+// plus overshoot from the decode memory budget, taken before anything is
+// allocated (the slot is then not nil).
+func decodeBuf(dst []byte, hi, limit int64) ([]byte, *slot) {
 	need := min(hi, limit+overshoot)
 	if int64(cap(dst)) >= need {
-		return dst[:0], noRelease
+		return dst[:0], nil
 	}
 	if need <= smallDecode {
 		if dst != nil {
-			return make([]byte, 0, need), noRelease
+			return make([]byte, 0, need), nil
 		}
-		return nil, noRelease
+		return nil, nil
 	}
 	g := bufGateFor(limit)
 	b := g.take(need)
-	var once sync.Once
-	return b, func() { once.Do(func() { g.give(b) }) }
+	return b, &slot{g: g, b: b}
 }
 
 // decodedBudget counts what one read of one transcript has decoded.

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -106,4 +108,56 @@ func TestFrameFloodStopsAtTheDecodedBytesBudget(t *testing.T) {
 			t.Errorf("good session's surface: %v", err)
 		}
 	})
+}
+
+// TestConcurrentLargeFrameReadsKeepTheirText: large decode buffers are
+// handed from one decode to the next; no read may see its text
+// overwritten by another's. Sessions each hold a 3 MiB message of their
+// own letter (over the size decoded outside the memory budget); many
+// reads at once through the store and the index must each see exactly
+// their session's text.
+func TestConcurrentLargeFrameReadsKeepTheirText(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	const sessions = 6
+	letter := func(i int) string { return string(rune('a' + i)) }
+	for i := 0; i < sessions; i++ {
+		id := "large-" + letter(i)
+		writeZstdSession(t, root, id, zframe(hdrLine(id)), zframe(eventLines(id, strings.Repeat(letter(i), 3<<20))))
+	}
+	st, err := sessionstore.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
+	ctx := context.Background()
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for k := 0; k < 6; k++ {
+				i := (w + k) % sessions
+				src := reference.Source(st)
+				if k%2 == 1 {
+					src = x
+				}
+				s, err := src.ReadSurface(ctx, "large-"+letter(i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				want := strings.Repeat(letter(i), 3<<20)
+				if len(s.Events) != 1 || !strings.Contains(string(s.Events[0].Raw), want) {
+					errs <- fmt.Errorf("reader %d: large-%s's surface does not hold its own text", w, letter(i))
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

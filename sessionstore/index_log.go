@@ -283,10 +283,18 @@ func (p *logParser) parseRaw(size int64) error {
 	buf := *bp
 	carry := 0
 	off := st.Offset
+	// A line longer than the read chunk grows the buffer up to the
+	// limit: only within a slot of the decode memory budget, so that the
+	// pass's workers (one per core) do not each hold one at once.
+	var sl *slot
+	defer func() { sl.keep() }()
 	for off+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limitOr(p.limit) {
 				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
+			}
+			if sl == nil {
+				sl = bufGateFor(limitOr(p.limit)).takeSlot()
 			}
 			buf = growBuf(buf, limitOr(p.limit)+1)
 			*bp = buf
@@ -327,10 +335,18 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	buf := *bp
 	limit := limitOr(p.limit)
 	carry := 0 // bytes of an incomplete frame at buf[:carry], from st.Offset
+	// A frame whose compressed bytes pass the read chunk grows the buffer
+	// up to the limit: only with every slot of the decode memory budget,
+	// which that frame's decode (and the rest of this parse) then uses.
+	var held *slot
+	defer func() { held.keep() }()
 	for st.Offset+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limit {
 				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+			}
+			if held == nil {
+				held = bufGateFor(limit).takeSlots(decodeSlots)
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 			*bp = buf
@@ -347,20 +363,22 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			if !complete {
 				break
 			}
-			text, release, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget())
+			text, sl, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget(), held != nil)
 			if errors.Is(err, ErrReadLimit) {
 				return nil, err
 			}
 			if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
-				release()
+				sl.reuse()
 				return nil, errSlow
 			}
 			frameOff := st.Offset
 			_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} })
-			// A buffer from the memory budget goes back with its
-			// reservation; only a small one is kept for the next frame.
-			release()
-			if cap(text) <= smallDecode {
+			// The fold keeps nothing of the text (it copies what it
+			// keeps), so a buffer from the memory budget goes back for
+			// reuse; only a small one is kept for the next frame.
+			if sl != nil {
+				sl.reuse()
+			} else {
 				*tp = text[:0]
 			}
 			if err != nil {

@@ -261,8 +261,9 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 		}
 		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	dst, release := decodeBuf(nil, hi, limit)
-	defer release()
+	// The caller keeps the text: the slot is given back without it.
+	dst, sl := decodeBuf(nil, hi, limit)
+	defer sl.keep()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil {
 		if e := oversizedBlockErr(frame); e != nil {
@@ -292,8 +293,8 @@ func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
 	if lo > limit {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	dst, release := decodeBuf(nil, hi, limit)
-	defer release()
+	dst, sl := decodeBuf(nil, hi, limit)
+	defer sl.keep()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
 		if e := oversizedBlockErr(frame); e != nil {

@@ -26,32 +26,41 @@ var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return
 
 // decodeFrameInto is decodeFrameLimit decoding into dst's storage when it
 // is large enough for the frame's block-header bound. A larger output
-// buffer is reserved from the decode memory budget before it is
-// allocated; the caller owns the result until it calls release (and must
-// not keep a buffer larger than dst after that). A frame over the limit,
-// or one whose raw and RLE blocks alone pass the read's decoded-bytes
-// budget b, is refused before decoding; errors are decodeFrameLimit's own.
-func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget) (out []byte, release func(), err error) {
+// buffer comes from the decode memory budget, taken before it is
+// allocated: the caller owns the result until it gives the slot back with
+// sl.reuse() (a nil slot is fine), after which nothing may refer to the
+// text. A frame over the limit, or one whose raw and RLE blocks alone
+// pass the read's decoded-bytes budget b, is refused before decoding;
+// errors are decodeFrameLimit's own.
+//
+// held says the caller already holds every slot of the budget (a frame
+// whose compressed bytes grew its read buffer): the output buffer is then
+// allocated within them, without taking another.
+func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget, held bool) (out []byte, sl *slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
-		return nil, noRelease, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+		return nil, nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
 	if err := b.admit(lo); err != nil {
-		return nil, noRelease, err
+		return nil, nil, err
 	}
-	dst, release = decodeBuf(dst, hi, limit)
+	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
+		dst = make([]byte, 0, need)
+	} else {
+		dst, sl = decodeBuf(dst, hi, limit)
+	}
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		release()
+		sl.reuse()
 		// Mapped as decodeFrameLimit maps it, without a second decode
 		// (a bomb would be decoded to the limit twice).
-		return nil, noRelease, frameDecodeErr(err, limit)
+		return nil, nil, frameDecodeErr(err, limit)
 	}
 	if err := b.spend(len(out)); err != nil {
-		release()
-		return nil, noRelease, err
+		sl.reuse()
+		return nil, nil, err
 	}
-	return out, release, nil
+	return out, sl, nil
 }
 
 // putTextBuf recycles a decode buffer unless a huge frame grew it.
