@@ -99,6 +99,10 @@ type Index struct {
 	gen atomic.Uint64
 	// minRowid is the smallest rowid in use (0 for an empty index).
 	minRowid int64
+	// lastSrc and lastGen are the source of the last complete sync and its
+	// generation then (when it tracks changes: reference.ChangeTracker).
+	lastSrc Source
+	lastGen uint64
 	// headers are the sessions listed at the last sync, by id.
 	headers map[string]reference.SessionHeader
 }
@@ -344,9 +348,30 @@ type doc struct {
 }
 
 func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
+	// A source that tracks changes says in one revalidation whether
+	// anything changed since the last sync: comparing every session's
+	// version is then skipped.
+	tracker, tracked := src.(reference.ChangeTracker)
+	var gen uint64
+	if tracked {
+		var err error
+		if gen, err = tracker.Fresh(ctx); err != nil {
+			return 0, err
+		}
+		if ix.synced && ix.lastSrc == src && ix.lastGen == gen {
+			return 0, nil
+		}
+	}
+	ix.lastSrc = nil
 	sessions, err := src.SessionVersions(ctx)
 	if err != nil {
 		return 0, err
+	}
+	done := func() {
+		ix.synced = true
+		if tracked {
+			ix.lastSrc, ix.lastGen = src, gen
+		}
 	}
 	current := make(map[string]bool, len(sessions))
 	headers := make(map[string]reference.SessionHeader, len(sessions))
@@ -381,7 +406,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 		}
 	}
 	if len(stale) == 0 && len(removed) == 0 {
-		ix.synced = true
+		done()
 		return 0, nil
 	}
 	if err := ix.remove(removed); err != nil {
@@ -397,7 +422,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 			return 0, err
 		}
 	}
-	ix.synced = true
+	done()
 	return len(stale) + len(removed), nil
 }
 

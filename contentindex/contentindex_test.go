@@ -426,6 +426,7 @@ func TestTwoProcessesShareAnIndexFile(t *testing.T) {
 			for id := range ix.versions {
 				ix.versions[id] = "stale"
 			}
+			ix.lastSrc = nil // as if the store had changed
 			ix.mu.Unlock()
 		}
 	}
