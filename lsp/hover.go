@@ -68,13 +68,21 @@ func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
 }
 
 // describeMention returns the hover text of one mention: from the render
-// cache while the session's files are unchanged, else rendered under the
+// cache while the session's files are unchanged, else from the index's
+// summary of the session (no read), else rendered from a read under the
 // read limiter (queued, cancellable).
 func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m reference.Mention) (string, error) {
 	key := renderKey{kind: "hover", env: snap.env, id: m.SessionID, label: m.Label, bare: m.Kind != reference.MentionMarkdown,
 		md: snap.caps.hoverMarkdown, self: snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID,
 		budget: snap.config.MaxReferenceBytes}
 	if v, ok := s.renders.get(key); ok {
+		return v, nil
+	}
+	start := time.Now()
+	if v, dir, ok := s.renderFromIndex(ctx, snap, m); ok {
+		if dir != "" {
+			s.renders.put(key, dir, start, v)
+		}
 		return v, nil
 	}
 	done, err := s.reads.acquire(ctx, "textDocument/hover")
@@ -85,7 +93,7 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	if v, ok := s.renders.get(key); ok {
 		return v, nil // rendered by a request queued before this one
 	}
-	start := time.Now()
+	start = time.Now()
 	value, dir, err := s.renderMention(ctx, snap, m)
 	if err == nil && dir != "" {
 		s.renders.put(key, dir, start, value)
@@ -93,59 +101,140 @@ func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m refere
 	return value, err
 }
 
-// renderMention renders the hover text of one mention, and returns the
-// session's directory when the text comes from a successful read (so it
-// may be cached). Session text (title, label, id, cwd, error messages) is
-// shown on one line.
-func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, err error) {
-	md := snap.caps.hoverMarkdown
-	var lines []string
-	add := func(k, v string) {
-		if md {
-			lines = append(lines, fmt.Sprintf("- %s: %s", k, v))
-		} else {
-			lines = append(lines, k+": "+v)
-		}
+// surfaceSummarizer is a Source that can size a session's surface from
+// its index (sessionstore.Indexed), so a hover needs no read.
+type surfaceSummarizer interface {
+	SurfaceSummary(ctx context.Context, id string) (*reference.SurfaceSummary, bool)
+}
+
+// hoverText collects the lines of one mention's hover text.
+type hoverText struct {
+	md      bool
+	heading string
+	lines   []string
+}
+
+func (h *hoverText) add(k, v string) {
+	if h.md {
+		h.lines = append(h.lines, fmt.Sprintf("- %s: %s", k, v))
+	} else {
+		h.lines = append(h.lines, k+": "+v)
 	}
-	code := func(v string) string {
-		v = completion.OneLine(v)
-		if md {
-			return completion.CodeSpan(v)
-		}
-		return v
+}
+
+func (h *hoverText) code(v string) string {
+	v = completion.OneLine(v)
+	if h.md {
+		return completion.CodeSpan(v)
 	}
-	env := snap.env
-	title := titleOf(ctx, env.source, m.SessionID)
+	return v
+}
+
+func (h *hoverText) String() string { return h.heading + "\n\n" + strings.Join(h.lines, "\n") }
+
+// newHoverText starts the hover text of m: the heading (the session's
+// title, else its id), the id and the mention's own label when it differs.
+// Session text (title, label, id, cwd, error messages) is shown on one line.
+func newHoverText(ctx context.Context, snap docSnapshot, m reference.Mention) *hoverText {
+	h := &hoverText{md: snap.caps.hoverMarkdown}
+	title := titleOf(ctx, snap.env.source, m.SessionID)
 	name := m.SessionID
 	if title != nil {
 		name = *title
 	}
-	heading := completion.VisibleLabel(name)
-	if md {
-		heading = "**" + completion.EscapeMarkdown(heading) + "**"
+	h.heading = completion.VisibleLabel(name)
+	if h.md {
+		h.heading = "**" + completion.EscapeMarkdown(h.heading) + "**"
 	}
-	add("id", code(m.SessionID))
+	h.add("id", h.code(m.SessionID))
 	if m.Label != name && m.Kind == reference.MentionMarkdown {
-		add("label", code(completion.VisibleLabel(m.Label)))
+		h.add("label", h.code(completion.VisibleLabel(m.Label)))
 	}
+	return h
+}
+
+// addHeader adds the session's cwd and creation time, and reports whether
+// the session is the document's own (then the status says so and the
+// text is complete).
+func (h *hoverText) addHeader(snap docSnapshot, m reference.Mention, header reference.SessionHeader) (self bool) {
+	cwd := "no cwd"
+	if header.CWD != nil {
+		cwd = *header.CWD
+	}
+	h.add("cwd", h.code(cwd))
+	h.add("created", completion.FormatTime(header.CreatedAt))
+	if snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID {
+		h.add("status", "this is the document's own session: it cannot reference itself")
+		return true
+	}
+	return false
+}
+
+// addRetained adds the message count, compaction and the bytes the
+// mention adds under budget.
+func (h *hoverText) addRetained(stats reference.RetentionStats, size, budget int64) {
+	h.add("messages", fmt.Sprint(stats.OriginalMessages))
+	compacted := "no"
+	if stats.Compacted {
+		compacted = "yes"
+	}
+	h.add("compacted", compacted)
+	text := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", size, budget)
+	if stats.Truncated {
+		text += fmt.Sprintf("; %d of %d messages kept, %d bytes omitted", stats.RetainedMessages, stats.OriginalMessages, stats.OmittedBytes)
+	}
+	h.add("prompt size", text)
+}
+
+// renderFromIndex renders the hover text of m from the index's summary of
+// the session's surface, without reading its log and without a read slot,
+// so a hover costs the same whether the session was read before or not.
+// ok is false when the index cannot answer exactly (no summary, or
+// retention would truncate a text or fail): renderMention then reads.
+func (s *Server) renderFromIndex(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, ok bool) {
+	src, isSummarizer := snap.env.source.(surfaceSummarizer)
+	if !isSummarizer {
+		return "", "", false
+	}
+	sum, ok := src.SurfaceSummary(ctx, m.SessionID)
+	if !ok {
+		return "", "", false
+	}
+	budget := snap.config.MaxReferenceBytes
+	self := snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID
+	var stats reference.RetentionStats
+	var size int64
+	if !self {
+		if stats, size, ok = reference.RetainSummary(sum, m.Label, budget); !ok {
+			return "", "", false
+		}
+	}
+	h := newHoverText(ctx, snap, m)
+	dir, _ = sessionDir(snap.env.root, sum.Header.CWD, m.SessionID)
+	if h.addHeader(snap, m, sum.Header) {
+		return h.String(), dir, true
+	}
+	h.addRetained(stats, size, budget)
+	return h.String(), dir, true
+}
+
+// renderMention renders the hover text of one mention from a read of the
+// session, and returns the session's directory when the text comes from a
+// successful read (so it may be cached).
+func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, err error) {
+	h := newHoverText(ctx, snap, m)
+	env := snap.env
 	surf, err := s.readSurface(ctx, env, m.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()
 		}
-		add("status", "cannot be read: "+completion.OneLine(err.Error()))
-		return heading + "\n\n" + strings.Join(lines, "\n"), "", nil
+		h.add("status", "cannot be read: "+completion.OneLine(err.Error()))
+		return h.String(), "", nil
 	}
 	dir, _ = sessionDir(env.root, surf.Header.CWD, m.SessionID)
-	cwd := "no cwd"
-	if surf.Header.CWD != nil {
-		cwd = *surf.Header.CWD
-	}
-	add("cwd", code(cwd))
-	add("created", completion.FormatTime(surf.Header.CreatedAt))
-	if snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID {
-		add("status", "this is the document's own session: it cannot reference itself")
-		return heading + "\n\n" + strings.Join(lines, "\n"), dir, nil
+	if h.addHeader(snap, m, surf.Header) {
+		return h.String(), dir, nil
 	}
 	// Retain the surface already read rather than Service.RetainOne, which
 	// would read (parse) the whole log a second time.
@@ -154,25 +243,14 @@ func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m referenc
 	switch {
 	case err != nil && reference.CodeOf(err) == reference.CodeBudgetExceeded:
 		msgs, _ := reference.Messages(surf) // the projection Retain just ran: it cannot fail here
-		add("messages", fmt.Sprint(len(msgs)))
-		add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
+		h.add("messages", fmt.Sprint(len(msgs)))
+		h.add("prompt size", fmt.Sprintf("does not fit the %d-byte budget (maxReferenceBytes)", budget))
 	case err != nil:
-		add("status", completion.OneLine(err.Error()))
+		h.add("status", completion.OneLine(err.Error()))
 	default:
-		stats := retained.Stats
-		add("messages", fmt.Sprint(stats.OriginalMessages))
-		compacted := "no"
-		if stats.Compacted {
-			compacted = "yes"
-		}
-		add("compacted", compacted)
 		// Size is the serialization's exact length (checked against
 		// AppendJSON by the reference goldens) without building it.
-		size := fmt.Sprintf("adds %d bytes of the %d-byte budget (maxReferenceBytes)", retained.Data.Size(), budget)
-		if stats.Truncated {
-			size += fmt.Sprintf("; %d of %d messages kept, %d bytes omitted", stats.RetainedMessages, stats.OriginalMessages, stats.OmittedBytes)
-		}
-		add("prompt size", size)
+		h.addRetained(retained.Stats, retained.Data.Size(), budget)
 	}
-	return heading + "\n\n" + strings.Join(lines, "\n"), dir, nil
+	return h.String(), dir, nil
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"slices"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // This file holds the per-transcript state of the index: the fold's state
@@ -45,12 +48,47 @@ type logState struct {
 	// Locs (parallel to Fold.Nodes) are where each surface node's record
 	// is stored: ReadSurface decodes only those records.
 	Locs []recLoc
+	// Items (parallel to Locs) are what each surface node projects to,
+	// sized: a hover's message count, compaction and prompt size come
+	// from them without reading the log (SurfaceSummary). A state
+	// persisted without them has none (len differs from Locs).
+	Items []nodeItem
+}
+
+// nodeItem is one surface node's reference.SurfaceItem, packed (the index
+// keeps one per surface event of every session), and an upper bound of
+// the size of its event's encoding (what the read limit counts). A size
+// past what 32 bits hold is stored as math.MaxUint32: never summarised.
+type nodeItem struct {
+	Kind       reference.SurfaceItemKind
+	Checkpoint bool
+	TextLen    uint32
+	QuotedLen  uint32
+	RawMax     uint32
+}
+
+func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+
+// newNodeItem is e's nodeItem.
+func newNodeItem(e *Event) nodeItem {
+	it := reference.SurfaceItemOf(e.Type, e.Data)
+	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
+		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(eventRawMax(e))}
+}
+
+// item unpacks n; ok is false when a size did not fit.
+func (n nodeItem) item() (it reference.SurfaceItem, rawMax int64, ok bool) {
+	if n.TextLen == math.MaxUint32 || n.QuotedLen == math.MaxUint32 || n.RawMax == math.MaxUint32 {
+		return reference.SurfaceItem{}, 0, false
+	}
+	return reference.SurfaceItem{Kind: n.Kind, Checkpoint: n.Checkpoint, TextLen: int(n.TextLen), QuotedLen: int(n.QuotedLen)}, int64(n.RawMax), true
 }
 
 func (st *logState) clone() *logState {
 	c := *st
 	c.Fold = st.Fold.clone()
 	c.Locs = slices.Clone(st.Locs)
+	c.Items = slices.Clone(st.Items)
 	return &c
 }
 
@@ -60,6 +98,12 @@ func (st *logState) closersFail() bool {
 	f := resumeFold("", st.Fold.clone())
 	_, err := f.finish()
 	return err != nil
+}
+
+// eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
+// markers around the raw values take well under 256 bytes.
+func eventRawMax(e *Event) int64 {
+	return int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 }
 
 // logParser feeds new bytes of one transcript into a logState.
@@ -91,7 +135,10 @@ func (p *logParser) budget() *decodedBudget {
 func (p *logParser) fold() *fold {
 	if p.fd == nil {
 		p.fd = resumeFold(p.id, p.st.Fold)
-		p.fd.onNode = func(_ *Event, si int, shadowed []int64) {
+		p.fd.onNode = func(e *Event, si int, shadowed []int64) {
+			if len(p.st.Items) == len(p.st.Locs) {
+				p.st.Items = slices.Replace(p.st.Items, si, si+len(shadowed), newNodeItem(e))
+			}
 			p.st.Locs = slices.Replace(p.st.Locs, si, si+len(shadowed), p.loc)
 		}
 	}

@@ -22,8 +22,10 @@ func BenchmarkHoverCold(b *testing.B) {
 		name    string
 		comp    workload.Compression
 		indexed bool
-	}{{"indexed/zstd", workload.Zstd, true}, {"indexed/plain", workload.None, true},
-		{"store/zstd", workload.Zstd, false}, {"store/plain", workload.None, false}} {
+		summary bool // the server's hover since issue 22: no read
+	}{{"summary/zstd", workload.Zstd, true, true}, {"summary/plain", workload.None, true, true},
+		{"indexed/zstd", workload.Zstd, true, false}, {"indexed/plain", workload.None, true, false},
+		{"store/zstd", workload.Zstd, false, false}, {"store/plain", workload.None, false, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			root := b.TempDir()
 			infos, err := workload.Generate(root, workload.Options{Sessions: 1, CWDs: 1, Size: 6 << 20, Turns: 2500,
@@ -33,8 +35,9 @@ func BenchmarkHoverCold(b *testing.B) {
 			}
 			id := infos[0].ID
 			var src reference.Source
+			var x *sessionstore.Indexed
 			if c.indexed {
-				x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+				x, err = sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -50,6 +53,17 @@ func BenchmarkHoverCold(b *testing.B) {
 			b.SetBytes(infos[0].Plain)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if c.summary {
+					sum, ok := x.SurfaceSummary(context.Background(), id)
+					if !ok {
+						b.Fatal("no surface summary")
+					}
+					stats, _, ok := reference.RetainSummary(sum, "s0", budget)
+					if !ok || stats.OriginalMessages < 5000 || !stats.Truncated {
+						b.Fatalf("%+v (answered %v): want at least 5,000 messages, dropped to the budget", stats, ok)
+					}
+					continue
+				}
 				surf, err := src.ReadSurface(context.Background(), id)
 				if err != nil {
 					b.Fatal(err)
