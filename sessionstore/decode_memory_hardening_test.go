@@ -35,21 +35,25 @@ func TestIndexPassDecodeMemoryWhateverGOMAXPROCS(t *testing.T) {
 		id := fmt.Sprintf("bomb-%02d", i)
 		writeZstdSession(t, root, id, zframe(hdrLine(id)), zframe(eventLines(id, "b")), cb)
 	}
-	r := runCLI(t, t.TempDir(), []string{"GOMAXPROCS=16"}, "candidates", "--sessions", root, "--max-read-mb", "32")
-	t.Logf("candidates over %d compressed bombs, GOMAXPROCS=16: exit %d, peak RSS %d MiB (bound %d MiB), %v",
-		bombs, r.exit, r.maxRSS>>20, bound>>20, r.took.Round(time.Millisecond))
-	if r.exit != 0 {
-		t.Fatalf("candidates failed: %s%s", r.stdout, r.stderr)
-	}
-	var items []struct{ SessionID, Label string }
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil {
-		t.Fatalf("candidates output: %v\n%s", err, r.stdout)
-	}
-	if len(items) != bombs+1 {
-		t.Errorf("listed %d sessions, want %d (bombs are listed, their reads fail)", len(items), bombs+1)
-	}
-	if r.maxRSS > bound {
-		t.Errorf("peak RSS %d MiB, over the bound of %d MiB", r.maxRSS>>20, bound>>20)
+	// Through the index, and through the store's own reads (--no-cache).
+	for _, extra := range [][]string{nil, {"--no-cache"}} {
+		args := append([]string{"candidates", "--sessions", root, "--max-read-mb", "32"}, extra...)
+		r := runCLI(t, t.TempDir(), []string{"GOMAXPROCS=16"}, args...)
+		t.Logf("candidates %v over %d compressed bombs, GOMAXPROCS=16: exit %d, peak RSS %d MiB (bound %d MiB), %v",
+			extra, bombs, r.exit, r.maxRSS>>20, bound>>20, r.took.Round(time.Millisecond))
+		if r.exit != 0 {
+			t.Fatalf("candidates %v failed: %s%s", extra, r.stdout, r.stderr)
+		}
+		var items []struct{ SessionID, Label string }
+		if err := json.Unmarshal([]byte(r.stdout), &items); err != nil {
+			t.Fatalf("candidates output: %v\n%s", err, r.stdout)
+		}
+		if len(items) != bombs+1 {
+			t.Errorf("candidates %v: listed %d sessions, want %d (bombs are listed, their reads fail)", extra, len(items), bombs+1)
+		}
+		if r.maxRSS > bound {
+			t.Errorf("candidates %v: peak RSS %d MiB, over the bound of %d MiB", extra, r.maxRSS>>20, bound>>20)
+		}
 	}
 }
 

@@ -261,16 +261,19 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 		}
 		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	// The caller keeps the text: the slot is given back without it.
+	// The caller keeps the text: the slot is given back without it
+	// (with it, for reuse, when the decode failed and nothing refers to
+	// it: a store of bombs then reuses the same buffers).
 	dst, sl := decodeBuf(nil, hi, limit)
-	defer sl.keep()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil {
+		sl.reuse()
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, frameDecodeErr(err, limit)
 	}
+	sl.keep()
 	return out, nil
 }
 
@@ -294,14 +297,15 @@ func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
 	dst, sl := decodeBuf(nil, hi, limit)
-	defer sl.keep()
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
+		sl.reuse()
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
+	sl.keep()
 	return out, nil
 }
 
