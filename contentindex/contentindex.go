@@ -630,9 +630,9 @@ func terms(query string) []string {
 }
 
 // Search returns the sessions whose title or text contains every term of
-// query (case-insensitive substrings), best first (BM25, title matches
-// weighted up), at most limit (DefaultLimit when limit <= 0, at most
-// MaxLimit). An empty query has no hits.
+// query (case-insensitive substrings), best first (title matches, then
+// recency: see search), at most limit (DefaultLimit when limit <= 0, at
+// most MaxLimit). An empty query has no hits.
 func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
