@@ -139,12 +139,12 @@ func main() {
 			"floorMs": ms(floor.Elapsed), "floorCpuMs": ms(floorCPU),
 			"metadataPassMs": ms(metaPass),
 			"contentBuildMs": ms(build), "contentBuildCpuMs": ms(buildCPU),
-			"buildOverFloor": float64(build) / float64(floor.Elapsed),
+			"buildOverFloor":  float64(build) / float64(floor.Elapsed),
 			"cpuOverFloorCpu": float64(buildCPU) / float64(floorCPU),
-			"textBytes": st.TextBytes, "indexBytes": size, "indexOverText": float64(size) / float64(st.TextBytes),
+			"textBytes":       st.TextBytes, "indexBytes": size, "indexOverText": float64(size) / float64(st.TextBytes),
 			"queryP50Ms": ms(lat[len(lat)/2]), "queryP99Ms": ms(lat[len(lat)*99/100]), "queryMaxMs": ms(lat[len(lat)-1]),
 			"queryMaxMsByQuery": perMs, "hitsByQuery": hits,
-			"noopSyncMs": ms(noop),
+			"noopSyncMs":           ms(noop),
 			"peakRssMBBeforeBuild": rssBefore >> 20, "peakRssMBAfterBuild": rssAfter >> 20,
 		}
 		json.NewEncoder(os.Stdout).Encode(out)
