@@ -26,7 +26,7 @@ func BenchmarkCompletion(b *testing.B) {
 		if _, err := workload.Generate(root, workload.Options{Sessions: 1000, CWDs: 20, Turns: 2, NoCWD: 0.05, Seed: 7}, nil); err != nil {
 			b.Fatal(err)
 		}
-		open := func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+		open := func(root string) (reference.Source, error) { return sessionstore.OpenSynced(root, 0) }
 		if src == "indexed" {
 			open = func(root string) (reference.Source, error) {
 				x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})

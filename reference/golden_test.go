@@ -344,7 +344,7 @@ func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 	if err := json.Unmarshal(raw, &expected); err != nil {
 		t.Fatal(err)
 	}
-	store, err := sessionstore.Open(filepath.Join(root, name))
+	store, err := sessionstore.OpenSynced(filepath.Join(root, name), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

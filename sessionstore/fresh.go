@@ -417,8 +417,8 @@ func deriveAll(entries []*entry, limit int64) (decoded bool) {
 				if e == nil {
 					continue
 				}
-				if e.ReadErr != "" && e.ReadErrLimit != limit {
-					e.ReadErr, e.ReadErrLimit, e.Sig.Size = "", 0, -1
+				if e.ReadErr.Limit && e.ReadErrLimit != limit {
+					e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
 				}
 				had := e.TitleDerived
 				e.derive(e.State)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -44,14 +45,6 @@ func lstatSig(path string) (fileSig, bool) {
 	return sigOf(fi), true
 }
 
-// slowMemo memoises a title read by the store's full read.
-type slowMemo struct {
-	mu    sync.Mutex
-	done  bool
-	title *string
-	err   error
-}
-
 // entry is the index record of one session directory. Exported fields are
 // persisted in the cache; the rest is derived.
 type entry struct {
@@ -65,11 +58,12 @@ type entry struct {
 	NoHeaderYet bool
 	// HeaderErr is why the header could not be read (not listed).
 	HeaderErr string
-	// ReadErr is the read-limit failure the last parse met (the message,
-	// without the session prefix) under the read limit ReadErrLimit: the
-	// index and its persisted cache remember it, so neither a query nor a
-	// restart decodes the file again until it changes (cache.go).
-	ReadErr      string
+	// ReadErr is the error a read of the transcript gives (a scan,
+	// header or read-limit error; the fold's own is in State), found by
+	// the last parse under the read limit ReadErrLimit: the index and its
+	// persisted cache remember it, so neither a query nor a restart
+	// decodes the file again until it changes.
+	ReadErr      storedErr
 	ReadErrLimit int64
 	// Listed is true when the header was read; Ref* are its listing form.
 	Listed       bool
@@ -78,11 +72,11 @@ type entry struct {
 	RefCreatedAt int64
 	RefRaw       []byte
 	IdentityOK   bool
-	// TitleID is the id of the validated header of the full-read path
-	// ("" when the log is slow), HeaderLine that header's line.
+	// TitleID is the id of the header a read validated ("" when the read
+	// failed before), HeaderLine that header's line.
 	TitleID    string
 	HeaderLine []byte
-	// State is the committed parse state, nil for a slow log.
+	// State is the committed parse state, nil when ReadErr is set.
 	State *logState
 	// TitleText is the title derived from State when TitleDerived (not
 	// from a torn frame's view, and without error): persisted so that
@@ -94,7 +88,9 @@ type entry struct {
 	state    *logState // view: State plus a torn final frame, if any
 	title    *string
 	titleErr error
-	memo     *slowMemo
+	// err is the read's error (ReadErr, else the fold's, crash closers
+	// included), without the session id and path.
+	err error
 }
 
 func (e *entry) has(enc Encoding) bool {
@@ -110,18 +106,19 @@ func (e *entry) path(root string) string {
 
 // derive fills the derived fields from the persisted ones and view.
 func (e *entry) derive(view *logState) {
-	e.memo = &slowMemo{}
-	if err := e.readLimitErr(); err != nil {
-		e.memo.done, e.memo.err = true, err
-	}
 	if e.Listed {
 		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
 	}
-	if view != nil && view.closersFail() {
-		view = nil // the full read reports the closers' error
+	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
+	if e.err == nil && view == nil {
+		e.err = &logError{kind: KindIO, msg: "cannot read transcript", err: fs.ErrNotExist}
 	}
-	e.state, e.title, e.titleErr = view, nil, nil
-	if view == nil || view.Fold.Title == nil {
+	if e.err == nil {
+		// The fold's error, or the crash closers' (finished on a copy:
+		// the log may still grow).
+		_, e.err = resumeFold(e.TitleID, view.Fold.clone()).finish()
+	}
+	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
@@ -142,6 +139,34 @@ func (e *entry) derive(view *logState) {
 		e.title = &s
 	}
 	e.TitleText, e.TitleDerived = e.title, view == e.State
+}
+
+// answerErr is the error a read of id through e gives, nil when e answers.
+func (e *entry) answerErr(id, root string) error {
+	if e.err != nil {
+		return attach(e.err, id, e.path(root))
+	}
+	if e.TitleID != id {
+		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.TitleID)), id, e.path(root))
+	}
+	return nil
+}
+
+// titleAnswer is what ReadTitles answers for id through e.
+func (e *entry) titleAnswer(id, root string) (*string, error) {
+	if err := e.answerErr(id, root); err != nil {
+		return nil, err
+	}
+	return e.title, e.titleErr
+}
+
+// transient reports whether e's error may go away without the file
+// changing (an I/O error, or a read-limit error under another limit).
+func (e *entry) transient(limit int64) bool {
+	if e.ReadErr.Limit {
+		return e.ReadErrLimit != limit
+	}
+	return e.ReadErr.Kind == KindIO
 }
 
 // projectScan remembers a project directory's session directories.
@@ -677,7 +702,9 @@ func (x *Indexed) indexNow(c candidate, old *entry, enc Encoding) *entry {
 	return e
 }
 
-// grow continues old's parse over the appended bytes.
+// grow continues old's parse over the appended bytes. It reports false
+// when the file is no longer the one old describes, or when the fold now
+// needs the message ids it did not keep (then the log is parsed again).
 func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	f, sig, ok, err := openState(path, old.Sig, old.State)
 	if err != nil || !ok {
@@ -689,17 +716,28 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
 	view, err := x.parse(p, sig.Size)
 	if err != nil {
-		x.rememberReadErr(e, path, err)
-		// The appended part needs the full read (slow); the header
-		// facts still stand.
-		e.State = nil
+		x.setReadErr(e, err)
 		return nil, true
+	}
+	if view.Fold.NeedIDs {
+		return nil, false
 	}
 	e.State = p.st
 	return view, true
 }
 
-// full parses a transcript from the start.
+// setReadErr records on e the error its read gives.
+func (x *Indexed) setReadErr(e *entry, err error) {
+	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), x.store.limit
+	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
+		// Not a fact about these bytes: parse again at the next scan.
+		e.Sig.Size = -1
+	}
+}
+
+// full reads a transcript from the start: the listing facts from its
+// header (ReadHeader, as Discover), then one parse of the whole log with
+// a read's checks.
 func (x *Indexed) full(e *entry, path string) {
 	h, err := readHeader(path, e.Enc)
 	switch {
@@ -713,53 +751,39 @@ func (x *Indexed) full(e *entry, path string) {
 		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
 		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
 	}
-	e.derive(nil)
-	if !e.Listed || !e.IdentityOK {
-		return
-	}
+	var view *logState
+	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
+		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	e.Sig = sigOf(fi)
-	var line []byte
-	var headerLen int64
-	if e.Enc == Raw {
-		line, err = readLineAt(f, 0)
-		headerLen = int64(len(line)) + 1
-	} else {
-		var frame []byte
-		if frame, err = readFrameAt(f, 0); err == nil {
-			var text []byte
-			if text, err = decodeFrame(frame); err == nil {
-				if len(text) == 0 || indexByte(text, '\n') != len(text)-1 {
-					return
-				}
-				line, headerLen = text[:len(text)-1], int64(len(frame))
-			}
+	var p *logParser
+	for _, keepIDs := range []bool{false, true} {
+		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: x.store.limit}
+		if view, err = x.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
+			break
 		}
 	}
-	if err != nil || headerLen > e.Sig.Size {
-		return
+	if err == nil {
+		err = x.store.checkIdentity(p.header, path, e.Enc)
 	}
-	hv, err := parseHeaderLine(line)
-	if err != nil || hv.Validate() != nil || hv.ID != e.RefID {
-		return
+	if err == nil {
+		err = p.header.Validate()
 	}
-	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen}, limit: x.store.limit}
-	view, err := x.parse(p, e.Sig.Size)
 	if err != nil {
-		x.rememberReadErr(e, path, err)
-		e.derive(nil)
+		view = nil
+		x.setReadErr(e, err)
 		return
 	}
-	e.TitleID, e.State, e.HeaderLine = hv.ID, p.st, append([]byte(nil), line...)
-	e.derive(view)
+	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
 }
 
 // parse runs p to size and returns the view state (p.st, or a clone
@@ -790,13 +814,4 @@ func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	}
 	p.st = committed
 	return view, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

@@ -54,7 +54,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -73,8 +72,6 @@ type Store struct {
 	// that lookups by id read the same files listing does.
 	detected atomic.Int32
 }
-
-var _ reference.Source = (*Store)(nil)
 
 // Options configures OpenWith.
 type Options struct {
@@ -439,192 +436,6 @@ func (b *surfaceBudget) drop(ev reference.SurfaceEvent) { b.used -= int64(len(ev
 
 func (b *surfaceBudget) err() error {
 	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
-}
-
-// readStable reads a file that may be growing: it re-reads until a stat
-// before and after agree (as dsh does), a few times at most; the torn-tail
-// rules make any prefix safe to parse anyway. A file over limit bytes is
-// refused before it is read (and never read past limit if it grows).
-func readStable(path string, limit int64) ([]byte, error) {
-	var data []byte
-	for attempt := 0; attempt < 4; attempt++ {
-		f, err := openRegular(path)
-		if err != nil {
-			return nil, err
-		}
-		st1, err1 := f.Stat()
-		if err1 == nil && st1.Size() > limit {
-			f.Close()
-			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
-		}
-		data, err = io.ReadAll(io.LimitReader(f, limit+1))
-		st2, err2 := f.Stat()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > limit {
-			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
-		}
-		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
-			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
-			break
-		}
-	}
-	return data, nil
-}
-
-// Load reads, scans and loads one session (spec §4).
-func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readStable(path, s.limit)
-	if le := (*logError)(nil); errors.As(err, &le) {
-		return nil, attach(err, id, path)
-	}
-	if err != nil {
-		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var scan *ScannedLog
-	if enc == Zstd {
-		scan, err = scanZstdLimit(data, s.limit)
-	} else {
-		scan, err = ScanRaw(data)
-	}
-	if err != nil {
-		return nil, attach(err, id, path)
-	}
-	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
-		return nil, attach(err, id, path)
-	}
-	log, err := LoadLog(scan, id)
-	return log, attach(err, id, path)
-}
-
-// ReadSurface implements reference.Source: Load + Log.SurfaceSnapshot,
-// streamed so that only the surface events are held (title_stream.go).
-func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	surf, err := s.readSurfaceStream(ctx, id, path, enc)
-	if err != errNeedLoad {
-		return surf, err
-	}
-	return s.loadSurface(ctx, id)
-}
-
-// loadSurface is ReadSurface by the full Load (the definition the streamed
-// read follows).
-func (s *Store) loadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	log, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return log.SurfaceSnapshot(), nil
-}
-
-// ReadTitle reads one session's latest title (nil when none): what Load
-// followed by Log.Title returns, but streamed, so that memory does not grow
-// with the log (see title_stream.go).
-func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.readTitleStream(ctx, id, path, enc)
-	if err != errNeedLoad {
-		return t, err
-	}
-	return s.loadTitle(ctx, id)
-}
-
-// loadTitle is ReadTitle by the full Load (the definition the streamed
-// read follows).
-func (s *Store) loadTitle(ctx context.Context, id string) (*Title, error) {
-	log, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := log.Title()
-	return t, attach(err, id, "")
-}
-
-// ReadTitles implements reference.Source (dsh readTitleSnapshots, spec §8).
-func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
-	return readTitles(ctx, ids, s.ReadTitle)
-}
-
-// titleConcurrency is dsh's persistedInspectConcurrency.
-const titleConcurrency = 4
-
-// readTitles de-duplicates ids (first occurrence wins), reads at most
-// titleConcurrency titles at a time and returns as soon as ctx is done.
-func readTitles(ctx context.Context, ids []string, read func(context.Context, string) (*Title, error)) ([]reference.TitleResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var unique []string
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			unique = append(unique, id)
-		}
-	}
-	results := make([]reference.TitleResult, len(unique))
-	sem := make(chan struct{}, titleConcurrency)
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i, id := range unique {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				wg.Wait()
-				return
-			}
-			wg.Add(1)
-			go func(i int, id string) {
-				defer func() { <-sem; wg.Done() }()
-				r := reference.TitleResult{SessionID: id}
-				t, err := read(ctx, id)
-				if err != nil {
-					r.Err = err
-				} else if t != nil {
-					title := t.Text()
-					r.Title = &title
-				}
-				results[i] = r
-			}(i, id)
-		}
-		wg.Wait()
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return results, nil
 }
 
 func readHeader(path string, enc Encoding) (*Header, error) { return ReadHeader(path, enc) }

@@ -78,8 +78,7 @@ func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
 
 // line returns the line starting at off (without its "\n"). A line
 // without a "\n" before the end of the file fails with
-// io.ErrUnexpectedEOF, one longer than limit with errSlow (the store's
-// read then reports it).
+// io.ErrUnexpectedEOF, one longer than limit with a read-limit error.
 func (w *fileWindow) line(off, limit int64) ([]byte, error) {
 	need := 1
 	for {
@@ -94,7 +93,7 @@ func (w *fileWindow) line(off, limit int64) ([]byte, error) {
 			return nil, io.ErrUnexpectedEOF
 		}
 		if int64(len(data)) > limit {
-			return nil, errSlow
+			return nil, limitf(limit, "a line holds more bytes than the read limit")
 		}
 		need = int(min(2*int64(len(data)), limit+1))
 	}

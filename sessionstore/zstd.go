@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -340,71 +339,6 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
 	}
 	return append([]byte(nil), out...), nil
-}
-
-// ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
-// at most DefaultReadLimit bytes.
-func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
-
-// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
-// whole log (every frame, the torn final one included, draws from it).
-func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
-	frames, torn, err := scanFrames(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(frames) == 0 {
-		return nil, backendf("empty or header-less Zstandard session log")
-	}
-	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
-	if err != nil {
-		return nil, err
-	}
-	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
-		return nil, backendf("first zstd frame is not exactly one header line")
-	}
-	h, err := parseHeaderLine(first[:len(first)-1])
-	if err != nil {
-		return nil, err
-	}
-	logical := int64(len(first))
-	s := &LineScanner{Strict: true, GoodEnd: logical}
-	for i, f := range frames[1:] {
-		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		if len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
-		}
-		if _, err := s.feedLines(text, logical); err != nil {
-			return nil, markBackend(err)
-		}
-		logical += int64(len(text))
-	}
-	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
-	if torn >= 0 {
-		text, err := decodeTornFrame(data[torn:], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		s.Strict = false
-		partial, err := s.feedLines(text, logical)
-		if err != nil {
-			return nil, markBackend(err)
-		}
-		_ = partial
-		logical += int64(len(text))
-	}
-	out.Events = s.events
-	out.TornBytes = logical - s.GoodEnd
-	return out, nil
 }
 
 // Unexported names kept for the index code.

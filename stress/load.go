@@ -143,7 +143,7 @@ func serverOptions(root string) lsp.Options {
 	opts := lsp.Options{SessionsDir: root}
 	switch *sourceKind {
 	case "store":
-		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.OpenSynced(root, 0) }
 	case "indexed":
 		opts.OpenSource = func(root string) (reference.Source, error) {
 			return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
