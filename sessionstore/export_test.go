@@ -2,6 +2,8 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -36,4 +38,28 @@ func OpenWaited(t testing.TB, root string, opts IndexOptions) *Indexed {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// KindOf returns the class of err, or 0 when err is not a store *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// Open returns a Store over root that detects the encoding from the files
+// present (zstd when any session.jsonl.zstd exists, else raw). The root
+// need not exist yet (a missing root lists no sessions).
+func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
+
+// OpenEncoding returns a Store that reads only enc's transcripts (dsh's
+// compression setting); sessions in the other encoding are reported as
+// problems.
+func OpenEncoding(root string, enc Encoding) (*Store, error) {
+	if enc != Raw && enc != Zstd {
+		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
+	}
+	return OpenWith(root, Options{Encoding: enc})
 }

@@ -222,14 +222,6 @@ func (f *fold) finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// latest is Log.Title over the folded log.
-func (f *fold) latest() (*Title, error) {
-	if f.Title == nil {
-		return nil, nil
-	}
-	return (&Log{Events: []Event{*f.Title}}).Title()
-}
-
 // surface is one step of dsh's foldSurface (spec §5.1).
 func (f *fold) surface(e *Event) error {
 	if !isSurfaceType(e.Type) {

@@ -373,9 +373,8 @@ func TestFoldPoliciesAgreeOnFixtures(t *testing.T) {
 }
 
 // FuzzFoldPolicies: for any raw transcript whose header names a path, the
-// full load and the streamed reads answer the same (title, surface bytes,
-// or error text and class). The index is left to TestFoldPoliciesAgree:
-// opening one per input starves the fuzzer (a watcher per index).
+// full load and the index (a lazy one: no scan, no watcher) answer the
+// same (title, surface bytes, or error text and class).
 func FuzzFoldPolicies(f *testing.F) {
 	addFixtureSeeds(f, "fixtures/store-raw/*/*/session.jsonl")
 	addFixtureSeeds(f, "golden/jsonl-root/*/*/session.jsonl")
@@ -398,7 +397,7 @@ func FuzzFoldPolicies(f *testing.F) {
 		}
 		st, _ := Open(root)
 		full := fullAnswer(st, h.ID)
-		x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, Snapshot: true})
+		x, err := OpenIndexed(root, IndexOptions{Lazy: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -539,20 +539,3 @@ func (x *Indexed) Stats() Stats {
 func (x *Indexed) String() string {
 	return fmt.Sprintf("sessionstore.Indexed(%s)", x.root)
 }
-
-// OpenSynced opens an in-memory index over root (enc 0 detects the
-// encoding) whose every query first brings it up to date with the store (a
-// stat scan, parsing only what changed), after a completed first pass: the
-// answers of a direct read of the store, for tools and tests that change
-// the store between queries. Close releases it.
-func OpenSynced(root string, enc Encoding) (*Indexed, error) {
-	x, err := OpenIndexed(root, IndexOptions{Encoding: enc, CacheDir: NoCache, NoWatch: true, RefreshInterval: -1})
-	if err != nil {
-		return nil, err
-	}
-	if err := x.Wait(context.Background()); err != nil {
-		x.Close()
-		return nil, err
-	}
-	return x, nil
-}

@@ -171,3 +171,33 @@ func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
 	out.TornBytes = logical - s.GoodEnd
 	return out, nil
 }
+
+// scanFrames finds the frame boundaries of a concatenation of zstd frames
+// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
+// of an incomplete final frame, or -1.
+func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
+	off := 0
+	for off < len(data) {
+		end, complete, err := FrameEnd(data, off)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !complete {
+			return frames, off, nil
+		}
+		frames = append(frames, frameSpan{off, end})
+		off = end
+	}
+	return frames, -1, nil
+}
+
+// wholeLogLimit rewords a frame's read-limit error for a whole-log read.
+func wholeLogLimit(err error, limit int64) error {
+	if errors.Is(err, ErrReadLimit) {
+		return limitf(limit, "the decoded log holds more bytes than the read limit")
+	}
+	return err
+}
+
+// frameSpan is one zstd frame [Start, End) in the file.
+type frameSpan struct{ Start, End int }

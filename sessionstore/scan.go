@@ -131,9 +131,6 @@ func (s *LineScanner) takeSkipped() rowSummary {
 // Bad reports whether a bad line was seen (the rest is a torn tail).
 func (s *LineScanner) Bad() bool { return s.bad }
 
-// Events returns the events accepted so far.
-func (s *LineScanner) Events() []Event { return s.events }
-
 func hasTurnEnd(evs []Event) bool {
 	for _, e := range evs {
 		if e.Type == "turn/end" {

@@ -104,21 +104,6 @@ func effectiveReadLimit(n int64) int64 {
 	return max(n, minReadLimit)
 }
 
-// Open returns a Store over root that detects the encoding from the files
-// present (zstd when any session.jsonl.zstd exists, else raw). The root
-// need not exist yet (a missing root lists no sessions).
-func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
-
-// OpenEncoding returns a Store that reads only enc's transcripts (dsh's
-// compression setting); sessions in the other encoding are reported as
-// problems.
-func OpenEncoding(root string, enc Encoding) (*Store, error) {
-	if enc != Raw && enc != Zstd {
-		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
-	}
-	return OpenWith(root, Options{Encoding: enc})
-}
-
 // OpenWith returns a Store over root configured by o. Transcripts are
 // opened relative to the root without following any symlink below it
 // (open_*.go), so a directory swapped for a symlink cannot lead a read
@@ -430,9 +415,6 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 	b.over = b.used > b.limit
 	return !b.over
 }
-
-// drop uncounts a kept event that was shadowed.
-func (b *surfaceBudget) drop(ev reference.SurfaceEvent) { b.used -= int64(len(ev.Raw)) }
 
 func (b *surfaceBudget) err() error {
 	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")

@@ -128,3 +128,36 @@ func TestFileWindowFrames(t *testing.T) {
 		t.Errorf("frame read in the middle of a frame: no error")
 	}
 }
+
+// readFrameAtLimit is readFrameAt for a frame of at most limit bytes
+// (plus block framing): a frame whose compressed bytes alone pass that
+// cannot decode within the limit (or is padding of empty blocks) and
+// fails with a read-limit error before more of it is read.
+func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
+	maxBytes := limit + overshoot
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := f.ReadAt(buf[n:], off+int64(n))
+		n += m
+		end, complete, ferr := frameEndBase(buf[:n], 0, off)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if complete {
+			return buf[:end], nil
+		}
+		if err == io.EOF {
+			return buf[:n], io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == len(buf) {
+			if int64(n) >= maxBytes {
+				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
+			}
+			buf = growBuf(buf, maxBytes)
+		}
+	}
+}

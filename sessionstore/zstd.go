@@ -3,36 +3,12 @@ package sessionstore
 import (
 	"encoding/binary"
 	"errors"
-	"io"
-	"os"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 const zstdMagic = 0xFD2FB528
-
-// frameSpan is one zstd frame [Start, End) in the file.
-type frameSpan struct{ Start, End int }
-
-// scanFrames finds the frame boundaries of a concatenation of zstd frames
-// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
-// of an incomplete final frame, or -1.
-func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
-	off := 0
-	for off < len(data) {
-		end, complete, err := FrameEnd(data, off)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !complete {
-			return frames, off, nil
-		}
-		frames = append(frames, frameSpan{off, end})
-		off = end
-	}
-	return frames, -1, nil
-}
 
 // FrameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
@@ -146,10 +122,6 @@ func decoderFor(limit int64) *zstd.Decoder {
 func isSizeErr(err error) bool {
 	return errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded)
 }
-
-// DecodeFrame decompresses one complete frame and verifies its checksum.
-// Its output is capped at DefaultReadLimit decoded bytes.
-func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, DefaultReadLimit) }
 
 // overshoot is how far past the limit the output buffer reaches: the
 // decoder checks the limit after each block (≤ 128 KiB, plus its
@@ -341,42 +313,6 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 	return append([]byte(nil), out...), nil
 }
 
-// Unexported names kept for the index code.
-func decodeFrame(frame []byte) ([]byte, error) { return DecodeFrame(frame) }
-
-// readFrameAtLimit is readFrameAt for a frame of at most limit bytes
-// (plus block framing): a frame whose compressed bytes alone pass that
-// cannot decode within the limit (or is padding of empty blocks) and
-// fails with a read-limit error before more of it is read.
-func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
-	maxBytes := limit + overshoot
-	buf := make([]byte, 64<<10)
-	n := 0
-	for {
-		m, err := f.ReadAt(buf[n:], off+int64(n))
-		n += m
-		end, complete, ferr := frameEndBase(buf[:n], 0, off)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if complete {
-			return buf[:end], nil
-		}
-		if err == io.EOF {
-			return buf[:n], io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == len(buf) {
-			if int64(n) >= maxBytes {
-				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
-			}
-			buf = growBuf(buf, maxBytes)
-		}
-	}
-}
-
 // growBuf returns the full buf copied into a buffer twice as long, or
 // ceil bytes long when that is shorter or nearly reached: one exact
 // allocation (append would over-allocate past the limit) and no small
@@ -389,12 +325,4 @@ func growBuf(buf []byte, ceil int64) []byte {
 	nb := make([]byte, max(n, int64(len(buf))))
 	copy(nb, buf)
 	return nb
-}
-
-// wholeLogLimit rewords a frame's read-limit error for a whole-log read.
-func wholeLogLimit(err error, limit int64) error {
-	if errors.Is(err, ErrReadLimit) {
-		return limitf(limit, "the decoded log holds more bytes than the read limit")
-	}
-	return err
 }

@@ -135,7 +135,7 @@ func tinySessionsStore(root string, n int) error {
 	}
 
 	// The store directly: the header-only listing.
-	st, _ := sessionstore.Open(root)
+	st, _ := sessionstore.OpenWith(root, sessionstore.Options{})
 	resetPeakRSS()
 	t0 := time.Now()
 	headers, err := st.ListSessions(context.Background())

@@ -43,7 +43,7 @@ func main() {
 	}
 	root := flag.Arg(0)
 	paths := workload.Transcripts(root)
-	st, err := sessionstore.Open(root)
+	st, err := sessionstore.OpenWith(root, sessionstore.Options{})
 	if err != nil {
 		fail(err)
 	}

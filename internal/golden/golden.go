@@ -32,6 +32,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/golden/goldenfile"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // Case is one golden case (see goldenfile.Case).
@@ -134,7 +135,7 @@ func NewSource(t testing.TB, input json.RawMessage) *Env {
 		if f.Compression == "zstd" {
 			enc = sessionstore.Zstd
 		}
-		st, err := sessionstore.OpenSynced(filepath.Join(Dir(t), filepath.FromSlash(f.JSONLRoot)), enc)
+		st, err := storetest.OpenSynced(filepath.Join(Dir(t), filepath.FromSlash(f.JSONLRoot)), enc)
 		if err != nil {
 			t.Fatalf("golden: %v", err)
 		}

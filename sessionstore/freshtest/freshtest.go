@@ -15,7 +15,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // Turns per generated session: batch i is turn i+1 (no compactions);
@@ -275,7 +275,7 @@ func View(ctx context.Context, src reference.Source) (string, error) {
 
 // Expected is View of a fresh in-memory index of the store at root.
 func Expected(ctx context.Context, root string) (string, error) {
-	st, err := sessionstore.OpenSynced(root, 0)
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		return "", err
 	}
@@ -286,7 +286,7 @@ func Expected(ctx context.Context, root string) (string, error) {
 // Candidates is the full re-read's candidate list (all sessions, no
 // target), for comparing with a server's dsh/candidates.
 func Candidates(ctx context.Context, root string) ([]reference.Candidate, error) {
-	st, err := sessionstore.OpenSynced(root, 0)
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		return nil, err
 	}
