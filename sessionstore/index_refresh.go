@@ -485,78 +485,117 @@ func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMod
 // sessions gone, parses what changed and rebuilds the listing. scanned
 // says the scan covered the whole store (then it is the last scan).
 func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []candidate) error {
-	enc := x.store.enc
-	if enc == 0 {
-		enc = Zstd
-		if len(cands) > 0 {
-			enc = Raw
-			for i := range cands {
-				if cands[i].hasZst {
-					enc = Zstd
-					break
-				}
-			}
+	enc := x.storeEncoding(cands)
+	p := x.plan(cands, enc)
+	x.mu.Lock()
+	for _, k := range p.removed {
+		delete(x.entries, k)
+	}
+	for _, e := range p.flagOnly {
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	changed := len(p.jobs) > 0 || len(p.removed) > 0 || len(p.flagOnly) > 0 || enc != x.enc
+	x.enc = enc
+	if changed && (initial || len(p.jobs) == 0) {
+		x.rebuildListing()
+	}
+	x.dirty = x.dirty || changed
+	if len(p.jobs) == 0 {
+		x.scanDone(scanned, full, start)
+	}
+	x.mu.Unlock()
+	x.forgetUnwatched(p.removed, x.projects)
+	if len(p.jobs) == 0 {
+		return nil
+	}
+	done := x.parseAll(ctx, p.jobs, enc, initial)
+	x.mu.Lock()
+	x.rebuildListing()
+	x.dirty = true
+	x.scanDone(scanned && done == len(p.jobs), full, start)
+	x.mu.Unlock()
+	return ctx.Err()
+}
+
+// storeEncoding is the root's encoding for a scan's candidates: the
+// pinned one, else zstd when any session has a zstd transcript (or none
+// has any), else raw.
+func (x *Indexed) storeEncoding(cands []candidate) Encoding {
+	if x.store.enc != 0 {
+		return x.store.enc
+	}
+	if len(cands) == 0 {
+		return Zstd
+	}
+	for i := range cands {
+		if cands[i].hasZst {
+			return Zstd
 		}
 	}
-	// x.entries is only written by the refresher (refreshMu), so reading
-	// it here without x.mu is safe.
-	var jobs []indexJob
-	var flagOnly []*entry
+	return Raw
+}
+
+// refreshPlan is what a scan changes: the transcripts to parse, the
+// entries whose other-encoding flags alone changed, the keys gone.
+type refreshPlan struct {
+	jobs     []indexJob
+	flagOnly []*entry
+	removed  []string
+}
+
+// plan compares the scan's candidates with the entries. x.entries is only
+// written by the refresher (refreshMu), so reading it without x.mu is safe.
+func (x *Indexed) plan(cands []candidate, enc Encoding) refreshPlan {
+	var p refreshPlan
 	present := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		present[c.key()] = true
 		old := x.entries[c.key()]
 		sig, _ := c.sig(enc)
-		if old != nil && old.Enc == enc && old.Sig == sig {
-			if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
-				ne := *old
-				ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
-				ne.derive(old.state)
-				flagOnly = append(flagOnly, &ne)
-			}
+		if old == nil || old.Enc != enc || old.Sig != sig {
+			p.jobs = append(p.jobs, indexJob{c: c, old: old, sig: sig})
 			continue
 		}
-		jobs = append(jobs, indexJob{c: c, old: old, sig: sig})
+		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
+			ne := *old
+			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
+			ne.derive(old.state)
+			p.flagOnly = append(p.flagOnly, &ne)
+		}
 	}
-	var removed []string
 	for k := range x.entries {
 		if !present[k] {
-			removed = append(removed, k)
+			p.removed = append(p.removed, k)
 		}
-	}
-	changed := len(jobs) > 0 || len(removed) > 0 || len(flagOnly) > 0 || enc != x.enc
-	x.mu.Lock()
-	for _, k := range removed {
-		delete(x.entries, k)
-	}
-	for _, e := range flagOnly {
-		x.entries[e.Proj+"/"+e.Seg] = e
-	}
-	x.enc = enc
-	if changed && (initial || len(jobs) == 0) {
-		x.rebuildListing()
-	}
-	if changed {
-		x.dirty = true
-	}
-	if len(jobs) == 0 && scanned {
-		x.lastScan = start
-		if full {
-			x.lastFull = start
-		}
-	}
-	x.mu.Unlock()
-	x.forgetUnwatched(removed, x.projects)
-	if len(jobs) == 0 {
-		return nil
 	}
 	// Newest files first: the sessions completion shows first are
 	// indexed first.
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].sig.MtimeNs > jobs[j].sig.MtimeNs })
-	total := len(jobs)
-	if initial && x.opts.Progress != nil {
-		x.opts.Progress(0, total)
+	sort.Slice(p.jobs, func(i, j int) bool { return p.jobs[i].sig.MtimeNs > p.jobs[j].sig.MtimeNs })
+	return p
+}
+
+// scanDone records a completed scan. Callers hold x.mu.
+func (x *Indexed) scanDone(complete, full bool, start time.Time) {
+	if !complete {
+		return
 	}
+	x.lastScan = start
+	if full {
+		x.lastFull = start
+	}
+}
+
+// parseAll parses the jobs on GOMAXPROCS workers and publishes the entries
+// in batches (so queries see progress during the first pass); it returns
+// how many were parsed (fewer when ctx or the index closes).
+func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, enc Encoding, initial bool) int {
+	total := len(jobs)
+	progress := func(done int) {
+		if initial && x.opts.Progress != nil {
+			x.opts.Progress(done, total)
+		}
+	}
+	progress(0)
 	work := make(chan indexJob)
 	results := make(chan *entry, 64)
 	var wg sync.WaitGroup
@@ -582,55 +621,56 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
+	pub := publisher{x: x, initial: initial, last: time.Now()}
 	done := 0
-	var batch []*entry
-	lastPublish := time.Now()
-	var rebuildCost time.Duration
-	publish := func() {
-		x.mu.Lock()
-		for _, e := range batch {
-			x.entries[e.Proj+"/"+e.Seg] = e
-		}
-		if initial {
-			t := time.Now()
-			x.rebuildListing()
-			rebuildCost = time.Since(t)
-		}
-		x.mu.Unlock()
-		batch = batch[:0]
-		lastPublish = time.Now()
-		if initial && x.opts.Progress != nil {
-			x.opts.Progress(done, total)
-		}
-	}
 	for e := range results {
-		batch = append(batch, e)
+		pub.batch = append(pub.batch, e)
 		done++
-		// Each publish re-sorts the whole listing: spacing publishes by
-		// several times that cost keeps the first pass over a large
-		// store from being dominated (quadratically) by republishing.
-		if initial && (len(batch) >= 256 || time.Since(lastPublish) > 100*time.Millisecond) &&
-			time.Since(lastPublish) >= 8*rebuildCost {
-			publish()
+		if pub.due() {
+			pub.publish()
+			progress(done)
 		}
 	}
-	if len(batch) > 0 || !initial {
-		publish()
+	if len(pub.batch) > 0 || !initial {
+		pub.publish()
+		progress(done)
 	}
+	return done
+}
+
+// publisher adds parsed entries to the index in batches.
+type publisher struct {
+	x       *Indexed
+	initial bool
+	batch   []*entry
+	last    time.Time
+	// rebuild is what the last listing rebuild cost.
+	rebuild time.Duration
+}
+
+// due reports whether the batch should be published now. Each publish of
+// the first pass re-sorts the whole listing: spacing publishes by several
+// times that cost keeps the first pass over a large store from being
+// dominated (quadratically) by republishing.
+func (p *publisher) due() bool {
+	since := time.Since(p.last)
+	return p.initial && (len(p.batch) >= 256 || since > 100*time.Millisecond) && since >= 8*p.rebuild
+}
+
+func (p *publisher) publish() {
+	x := p.x
 	x.mu.Lock()
-	x.rebuildListing()
-	x.dirty = true
-	if done == total && scanned {
-		x.lastScan = start
-		if full {
-			x.lastFull = start
-		}
+	for _, e := range p.batch {
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	if p.initial {
+		t := time.Now()
+		x.rebuildListing()
+		p.rebuild = time.Since(t)
 	}
 	x.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return nil
+	p.batch = p.batch[:0]
+	p.last = time.Now()
 }
 
 // index (re)builds the entry of one session directory.

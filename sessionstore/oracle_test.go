@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -201,3 +206,126 @@ func wholeLogLimit(err error, limit int64) error {
 
 // frameSpan is one zstd frame [Start, End) in the file.
 type frameSpan struct{ Start, End int }
+
+// Discover is the store's header-only listing (the oracle of the index's).
+// Listing is the result of discovery: the listed headers (in listSessions
+// order) and the sessions that were skipped, with why.
+type Listing struct {
+	Encoding Encoding
+	Headers  []reference.SessionHeader
+	// Paths maps a listed id to its transcript path.
+	Paths map[string]string
+	// Problems are per-session failures (each an *Error when the id is
+	// known, else an error naming the path).
+	Problems []error
+}
+
+// ListSessions implements reference.Source.
+func (s *Store) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	l, err := s.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Headers, nil
+}
+
+// Discover lists the store header-only (spec §1.3) without failing on one
+// bad session.
+func (s *Store) Discover(ctx context.Context) (*Listing, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	projects, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Listing{Encoding: s.encodingOr(Zstd), Paths: map[string]string{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: listing root %s: %w", s.root, err)
+	}
+	type candidate struct{ dir, raw, zst string }
+	var cands []candidate
+	var problems []error
+	haveZstd := false
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(s.root, p.Name())
+		entries, err := os.ReadDir(pdir)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("sessionstore: listing project directory %s: %w", pdir, err))
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() {
+				if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd") {
+					problems = append(problems, fmt.Errorf("sessionstore: %s: obsolete flat session file (ignored)", filepath.Join(pdir, name)))
+				}
+				continue
+			}
+			c := candidate{dir: filepath.Join(pdir, name)}
+			if exists(filepath.Join(c.dir, Raw.FileName())) {
+				c.raw = filepath.Join(c.dir, Raw.FileName())
+			}
+			if exists(filepath.Join(c.dir, Zstd.FileName())) {
+				c.zst = filepath.Join(c.dir, Zstd.FileName())
+				haveZstd = true
+			}
+			if c.raw != "" || c.zst != "" {
+				cands = append(cands, c)
+			}
+		}
+	}
+	enc := s.enc
+	if enc == 0 {
+		enc = Raw
+		if haveZstd {
+			enc = Zstd
+		}
+	}
+	s.detected.Store(int32(enc))
+	l := &Listing{Encoding: enc, Paths: map[string]string{}}
+	l.Problems = problems
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		path, other := c.raw, c.zst
+		if enc == Zstd {
+			path, other = c.zst, c.raw
+		}
+		if other != "" {
+			l.Problems = append(l.Problems, fmt.Errorf("sessionstore: %s: transcript in the other encoding than the root's %s (ignored; use a separate root per compression mode)", other, enc))
+		}
+		if path == "" {
+			continue
+		}
+		h, err := ReadHeader(path, enc)
+		if err != nil {
+			if err != errNoHeaderYet {
+				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
+			}
+			continue
+		}
+		if err := s.checkIdentity(h, path, enc); err != nil {
+			l.Problems = append(l.Problems, attach(err, h.ID, path))
+			continue
+		}
+		if _, dup := l.Paths[h.ID]; dup {
+			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
+			continue
+		}
+		l.Paths[h.ID] = path
+		l.Headers = append(l.Headers, h.Reference())
+	}
+	SortHeaders(l.Headers)
+	return l, nil
+}
+
+func (s *Store) encodingOr(def Encoding) Encoding {
+	if s.enc != 0 {
+		return s.enc
+	}
+	return def
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/cputime"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 func main() {
@@ -43,7 +44,7 @@ func main() {
 	}
 	root := flag.Arg(0)
 	paths := workload.Transcripts(root)
-	st, err := sessionstore.OpenWith(root, sessionstore.Options{})
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		fail(err)
 	}
