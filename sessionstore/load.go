@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"encoding/json"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -97,23 +96,4 @@ func (l *Log) Title() (*Title, error) {
 func (t *Title) Text() string {
 	s, _ := str(t.Title)
 	return s
-}
-
-// MarshalSurface writes s exactly as dsh's readSurface object:
-// {"session":…,"capturedThroughSeq":N|null,"events":[…]}.
-func MarshalSurface(s *reference.Surface) []byte {
-	w := jsjson.NewObject(nil).Raw("session", s.Session)
-	if s.CapturedThroughSeq != nil {
-		w.Int("capturedThroughSeq", *s.CapturedThroughSeq)
-	} else {
-		w.Raw("capturedThroughSeq", []byte("null"))
-	}
-	ev := []byte{'['}
-	for i, e := range s.Events {
-		if i > 0 {
-			ev = append(ev, ',')
-		}
-		ev = append(ev, e.Raw...)
-	}
-	return w.Raw("events", append(ev, ']')).Bytes()
 }

@@ -329,3 +329,12 @@ func (s *Store) encodingOr(def Encoding) Encoding {
 	}
 	return def
 }
+
+// segmentID best-effort decodes a session directory name to the id it
+// encodes (for error messages about sessions whose header is unreadable).
+func segmentID(seg string) string {
+	if id, ok := DecodeSegment(seg); ok {
+		return id
+	}
+	return seg
+}

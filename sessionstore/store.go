@@ -126,15 +126,6 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// segmentID best-effort decodes a session directory name to the id it
-// encodes (for error messages about sessions whose header is unreadable).
-func segmentID(seg string) string {
-	if id, ok := DecodeSegment(seg); ok {
-		return id
-	}
-	return seg
-}
-
 // checkIdentity recomputes the header's path (spec §1.3 step 6).
 func (s *Store) checkIdentity(h *Header, path string, enc Encoding) error {
 	if h.ID == "" || (h.CWD != nil && *h.CWD == "") {
