@@ -11,8 +11,8 @@ import (
 
 // Freshness of the index.
 //
-// An answer must reflect what dsh wrote before it (issue 11: every answer
-// from 300 ms after a write). The index learns of writes in two ways:
+// An answer must reflect what dsh wrote before it (every answer from
+// 300 ms after a write). The index learns of writes in two ways:
 //
 //   - Watch mode (the default): file-system notifications (storeWatcher)
 //     on the store root, every project directory and every session

@@ -9,9 +9,8 @@ import (
 // surfaceWindowSize is how much of a transcript one read of a surface read
 // brings in. Surface records are read in (nearly) file order, so the
 // window serves the next records too: reading a record at a time with a
-// 64 KiB buffer each (a few hundred bytes to a few KiB per record) copied
-// and zeroed ~60 times the file's bytes, most of a cold hover's cost
-// (issue 16).
+// 64 KiB buffer each (a few hundred bytes to a few KiB per record) would
+// copy and zero ~60 times the file's bytes, most of a cold hover's cost.
 const surfaceWindowSize = 256 << 10
 
 // fileWindow reads byte ranges of one file, in mostly increasing order,
