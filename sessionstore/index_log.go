@@ -150,6 +150,29 @@ type frameCache struct {
 	win *fileWindow
 }
 
+// frameText returns the plaintext of the frame holding loc, decoding it
+// unless it is the last one decoded.
+func (fc *frameCache) frameText(loc recLoc, limit int64) ([]byte, error) {
+	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
+		return fc.text, nil
+	}
+	frame, err := fc.win.frame(loc.Off, limit)
+	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
+		return nil, err
+	}
+	var text []byte
+	if loc.Torn {
+		text, err = decodeTornFrame(frame, limit)
+	} else {
+		text, err = decodeFrameLimit(frame, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
+	return text, nil
+}
+
 // readRecord re-reads the single event stored at loc (a surface event is
 // never a packed row) through fc's window, caching the last decoded frame.
 func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
@@ -164,21 +187,9 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 		}
 		line = l
 	} else {
-		text := fc.text
-		if text == nil || fc.off != loc.Off || fc.torn != loc.Torn {
-			frame, err := fc.win.frame(loc.Off, limitOr(p.limit))
-			if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
-				return nil, err
-			}
-			if loc.Torn {
-				text, err = decodeTornFrame(frame, limitOr(p.limit))
-			} else {
-				text, err = decodeFrameLimit(frame, limitOr(p.limit))
-			}
-			if err != nil {
-				return nil, err
-			}
-			fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
+		text, err := fc.frameText(loc, limitOr(p.limit))
+		if err != nil {
+			return nil, err
 		}
 		if loc.Inner > int64(len(text)) {
 			return nil, errRecordChanged
@@ -307,17 +318,11 @@ func (p *logParser) parseRaw(size int64) error {
 		data := buf[:carry+m]
 		base := off
 		if base == 0 && p.header == nil {
-			i := bytes.IndexByte(data, '\n')
-			if i >= 0 {
-				h, herr := parseHeaderLine(data[:i])
-				if herr != nil {
-					return herr
-				}
-				p.header, p.headerLine = h, append([]byte(nil), data[:i]...)
-				p.id = h.ID
-				data = data[i+1:]
-				base = int64(i) + 1
+			n, herr := p.rawHeader(data)
+			if herr != nil {
+				return herr
 			}
+			data, base = data[n:], int64(n)
 		}
 		consumed := 0
 		if p.header != nil || base > 0 {
@@ -346,6 +351,21 @@ func (p *logParser) parseRaw(size int64) error {
 		st.Offset = p.badAt
 	}
 	return nil
+}
+
+// rawHeader parses the header line at the start of data, when complete,
+// and returns its length with the "\n" (0 when not complete yet).
+func (p *logParser) rawHeader(data []byte) (int, error) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return 0, nil
+	}
+	h, err := parseHeaderLine(data[:i])
+	if err != nil {
+		return 0, err
+	}
+	p.header, p.headerLine, p.id = h, append([]byte(nil), data[:i]...), h.ID
+	return i + 1, nil
 }
 
 // parseZstd continues a zstd transcript from st.Offset (a frame boundary)
