@@ -86,13 +86,6 @@ func (l *limiter) acquire(ctx context.Context, method string) (func(), error) {
 
 func (l *limiter) release() { <-l.slots }
 
-// waiting returns how many requests wait for a slot.
-func (l *limiter) waiting() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.queued
-}
-
 // sessionVersion identifies one state of a session's files: the session
 // directory and both transcript names, by Lstat (never following a
 // link). Appends, retitles, truncation, replacement (rename), removal and a

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // BenchmarkCompletion measures one textDocument/completion request (server
@@ -26,7 +27,7 @@ func BenchmarkCompletion(b *testing.B) {
 		if _, err := workload.Generate(root, workload.Options{Sessions: 1000, CWDs: 20, Turns: 2, NoCWD: 0.05, Seed: 7}, nil); err != nil {
 			b.Fatal(err)
 		}
-		open := func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+		open := func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) }
 		if src == "indexed" {
 			open = func(root string) (reference.Source, error) {
 				x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})

@@ -14,7 +14,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 func complete(t *testing.T, s *session, uri string, pos protocol.Position) wire.CompletionList {
@@ -290,7 +290,7 @@ func (p *partialIndex) ReadTitles(ctx context.Context, ids []string) ([]referenc
 // indexed only the sessions ids so far.
 func newPartialIndex(t *testing.T, ids ...string) *partialIndex {
 	t.Helper()
-	st, err := sessionstore.Open(storeRaw)
+	st, err := storetest.OpenSynced(storeRaw, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestSettingsSwitchToStoreBeingIndexed(t *testing.T) {
 		if root == other {
 			return idx, nil
 		}
-		return sessionstore.Open(root)
+		return storetest.OpenSynced(root, 0)
 	}})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)

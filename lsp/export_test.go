@@ -1,16 +1,29 @@
 package lsp
 
+import (
+	"fmt"
+	"strings"
+)
+
 // QueuedReads returns how many requests wait for a read slot.
 func QueuedReads(s *Server) int { return s.reads.waiting() }
 
 // RegisteredMethods returns the registered requests and notifications.
 func RegisteredMethods() (requests, notifications []string) {
 	for name, h := range methods {
-		if h.isRequest() {
+		// The two kinds are the generic types request and notification.
+		if strings.HasPrefix(fmt.Sprintf("%T", h), "lsp.request[") {
 			requests = append(requests, name)
 		} else {
 			notifications = append(notifications, name)
 		}
 	}
 	return requests, notifications
+}
+
+// waiting returns how many requests wait for a slot.
+func (l *limiter) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
 }

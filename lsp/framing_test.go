@@ -20,7 +20,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // framingStore is the read-only real-format fixture store.
@@ -89,7 +89,7 @@ func runFramedOn(t *testing.T, steps []framingStep, closeInput bool, wrap func(j
 	outR, outW := io.Pipe()
 	srv := lsp.New(lsp.Options{
 		ResolveRoot: func(string) (string, error) { return framingStore, nil },
-		OpenSource:  func(root string) (reference.Source, error) { return sessionstore.Open(root) },
+		OpenSource:  func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) },
 	})
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), wrap(jsonrpc2.NewHeaderStream(pipeEnds{inR, outW}))) }()

@@ -28,7 +28,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // hardeningStore is the read-only real-format fixture store.
@@ -402,7 +402,7 @@ func freshConnectionServes(t *testing.T) {
 	a, b := jsonrpc2.NewChannelStreamPair(16)
 	srv := lsp.New(lsp.Options{
 		ResolveRoot: func(flag string) (string, error) { return hardeningStore, nil },
-		OpenSource:  func(root string) (reference.Source, error) { return sessionstore.Open(root) },
+		OpenSource:  func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) },
 	})
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), a) }()

@@ -365,8 +365,6 @@ type handler interface {
 	answer(s *Server, ctx context.Context, method string, params json.RawMessage, release func()) (any, error)
 	// notify handles the method sent as a notification, inline.
 	notify(s *Server, ctx context.Context, method string, params json.RawMessage)
-	// isRequest tells the two kinds apart.
-	isRequest() bool
 }
 
 // request registers a request whose params decode into P. Each phase has
@@ -425,8 +423,6 @@ func (r request[P, S]) answer(s *Server, ctx context.Context, method string, par
 	return res, nil
 }
 
-func (request[P, S]) isRequest() bool { return true }
-
 func (request[P, S]) notify(s *Server, _ context.Context, method string, _ json.RawMessage) {
 	s.logger.Debug("request sent as a notification: ignored", "method", method)
 }
@@ -455,8 +451,6 @@ func (n notification[P]) notify(s *Server, _ context.Context, method string, par
 	}
 	n.apply(s, &p)
 }
-
-func (notification[P]) isRequest() bool { return false }
 
 func (notification[P]) answer(_ *Server, _ context.Context, method string, _ json.RawMessage, _ func()) (any, error) {
 	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "method not found: "+method)

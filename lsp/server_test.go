@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // storeRaw is the real-format fixture store (read only).
@@ -283,7 +284,7 @@ func (b *blockingSource) ReadSurface(ctx context.Context, id string) (*reference
 func startOver(t *testing.T, wrap func(reference.Source) reference.Source) *session {
 	t.Helper()
 	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
-		st, err := sessionstore.Open(root)
+		st, err := storetest.OpenSynced(root, 0)
 		return wrap(st), err
 	}})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
@@ -432,7 +433,7 @@ func TestStoreReopenedOnce(t *testing.T) {
 		mu.Lock()
 		opened[filepath.Base(root)]++
 		mu.Unlock()
-		return sessionstore.Open(root)
+		return storetest.OpenSynced(root, 0)
 	}})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)

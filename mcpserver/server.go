@@ -159,9 +159,6 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// MCP returns the underlying SDK server (for Connect with any transport).
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
 // Run keeps the recent sessions listed and in step with the store (Watch,
 // in the background: a first indexing pass never delays the handshake)
 // and serves one client over t until it disconnects or ctx ends.

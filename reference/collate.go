@@ -190,16 +190,6 @@ func hasPlaced(s string) bool {
 	return false
 }
 
-// LocaleCompare compares a and b as JS a.localeCompare(b) does in Node 22
-// (ICU 78 root collation, tertiary strength): -1, 0 or +1. Strings whose
-// characters x/text's table covers are compared by x/text; others through
-// the generated placements (see the comment at the top of collate.go).
-func LocaleCompare(a, b string) int {
-	c := collators.Get().(*collate.Collator)
-	defer collators.Put(c)
-	return localeCompare(c, a, b)
-}
-
 // LocaleComparer returns a comparison function like LocaleCompare for one
 // goroutine's use (a sort), reusing one x/text collator.
 func LocaleComparer() (compare func(a, b string) int, release func()) {

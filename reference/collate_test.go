@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"golang.org/x/text/collate"
+
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
@@ -117,4 +119,14 @@ func TestCollateTableBounds(t *testing.T) {
 	if first := collTable.places[0].cp; first < firstPlaced {
 		t.Errorf("U+%04X is placed, below firstPlaced U+%04X", first, firstPlaced)
 	}
+}
+
+// LocaleCompare compares a and b as JS a.localeCompare(b) does in Node 22
+// (ICU 78 root collation, tertiary strength): -1, 0 or +1. Strings whose
+// characters x/text's table covers are compared by x/text; others through
+// the generated placements (see the comment at the top of collate.go).
+func LocaleCompare(a, b string) int {
+	c := collators.Get().(*collate.Collator)
+	defer collators.Put(c)
+	return localeCompare(c, a, b)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // These tests run the dsh golden groups candidates, prepare, prestep and
@@ -344,7 +345,7 @@ func testFixtureStoreReferences(t *testing.T, name string, wantChecked int) {
 	if err := json.Unmarshal(raw, &expected); err != nil {
 		t.Fatal(err)
 	}
-	store, err := sessionstore.Open(filepath.Join(root, name))
+	store, err := storetest.OpenSynced(filepath.Join(root, name), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

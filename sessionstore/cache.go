@@ -185,25 +185,6 @@ func (x *Indexed) loadCache() error {
 	return nil
 }
 
-// rememberReadErr records on e a read-limit failure of the index parse of
-// path (other errors leave the log to the store's read).
-func (x *Indexed) rememberReadErr(e *entry, path string, err error) {
-	var le *logError
-	if !errors.Is(err, ErrReadLimit) || !errors.As(err, &le) {
-		return
-	}
-	e.ReadErr, e.ReadErrLimit = le.msg, x.store.limit
-}
-
-// readLimitErr returns e's remembered read-limit failure, or nil.
-func (e *entry) readLimitErr() error {
-	if e == nil || e.ReadErr == "" {
-		return nil
-	}
-	return &Error{Kind: KindIO, SessionID: e.RefID, Path: filepath.Join(e.Proj, e.Seg, e.Enc.FileName()),
-		Msg: e.ReadErr, Err: ErrReadLimit, Backend: true}
-}
-
 // limitOr returns limit, or DefaultReadLimit when it is 0 (unset).
 func limitOr(limit int64) int64 {
 	if limit <= 0 {

@@ -120,15 +120,6 @@ func (e *Error) Code() string {
 	return "SESSION_QUERY_PERSISTENCE_FAILED"
 }
 
-// KindOf returns the class of err, or 0 when err is not a store *Error.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return 0
-}
-
 func notFound(id string) *Error { return &Error{Kind: KindNotFound, SessionID: id} }
 
 // logError is a failure found while decoding or validating a log, before

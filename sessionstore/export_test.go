@@ -1,7 +1,15 @@
 package sessionstore
 
 import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
 	"context"
+	"errors"
+	"fmt"
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"os"
 	"testing"
 )
@@ -36,4 +44,95 @@ func OpenWaited(t testing.TB, root string, opts IndexOptions) *Indexed {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// KindOf returns the class of err, or 0 when err is not a store *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// Open returns a Store over root that detects the encoding from the files
+// present (zstd when any session.jsonl.zstd exists, else raw). The root
+// need not exist yet (a missing root lists no sessions).
+func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
+
+// OpenEncoding returns a Store that reads only enc's transcripts (dsh's
+// compression setting); sessions in the other encoding are reported as
+// problems.
+func OpenEncoding(root string, enc Encoding) (*Store, error) {
+	if enc != Raw && enc != Zstd {
+		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
+	}
+	return OpenWith(root, Options{Encoding: enc})
+}
+
+// DecodeSegment inverts EncodeSegment; ok is false when seg is not a
+// canonical encoding.
+func DecodeSegment(seg string) (string, bool) {
+	var units []uint16
+	for i := 0; i < len(seg); {
+		c := seg[i]
+		if c != '~' {
+			if !isSegmentUnit(uint16(c)) {
+				return "", false
+			}
+			units = append(units, uint16(c))
+			i++
+			continue
+		}
+		if i+5 > len(seg) {
+			return "", false
+		}
+		var u uint16
+		for _, h := range []byte(seg[i+1 : i+5]) {
+			d := strings.IndexByte(upperHex, h)
+			if d < 0 {
+				return "", false
+			}
+			u = u<<4 | uint16(d)
+		}
+		units = append(units, u)
+		i += 5
+	}
+	// Surrogate pairs decode to runes; lone surrogates become WTF-8.
+	var b []byte
+	for i := 0; i < len(units); i++ {
+		u := units[i]
+		if utf16.IsSurrogate(rune(u)) {
+			if u < 0xDC00 && i+1 < len(units) && units[i+1] >= 0xDC00 && units[i+1] <= 0xDFFF {
+				b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[i+1])))
+				i++
+				continue
+			}
+		}
+		b = jsjson.AppendWTF8(b, rune(u))
+	}
+	id := string(b)
+	if enc, err := EncodeSegment(id); err != nil || enc != seg {
+		return "", false
+	}
+	return id, true
+}
+
+// MarshalSurface writes s exactly as dsh's readSurface object:
+// {"session":…,"capturedThroughSeq":N|null,"events":[…]}.
+func MarshalSurface(s *reference.Surface) []byte {
+	w := jsjson.NewObject(nil).Raw("session", s.Session)
+	if s.CapturedThroughSeq != nil {
+		w.Int("capturedThroughSeq", *s.CapturedThroughSeq)
+	} else {
+		w.Raw("capturedThroughSeq", []byte("null"))
+	}
+	ev := []byte{'['}
+	for i, e := range s.Events {
+		if i > 0 {
+			ev = append(ev, ',')
+		}
+		ev = append(ev, e.Raw...)
+	}
+	return w.Raw("events", append(ev, ']')).Bytes()
 }

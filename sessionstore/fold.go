@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 
@@ -17,16 +16,14 @@ import (
 // applied one event at a time by fold.stored, closed by fold.finish.
 //
 // Its callers differ only in what they keep (the policy):
-//   - the full load (LoadLog) keeps every event and answers the legacy
-//     upgrade's cross-event question (which id a replacing tool/result
-//     inherits) from them;
-//   - the streamed reads (title_stream.go) keep only the surface events
-//     (onNode) or nothing but the title;
-//   - the index (index_log.go) keeps where each surface record is stored
-//     (onNode) and persists foldState, which it resumes from appended
-//     bytes or zstd frames.
-// Only the legacy cross-event upgrade falls back to the full load
-// (errNeedLoad) when the events are not kept.
+//   - the index (index_log.go), the production read, keeps where each
+//     surface record is stored (onNode) and persists foldState, which it
+//     resumes from appended bytes or zstd frames;
+//   - the full load of the tests' oracle keeps every event.
+// The legacy upgrade's one cross-event question (the message id a
+// replacing tool/result inherits from an arbitrary earlier event) is
+// answered from the events (earlier) or, when they are not kept, from the
+// message ids the fold keeps once a log shows it needs them (KeepIDs).
 //
 // dsh runs its checks in passes over the whole log (upgrade, message
 // shapes, unknown types, envelopes, fold), so the error it reports is the
@@ -46,11 +43,6 @@ const (
 	passUpgrade
 )
 
-// errNeedLoad: a streamed read cannot decide (a legacy replacing
-// tool/result inherits the message id of an arbitrary earlier event); the
-// full load answers instead.
-var errNeedLoad = errors.New("sessionstore: read needs the full load")
-
 // Replacement records one replace operation of the fold.
 type Replacement struct {
 	Seq, Start, End int64
@@ -65,10 +57,16 @@ type foldState struct {
 	// LastTime are the last event's (closers included after finish).
 	Count             int64
 	LastSeq, LastTime int64
-	// FailPass is the earliest failing pass (passNone: no failure);
-	// NeedLoad is set when only the full load can decide.
+	// FailPass is the earliest failing pass (passNone: no failure) and
+	// Fail its error, kept as data so that a resumed fold reports it.
 	FailPass int
-	NeedLoad bool
+	Fail     storedErr
+	// NeedIDs is set when a legacy replacing tool/result asked for an
+	// earlier message id that was not kept: the log must be folded again
+	// from the start with KeepIDs, which keeps every message id in IDs.
+	NeedIDs bool
+	KeepIDs bool
+	IDs     map[int64]string
 	// Closer is the crash closers' state: open turn, step, pending calls.
 	Closer closerState
 	// Nodes is the folded surface (seqs in surface order); Results holds,
@@ -86,6 +84,7 @@ func (s *foldState) clone() foldState {
 	c := *s
 	c.Nodes = slices.Clone(s.Nodes)
 	c.Results = maps.Clone(s.Results)
+	c.IDs = maps.Clone(s.IDs)
 	c.Closer = s.Closer.clone()
 	if s.Title != nil {
 		t := *s.Title
@@ -111,31 +110,19 @@ type fold struct {
 
 func newFold(id string) *fold { return &fold{id: id} }
 
-// errFailedEarlier stands for the error of a resumed fold that had failed
-// (the index does not persist errors; the store's read reports them).
-var errFailedEarlier = errors.New("sessionstore: the fold failed earlier")
-
 // resumeFold continues a fold from a saved state.
 func resumeFold(id string, st foldState) *fold {
 	f := &fold{id: id, foldState: st}
 	if f.FailPass != passNone {
-		f.failErr = errFailedEarlier
+		f.failErr = f.Fail.err()
 	}
 	return f
 }
 
 func (f *fold) fail(pass int, err error) {
 	if pass > f.FailPass {
-		f.FailPass, f.failErr = pass, err
+		f.FailPass, f.failErr, f.Fail = pass, err, storeErr(err)
 	}
-}
-
-// err returns the fold's error so far (errNeedLoad first).
-func (f *fold) err() error {
-	if f.NeedLoad {
-		return errNeedLoad
-	}
-	return f.failErr
 }
 
 // stored folds one stored (scanned) event, upgrading it in place. Nothing
@@ -143,25 +130,35 @@ func (f *fold) err() error {
 func (f *fold) stored(e *Event) {
 	f.Count++
 	f.LastSeq, f.LastTime = e.Seq, e.Time
-	if f.FailPass >= passUpgrade || f.NeedLoad {
+	if f.FailPass >= passUpgrade || f.NeedIDs {
 		return
 	}
 	earlierID := func(seq int64) string {
-		if seq >= e.Seq {
+		switch {
+		case seq >= e.Seq:
 			return ""
+		case f.earlier != nil:
+			return f.earlier(seq)
+		case f.KeepIDs:
+			return f.IDs[seq]
 		}
-		if f.earlier == nil {
-			f.NeedLoad = true
-			return ""
-		}
-		return f.earlier(seq)
+		f.NeedIDs = true
+		return ""
 	}
 	if err := upgradeEvent(f.id, e, earlierID); err != nil {
 		f.fail(passUpgrade, err)
 		return
 	}
-	if f.NeedLoad {
+	if f.NeedIDs {
 		return
+	}
+	if f.KeepIDs {
+		if id := messageID(e); id != "" {
+			if f.IDs == nil {
+				f.IDs = map[int64]string{}
+			}
+			f.IDs[e.Seq] = id
+		}
 	}
 	if f.FailPass < passMessage {
 		if err := checkMessage(e); err != nil {
@@ -215,9 +212,6 @@ func (f *fold) surfaceAndTitle(e *Event) {
 // fold folds them) and returns them with the load's error, if any. A
 // resumable caller finishes a clone.
 func (f *fold) finish() ([]Event, error) {
-	if f.NeedLoad {
-		return nil, errNeedLoad
-	}
 	if f.FailPass >= passUpgrade {
 		return nil, f.failErr
 	}
@@ -237,9 +231,6 @@ func (f *fold) finish() ([]Event, error) {
 	}
 	return closers, f.failErr
 }
-
-// latest is Log.Title over the folded log.
-func (f *fold) latest() (*Title, error) { return f.foldState.latestTitle() }
 
 // latestTitle is Log.Title over the folded log's latest title event.
 func (s *foldState) latestTitle() (*Title, error) {

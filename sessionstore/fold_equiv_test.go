@@ -54,11 +54,6 @@ func answerOf(title *string, terr error, surf []byte, serr error) foldAnswer {
 
 // fullAnswer answers from Store.Load (the keep-every-event policy).
 func fullAnswer(s *Store, id string) foldAnswer {
-	return storeAnswer(s.loadTitle, s.loadSurface, id)
-}
-
-// streamedAnswer answers from the streamed store reads.
-func streamedAnswer(s *Store, id string) foldAnswer {
 	return storeAnswer(s.ReadTitle, s.ReadSurface, id)
 }
 
@@ -323,9 +318,6 @@ func TestFoldPoliciesAgree(t *testing.T) {
 					for _, h := range ss {
 						id := h.spec.ID
 						full := oracle(st, h)
-						if got := streamedAnswer(st, id); got != full {
-							t.Fatalf("round %d (%s on %s), %s: streamed read differs from the full load\nstreamed %+v\nfull     %+v", round, what, g.spec.ID, id, got, full)
-						}
 						if got := indexAnswer(t, ix, id); got != full {
 							t.Fatalf("round %d (%s on %s), %s: %s differs from the full load\nindex %+v\nfull  %+v", round, what, g.spec.ID, id, label, got, full)
 						}
@@ -369,9 +361,6 @@ func TestFoldPoliciesAgreeOnFixtures(t *testing.T) {
 				continue
 			}
 			full := fullAnswer(st, id)
-			if got := streamedAnswer(st, id); got != full {
-				t.Errorf("%s: streamed %+v, full %+v", dir, got, full)
-			}
 			if got := indexAnswer(t, x, id); got != full {
 				t.Errorf("%s: index %+v, full %+v", dir, got, full)
 			}
@@ -384,9 +373,8 @@ func TestFoldPoliciesAgreeOnFixtures(t *testing.T) {
 }
 
 // FuzzFoldPolicies: for any raw transcript whose header names a path, the
-// full load and the streamed reads answer the same (title, surface bytes,
-// or error text and class). The index is left to TestFoldPoliciesAgree:
-// opening one per input starves the fuzzer (a watcher per index).
+// full load and the index (a lazy one: no scan, no watcher) answer the
+// same (title, surface bytes, or error text and class).
 func FuzzFoldPolicies(f *testing.F) {
 	addFixtureSeeds(f, "fixtures/store-raw/*/*/session.jsonl")
 	addFixtureSeeds(f, "golden/jsonl-root/*/*/session.jsonl")
@@ -409,8 +397,13 @@ func FuzzFoldPolicies(f *testing.F) {
 		}
 		st, _ := Open(root)
 		full := fullAnswer(st, h.ID)
-		if got := streamedAnswer(st, h.ID); got != full {
-			t.Fatalf("streamed read differs from the full load\nstreamed %+v\nfull     %+v", got, full)
+		x, err := OpenIndexed(root, IndexOptions{Lazy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		if got := indexAnswer(t, x, h.ID); got != full {
+			t.Fatalf("the index differs from the full load\nindex %+v\nfull  %+v", got, full)
 		}
 	})
 }

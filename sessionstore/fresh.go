@@ -11,8 +11,8 @@ import (
 
 // Freshness of the index.
 //
-// An answer must reflect what dsh wrote before it (issue 11: every answer
-// from 300 ms after a write). The index learns of writes in two ways:
+// An answer must reflect what dsh wrote before it (every answer from
+// 300 ms after a write). The index learns of writes in two ways:
 //
 //   - Watch mode (the default): file-system notifications (storeWatcher)
 //     on the store root, every project directory and every session
@@ -417,8 +417,8 @@ func deriveAll(entries []*entry, limit int64) (decoded bool) {
 				if e == nil {
 					continue
 				}
-				if e.ReadErr != "" && e.ReadErrLimit != limit {
-					e.ReadErr, e.ReadErrLimit, e.Sig.Size = "", 0, -1
+				if e.ReadErr.Limit && e.ReadErrLimit != limit {
+					e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
 				}
 				had := e.TitleDerived
 				e.derive(e.State)

@@ -45,6 +45,11 @@ type IndexOptions struct {
 	// one-shot readers (the CLI), whose answer is due right after the
 	// open. It implies NoWatch.
 	Snapshot bool
+	// Lazy skips the scan of the store: nothing is indexed until a read
+	// by id (ReadSurface, ReadTitles) indexes that one session, and the
+	// listing stays empty. For one-shot reads of a few sessions (the
+	// CLI's prepare); it implies Snapshot and no cache.
+	Lazy bool
 	// watchLimit, when positive, caps the directories watched (tests of
 	// the fallback for an exhausted inotify watch limit).
 	watchLimit int
@@ -166,6 +171,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	if x.interval == 0 {
 		x.interval = DefaultRefreshInterval
 	}
+	if opts.Lazy {
+		x.opts.CacheDir, opts.Snapshot, x.opts.Snapshot = NoCache, true, true
+	}
 	x.cachePath = x.resolveCachePath()
 	if x.cachePath != "" {
 		err := x.loadCache()
@@ -193,6 +201,12 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 			defer x.bg.Done()
 			x.watcher.run()
 		}()
+	}
+	if opts.Lazy {
+		x.complete = true
+		close(x.ready)
+		close(x.fresh.verified)
+		return x, nil
 	}
 	x.bg.Add(1)
 	go func() {
@@ -345,7 +359,7 @@ func (x *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Tit
 	}
 	seen := make(map[string]bool, len(ids))
 	out := make([]reference.TitleResult, 0, len(ids))
-	var fallback []int
+	var unindexed []int
 	x.mu.RLock()
 	for _, id := range ids {
 		if seen[id] {
@@ -353,90 +367,55 @@ func (x *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Tit
 		}
 		seen[id] = true
 		r := reference.TitleResult{SessionID: id}
-		if e := x.titleEntry(id); e != nil && e.state != nil && e.TitleID == id {
-			r.Title, r.Err = e.title, e.titleErr
+		if e := x.titleEntry(id); e != nil {
+			r.Title, r.Err = e.titleAnswer(id, x.root)
 		} else {
-			fallback = append(fallback, len(out))
+			unindexed = append(unindexed, len(out))
 		}
 		out = append(out, r)
 	}
-	slow := make([]*entry, len(fallback))
-	for i, k := range fallback {
-		slow[i] = x.titleEntry(out[k].SessionID)
-	}
 	x.mu.RUnlock()
-	for i, k := range fallback {
+	for _, k := range unindexed {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		title, err := x.slowTitle(ctx, slow[i], out[k].SessionID)
-		if err != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		out[k].Title, out[k].Err = title, err
+		out[k].Title, out[k].Err = x.titleOnDemand(out[k].SessionID)
 	}
 	return out, nil
 }
 
+// titleOnDemand answers the title of a session the index has no single
+// entry for (not scanned yet, or not found, or a duplicate).
+func (x *Indexed) titleOnDemand(id string) (*string, error) {
+	e, err := x.indexOnDemand(id)
+	if err != nil {
+		return nil, err
+	}
+	return e.titleAnswer(id, x.root)
+}
+
 // Partial returns, taken together under one lock, the sessions indexed so
 // far (in ListSessions order: newest first) and the title result of each,
-// keyed by id, without reading any log: a listed session whose title only
-// a full read can give (a slow log not read yet) is left out, so every
-// session returned has its title. complete is Complete() at that moment
-// (then the listing is the whole store's as of the last refresh). Meant
-// for answering during the first indexing pass; it does not refresh.
+// keyed by id, without reading any log (a listed session without a single
+// entry, a duplicate id, is left out). complete is Complete() at that
+// moment (then the listing is the whole store's as of the last refresh).
+// Meant for answering during the first indexing pass; it does not refresh.
 func (x *Indexed) Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	listing = make([]reference.SessionHeader, 0, len(x.listing))
 	titles = make(map[string]reference.TitleResult, len(x.listing))
 	for _, h := range x.listing {
-		r := reference.TitleResult{SessionID: h.ID}
 		e := x.titleEntry(h.ID)
-		switch {
-		case e != nil && e.state != nil && e.TitleID == h.ID:
-			r.Title, r.Err = e.title, e.titleErr
-		case e != nil && e.memo != nil && e.memo.mu.TryLock():
-			done := e.memo.done
-			r.Title, r.Err = e.memo.title, e.memo.err
-			e.memo.mu.Unlock()
-			if !done {
-				continue
-			}
-		default:
+		if e == nil {
 			continue
 		}
+		r := reference.TitleResult{SessionID: h.ID}
+		r.Title, r.Err = e.titleAnswer(h.ID, x.root)
 		listing = append(listing, h)
 		titles[h.ID] = r
 	}
 	return listing, titles, x.complete
-}
-
-// slowTitle reads a title with the store's full read, memoised on the
-// entry (entries are replaced when their file changes).
-func (x *Indexed) slowTitle(ctx context.Context, e *entry, id string) (*string, error) {
-	read := func() (*string, error) {
-		t, err := x.store.ReadTitle(ctx, id)
-		if err != nil || t == nil {
-			return nil, err
-		}
-		s := t.Text()
-		return &s, nil
-	}
-	if e == nil {
-		return read()
-	}
-	m := e.memo
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.done {
-		m.title, m.err = read()
-		if ctx.Err() != nil {
-			return m.title, m.err
-		}
-		m.done = true
-	}
-	return m.title, m.err
 }
 
 // titleEntry returns the entry a full read of id would load (the store's

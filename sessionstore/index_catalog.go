@@ -97,28 +97,22 @@ func (x *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	// The listing slice is replaced, never modified, by rebuildListing.
 	headers := x.listing
 	titles := make([]reference.TitleResult, len(headers))
-	var slow []int
-	var slowEntries []*entry
+	var unindexed []int
 	for i := range headers {
 		id := headers[i].ID
 		titles[i].SessionID = id
-		if e := x.titleEntry(id); e != nil && e.state != nil && e.TitleID == id {
-			titles[i].Title, titles[i].Err = e.title, e.titleErr
+		if e := x.titleEntry(id); e != nil {
+			titles[i].Title, titles[i].Err = e.titleAnswer(id, x.root)
 		} else {
-			slow = append(slow, i)
-			slowEntries = append(slowEntries, e)
+			unindexed = append(unindexed, i)
 		}
 	}
 	x.mu.RUnlock()
-	for k, i := range slow {
+	for _, i := range unindexed {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		title, err := x.slowTitle(ctx, slowEntries[k], titles[i].SessionID)
-		if err != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		titles[i].Title, titles[i].Err = title, err
+		titles[i].Title, titles[i].Err = x.titleOnDemand(titles[i].SessionID)
 	}
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }

@@ -15,33 +15,81 @@ import (
 // This file holds the per-transcript state of the index: the fold's state
 // (fold.go) after the records parsed so far, plus where each surface
 // record is stored, kept so that a grown file is parsed only from where the
-// last parse stopped (the keep-record-locations policy of the fold). A log
-// the fold fails on, or that needs the full load (a legacy replacing
-// tool/result), or whose scan finds a bad line, is "slow": its title is then
-// read with the store's streamed read, which reports the error.
+// last parse stopped (the keep-record-locations policy of the fold). The
+// parse applies dsh's scan rules (spec §3) and reports the error a read of
+// the log gives, in dsh's order: a scan error (framing first, then the
+// first decode error) before the header checks, before the fold's.
 
-// errSlow marks a log whose answer the index leaves to the store's read
-// (a failed fold or scan: the store reports the error with its path).
-var errSlow = errors.New("sessionstore: log needs a full read")
+// storedErr is a log error kept as data (an index entry persists it).
+type storedErr struct {
+	Kind    Kind
+	Msg     string
+	Backend bool
+	// Limit marks a read-limit failure (the cause is ErrReadLimit).
+	Limit bool
+}
+
+// storeErr keeps err as data; nil stays the zero storedErr.
+func storeErr(err error) storedErr {
+	if err == nil {
+		return storedErr{}
+	}
+	var le *logError
+	if errors.As(err, &le) {
+		s := storedErr{Kind: le.kind, Msg: le.msg, Backend: le.backend, Limit: errors.Is(le.err, ErrReadLimit)}
+		if le.err != nil && !s.Limit {
+			s.Msg += ": " + le.err.Error()
+		}
+		return s
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		s := storedErr{Kind: se.Kind, Msg: se.Msg, Backend: se.Backend, Limit: errors.Is(se.Err, ErrReadLimit)}
+		if se.Err != nil && !s.Limit {
+			s.Msg += ": " + se.Err.Error()
+		}
+		return s
+	}
+	return storedErr{Kind: KindIO, Msg: "cannot read transcript: " + err.Error()}
+}
+
+// err returns the kept error, nil for the zero storedErr.
+func (s storedErr) err() error {
+	if s.Kind == 0 {
+		return nil
+	}
+	le := &logError{kind: s.Kind, msg: s.Msg, backend: s.Backend}
+	if s.Limit {
+		le.err = ErrReadLimit
+	}
+	return le
+}
 
 // recLoc locates one record (line) of a transcript: for raw logs Off is
 // the file offset of the line; for zstd logs Off is the file offset of the
 // frame holding it and Inner the line's offset in the frame's plaintext.
-// Torn marks a line of a torn final frame (decoded without checksum).
+// Torn marks a line of a torn final frame (decoded without checksum). CRC
+// is the CRC-32 of the line: a re-read by offset checks it, so a log
+// rewritten in place is noticed instead of handing unchecked bytes on.
 type recLoc struct {
 	Off   int64
 	Inner int64
 	Torn  bool
+	CRC   uint32
 }
 
 // logState is the incremental parse state of one transcript.
 type logState struct {
-	// Offset is where parsing resumes: after the last complete line fed
-	// (raw) or after the last complete frame (zstd).
+	// Offset is where parsing resumes: after the last complete good line
+	// fed (raw) or after the last complete frame (zstd).
 	Offset int64
 	// TailCRC is the CRC-32 of the (up to) 64 bytes before Offset, to
 	// detect a file rewritten in place with the same or a larger size.
 	TailCRC uint32
+	// Lines and Frames count the event lines and the complete frames
+	// (the header's included) before Offset, for error messages.
+	Lines  int
+	Frames int
 	// Fold is the fold's state after the records before Offset (or, in a
 	// view, also those of a torn final frame).
 	Fold foldState
@@ -92,14 +140,6 @@ func (st *logState) clone() *logState {
 	return &c
 }
 
-// closersFail reports whether finishing the fold here (crash closers
-// included) fails; the store's read then reports the error.
-func (st *logState) closersFail() bool {
-	f := resumeFold("", st.Fold.clone())
-	_, err := f.finish()
-	return err != nil
-}
-
 // eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
 // markers around the raw values take well under 256 bytes.
 func eventRawMax(e *Event) int64 {
@@ -119,8 +159,14 @@ type logParser struct {
 	// decoded is this read's decoded-bytes budget (zstd); nil starts a
 	// fresh one.
 	decoded *decodedBudget
-	fd      *fold
-	loc     recLoc // the record being folded
+	// header is the header read by a parse from offset 0.
+	header     *Header
+	headerLine []byte
+	// badAt is the offset of a raw log's first bad line (-1: none): the
+	// rest is a torn tail unless a later turn/end makes it corruption.
+	badAt int64
+	fd    *fold
+	loc   recLoc // the record being folded
 }
 
 // budget returns the parser's decoded-bytes budget for this read.
@@ -145,16 +191,11 @@ func (p *logParser) fold() *fold {
 	return p.fd
 }
 
-// apply folds e, stored at loc. It returns errSlow once the fold has
-// failed or needs the full load.
-func (p *logParser) apply(e *Event, loc recLoc) error {
+// apply folds e, stored at loc.
+func (p *logParser) apply(e *Event, loc recLoc) {
 	p.loc = loc
 	p.fold().stored(e)
 	p.st.Fold = p.fd.foldState
-	if p.fd.err() != nil {
-		return errSlow
-	}
-	return nil
 }
 
 // frameCache keeps the last decoded frame while records are read in
@@ -167,53 +208,49 @@ type frameCache struct {
 	win *fileWindow
 }
 
+// frameText returns the plaintext of the frame holding loc, decoding it
+// unless it is the last one decoded.
+func (fc *frameCache) frameText(loc recLoc, limit int64) ([]byte, error) {
+	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
+		return fc.text, nil
+	}
+	frame, err := fc.win.frame(loc.Off, limit)
+	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
+		return nil, err
+	}
+	var text []byte
+	if loc.Torn {
+		text, err = decodeTornFrame(frame, limit)
+	} else {
+		text, err = decodeFrameLimit(frame, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
+	return text, nil
+}
+
 // readRecord re-reads the single event stored at loc (a surface event is
-// never a packed row). fc, when not nil, caches the last decoded frame.
+// never a packed row) through fc's window, caching the last decoded frame.
 func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
-	var line []byte
-	if fc != nil && fc.win == nil {
+	if fc.win == nil {
 		fc.win = &fileWindow{f: p.f}
 	}
+	var line []byte
 	if p.enc == Raw {
-		var l []byte
-		var err error
-		if fc != nil {
-			l, err = fc.win.line(loc.Off, limitOr(p.limit))
-		} else {
-			l, err = readLineAt(p.f, loc.Off)
-		}
+		l, err := fc.win.line(loc.Off, limitOr(p.limit))
 		if err != nil {
 			return nil, err
 		}
 		line = l
 	} else {
-		var text []byte
-		if fc != nil && fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
-			text = fc.text
-		} else {
-			var frame []byte
-			var err error
-			if fc != nil {
-				frame, err = fc.win.frame(loc.Off, limitOr(p.limit))
-			} else {
-				frame, err = readFrameAtLimit(p.f, loc.Off, limitOr(p.limit))
-			}
-			if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
-				return nil, err
-			}
-			if loc.Torn {
-				if text, err = decodeTornFrame(frame, limitOr(p.limit)); err != nil {
-					return nil, err
-				}
-			} else if text, err = decodeFrameLimit(frame, limitOr(p.limit)); err != nil {
-				return nil, err
-			}
-			if fc != nil {
-				fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
-			}
+		text, err := fc.frameText(loc, limitOr(p.limit))
+		if err != nil {
+			return nil, err
 		}
 		if loc.Inner > int64(len(text)) {
-			return nil, errSlow
+			return nil, errRecordChanged
 		}
 		text = text[loc.Inner:]
 		if i := bytes.IndexByte(text, '\n'); i >= 0 {
@@ -221,36 +258,20 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 		}
 		line = text
 	}
+	if crc32.ChecksumIEEE(line) != loc.CRC {
+		return nil, errRecordChanged
+	}
 	evs, err := DecodeRecord(line)
 	if err != nil || len(evs) != 1 {
-		return nil, errSlow
+		return nil, errRecordChanged
 	}
 	return &evs[0], nil
 }
 
-// readLineAt reads the line starting at off (without its "\n").
-func readLineAt(f *os.File, off int64) ([]byte, error) {
-	buf := make([]byte, 0, 64<<10)
-	for {
-		n := max(cap(buf)-len(buf), 64<<10)
-		chunk := make([]byte, n)
-		m, err := f.ReadAt(chunk, off+int64(len(buf)))
-		if i := bytes.IndexByte(chunk[:m], '\n'); i >= 0 {
-			return append(buf, chunk[:i]...), nil
-		}
-		buf = append(buf, chunk[:m]...)
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// readFrameAt reads the complete zstd frame starting at off (at most the
-// default read limit; see readFrameAtLimit). For a torn frame it returns
-// the bytes up to EOF and io.ErrUnexpectedEOF.
-func readFrameAt(f *os.File, off int64) ([]byte, error) {
-	return readFrameAtLimit(f, off, DefaultReadLimit)
-}
+// errRecordChanged is a surface record that no longer holds what the
+// index read there: the log was rewritten in place since.
+var errRecordChanged = &logError{kind: KindIO, backend: true,
+	msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
 
 // openState opens a transcript for resuming or reading a saved parse
 // state: it must still be the file sig describes (same device and inode),
@@ -287,10 +308,10 @@ func tailCRC(f *os.File, off int64) (uint32, error) {
 	return crc32.ChecksumIEEE(buf), nil
 }
 
-// feedText feeds every complete line of text to a line scanner and applies
-// the resulting events. base is the logical offset of text; loc returns the
-// record location of a line starting at text offset i. It returns the
-// length of a final partial line.
+// feedText feeds every complete line of text to the scanner and applies
+// the resulting events; loc returns the record location of a line
+// starting at text offset i. It returns the length of a final partial
+// line, and a scan error (corruption) if any.
 func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLoc) (int, error) {
 	pos := 0
 	for pos < len(text) {
@@ -299,20 +320,29 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 			return len(text) - pos, nil
 		}
 		line := text[pos : pos+i]
-		before := len(sc.events)
-		if err := sc.Feed(line, 0); err != nil || sc.Bad() {
-			return 0, errSlow
+		wasBad := sc.Bad()
+		if err := sc.Feed(line, 0); err != nil {
+			return 0, markBackend(err)
 		}
-		if r := sc.takeSkipped(); r.n > 0 {
-			// assistant/chunk members: log-only, only counted.
-			p.fold().skip(r.n, r.seq0+r.n-1, r.last)
-			p.st.Fold = p.fd.foldState
-		}
-		l := loc(pos)
-		for k := before; k < len(sc.events); k++ {
-			if err := p.apply(&sc.events[k], l); err != nil {
-				return 0, err
+		switch {
+		case sc.Bad():
+			if !wasBad {
+				p.badAt = loc(pos).Off
 			}
+		default:
+			if r := sc.takeSkipped(); r.n > 0 {
+				// assistant/chunk members: log-only, only counted.
+				p.fold().skip(r.n, r.seq0+r.n-1, r.last)
+				p.st.Fold = p.fd.foldState
+			}
+			if len(sc.events) > 0 {
+				l := loc(pos)
+				l.CRC = crc32.ChecksumIEEE(line)
+				for k := range sc.events {
+					p.apply(&sc.events[k], l)
+				}
+			}
+			p.st.Lines = sc.lines
 		}
 		sc.events = sc.events[:0]
 		pos += i + 1
@@ -320,11 +350,14 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 	return 0, nil
 }
 
-// parseRaw continues a raw transcript from st.Offset to size. A final
-// line without "\n" is left for the next parse (a torn tail for now).
+// parseRaw continues a raw transcript from st.Offset to size; from offset
+// 0 the first line is the header. A final line without "\n" is left for
+// the next parse (a torn tail for now), and so is everything from a bad
+// line on (fed only to see whether a later turn/end makes it corruption).
 func (p *logParser) parseRaw(size int64) error {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, SkipRows: true}
+	sc := &LineScanner{NextSeq: st.Fold.Count, SkipRows: true, lines: st.Lines}
+	p.badAt = -1
 	bp := getReadBuf()
 	defer putReadBuf(bp)
 	buf := *bp
@@ -350,13 +383,25 @@ func (p *logParser) parseRaw(size int64) error {
 		m, err := p.f.ReadAt(buf[carry:carry+n], off+int64(carry))
 		data := buf[:carry+m]
 		base := off
-		partial, ferr := p.feedText(sc, data, func(i int) recLoc { return recLoc{Off: base + int64(i)} })
-		if ferr != nil {
-			return ferr
+		if base == 0 && p.header == nil {
+			n, herr := p.rawHeader(data)
+			if herr != nil {
+				return herr
+			}
+			data, base = data[n:], int64(n)
 		}
-		consumed := len(data) - partial
-		off += int64(consumed)
-		st.Offset = off
+		consumed := 0
+		if p.header != nil || base > 0 {
+			partial, ferr := p.feedText(sc, data, func(i int) recLoc { return recLoc{Off: base + int64(i)} })
+			if ferr != nil {
+				return ferr
+			}
+			consumed = len(data) - partial
+		}
+		off = base + int64(consumed)
+		if p.badAt < 0 {
+			st.Offset = off
+		}
 		carry = copy(buf, data[consumed:])
 		if m < n {
 			if err != nil && !errors.Is(err, io.EOF) {
@@ -365,29 +410,54 @@ func (p *logParser) parseRaw(size int64) error {
 			break
 		}
 	}
+	if p.header == nil && st.Offset == 0 {
+		return backendf("empty or header-less session log")
+	}
+	if p.badAt >= 0 {
+		st.Offset = p.badAt
+	}
 	return nil
+}
+
+// rawHeader parses the header line at the start of data, when complete,
+// and returns its length with the "\n" (0 when not complete yet).
+func (p *logParser) rawHeader(data []byte) (int, error) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return 0, nil
+	}
+	h, err := parseHeaderLine(data[:i])
+	if err != nil {
+		return 0, err
+	}
+	p.header, p.headerLine, p.id = h, append([]byte(nil), data[:i]...), h.ID
+	return i + 1, nil
 }
 
 // parseZstd continues a zstd transcript from st.Offset (a frame boundary)
 // to size, reading it in chunks and decoding frame by frame into recycled
-// buffers. Complete frames are committed to p.st; a torn final frame is
-// returned (a copy of its bytes) for a provisional parse.
+// buffers; from offset 0 the first frame is the header's. Complete frames
+// are committed to p.st; a torn final frame is returned (a copy of its
+// bytes) for a provisional parse. After the first decode-stage error only
+// the framing of the rest is read: a framing error wins over it.
 func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true}
+	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true, lines: st.Lines}
 	bp := getReadBuf()
 	defer putReadBuf(bp)
 	tp := textBufs.Get().(*[]byte)
 	defer putTextBuf(tp)
 	buf := *bp
 	limit := limitOr(p.limit)
-	carry := 0 // bytes of an incomplete frame at buf[:carry], from st.Offset
+	var pending error
+	off := st.Offset
+	carry := 0 // bytes of an incomplete frame at buf[:carry], from off
 	// A frame whose compressed bytes pass the read chunk grows the buffer
 	// up to the limit: only with every slot of the decode memory budget,
 	// which that frame's decode (and the rest of this parse) then uses.
 	var held *slot
 	defer func() { held.keep() }()
-	for st.Offset+int64(carry) < size {
+	for off+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limit {
 				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
@@ -398,41 +468,28 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			buf = append(buf, make([]byte, len(buf))...)
 			*bp = buf
 		}
-		n := int(min(int64(len(buf)-carry), size-st.Offset-int64(carry)))
-		m, rerr := p.f.ReadAt(buf[carry:carry+n], st.Offset+int64(carry))
+		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
+		m, rerr := p.f.ReadAt(buf[carry:carry+n], off+int64(carry))
 		data := buf[:carry+m]
 		pos := 0
 		for pos < len(data) {
-			end, complete, ferr := frameEndBase(data, pos, st.Offset-int64(pos))
+			end, complete, ferr := frameEndBase(data, pos, off-int64(pos))
 			if ferr != nil {
-				return nil, errSlow
+				return nil, ferr
 			}
 			if !complete {
 				break
 			}
-			text, sl, err := decodeFrameInto(data[pos:end], *tp, limit, p.budget(), held != nil)
-			if errors.Is(err, ErrReadLimit) {
-				return nil, err
-			}
-			if err != nil || len(text) == 0 || text[len(text)-1] != '\n' {
-				sl.reuse()
-				return nil, errSlow
-			}
-			frameOff := st.Offset
-			_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: frameOff, Inner: int64(i)} })
-			// The fold keeps nothing of the text (it copies what it
-			// keeps), so a buffer from the memory budget goes back for
-			// reuse; only a small one is kept for the next frame.
-			if sl != nil {
-				sl.reuse()
-			} else {
-				*tp = text[:0]
-			}
-			if err != nil {
-				return nil, err
-			}
-			st.Offset += int64(end - pos)
+			frameOff := off
+			off += int64(end - pos)
+			frame := data[pos:end]
 			pos = end
+			if pending == nil {
+				pending = p.frame(sc, frame, frameOff, tp, limit, held != nil)
+			}
+			if pending == nil {
+				st.Offset = off
+			}
 		}
 		carry = copy(buf, data[pos:])
 		if m < n {
@@ -442,14 +499,59 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 			break
 		}
 	}
-	if carry > 0 {
+	switch {
+	case pending != nil:
+		return nil, pending
+	case st.Frames == 0:
+		return nil, backendf("empty or header-less Zstandard session log")
+	case carry > 0:
 		return append([]byte(nil), buf[:carry]...), nil
 	}
 	return nil, nil
 }
 
+// frame decodes and feeds one complete zstd frame at off (the header
+// frame when it is the first), returning a decode-stage error. held says
+// the parse holds every decode slot (a frame larger than the read chunk).
+func (p *logParser) frame(sc *LineScanner, frame []byte, off int64, tp *[]byte, limit int64, held bool) error {
+	p.st.Frames++
+	if p.st.Frames == 1 {
+		text, err := decodeHeaderFrame(frame)
+		if err != nil {
+			return err
+		}
+		if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
+			return backendf("first zstd frame is not exactly one header line")
+		}
+		h, err := parseHeaderLine(text[:len(text)-1])
+		if err != nil {
+			return err
+		}
+		p.header, p.headerLine, p.id = h, text[:len(text)-1], h.ID
+		return nil
+	}
+	text, sl, err := decodeFrameInto(frame, *tp, limit, p.budget(), held)
+	if err != nil {
+		return err
+	}
+	if len(text) == 0 || text[len(text)-1] != '\n' {
+		sl.reuse()
+		return backendf("complete frame %d contains a torn JSONL record", p.st.Frames)
+	}
+	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: off, Inner: int64(i)} })
+	// The fold keeps nothing of the text (it copies what it keeps), so a
+	// buffer from the memory budget goes back for reuse; only a small one
+	// is kept for the next frame.
+	if sl != nil {
+		sl.reuse()
+	} else {
+		*tp = text[:0]
+	}
+	return err
+}
+
 // parseTorn provisionally feeds the lines a torn final frame yields
-// (non-strict, like ScanZstd) into p.st, which must be a clone.
+// (non-strict) into p.st, which must be a clone.
 func (p *logParser) parseTorn(frame []byte) error {
 	lo, _ := frameContentBounds(frame)
 	if err := p.budget().admit(lo); err != nil {
@@ -462,31 +564,7 @@ func (p *logParser) parseTorn(frame []byte) error {
 	if err := p.budget().spend(len(text)); err != nil {
 		return err
 	}
-	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true}
-	pos := 0
-	for pos < len(text) {
-		i := bytes.IndexByte(text[pos:], '\n')
-		if i < 0 {
-			break
-		}
-		if err := sc.Feed(text[pos:pos+i], 0); err != nil {
-			return errSlow
-		}
-		// After a bad line the rest is a torn tail, unless a later
-		// turn/end makes it corruption (Feed reports that).
-		if !sc.Bad() {
-			if r := sc.takeSkipped(); r.n > 0 {
-				p.fold().skip(r.n, r.seq0+r.n-1, r.last)
-				p.st.Fold = p.fd.foldState
-			}
-			for k := range sc.events {
-				if err := p.apply(&sc.events[k], recLoc{Off: p.st.Offset, Inner: int64(pos), Torn: true}); err != nil {
-					return err
-				}
-			}
-		}
-		sc.events = sc.events[:0]
-		pos += i + 1
-	}
-	return nil
+	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true, lines: p.st.Lines}
+	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: p.st.Offset, Inner: int64(i), Torn: true} })
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -44,14 +45,6 @@ func lstatSig(path string) (fileSig, bool) {
 	return sigOf(fi), true
 }
 
-// slowMemo memoises a title read by the store's full read.
-type slowMemo struct {
-	mu    sync.Mutex
-	done  bool
-	title *string
-	err   error
-}
-
 // entry is the index record of one session directory. Exported fields are
 // persisted in the cache; the rest is derived.
 type entry struct {
@@ -65,11 +58,12 @@ type entry struct {
 	NoHeaderYet bool
 	// HeaderErr is why the header could not be read (not listed).
 	HeaderErr string
-	// ReadErr is the read-limit failure the last parse met (the message,
-	// without the session prefix) under the read limit ReadErrLimit: the
-	// index and its persisted cache remember it, so neither a query nor a
-	// restart decodes the file again until it changes (cache.go).
-	ReadErr      string
+	// ReadErr is the error a read of the transcript gives (a scan,
+	// header or read-limit error; the fold's own is in State), found by
+	// the last parse under the read limit ReadErrLimit: the index and its
+	// persisted cache remember it, so neither a query nor a restart
+	// decodes the file again until it changes.
+	ReadErr      storedErr
 	ReadErrLimit int64
 	// Listed is true when the header was read; Ref* are its listing form.
 	Listed       bool
@@ -78,11 +72,11 @@ type entry struct {
 	RefCreatedAt int64
 	RefRaw       []byte
 	IdentityOK   bool
-	// TitleID is the id of the validated header of the full-read path
-	// ("" when the log is slow), HeaderLine that header's line.
+	// TitleID is the id of the header a read validated ("" when the read
+	// failed before), HeaderLine that header's line.
 	TitleID    string
 	HeaderLine []byte
-	// State is the committed parse state, nil for a slow log.
+	// State is the committed parse state, nil when ReadErr is set.
 	State *logState
 	// TitleText is the title derived from State when TitleDerived (not
 	// from a torn frame's view, and without error): persisted so that
@@ -94,14 +88,9 @@ type entry struct {
 	state    *logState // view: State plus a torn final frame, if any
 	title    *string
 	titleErr error
-	memo     *slowMemo
-}
-
-func (e *entry) has(enc Encoding) bool {
-	if enc == Zstd {
-		return e.HasZstd
-	}
-	return e.HasRaw
+	// err is the read's error (ReadErr, else the fold's, crash closers
+	// included), without the session id and path.
+	err error
 }
 
 func (e *entry) path(root string) string {
@@ -110,18 +99,19 @@ func (e *entry) path(root string) string {
 
 // derive fills the derived fields from the persisted ones and view.
 func (e *entry) derive(view *logState) {
-	e.memo = &slowMemo{}
-	if err := e.readLimitErr(); err != nil {
-		e.memo.done, e.memo.err = true, err
-	}
 	if e.Listed {
 		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
 	}
-	if view != nil && view.closersFail() {
-		view = nil // the full read reports the closers' error
+	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
+	if e.err == nil && view == nil {
+		e.err = &logError{kind: KindIO, msg: "cannot read transcript", err: fs.ErrNotExist}
 	}
-	e.state, e.title, e.titleErr = view, nil, nil
-	if view == nil || view.Fold.Title == nil {
+	if e.err == nil {
+		// The fold's error, or the crash closers' (finished on a copy:
+		// the log may still grow).
+		_, e.err = resumeFold(e.TitleID, view.Fold.clone()).finish()
+	}
+	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
@@ -142,6 +132,34 @@ func (e *entry) derive(view *logState) {
 		e.title = &s
 	}
 	e.TitleText, e.TitleDerived = e.title, view == e.State
+}
+
+// answerErr is the error a read of id through e gives, nil when e answers.
+func (e *entry) answerErr(id, root string) error {
+	if e.err != nil {
+		return attach(e.err, id, e.path(root))
+	}
+	if e.TitleID != id {
+		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.TitleID)), id, e.path(root))
+	}
+	return nil
+}
+
+// titleAnswer is what ReadTitles answers for id through e.
+func (e *entry) titleAnswer(id, root string) (*string, error) {
+	if err := e.answerErr(id, root); err != nil {
+		return nil, err
+	}
+	return e.title, e.titleErr
+}
+
+// transient reports whether e's error may go away without the file
+// changing (an I/O error, or a read-limit error under another limit).
+func (e *entry) transient(limit int64) bool {
+	if e.ReadErr.Limit {
+		return e.ReadErrLimit != limit
+	}
+	return e.ReadErr.Kind == KindIO
 }
 
 // projectScan remembers a project directory's session directories.
@@ -474,65 +492,98 @@ func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMod
 // sessions gone, parses what changed and rebuilds the listing. scanned
 // says the scan covered the whole store (then it is the last scan).
 func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []candidate) error {
-	// x.entries is only written by the refresher (refreshMu), so reading
-	// it here without x.mu is safe.
-	var jobs []indexJob
-	var flagOnly []*entry
+	p := x.plan(cands)
+	x.mu.Lock()
+	for _, k := range p.removed {
+		delete(x.entries, k)
+	}
+	for _, e := range p.flagOnly {
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	changed := len(p.jobs) > 0 || len(p.removed) > 0 || len(p.flagOnly) > 0
+	if changed && (initial || len(p.jobs) == 0) {
+		x.rebuildListing()
+	}
+	x.dirty = x.dirty || changed
+	if len(p.jobs) == 0 {
+		x.scanDone(scanned, full, start)
+	}
+	x.mu.Unlock()
+	x.forgetUnwatched(p.removed, x.projects)
+	if len(p.jobs) == 0 {
+		return nil
+	}
+	done := x.parseAll(ctx, p.jobs, initial)
+	x.mu.Lock()
+	x.rebuildListing()
+	x.dirty = true
+	x.scanDone(scanned && done == len(p.jobs), full, start)
+	x.mu.Unlock()
+	return ctx.Err()
+}
+
+// refreshPlan is what a scan changes: the transcripts to parse, the
+// entries whose other-encoding flags alone changed, the keys gone.
+type refreshPlan struct {
+	jobs     []indexJob
+	flagOnly []*entry
+	removed  []string
+}
+
+// plan compares the scan's candidates with the entries. x.entries is only
+// written by the refresher (refreshMu), so reading it without x.mu is safe.
+func (x *Indexed) plan(cands []candidate) refreshPlan {
+	var p refreshPlan
 	present := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		present[c.key()] = true
 		old := x.entries[c.key()]
 		enc := c.encoding(x.store.enc)
 		sig, _ := c.sig(enc)
-		if old != nil && old.Enc == enc && old.Sig == sig {
-			if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
-				ne := *old
-				ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
-				ne.derive(old.state)
-				flagOnly = append(flagOnly, &ne)
-			}
+		if old == nil || old.Enc != enc || old.Sig != sig {
+			p.jobs = append(p.jobs, indexJob{c: c, old: old, enc: enc, sig: sig})
 			continue
 		}
-		jobs = append(jobs, indexJob{c: c, old: old, enc: enc, sig: sig})
+		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
+			ne := *old
+			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
+			ne.derive(old.state)
+			p.flagOnly = append(p.flagOnly, &ne)
+		}
 	}
-	var removed []string
 	for k := range x.entries {
 		if !present[k] {
-			removed = append(removed, k)
+			p.removed = append(p.removed, k)
 		}
-	}
-	changed := len(jobs) > 0 || len(removed) > 0 || len(flagOnly) > 0
-	x.mu.Lock()
-	for _, k := range removed {
-		delete(x.entries, k)
-	}
-	for _, e := range flagOnly {
-		x.entries[e.Proj+"/"+e.Seg] = e
-	}
-	if changed && (initial || len(jobs) == 0) {
-		x.rebuildListing()
-	}
-	if changed {
-		x.dirty = true
-	}
-	if len(jobs) == 0 && scanned {
-		x.lastScan = start
-		if full {
-			x.lastFull = start
-		}
-	}
-	x.mu.Unlock()
-	x.forgetUnwatched(removed, x.projects)
-	if len(jobs) == 0 {
-		return nil
 	}
 	// Newest files first: the sessions completion shows first are
 	// indexed first.
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].sig.MtimeNs > jobs[j].sig.MtimeNs })
-	total := len(jobs)
-	if initial && x.opts.Progress != nil {
-		x.opts.Progress(0, total)
+	sort.Slice(p.jobs, func(i, j int) bool { return p.jobs[i].sig.MtimeNs > p.jobs[j].sig.MtimeNs })
+	return p
+}
+
+// scanDone records a completed scan. Callers hold x.mu.
+func (x *Indexed) scanDone(complete, full bool, start time.Time) {
+	if !complete {
+		return
 	}
+	x.lastScan = start
+	if full {
+		x.lastFull = start
+	}
+}
+
+// parseAll parses the jobs on GOMAXPROCS workers and publishes the entries
+// in batches (so queries see progress during the first pass); it returns
+// how many were parsed (fewer when ctx or the index closes).
+func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) int {
+	total := len(jobs)
+	progress := func(done int) {
+		if initial && x.opts.Progress != nil {
+			x.opts.Progress(done, total)
+		}
+	}
+	progress(0)
 	work := make(chan indexJob)
 	results := make(chan *entry, 64)
 	var wg sync.WaitGroup
@@ -558,55 +609,56 @@ func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start 
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
+	pub := publisher{x: x, initial: initial, last: time.Now()}
 	done := 0
-	var batch []*entry
-	lastPublish := time.Now()
-	var rebuildCost time.Duration
-	publish := func() {
-		x.mu.Lock()
-		for _, e := range batch {
-			x.entries[e.Proj+"/"+e.Seg] = e
-		}
-		if initial {
-			t := time.Now()
-			x.rebuildListing()
-			rebuildCost = time.Since(t)
-		}
-		x.mu.Unlock()
-		batch = batch[:0]
-		lastPublish = time.Now()
-		if initial && x.opts.Progress != nil {
-			x.opts.Progress(done, total)
-		}
-	}
 	for e := range results {
-		batch = append(batch, e)
+		pub.batch = append(pub.batch, e)
 		done++
-		// Each publish re-sorts the whole listing: spacing publishes by
-		// several times that cost keeps the first pass over a large
-		// store from being dominated (quadratically) by republishing.
-		if initial && (len(batch) >= 256 || time.Since(lastPublish) > 100*time.Millisecond) &&
-			time.Since(lastPublish) >= 8*rebuildCost {
-			publish()
+		if pub.due() {
+			pub.publish()
+			progress(done)
 		}
 	}
-	if len(batch) > 0 || !initial {
-		publish()
+	if len(pub.batch) > 0 || !initial {
+		pub.publish()
+		progress(done)
 	}
+	return done
+}
+
+// publisher adds parsed entries to the index in batches.
+type publisher struct {
+	x       *Indexed
+	initial bool
+	batch   []*entry
+	last    time.Time
+	// rebuild is what the last listing rebuild cost.
+	rebuild time.Duration
+}
+
+// due reports whether the batch should be published now. Each publish of
+// the first pass re-sorts the whole listing: spacing publishes by several
+// times that cost keeps the first pass over a large store from being
+// dominated (quadratically) by republishing.
+func (p *publisher) due() bool {
+	since := time.Since(p.last)
+	return p.initial && (len(p.batch) >= 256 || since > 100*time.Millisecond) && since >= 8*p.rebuild
+}
+
+func (p *publisher) publish() {
+	x := p.x
 	x.mu.Lock()
-	x.rebuildListing()
-	x.dirty = true
-	if done == total && scanned {
-		x.lastScan = start
-		if full {
-			x.lastFull = start
-		}
+	for _, e := range p.batch {
+		x.entries[e.Proj+"/"+e.Seg] = e
+	}
+	if p.initial {
+		t := time.Now()
+		x.rebuildListing()
+		p.rebuild = time.Since(t)
 	}
 	x.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return nil
+	p.batch = p.batch[:0]
+	p.last = time.Now()
 }
 
 // index (re)builds the entry of one session directory.
@@ -678,7 +730,9 @@ func (x *Indexed) indexNow(c candidate, old *entry, enc Encoding) *entry {
 	return e
 }
 
-// grow continues old's parse over the appended bytes.
+// grow continues old's parse over the appended bytes. It reports false
+// when the file is no longer the one old describes, or when the fold now
+// needs the message ids it did not keep (then the log is parsed again).
 func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	f, sig, ok, err := openState(path, old.Sig, old.State)
 	if err != nil || !ok {
@@ -690,17 +744,28 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
 	view, err := x.parse(p, sig.Size)
 	if err != nil {
-		x.rememberReadErr(e, path, err)
-		// The appended part needs the full read (slow); the header
-		// facts still stand.
-		e.State = nil
+		x.setReadErr(e, err)
 		return nil, true
+	}
+	if view.Fold.NeedIDs {
+		return nil, false
 	}
 	e.State = p.st
 	return view, true
 }
 
-// full parses a transcript from the start.
+// setReadErr records on e the error its read gives.
+func (x *Indexed) setReadErr(e *entry, err error) {
+	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), x.store.limit
+	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
+		// Not a fact about these bytes: parse again at the next scan.
+		e.Sig.Size = -1
+	}
+}
+
+// full reads a transcript from the start: the listing facts from its
+// header (ReadHeader, as Discover), then one parse of the whole log with
+// a read's checks.
 func (x *Indexed) full(e *entry, path string) {
 	h, err := readHeader(path, e.Enc)
 	switch {
@@ -714,53 +779,39 @@ func (x *Indexed) full(e *entry, path string) {
 		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
 		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
 	}
-	e.derive(nil)
-	if !e.Listed || !e.IdentityOK {
-		return
-	}
+	var view *logState
+	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
+		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	e.Sig = sigOf(fi)
-	var line []byte
-	var headerLen int64
-	if e.Enc == Raw {
-		line, err = readLineAt(f, 0)
-		headerLen = int64(len(line)) + 1
-	} else {
-		var frame []byte
-		if frame, err = readFrameAt(f, 0); err == nil {
-			var text []byte
-			if text, err = decodeFrame(frame); err == nil {
-				if len(text) == 0 || indexByte(text, '\n') != len(text)-1 {
-					return
-				}
-				line, headerLen = text[:len(text)-1], int64(len(frame))
-			}
+	var p *logParser
+	for _, keepIDs := range []bool{false, true} {
+		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: x.store.limit}
+		if view, err = x.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
+			break
 		}
 	}
-	if err != nil || headerLen > e.Sig.Size {
-		return
+	if err == nil {
+		err = x.store.checkIdentity(p.header, path, e.Enc)
 	}
-	hv, err := parseHeaderLine(line)
-	if err != nil || hv.Validate() != nil || hv.ID != e.RefID {
-		return
+	if err == nil {
+		err = p.header.Validate()
 	}
-	p := &logParser{path: path, enc: e.Enc, id: hv.ID, f: f, st: &logState{Offset: headerLen}, limit: x.store.limit}
-	view, err := x.parse(p, e.Sig.Size)
 	if err != nil {
-		x.rememberReadErr(e, path, err)
-		e.derive(nil)
+		view = nil
+		x.setReadErr(e, err)
 		return
 	}
-	e.TitleID, e.State, e.HeaderLine = hv.ID, p.st, append([]byte(nil), line...)
-	e.derive(view)
+	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
 }
 
 // parse runs p to size and returns the view state (p.st, or a clone
@@ -791,13 +842,4 @@ func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	}
 	p.st = committed
 	return view, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

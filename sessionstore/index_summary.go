@@ -22,7 +22,7 @@ func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference
 	x.mu.RLock()
 	e := x.titleEntry(id)
 	x.mu.RUnlock()
-	if e == nil || e.state == nil || e.TitleID != id || e.readLimitErr() != nil {
+	if e == nil || e.state == nil || e.TitleID != id || e.err != nil {
 		return nil, false
 	}
 	st := e.state

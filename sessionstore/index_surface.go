@@ -1,65 +1,88 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
-// ReadSurface implements reference.Source. For an indexed log in the
-// current format it brings the session's parse state up to date (parsing
-// only appended bytes, streaming zstd frames) and then decodes only the
-// records of the events on the surface, so memory is bounded by the
-// surface, not the log. Logs the index does not decide (legacy shapes,
-// bad lines, an open turn that needs crash closers, ...) are read by the
-// store.
+// ReadSurface implements reference.Source. It brings the session's entry
+// up to date with the file (parsing only appended bytes) and then decodes
+// only the records of the events on the surface, so memory is bounded by
+// the surface, not the log. A record whose bytes changed since they were
+// indexed (a log rewritten in place) makes the read parse the log again.
 func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	e, err := x.current(id)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := e.answerErr(id, x.root); err != nil {
+			return nil, err
+		}
+		s, err := x.surfaceOf(ctx, e)
+		if err == nil {
+			x.fastSurfaces.Add(1)
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != errRecordChanged || attempt == 2 {
+			return nil, attach(err, id, e.path(x.root))
+		}
+		e = x.reindex(e)
+	}
+}
+
+// current returns the entry a read of id uses, up to date with its file
+// (the refresher picks the change up on its own; a fresh entry is not
+// published), or the lookup's error.
+func (x *Indexed) current(id string) (*entry, error) {
 	x.mu.RLock()
 	e := x.titleEntry(id)
 	x.mu.RUnlock()
 	if e == nil {
 		// Not indexed yet (first pass still running, or a session newer
-		// than the last scan): index this one log now, streaming, rather
-		// than letting the store materialise it.
-		e = x.indexOnDemand(id)
+		// than the last scan): index this one log now.
+		return x.indexOnDemand(id)
 	}
-	if err := e.readLimitErr(); err != nil && e.RefID == id && e.ReadErrLimit == x.store.limit {
-		return nil, err // remembered: the file has not changed since
-	}
-	if e == nil || e.state == nil || e.TitleID != id {
-		return x.store.ReadSurface(ctx, id)
-	}
-	// Bring this one entry up to date with the file now (the refresher
-	// picks the change up on its own; the fresh entry is not published).
-	c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
 	sig, ok := lstatSig(e.path(x.root))
 	if !ok {
-		return x.store.ReadSurface(ctx, id)
+		return x.indexOnDemand(id)
 	}
-	if sig != e.Sig {
+	if sig != e.Sig || e.transient(x.store.limit) {
+		c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
 		if e.Enc == Zstd {
 			c.zst = sig
 		} else {
 			c.raw = sig
 		}
+		if e.transient(x.store.limit) {
+			return x.indexNow(c, nil, e.Enc), nil
+		}
 		e = x.index(c, e, e.Enc)
-		if e.state == nil || e.TitleID != id {
-			return x.store.ReadSurface(ctx, id)
-		}
 	}
-	s, err := x.surfaceOf(ctx, e)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return x.store.ReadSurface(ctx, id)
+	return e, nil
+}
+
+// reindex parses e's transcript again from the start.
+func (x *Indexed) reindex(e *entry) *entry {
+	c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
+	sig, _ := lstatSig(e.path(x.root))
+	if e.Enc == Zstd {
+		c.zst, c.hasZst = sig, true
+	} else {
+		c.raw, c.hasRaw = sig, true
 	}
-	x.fastSurfaces.Add(1)
-	return s, nil
+	return x.indexNow(c, nil, e.Enc)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
@@ -67,27 +90,24 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	st := e.state
 	h, err := parseHeaderLine(e.HeaderLine)
 	if err != nil {
-		return nil, errSlow
-	}
-	if err := h.Validate(); err != nil {
-		return nil, errSlow
+		return nil, err
 	}
 	// The file must still be the one the state describes.
 	f, _, ok, err := openState(e.path(x.root), e.Sig, st)
 	if err != nil {
-		return nil, err
+		return nil, &logError{kind: KindIO, msg: "cannot read transcript", err: err}
 	}
 	if !ok {
-		return nil, errSlow
+		return nil, errRecordChanged
 	}
 	defer f.Close()
 	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
-	// The crash closers a full read appends come from the fold's state
+	// The crash closers a read appends come from the fold's state
 	// (finished on a copy: the log may still grow).
 	fd := resumeFold(e.TitleID, st.Fold.clone())
 	closers, err := fd.finish()
 	if err != nil {
-		return nil, errSlow // the store's read reports the error
+		return nil, err
 	}
 	s := &reference.Surface{
 		Session: h.Object(),
@@ -110,17 +130,21 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 			break
 		}
 		ev, err := p.readRecord(st.Locs[i], fc)
-		if err != nil || ev.Seq != seq {
-			return nil, errSlow
+		if errors.Is(err, ErrReadLimit) {
+			return nil, err
 		}
-		// The fold upgraded the event the same way (a legacy record
-		// whose upgrade needs earlier events never gets here).
-		if upgradeEvent(e.TitleID, ev, func(int64) string { return "" }) != nil {
-			return nil, errSlow
+		if err != nil || ev.Seq != seq {
+			return nil, errRecordChanged
+		}
+		// The record's bytes are the ones the fold checked (CRC); it
+		// upgrades the same way (a legacy replacing tool/result takes the
+		// message id the fold kept for it).
+		if upgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
+			return nil, errRecordChanged
 		}
 		s.Events = append(s.Events, surfaceEvent(ev))
 		if !budget.add(s.Events[len(s.Events)-1]) {
-			return nil, attach(budget.err(), e.TitleID, e.path(x.root))
+			return nil, budget.err()
 		}
 	}
 	for i := range closers {
@@ -131,26 +155,33 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	return s, nil
 }
 
-// indexOnDemand indexes the log a full read of id would load, without
-// publishing the entry (the refresher will). It returns nil when the
-// store's lookup fails (the store then reports why).
-func (x *Indexed) indexOnDemand(id string) *entry {
+// indexOnDemand indexes the transcript a read of id finds (dsh findLog),
+// without publishing the entry (the refresher will), or returns the
+// lookup's error (not found, duplicate).
+func (x *Indexed) indexOnDemand(id string) (*entry, error) {
 	path, enc, err := x.store.find(id)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	dir := filepath.Dir(path)
 	c := candidate{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
-	if filepath.Join(x.root, c.proj, c.seg, enc.FileName()) != path {
-		return nil
-	}
 	c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
 	c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
-	e := x.index(c, nil, enc)
-	// The store's find picks the encoding per directory; the entry must
-	// be for exactly that transcript.
-	if e.Enc != enc || (x.findEntry([]*entry{e}) != e) {
-		return nil
+	return x.index(c, nil, enc), nil
+}
+
+// surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
+// encoding and Data points into it, so no read buffer or decoded frame
+// stays referenced.
+func surfaceEvent(e *Event) reference.SurfaceEvent {
+	// Sized for the whole encoding up front: growing it from nil copies
+	// each event's data several times.
+	raw := e.appendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
+	var data json.RawMessage
+	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
+		data = raw[i+8 : i+8+len(e.Data) : i+8+len(e.Data)]
+	} else {
+		data = append(json.RawMessage(nil), e.Data...)
 	}
-	return e
+	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }

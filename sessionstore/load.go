@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"encoding/json"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -22,46 +21,6 @@ type Log struct {
 	// Surface holds the folded surface nodes (seqs, in surface order).
 	Surface      []int64
 	Replacements []Replacement
-}
-
-// LoadLog turns a scanned log into a Log: id check, legacy upgrade (§2.9),
-// message shape checks, unknown-type refusal, crash closers, whole-log
-// validation and the surface fold (§4 steps 2–6). wantID is the id the log
-// was looked up by.
-func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
-	h := scan.Header
-	if h.ID != wantID {
-		return nil, corruptf("header id %s does not match the requested id", jsjson.Quote(h.ID))
-	}
-	if err := h.Validate(); err != nil {
-		return nil, err
-	}
-	// The keep-every-event policy of the fold: the events are at hand, so
-	// the legacy upgrade's cross-event question is answered from them.
-	events := scan.Events
-	f := newFold(h.ID)
-	f.earlier = func(seq int64) string { return messageID(&events[seq]) }
-	var reps []Replacement
-	f.onNode = func(e *Event, _ int, shadowed []int64) {
-		if shadowed != nil {
-			start, end, _ := parseReplaceOp(e.SurfaceOp)
-			reps = append(reps, Replacement{Seq: e.Seq, Start: start, End: end, Shadowed: shadowed})
-		}
-	}
-	for i := range events {
-		f.stored(&events[i])
-	}
-	stored := len(events)
-	closers, err := f.finish()
-	if err != nil {
-		return nil, err
-	}
-	events = append(events, closers...)
-	for i := range events {
-		events[i].dropCache()
-	}
-	return &Log{Header: h, Events: events, Stored: stored, TornBytes: scan.TornBytes, Frames: scan.Frames,
-		Surface: f.Nodes, Replacements: reps}, nil
 }
 
 // CapturedThroughSeq is the seq of the last loaded event (closers
@@ -143,23 +102,4 @@ func (l *Log) Title() (*Title, error) {
 func (t *Title) Text() string {
 	s, _ := str(t.Title)
 	return s
-}
-
-// MarshalSurface writes s exactly as dsh's readSurface object:
-// {"session":…,"capturedThroughSeq":N|null,"events":[…]}.
-func MarshalSurface(s *reference.Surface) []byte {
-	w := jsjson.NewObject(nil).Raw("session", s.Session)
-	if s.CapturedThroughSeq != nil {
-		w.Int("capturedThroughSeq", *s.CapturedThroughSeq)
-	} else {
-		w.Raw("capturedThroughSeq", []byte("null"))
-	}
-	ev := []byte{'['}
-	for i, e := range s.Events {
-		if i > 0 {
-			ev = append(ev, ',')
-		}
-		ev = append(ev, e.Raw...)
-	}
-	return w.Raw("events", append(ev, ']')).Bytes()
 }

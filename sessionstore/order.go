@@ -6,10 +6,6 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
-// CompareIDs compares two session ids like JS a.localeCompare(b) in Node 22
-// (ICU 78 root collation, not code-unit order; reference.LocaleCompare).
-func CompareIDs(a, b string) int { return reference.LocaleCompare(a, b) }
-
 // SortHeaders sorts headers in listSessions order (spec §9): createdAt
 // descending, ties by id in localeCompare order; the sort is stable, so
 // ids that collate equal keep their input (enumeration) order.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // noCwdDir is the project directory of sessions without a cwd.
@@ -144,52 +142,4 @@ func SessionPath(root string, cwd *string, id string, enc Encoding) (string, err
 		return "", err
 	}
 	return filepath.Join(root, project, seg, enc.FileName()), nil
-}
-
-// DecodeSegment inverts EncodeSegment; ok is false when seg is not a
-// canonical encoding.
-func DecodeSegment(seg string) (string, bool) {
-	var units []uint16
-	for i := 0; i < len(seg); {
-		c := seg[i]
-		if c != '~' {
-			if !isSegmentUnit(uint16(c)) {
-				return "", false
-			}
-			units = append(units, uint16(c))
-			i++
-			continue
-		}
-		if i+5 > len(seg) {
-			return "", false
-		}
-		var u uint16
-		for _, h := range []byte(seg[i+1 : i+5]) {
-			d := strings.IndexByte(upperHex, h)
-			if d < 0 {
-				return "", false
-			}
-			u = u<<4 | uint16(d)
-		}
-		units = append(units, u)
-		i += 5
-	}
-	// Surrogate pairs decode to runes; lone surrogates become WTF-8.
-	var b []byte
-	for i := 0; i < len(units); i++ {
-		u := units[i]
-		if utf16.IsSurrogate(rune(u)) {
-			if u < 0xDC00 && i+1 < len(units) && units[i+1] >= 0xDC00 && units[i+1] <= 0xDFFF {
-				b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[i+1])))
-				i++
-				continue
-			}
-		}
-		b = jsjson.AppendWTF8(b, rune(u))
-	}
-	id := string(b)
-	if enc, err := EncodeSegment(id); err != nil || enc != seg {
-		return "", false
-	}
-	return id, true
 }

@@ -1,12 +1,8 @@
 package sessionstore
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -152,90 +148,6 @@ func TestFoldRules(t *testing.T) {
 				t.Errorf("surface %s, want %s", got, tt.surface)
 			}
 		})
-	}
-}
-
-// TestReadTitlesConcurrencyAndCancel: at most 4 title reads run at once,
-// duplicate ids are read once, and a cancelled context returns at once
-// without waiting for pending reads.
-func TestReadTitlesConcurrencyAndCancel(t *testing.T) {
-	var running, peak atomic.Int32
-	var calls sync.Map
-	release := make(chan struct{})
-	started := make(chan struct{}, 100)
-	read := func(ctx context.Context, id string) (*Title, error) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		if _, dup := calls.LoadOrStore(id, true); dup {
-			t.Errorf("id %s read twice", id)
-		}
-		started <- struct{}{}
-		<-release
-		if id == "bad" {
-			return nil, errors.New("rejected")
-		}
-		return &Title{Title: []byte(`"T-` + id + `"`)}, nil
-	}
-	ids := []string{"a", "b", "bad", "c", "a", "d", "e", "f", "g"}
-	done := make(chan struct{})
-	var res []string
-	go func() {
-		defer close(done)
-		out, err := readTitles(context.Background(), ids, read)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		for _, r := range out {
-			switch {
-			case r.Err != nil:
-				res = append(res, r.SessionID+"!")
-			default:
-				res = append(res, *r.Title)
-			}
-		}
-	}()
-	for i := 0; i < 4; i++ {
-		<-started
-	}
-	close(release)
-	<-done
-	if p := peak.Load(); p > titleConcurrency || p < 2 {
-		t.Errorf("peak concurrency %d, want 2..%d", p, titleConcurrency)
-	}
-	if got := strings.Join(res, ","); got != "T-a,T-b,bad!,T-c,T-d,T-e,T-f,T-g" {
-		t.Errorf("results %s", got)
-	}
-
-	// Cancellation while reads are blocked.
-	block := make(chan struct{})
-	defer close(block)
-	ctx, cancel := context.WithCancel(context.Background())
-	entered := make(chan struct{}, 10)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := readTitles(ctx, []string{"x", "y"}, func(context.Context, string) (*Title, error) {
-			entered <- struct{}{}
-			<-block
-			return nil, nil
-		})
-		errc <- err
-	}()
-	<-entered
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled ReadTitles returned %v", err)
-	}
-	pre, cancelPre := context.WithCancel(context.Background())
-	cancelPre()
-	if _, err := readTitles(pre, []string{"x"}, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("pre-cancelled ReadTitles returned %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 )
@@ -69,25 +68,6 @@ func (e Encoding) String() string {
 		return "zstd"
 	}
 	return "raw"
-}
-
-// ScannedLog is the result of scanning one transcript (spec §3): the
-// header and the contiguous event prefix, before the legacy upgrade and
-// validation.
-type ScannedLog struct {
-	Header     *Header
-	HeaderLine []byte
-	// Events is the valid contiguous prefix (packed rows expanded).
-	Events []Event
-	// Offset is the file offset after the last consumed good data: after
-	// the last good line (raw) or after the last complete frame (zstd).
-	// An incremental reader can resume scanning there.
-	Offset int64
-	// TornBytes is the number of logical bytes dropped as a torn tail
-	// (bad line onwards or a final line without "\n").
-	TornBytes int64
-	// Frames is the number of complete zstd frames (0 for raw).
-	Frames int
 }
 
 // LineScanner applies the log rules of spec §3.1 to complete logical lines
@@ -189,9 +169,6 @@ func (s *LineScanner) takeSkipped() rowSummary {
 // Bad reports whether a bad line was seen (the rest is a torn tail).
 func (s *LineScanner) Bad() bool { return s.bad }
 
-// Events returns the events accepted so far.
-func (s *LineScanner) Events() []Event { return s.events }
-
 func hasTurnEnd(evs []Event) bool {
 	for _, e := range evs {
 		if e.Type == "turn/end" {
@@ -199,32 +176,6 @@ func hasTurnEnd(evs []Event) bool {
 		}
 	}
 	return false
-}
-
-// feedLines feeds every complete line of text (starting at logical offset
-// base) and returns the length of the final partial line.
-func (s *LineScanner) feedLines(text []byte, base int64) (partial int, err error) {
-	return s.feedLinesThen(text, base, nil)
-}
-
-// feedLinesThen is feedLines calling each (when not nil) after every line
-// fed, so a streaming caller consumes the events line by line.
-func (s *LineScanner) feedLinesThen(text []byte, base int64, each func()) (partial int, err error) {
-	for len(text) > 0 {
-		i := bytes.IndexByte(text, '\n')
-		if i < 0 {
-			return len(text), nil
-		}
-		if err := s.Feed(text[:i], base+int64(i)+1); err != nil {
-			return 0, err
-		}
-		if each != nil {
-			each()
-		}
-		base += int64(i) + 1
-		text = text[i+1:]
-	}
-	return 0, nil
 }
 
 // parseHeaderLine parses and version-checks the header (spec §4 step 1: a
@@ -238,24 +189,6 @@ func parseHeaderLine(line []byte) (*Header, error) {
 		return nil, unsupportedf("session format version %s is not supported (want 0)", string(compact(h.fields["version"])))
 	}
 	return h, nil
-}
-
-// ScanRaw scans a raw JSONL transcript (spec §3.1).
-func ScanRaw(data []byte) (*ScannedLog, error) {
-	i := bytes.IndexByte(data, '\n')
-	if i < 0 {
-		return nil, backendf("empty or header-less session log")
-	}
-	h, err := parseHeaderLine(data[:i])
-	if err != nil {
-		return nil, err
-	}
-	s := &LineScanner{GoodEnd: int64(i) + 1}
-	if _, err := s.feedLines(data[i+1:], int64(i)+1); err != nil {
-		return nil, markBackend(err)
-	}
-	return &ScannedLog{Header: h, HeaderLine: data[:i], Events: s.events, Offset: s.GoodEnd,
-		TornBytes: int64(len(data)) - s.GoodEnd}, nil
 }
 
 // backendf is a corruption detected by the backend read (dsh maps these to

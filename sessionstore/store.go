@@ -1,53 +1,7 @@
-// Package sessionstore reads real dsh session stores (raw and zstd JSONL)
-// and implements reference.Source over them, read-only.
-//
-// The pipeline follows the dsh session format (spec §1–§9): header-only
-// discovery (ReadHeader), raw/zstd log scanning with dsh's torn-tail and
-// committed-region rules (ScanRaw, ScanZstd, LineScanner, FrameEnd,
-// DecodeFrame), then LoadLog: the legacy upgrade of §2.9, message and
-// envelope validation, the unknown-type refusal, crash closers and the
-// surface fold; Log.Title folds the latest session/title. Memory runs the
-// same pipeline over in-memory logs for tests.
-//
-// Read-only by construction: files are opened O_RDONLY, relative to the
-// root and never through a symlink below it (open_*.go); nothing is
-// written, locked, renamed or created under a root. What one read may hold
-// is bounded by the read limit (Options.ReadLimit; ErrReadLimit). A file that
-// grows while it is read is re-read until two stats agree (a few times),
-// and any torn final line or frame is the end of the log, never an error.
-//
-// Errors are *Error values with a Kind (KindNotFound, KindCorrupt,
-// KindUnsupported, KindIO) and dsh's session-query code (Error.Code). A
-// missing session's message is exactly dsh's `session "<id>" not found`.
-//
-// Policy choices where dsh's behaviour is not what an editor wants, or is
-// open (spec §13):
-//   - Q6, availability over strictness: dsh fails the whole listing on one
-//     bad directory (identity mismatch, duplicate id, other-suffix or flat
-//     transcript, unreadable header frame, retired header fields). This
-//     package skips that session and reports it in Listing.Problems; a
-//     session whose header cannot be read is not listed. ReadSurface and
-//     ReadTitles find a session by its directory (dsh findLog), not through
-//     the listing, so such a session fails with its own class (corrupt,
-//     unsupported, I/O) instead of dsh's "not found".
-//   - Encodings: dsh fails a root holding both; unpinned, each session
-//     directory is read by its own suffix (transcriptFor: zstd when a
-//     directory holds both, the other reported), so every readable
-//     session is listed. OpenEncoding pins one, like dsh's compression
-//     setting; transcripts in the other are reported and ignored.
-//   - Q3: a header without delegationDepth is not a header (as in HEAD):
-//     not listed, and a read fails as corrupt.
-//   - Q7: unknown event types without "ignorable": true are refused as
-//     KindUnsupported (as in HEAD).
-//   - Q1: upgraded July-era user messages keep their "envelope" in data;
-//     choosing displayContent is the projection's job (package reference).
-//   - A session/title whose title is not a string is a rejected title read
-//     (dsh passes it through; a label must be a string).
 package sessionstore
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -72,8 +25,6 @@ type Store struct {
 	// limit is the read limit (Options.ReadLimit) in bytes.
 	limit int64
 }
-
-var _ reference.Source = (*Store)(nil)
 
 // Options configures OpenWith.
 type Options struct {
@@ -106,21 +57,6 @@ func effectiveReadLimit(n int64) int64 {
 	return max(n, minReadLimit)
 }
 
-// Open returns a Store over root that detects the encoding from the files
-// present (zstd when any session.jsonl.zstd exists, else raw). The root
-// need not exist yet (a missing root lists no sessions).
-func Open(root string) (*Store, error) { return OpenWith(root, Options{}) }
-
-// OpenEncoding returns a Store that reads only enc's transcripts (dsh's
-// compression setting); sessions in the other encoding are reported as
-// problems.
-func OpenEncoding(root string, enc Encoding) (*Store, error) {
-	if enc != Raw && enc != Zstd {
-		return nil, fmt.Errorf("sessionstore: unknown encoding %d", enc)
-	}
-	return OpenWith(root, Options{Encoding: enc})
-}
-
 // OpenWith returns a Store over root configured by o. Transcripts are
 // opened relative to the root without following any symlink below it
 // (open_*.go), so a directory swapped for a symlink cannot lead a read
@@ -139,108 +75,6 @@ func (s *Store) ReadLimit() int64 { return s.limit }
 // Root returns the store root directory.
 func (s *Store) Root() string { return s.root }
 
-// Listing is the result of discovery: the listed headers (in listSessions
-// order) and the sessions that were skipped, with why.
-type Listing struct {
-	Headers []reference.SessionHeader
-	// Paths maps a listed id to its transcript path.
-	Paths map[string]string
-	// Problems are per-session failures (each an *Error when the id is
-	// known, else an error naming the path).
-	Problems []error
-}
-
-// ListSessions implements reference.Source.
-func (s *Store) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
-	l, err := s.Discover(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return l.Headers, nil
-}
-
-// Discover lists the store header-only (spec §1.3) without failing on one
-// bad session.
-func (s *Store) Discover(ctx context.Context) (*Listing, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	projects, err := os.ReadDir(s.root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Listing{Paths: map[string]string{}}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sessionstore: listing root %s: %w", s.root, err)
-	}
-	type candidate struct{ dir, raw, zst string }
-	var cands []candidate
-	var problems []error
-	for _, p := range projects {
-		if !p.IsDir() {
-			continue
-		}
-		pdir := filepath.Join(s.root, p.Name())
-		entries, err := os.ReadDir(pdir)
-		if err != nil {
-			problems = append(problems, fmt.Errorf("sessionstore: listing project directory %s: %w", pdir, err))
-			continue
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.IsDir() {
-				if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd") {
-					problems = append(problems, fmt.Errorf("sessionstore: %s: obsolete flat session file (ignored)", filepath.Join(pdir, name)))
-				}
-				continue
-			}
-			c := candidate{dir: filepath.Join(pdir, name)}
-			if exists(filepath.Join(c.dir, Raw.FileName())) {
-				c.raw = filepath.Join(c.dir, Raw.FileName())
-			}
-			if exists(filepath.Join(c.dir, Zstd.FileName())) {
-				c.zst = filepath.Join(c.dir, Zstd.FileName())
-			}
-			if c.raw != "" || c.zst != "" {
-				cands = append(cands, c)
-			}
-		}
-	}
-	l := &Listing{Paths: map[string]string{}}
-	l.Problems = problems
-	for _, c := range cands {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		enc, skipped := transcriptFor(s.enc, c.raw != "", c.zst != "")
-		if skipped != 0 {
-			l.Problems = append(l.Problems, skippedTranscript(c.dir, enc, skipped))
-		}
-		if enc == 0 {
-			continue
-		}
-		path := filepath.Join(c.dir, enc.FileName())
-		h, err := ReadHeader(path, enc)
-		if err != nil {
-			if err != errNoHeaderYet {
-				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
-			}
-			continue
-		}
-		if err := s.checkIdentity(h, path, enc); err != nil {
-			l.Problems = append(l.Problems, attach(err, h.ID, path))
-			continue
-		}
-		if _, dup := l.Paths[h.ID]; dup {
-			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
-			continue
-		}
-		l.Paths[h.ID] = path
-		l.Headers = append(l.Headers, h.Reference())
-	}
-	SortHeaders(l.Headers)
-	return l, nil
-}
-
 // skippedTranscript reports a session directory's transcript that is not
 // read because the other one is (transcriptFor).
 func skippedTranscript(dir string, read, skipped Encoding) error {
@@ -254,15 +88,6 @@ func skippedTranscript(dir string, read, skipped Encoding) error {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
-}
-
-// segmentID best-effort decodes a session directory name to the id it
-// encodes (for error messages about sessions whose header is unreadable).
-func segmentID(seg string) string {
-	if id, ok := DecodeSegment(seg); ok {
-		return id
-	}
-	return seg
 }
 
 // checkIdentity recomputes the header's path (spec §1.3 step 6).
@@ -416,11 +241,6 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 	return !b.over
 }
 
-// drop uncounts a kept event that was shadowed.
-func (b *surfaceBudget) drop(ev reference.SurfaceEvent) {
-	b.used -= int64(len(ev.Raw)) + surfaceEventCost
-}
-
 // surfaceEventCost is the fixed cost counted for each kept surface event
 // (measured: 1,000,000 messages of 175 bytes peaked at 4.8 × their raw
 // bytes in a prepare).
@@ -428,192 +248,6 @@ const surfaceEventCost = 256
 
 func (b *surfaceBudget) err() error {
 	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
-}
-
-// readStable reads a file that may be growing: it re-reads until a stat
-// before and after agree (as dsh does), a few times at most; the torn-tail
-// rules make any prefix safe to parse anyway. A file over limit bytes is
-// refused before it is read (and never read past limit if it grows).
-func readStable(path string, limit int64) ([]byte, error) {
-	var data []byte
-	for attempt := 0; attempt < 4; attempt++ {
-		f, err := openRegular(path)
-		if err != nil {
-			return nil, err
-		}
-		st1, err1 := f.Stat()
-		if err1 == nil && st1.Size() > limit {
-			f.Close()
-			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
-		}
-		data, err = io.ReadAll(io.LimitReader(f, limit+1))
-		st2, err2 := f.Stat()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > limit {
-			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
-		}
-		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
-			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
-			break
-		}
-	}
-	return data, nil
-}
-
-// Load reads, scans and loads one session (spec §4).
-func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readStable(path, s.limit)
-	if le := (*logError)(nil); errors.As(err, &le) {
-		return nil, attach(err, id, path)
-	}
-	if err != nil {
-		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var scan *ScannedLog
-	if enc == Zstd {
-		scan, err = scanZstdLimit(data, s.limit)
-	} else {
-		scan, err = ScanRaw(data)
-	}
-	if err != nil {
-		return nil, attach(err, id, path)
-	}
-	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
-		return nil, attach(err, id, path)
-	}
-	log, err := LoadLog(scan, id)
-	return log, attach(err, id, path)
-}
-
-// ReadSurface implements reference.Source: Load + Log.SurfaceSnapshot,
-// streamed so that only the surface events are held (title_stream.go).
-func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	surf, err := s.readSurfaceStream(ctx, id, path, enc)
-	if err != errNeedLoad {
-		return surf, err
-	}
-	return s.loadSurface(ctx, id)
-}
-
-// loadSurface is ReadSurface by the full Load (the definition the streamed
-// read follows).
-func (s *Store) loadSurface(ctx context.Context, id string) (*reference.Surface, error) {
-	log, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return log.SurfaceSnapshot(), nil
-}
-
-// ReadTitle reads one session's latest title (nil when none): what Load
-// followed by Log.Title returns, but streamed, so that memory does not grow
-// with the log (see title_stream.go).
-func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	path, enc, err := s.find(id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.readTitleStream(ctx, id, path, enc)
-	if err != errNeedLoad {
-		return t, err
-	}
-	return s.loadTitle(ctx, id)
-}
-
-// loadTitle is ReadTitle by the full Load (the definition the streamed
-// read follows).
-func (s *Store) loadTitle(ctx context.Context, id string) (*Title, error) {
-	log, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := log.Title()
-	return t, attach(err, id, "")
-}
-
-// ReadTitles implements reference.Source (dsh readTitleSnapshots, spec §8).
-func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
-	return readTitles(ctx, ids, s.ReadTitle)
-}
-
-// titleConcurrency is dsh's persistedInspectConcurrency.
-const titleConcurrency = 4
-
-// readTitles de-duplicates ids (first occurrence wins), reads at most
-// titleConcurrency titles at a time and returns as soon as ctx is done.
-func readTitles(ctx context.Context, ids []string, read func(context.Context, string) (*Title, error)) ([]reference.TitleResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var unique []string
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			unique = append(unique, id)
-		}
-	}
-	results := make([]reference.TitleResult, len(unique))
-	sem := make(chan struct{}, titleConcurrency)
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i, id := range unique {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				wg.Wait()
-				return
-			}
-			wg.Add(1)
-			go func(i int, id string) {
-				defer func() { <-sem; wg.Done() }()
-				r := reference.TitleResult{SessionID: id}
-				t, err := read(ctx, id)
-				if err != nil {
-					r.Err = err
-				} else if t != nil {
-					title := t.Text()
-					r.Title = &title
-				}
-				results[i] = r
-			}(i, id)
-		}
-		wg.Wait()
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return results, nil
 }
 
 func readHeader(path string, enc Encoding) (*Header, error) { return ReadHeader(path, enc) }

@@ -15,7 +15,7 @@ import (
 
 // TestSurfaceOverReadLimit: a session whose messages (each well under the
 // limit) add up to more than the read limit fails its surface read with
-// ErrReadLimit, through the store and through the index, while its title
+// ErrReadLimit, while its title
 // and the other sessions read as usual.
 func TestSurfaceOverReadLimit(t *testing.T) {
 	const limit = 16 << 20
@@ -42,10 +42,6 @@ func TestSurfaceOverReadLimit(t *testing.T) {
 	}
 	writeRawSession(t, root, "good", "good session")
 
-	st, err := sessionstore.OpenWith(root, sessionstore.Options{ReadLimit: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
 	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true, ReadLimit: limit})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +49,7 @@ func TestSurfaceOverReadLimit(t *testing.T) {
 	defer x.Close()
 	ctx := context.Background()
 	x.Wait(ctx)
-	for name, src := range map[string]reference.Source{"store": st, "index": x} {
+	for name, src := range map[string]reference.Source{"index": x} {
 		if _, err := src.ReadSurface(ctx, big); !errors.Is(err, sessionstore.ErrReadLimit) || !strings.Contains(err.Error(), "surface") {
 			t.Errorf("%s: surface of %s: %v, want the read limit", name, big, err)
 		}
@@ -66,8 +62,12 @@ func TestSurfaceOverReadLimit(t *testing.T) {
 		}
 	}
 	// With the limit above the surface it reads.
-	st2, _ := sessionstore.OpenWith(root, sessionstore.Options{ReadLimit: 64 << 20})
-	if s, err := st2.ReadSurface(ctx, big); err != nil || len(s.Events) != 20 {
+	x2, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{Lazy: true, ReadLimit: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x2.Close()
+	if s, err := x2.ReadSurface(ctx, big); err != nil || len(s.Events) != 20 {
 		t.Errorf("64 MiB limit: %v", err)
 	}
 }

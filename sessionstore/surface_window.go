@@ -9,9 +9,8 @@ import (
 // surfaceWindowSize is how much of a transcript one read of a surface read
 // brings in. Surface records are read in (nearly) file order, so the
 // window serves the next records too: reading a record at a time with a
-// 64 KiB buffer each (a few hundred bytes to a few KiB per record) copied
-// and zeroed ~60 times the file's bytes, most of a cold hover's cost
-// (issue 16).
+// 64 KiB buffer each (a few hundred bytes to a few KiB per record) would
+// copy and zero ~60 times the file's bytes, most of a cold hover's cost.
 const surfaceWindowSize = 256 << 10
 
 // fileWindow reads byte ranges of one file, in mostly increasing order,
@@ -78,8 +77,7 @@ func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
 
 // line returns the line starting at off (without its "\n"). A line
 // without a "\n" before the end of the file fails with
-// io.ErrUnexpectedEOF, one longer than limit with errSlow (the store's
-// read then reports it).
+// io.ErrUnexpectedEOF, one longer than limit with a read-limit error.
 func (w *fileWindow) line(off, limit int64) ([]byte, error) {
 	need := 1
 	for {
@@ -94,7 +92,7 @@ func (w *fileWindow) line(off, limit int64) ([]byte, error) {
 			return nil, io.ErrUnexpectedEOF
 		}
 		if int64(len(data)) > limit {
-			return nil, errSlow
+			return nil, limitf(limit, "a line holds more bytes than the read limit")
 		}
 		need = int(min(2*int64(len(data)), limit+1))
 	}

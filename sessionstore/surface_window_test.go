@@ -58,7 +58,7 @@ func TestFileWindowLines(t *testing.T) {
 			w := &fileWindow{f: f}
 			for _, off := range order {
 				got, err := w.line(off, DefaultReadLimit)
-				want, werr := readLineAt(f, off)
+				want, werr := data[off:off+int64(bytes.IndexByte(data[off:], '\n'))], error(nil)
 				if err != nil || werr != nil || !bytes.Equal(got, want) {
 					t.Fatalf("line at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
 				}
@@ -71,8 +71,8 @@ func TestFileWindowLines(t *testing.T) {
 	t.Run("over the limit", func(t *testing.T) {
 		w := &fileWindow{f: f}
 		long := offs[7] // 3 windows long
-		if _, err := w.line(long, surfaceWindowSize); err != errSlow {
-			t.Errorf("line of %d bytes under a %d-byte limit: %v, want errSlow", 3*surfaceWindowSize, surfaceWindowSize, err)
+		if _, err := w.line(long, surfaceWindowSize); !errors.Is(err, ErrReadLimit) {
+			t.Errorf("line of %d bytes under a %d-byte limit: %v, want ErrReadLimit", 3*surfaceWindowSize, surfaceWindowSize, err)
 		}
 		if got, err := w.line(offs[8], surfaceWindowSize); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
 			t.Errorf("the next line after a refused one: %q, %v", got, err)
@@ -126,5 +126,38 @@ func TestFileWindowFrames(t *testing.T) {
 	}
 	if _, err := w.frame(offs[1]+1, DefaultReadLimit); err == nil {
 		t.Errorf("frame read in the middle of a frame: no error")
+	}
+}
+
+// readFrameAtLimit is readFrameAt for a frame of at most limit bytes
+// (plus block framing): a frame whose compressed bytes alone pass that
+// cannot decode within the limit (or is padding of empty blocks) and
+// fails with a read-limit error before more of it is read.
+func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
+	maxBytes := limit + overshoot
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := f.ReadAt(buf[n:], off+int64(n))
+		n += m
+		end, complete, ferr := frameEndBase(buf[:n], 0, off)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if complete {
+			return buf[:end], nil
+		}
+		if err == io.EOF {
+			return buf[:n], io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == len(buf) {
+			if int64(n) >= maxBytes {
+				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
+			}
+			buf = growBuf(buf, maxBytes)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -14,28 +13,6 @@ import (
 )
 
 const zstdMagic = 0xFD2FB528
-
-// frameSpan is one zstd frame [Start, End) in the file.
-type frameSpan struct{ Start, End int }
-
-// scanFrames finds the frame boundaries of a concatenation of zstd frames
-// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
-// of an incomplete final frame, or -1.
-func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
-	off := 0
-	for off < len(data) {
-		end, complete, err := FrameEnd(data, off)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !complete {
-			return frames, off, nil
-		}
-		frames = append(frames, frameSpan{off, end})
-		off = end
-	}
-	return frames, -1, nil
-}
 
 // FrameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
@@ -149,10 +126,6 @@ func decoderFor(limit int64) *zstd.Decoder {
 func isSizeErr(err error) bool {
 	return errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded)
 }
-
-// DecodeFrame decompresses one complete frame and verifies its checksum.
-// Its output is capped at DefaultReadLimit decoded bytes.
-func DecodeFrame(frame []byte) ([]byte, error) { return decodeFrameLimit(frame, DefaultReadLimit) }
 
 // overshoot is how far past the limit the output buffer reaches: the
 // decoder checks the limit after each block (≤ 128 KiB, plus its
@@ -415,107 +388,6 @@ func oversizedBlockErr(data []byte) error {
 	return nil
 }
 
-// ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
-// at most DefaultReadLimit bytes.
-func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
-
-// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
-// whole log (every frame, the torn final one included, draws from it).
-func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
-	frames, torn, err := scanFrames(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(frames) == 0 {
-		return nil, backendf("empty or header-less Zstandard session log")
-	}
-	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
-	if err != nil {
-		return nil, err
-	}
-	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
-		return nil, backendf("first zstd frame is not exactly one header line")
-	}
-	h, err := parseHeaderLine(first[:len(first)-1])
-	if err != nil {
-		return nil, err
-	}
-	logical := int64(len(first))
-	s := &LineScanner{Strict: true, GoodEnd: logical}
-	for i, f := range frames[1:] {
-		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		if len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
-		}
-		if _, err := s.feedLines(text, logical); err != nil {
-			return nil, markBackend(err)
-		}
-		logical += int64(len(text))
-	}
-	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
-	if torn >= 0 {
-		text, err := decodeTornFrame(data[torn:], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		s.Strict = false
-		partial, err := s.feedLines(text, logical)
-		if err != nil {
-			return nil, markBackend(err)
-		}
-		_ = partial
-		logical += int64(len(text))
-	}
-	out.Events = s.events
-	out.TornBytes = logical - s.GoodEnd
-	return out, nil
-}
-
-// Unexported names kept for the index code.
-func decodeFrame(frame []byte) ([]byte, error) { return DecodeFrame(frame) }
-
-// readFrameAtLimit is readFrameAt for a frame of at most limit bytes
-// (plus block framing): a frame whose compressed bytes alone pass that
-// cannot decode within the limit (or is padding of empty blocks) and
-// fails with a read-limit error before more of it is read.
-func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
-	maxBytes := limit + overshoot
-	buf := make([]byte, 64<<10)
-	n := 0
-	for {
-		m, err := f.ReadAt(buf[n:], off+int64(n))
-		n += m
-		end, complete, ferr := frameEndBase(buf[:n], 0, off)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if complete {
-			return buf[:end], nil
-		}
-		if err == io.EOF {
-			return buf[:n], io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == len(buf) {
-			if int64(n) >= maxBytes {
-				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
-			}
-			buf = growBuf(buf, maxBytes)
-		}
-	}
-}
-
 // growBuf returns the full buf copied into a buffer twice as long, or
 // ceil bytes long when that is shorter or nearly reached: one exact
 // allocation (append would over-allocate past the limit) and no small
@@ -528,12 +400,4 @@ func growBuf(buf []byte, ceil int64) []byte {
 	nb := make([]byte, max(n, int64(len(buf))))
 	copy(nb, buf)
 	return nb
-}
-
-// wholeLogLimit rewords a frame's read-limit error for a whole-log read.
-func wholeLogLimit(err error, limit int64) error {
-	if errors.Is(err, ErrReadLimit) {
-		return limitf(limit, "the decoded log holds more bytes than the read limit")
-	}
-	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // pipeConn is the server's end of two in-memory pipes.
@@ -143,7 +144,7 @@ func serverOptions(root string) lsp.Options {
 	opts := lsp.Options{SessionsDir: root}
 	switch *sourceKind {
 	case "store":
-		opts.OpenSource = func(root string) (reference.Source, error) { return sessionstore.Open(root) }
+		opts.OpenSource = func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) }
 	case "indexed":
 		opts.OpenSource = func(root string) (reference.Source, error) {
 			return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})

@@ -33,7 +33,7 @@ var (
 	sourceSize  = flag.String("source-size", "20MB", "load/faults: plaintext size of each of the 3 prepare sources")
 	bigSession  = flag.String("big-session", "2GB", "stores: plaintext size of the single huge session (0 skips)")
 	tinyCount   = flag.Int("tiny-sessions", 1000000, "stores: number of tiny sessions in one cwd folder (0 skips)")
-	sourceKind  = flag.String("source", "default", "session source of the in-process server: default (as the binary), store (plain sessionstore.Open) or indexed (sessionstore.OpenIndexed, memory only)")
+	sourceKind  = flag.String("source", "default", "session source of the in-process server: default (as the binary), store (storetest.OpenSynced: an index brought up to date before every query) or indexed (sessionstore.OpenIndexed, memory only)")
 	withPrepare = flag.Bool("prepare", true, "load: run prepare over the 3 large sources concurrently with the completion flood")
 	cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	dumpAt      = flag.Duration("dump-goroutines-at", 0, "write a goroutine profile to stderr this long after the start (diagnosis)")

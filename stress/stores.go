@@ -11,7 +11,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/internal/diskfree"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // resetPeakRSS resets VmHWM (Linux clear_refs 5) so each measurement has
@@ -135,7 +135,7 @@ func tinySessionsStore(root string, n int) error {
 	}
 
 	// The store directly: the header-only listing.
-	st, _ := sessionstore.Open(root)
+	st, _ := storetest.OpenSynced(root, 0)
 	resetPeakRSS()
 	t0 := time.Now()
 	headers, err := st.ListSessions(context.Background())

@@ -9,7 +9,8 @@
 //     each transcript, zstd-decoding it, and json.Unmarshals every line
 //     into an any);
 //   - store: reference.Service.PrepareText citing every session, over a
-//     plain sessionstore.Store (the streamed fold, no index);
+//     lazy sessionstore.Indexed (IndexOptions.Lazy: only the cited
+//     sessions are parsed, as the CLI's prepare reads them);
 //   - index: the same over a fresh sessionstore.Indexed without a cache,
 //     right after it opens, as a server started without a cache answers
 //     (the sources are parsed on demand while the first pass runs).
@@ -32,6 +33,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/cputime"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 func main() {
@@ -42,7 +44,7 @@ func main() {
 	}
 	root := flag.Arg(0)
 	paths := workload.Transcripts(root)
-	st, err := sessionstore.Open(root)
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		fail(err)
 	}
@@ -93,7 +95,12 @@ func main() {
 		keep("floor", time.Since(t0), cpuTime()-c0)
 
 		c0, t0 = cpuTime(), time.Now()
-		prepare(st)
+		lazy, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{Lazy: true})
+		if err != nil {
+			fail(err)
+		}
+		prepare(lazy)
+		lazy.Close()
 		keep("store", time.Since(t0), cpuTime()-c0)
 
 		c0, t0 = cpuTime(), time.Now()

@@ -214,11 +214,15 @@ func writeGoldenStore(t *testing.T, sessions []golden.Session, enc sessionstore.
 
 func listStore(t *testing.T, root string) []reference.SessionHeader {
 	t.Helper()
-	st, err := sessionstore.Open(root)
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Snapshot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := st.ListSessions(context.Background())
+	defer x.Close()
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := x.ListSessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,42 +173,17 @@ func (c *common) target() reference.Target {
 	return t
 }
 
-// service opens the store and the service.
-func (c *common) service() (*reference.Service, reference.Source, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := sessionstore.ResolveRoot(c.sessions)
-	if err != nil {
-		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
-	}
-	st, err := sessionstore.OpenWith(root, sessionstore.Options{ReadLimit: c.readLimit()})
-	if err != nil {
-		return nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
-	}
-	svc, err := reference.NewService(st, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return svc, st, nil
+// service opens the store for reads of a few sessions by id (prepare): a
+// lazy index, which parses only the sessions read and keeps no cache.
+func (c *common) service() (*reference.Service, reference.Source, func(), error) {
+	return c.openService(sessionstore.IndexOptions{Lazy: true}, os.Stderr)
 }
 
-// readLimit is --max-read-mb in bytes (0: the store's default).
-func (c *common) readLimit() int64 { return max(c.maxReadMB, 0) << 20 }
-
-// indexedService opens the store behind the session index persisted in
-// the user cache directory (the server's, so either one's work helps the
-// other): a later run answers from it after stat-checking every entry and
-// re-parsing only what changed, instead of reading every log. noCache
-// reads the store directly, as service does. close persists the index.
-// While the first pass parses transcripts, a progress line is drawn on
-// stderr when it is a terminal (nothing otherwise).
-func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.Service, src reference.Source, close func(), err error) {
-	if noCache {
-		svc, src, err = c.service()
-		return svc, src, func() {}, err
-	}
+// openService opens the store behind an index with opts and the service
+// over it; close releases the index (and persists it, when cached). While
+// the first pass parses transcripts, a progress line is drawn on stderr
+// when it is a terminal (nothing otherwise).
+func (c *common) openService(opts sessionstore.IndexOptions, stderr io.Writer) (*reference.Service, reference.Source, func(), error) {
 	cfg, err := c.config()
 	if err != nil {
 		return nil, nil, nil, err
@@ -219,16 +194,12 @@ func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.
 	}
 	progress := newProgressLine(stderr)
 	defer progress.finish()
-	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
-		// One answer, then exit: the first refresh (a stat scan of the
-		// whole store) is all the revalidation it needs.
-		Snapshot:  true,
-		ReadLimit: c.readLimit(),
-		Progress:  progress.report,
-		Logf: func(format string, args ...any) {
-			progress.println(stderr, "dsh-lsp: warning: "+oneLine(fmt.Sprintf(format, args...)))
-		},
-	})
+	opts.ReadLimit = c.readLimit()
+	opts.Progress = progress.report
+	opts.Logf = func(format string, args ...any) {
+		progress.println(stderr, "dsh-lsp: warning: "+oneLine(fmt.Sprintf(format, args...)))
+	}
+	x, err := sessionstore.OpenIndexed(root, opts)
 	if err != nil {
 		return nil, nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
 	}
@@ -241,9 +212,9 @@ func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.
 	// Sessions are listed whatever their directory's encoding; a
 	// transcript that is not read (its directory's other one is) is said.
 	for _, skipped := range x.Skipped() {
-		fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(skipped.Error()))
+		progress.println(stderr, "dsh-lsp: warning: "+oneLine(skipped.Error()))
 	}
-	svc, err = reference.NewService(x, cfg)
+	svc, err := reference.NewService(x, cfg)
 	if err != nil {
 		x.Close()
 		return nil, nil, nil, err
@@ -251,10 +222,30 @@ func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.
 	return svc, x, func() { x.Close() }, nil
 }
 
-// registerNoCache adds --no-cache (read the store directly, neither using
-// nor writing the index cache).
+// readLimit is --max-read-mb in bytes (0: the store's default).
+func (c *common) readLimit() int64 { return max(c.maxReadMB, 0) << 20 }
+
+// indexedService opens the store behind the session index persisted in
+// the user cache directory (the server's, so either one's work helps the
+// other): a later run answers from it after stat-checking every entry and
+// re-parsing only what changed, instead of reading every log. noCache
+// indexes the store in memory only. close persists the index.
+func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.Service, src reference.Source, close func(), err error) {
+	opts := sessionstore.IndexOptions{
+		// One answer, then exit: the first refresh (a stat scan of the
+		// whole store) is all the revalidation it needs.
+		Snapshot: true,
+	}
+	if noCache {
+		opts.CacheDir = sessionstore.NoCache
+	}
+	return c.openService(opts, stderr)
+}
+
+// registerNoCache adds --no-cache (index the store in memory, neither
+// using nor writing the index cache).
 func registerNoCache(fs *flag.FlagSet) *bool {
-	return fs.Bool("no-cache", false, "read the store directly (no session index cache)")
+	return fs.Bool("no-cache", false, "neither use nor write the session index cache")
 }
 
 // readText returns the TEXT argument, or stdin for "-" or no argument.
@@ -284,10 +275,11 @@ func prepareCmd(args []string, stdin io.Reader) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, _, err := c.service()
+	svc, _, closeSrc, err := c.service()
 	if err != nil {
 		return nil, err
 	}
+	defer closeSrc()
 	pt, err := svc.PrepareText(context.Background(), c.target(), text)
 	if err != nil {
 		return nil, err

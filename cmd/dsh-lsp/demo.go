@@ -101,9 +101,15 @@ func runDemo(w io.Writer) error {
 	where := "unpacked read-only to a temporary\ndirectory"
 	if root, cleanup, err := extractDemoStore(); err == nil {
 		defer cleanup()
-		if store, err = sessionstore.Open(root); err != nil {
+		x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Snapshot: true})
+		if err != nil {
 			return err
 		}
+		defer x.Close()
+		if err := x.Wait(context.Background()); err != nil {
+			return err
+		}
+		store = x
 	} else {
 		// No writable temporary directory: read the same logs from memory.
 		if store, err = memoryDemoStore(); err != nil {

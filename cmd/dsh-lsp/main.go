@@ -111,7 +111,8 @@ Common flags: --sessions DIR (default $DSH_HOME/sessions or ~/.dsh/sessions),
   most one session read may hold; default $DSH_LSP_READ_LIMIT_MB or 128)
 candidates and check answer from the session index cached in the user cache
   directory (as the server does), after checking it against the store;
-  --no-cache reads the store directly.
+  --no-cache indexes the store in memory, neither reading nor writing the
+  cache. prepare parses only the sessions it cites.
 search keeps a content index (what a mention would send, and the title)
   beside it; --no-cache keeps both in memory for the run. serve and mcp take
   --no-content-index (content search off: no content index built or kept).

@@ -32,6 +32,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/golden/goldenfile"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // Case is one golden case (see goldenfile.Case).
@@ -71,7 +72,7 @@ type Env struct {
 	// Memory is the in-memory source (nil for a jsonlRoot case).
 	Memory *sessionstore.Memory
 	// Store is the disk store of a jsonlRoot case (nil otherwise).
-	Store *sessionstore.Store
+	Store *sessionstore.Indexed
 }
 
 // Context returns context.Background(), or an already-cancelled context
@@ -134,7 +135,7 @@ func NewSource(t testing.TB, input json.RawMessage) *Env {
 		if f.Compression == "zstd" {
 			enc = sessionstore.Zstd
 		}
-		st, err := sessionstore.OpenEncoding(filepath.Join(Dir(t), filepath.FromSlash(f.JSONLRoot)), enc)
+		st, err := storetest.OpenSynced(filepath.Join(Dir(t), filepath.FromSlash(f.JSONLRoot)), enc)
 		if err != nil {
 			t.Fatalf("golden: %v", err)
 		}

@@ -234,3 +234,40 @@ func TestNewTextRepairsLikeNode(t *testing.T) {
 		t.Errorf("NewText(...).String() = %q, want %q", got, want)
 	}
 }
+
+// ApplyChanges applies LSP content changes in order to content and returns
+// the new text. A change without a range replaces the whole text. Ranges
+// are read in enc; a reversed range is an error. The changes are applied to
+// a chunked Text, so N range changes do not cost N copies of the document.
+func ApplyChanges(content string, enc Encoding, changes []Change) (string, error) {
+	if !utf8.ValidString(content) {
+		// Text holds valid UTF-8 only; keep such content byte for byte.
+		return applyChangesCopying(content, enc, changes)
+	}
+	t := NewText(content)
+	if err := t.Apply(enc, changes); err != nil {
+		return "", err
+	}
+	return t.String(), nil
+}
+
+// applyChangesCopying is ApplyChanges by indexing and copying the whole
+// text for each change (O(N × document)); for content that is not valid
+// UTF-8, and the reference the tests compare Text with.
+func applyChangesCopying(content string, enc Encoding, changes []Change) (string, error) {
+	for i, ch := range changes {
+		if ch.Range == nil {
+			content = ch.Text
+			continue
+		}
+		m := NewMapper(content, enc)
+		start := m.ClampedOffset(ch.Range.Start)
+		end := m.ClampedOffset(ch.Range.End)
+		if end < start {
+			return "", fmt.Errorf("content change %d: range end %d:%d is before its start %d:%d", i,
+				ch.Range.End.Line, ch.Range.End.Character, ch.Range.Start.Line, ch.Range.Start.Character)
+		}
+		content = content[:start] + ch.Text + content[end:]
+	}
+	return content, nil
+}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
 // Turns per generated session: batch i is turn i+1 (no compactions);
@@ -273,22 +273,24 @@ func View(ctx context.Context, src reference.Source) (string, error) {
 	return b.String(), nil
 }
 
-// Expected is View of a full re-read of the store at root (no index).
+// Expected is View of a fresh in-memory index of the store at root.
 func Expected(ctx context.Context, root string) (string, error) {
-	st, err := sessionstore.Open(root)
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		return "", err
 	}
+	defer st.Close()
 	return View(ctx, st)
 }
 
 // Candidates is the full re-read's candidate list (all sessions, no
 // target), for comparing with a server's dsh/candidates.
 func Candidates(ctx context.Context, root string) ([]reference.Candidate, error) {
-	st, err := sessionstore.Open(root)
+	st, err := storetest.OpenSynced(root, 0)
 	if err != nil {
 		return nil, err
 	}
+	defer st.Close()
 	svc, err := reference.NewService(st, reference.DefaultConfig())
 	if err != nil {
 		return nil, err

@@ -1,0 +1,320 @@
+package sessionstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// The full load: the whole transcript read into memory, scanned and folded
+// keeping every event. It is the definition the index's incremental read is
+// checked against (TestFoldPoliciesAgree, FuzzFoldPolicies,
+// TestIndexedEqualsFullReadAfterRandomChanges, sameAsStore), not a
+// production read path.
+
+// readStable reads a file that may be growing: it re-reads until a stat
+// before and after agree (as dsh does), a few times at most; the torn-tail
+// rules make any prefix safe to parse anyway. A file over limit bytes is
+// refused before it is read (and never read past limit if it grows).
+func readStable(path string, limit int64) ([]byte, error) {
+	var data []byte
+	for attempt := 0; attempt < 4; attempt++ {
+		f, err := openRegular(path)
+		if err != nil {
+			return nil, err
+		}
+		st1, err1 := f.Stat()
+		if err1 == nil && st1.Size() > limit {
+			f.Close()
+			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
+		}
+		data, err = io.ReadAll(io.LimitReader(f, limit+1))
+		st2, err2 := f.Stat()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > limit {
+			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
+		}
+		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
+			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
+			break
+		}
+	}
+	return data, nil
+}
+
+// Load reads, scans and loads one session (spec §4).
+func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, enc, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readStable(path, s.limit)
+	if le := (*logError)(nil); errors.As(err, &le) {
+		return nil, attach(err, id, path)
+	}
+	if err != nil {
+		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var scan *ScannedLog
+	if enc == Zstd {
+		scan, err = scanZstdLimit(data, s.limit)
+	} else {
+		scan, err = ScanRaw(data)
+	}
+	if err != nil {
+		return nil, attach(err, id, path)
+	}
+	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
+		return nil, attach(err, id, path)
+	}
+	log, err := LoadLog(scan, id)
+	return log, attach(err, id, path)
+}
+
+// ReadSurface is the full load's surface (the oracle of Indexed.ReadSurface).
+func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return log.SurfaceSnapshot(), nil
+}
+
+// ReadTitle is the full load's title (the oracle of Indexed.ReadTitles).
+func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := log.Title()
+	return t, attach(err, id, "")
+}
+
+// ReadTitles implements reference.Source (dsh readTitleSnapshots, spec §8).
+func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	return readTitles(ctx, ids, s.ReadTitle)
+}
+
+// ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
+// at most DefaultReadLimit bytes.
+func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
+
+// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
+// whole log (every frame, the torn final one included, draws from it).
+func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
+	frames, torn, err := scanFrames(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(frames) == 0 {
+		return nil, backendf("empty or header-less Zstandard session log")
+	}
+	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
+	if err != nil {
+		return nil, err
+	}
+	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
+		return nil, backendf("first zstd frame is not exactly one header line")
+	}
+	h, err := parseHeaderLine(first[:len(first)-1])
+	if err != nil {
+		return nil, err
+	}
+	logical := int64(len(first))
+	s := &LineScanner{Strict: true, GoodEnd: logical}
+	for i, f := range frames[1:] {
+		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
+		if err == nil && logical+int64(len(text)) > limit {
+			err = ErrReadLimit
+		}
+		if err != nil {
+			return nil, wholeLogLimit(err, limit)
+		}
+		if len(text) == 0 || text[len(text)-1] != '\n' {
+			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
+		}
+		if _, err := s.feedLines(text, logical); err != nil {
+			return nil, markBackend(err)
+		}
+		logical += int64(len(text))
+	}
+	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
+	if torn >= 0 {
+		text, err := decodeTornFrame(data[torn:], limit)
+		if err == nil && logical+int64(len(text)) > limit {
+			err = ErrReadLimit
+		}
+		if err != nil {
+			return nil, wholeLogLimit(err, limit)
+		}
+		s.Strict = false
+		partial, err := s.feedLines(text, logical)
+		if err != nil {
+			return nil, markBackend(err)
+		}
+		_ = partial
+		logical += int64(len(text))
+	}
+	out.Events = s.events
+	out.TornBytes = logical - s.GoodEnd
+	return out, nil
+}
+
+// scanFrames finds the frame boundaries of a concatenation of zstd frames
+// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
+// of an incomplete final frame, or -1.
+func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
+	off := 0
+	for off < len(data) {
+		end, complete, err := FrameEnd(data, off)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !complete {
+			return frames, off, nil
+		}
+		frames = append(frames, frameSpan{off, end})
+		off = end
+	}
+	return frames, -1, nil
+}
+
+// wholeLogLimit rewords a frame's read-limit error for a whole-log read.
+func wholeLogLimit(err error, limit int64) error {
+	if errors.Is(err, ErrReadLimit) {
+		return limitf(limit, "the decoded log holds more bytes than the read limit")
+	}
+	return err
+}
+
+// frameSpan is one zstd frame [Start, End) in the file.
+type frameSpan struct{ Start, End int }
+
+// Discover is the store's header-only listing (the oracle of the index's).
+// Listing is the result of discovery: the listed headers (in listSessions
+// order) and the sessions that were skipped, with why.
+type Listing struct {
+	Headers []reference.SessionHeader
+	// Paths maps a listed id to its transcript path.
+	Paths map[string]string
+	// Problems are per-session failures (each an *Error when the id is
+	// known, else an error naming the path).
+	Problems []error
+}
+
+// ListSessions implements reference.Source.
+func (s *Store) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+	l, err := s.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Headers, nil
+}
+
+// Discover lists the store header-only (spec §1.3) without failing on one
+// bad session.
+func (s *Store) Discover(ctx context.Context) (*Listing, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	projects, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Listing{Paths: map[string]string{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: listing root %s: %w", s.root, err)
+	}
+	type candidate struct{ dir, raw, zst string }
+	var cands []candidate
+	var problems []error
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(s.root, p.Name())
+		entries, err := os.ReadDir(pdir)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("sessionstore: listing project directory %s: %w", pdir, err))
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() {
+				if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd") {
+					problems = append(problems, fmt.Errorf("sessionstore: %s: obsolete flat session file (ignored)", filepath.Join(pdir, name)))
+				}
+				continue
+			}
+			c := candidate{dir: filepath.Join(pdir, name)}
+			if exists(filepath.Join(c.dir, Raw.FileName())) {
+				c.raw = filepath.Join(c.dir, Raw.FileName())
+			}
+			if exists(filepath.Join(c.dir, Zstd.FileName())) {
+				c.zst = filepath.Join(c.dir, Zstd.FileName())
+			}
+			if c.raw != "" || c.zst != "" {
+				cands = append(cands, c)
+			}
+		}
+	}
+	l := &Listing{Paths: map[string]string{}}
+	l.Problems = problems
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		enc, skipped := transcriptFor(s.enc, c.raw != "", c.zst != "")
+		if skipped != 0 {
+			l.Problems = append(l.Problems, skippedTranscript(c.dir, enc, skipped))
+		}
+		if enc == 0 {
+			continue
+		}
+		path := filepath.Join(c.dir, enc.FileName())
+		h, err := ReadHeader(path, enc)
+		if err != nil {
+			if err != errNoHeaderYet {
+				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
+			}
+			continue
+		}
+		if err := s.checkIdentity(h, path, enc); err != nil {
+			l.Problems = append(l.Problems, attach(err, h.ID, path))
+			continue
+		}
+		if _, dup := l.Paths[h.ID]; dup {
+			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
+			continue
+		}
+		l.Paths[h.ID] = path
+		l.Headers = append(l.Headers, h.Reference())
+	}
+	SortHeaders(l.Headers)
+	return l, nil
+}
+
+// segmentID best-effort decodes a session directory name to the id it
+// encodes (for error messages about sessions whose header is unreadable).
+func segmentID(seg string) string {
+	if id, ok := DecodeSegment(seg); ok {
+		return id
+	}
+	return seg
+}
