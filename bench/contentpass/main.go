@@ -49,7 +49,7 @@ func main() {
 	noFloor := flag.Bool("nofloor", false, "skip the floor")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fail(fmt.Errorf("usage: contentpass [-queries N] STORE..."))
+		fail(fmt.Errorf("usage: contentpass [-queries N] STORE"))
 	}
 	for _, root := range flag.Args() {
 		paths := workload.Transcripts(root)
