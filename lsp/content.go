@@ -198,6 +198,11 @@ func (s *Server) dshSearch(ctx context.Context, c searchSnap) (any, error) {
 	if cs == nil {
 		return nil, jsonrpc2.NewError(codeRequestFailed, "dsh/search: content search is off (setting contentSearch, flag --no-content-index)")
 	}
+	// The whole store, as dsh/candidates: a first pass still running would
+	// leave the sessions it has not reached out of the answer.
+	if err := waitIndexed(ctx, c.env); err != nil {
+		return nil, err
+	}
 	items, err := cs.ix.Find(ctx, cs.src, c.target, c.query, c.limit)
 	if err != nil {
 		if ctx.Err() != nil {

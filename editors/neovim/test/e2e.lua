@@ -173,6 +173,30 @@ local function main()
   -- a query matched on the cwd: the plugin's omnifunc keeps what the server found and replaces the query
   complete_and_accept(scratch, 'see @alice', '', true, labels(cands_alice), label_a, 'see ' .. mention_a, 'scratch @alice')
 
+  -- content search: 'origin' is said only in session A's body (no id, cwd or title holds it), so
+  -- dsh's candidates are none and the content hit is A. The server indexes the bodies in the
+  -- background and answers completion from that index as it is: ask until A is offered (the
+  -- server then has the hits cached for this query), then complete like a user.
+  local word = 'origin'
+  eq(cli({ 'candidates', '--sessions', STORE, '--target-cwd', PROJ, word }), {}, 'content word: no candidate holds it in its id, cwd or title')
+  api.nvim_buf_set_lines(scratch, 0, -1, false, { 'see @' .. word })
+  local offered = false
+  local deadline = vim.loop.hrtime() + 20e9
+  while not offered and vim.loop.hrtime() < deadline do
+    local result
+    vim.lsp.buf_request(scratch, 'textDocument/completion', {
+      textDocument = { uri = vim.uri_from_bufnr(scratch) },
+      position = { line = 0, character = #('see @' .. word) },
+    }, function(_, r) result = r or {} end)
+    wait_for(function() return result ~= nil end, 5000)
+    local items = result and (result.items or result) or {}
+    offered = #items == 1 and items[1].label == label_a
+    if not offered then T.yield(100) end
+  end
+  if check(offered, 'content search: the server offers session A for a word of its body') then
+    complete_and_accept(scratch, 'see @' .. word, '', true, { label_a }, label_a, 'see ' .. mention_a, 'scratch content @' .. word)
+  end
+
   -- diagnostics: malformed explicit mention after multibyte text (position encoding), unknown id
   local pre = 'café 🙂 see '
   local broken = '@[x](dsh-session:not-canonical)'

@@ -6,7 +6,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { url, ws, shots, sessionWhere, mentionOf, contextOf, tally, poll, launch, run } = require('./driver');
+const { url, ws, shots, expected, sessionWhere, mentionOf, contextOf, tally, poll, launch, run } = require('./driver');
 
 // The fixture session the test cites: the only one whose cwd contains "legacy".
 const session = sessionWhere('legacy');
@@ -139,6 +139,9 @@ run(d, 'UI driver', async () => {
   const scratch = sessionWhere('scratch');
   const scratchMention = `@[${scratch.label.replace(/[\\\]]/g, (c) => '\\' + c)}](${scratch.uri})`;
   fs.writeFileSync(path.join(ws, "two.dshchat"), `Compare ${mention}\nwith ${scratchMention}\n`);
+  // content search: "origin" is said only in session A's body (no id, cwd or title holds it)
+  const sessionA = expected.sessions.find((s) => s.header.id.endsWith('-5d3c2b1a0001'));
+  fs.writeFileSync(path.join(ws, 'content.dshchat'), 'Who renamed ');
   await page.goto(url);
   await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
   await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
@@ -185,6 +188,31 @@ run(d, 'UI driver', async () => {
   const gotPrompt = await poll(async () => (readFile('prompt.dshchat') === wantPrompt ? wantPrompt : ''), 5000);
   check(gotPrompt === wantPrompt, 'accepting inserts exactly the canonical mention', `file: ${JSON.stringify(readFile('prompt.dshchat'))}\n    want: ${JSON.stringify(wantPrompt)}`);
   await shot('03-accepted.png');
+
+  // 2b. completion by content: "@origin" offers session A, whose body alone says "origin". The
+  // list is incomplete, so each key asks again; content hits are searched beside dsh's listing
+  // and, when late, come on a later key (the server keeps them for the query).
+  await openFile('content.dshchat');
+  await goToEnd();
+  await page.keyboard.type('@origin', { delay: 60 });
+  const contentRow = page.locator('.editor-widget.suggest-widget.visible .monaco-list-row', { hasText: sessionA.label });
+  let offered = await contentRow.first().waitFor({ timeout: 10000 }).then(() => true).catch(() => false);
+  for (let i = 0; !offered && i < 3; i++) {
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('n', { delay: 60 });
+    offered = await contentRow.first().waitFor({ timeout: 10000 }).then(() => true).catch(() => false);
+  }
+  const contentRows = await page.locator('.editor-widget.suggest-widget.visible .monaco-list-row').allInnerTexts().catch(() => []);
+  check(offered, `suggest widget offers "${sessionA.label}" for @origin, a word of its body only`, JSON.stringify(contentRows));
+  if (offered) {
+    await contentRow.first().click();
+  } else {
+    await page.keyboard.press('Escape');
+  }
+  await page.keyboard.press('Control+S');
+  const wantContent = 'Who renamed ' + mentionOf(sessionA);
+  const gotContent = await poll(async () => (readFile('content.dshchat') === wantContent ? wantContent : ''), 5000);
+  check(gotContent === wantContent, 'accepting the content hit inserts its canonical mention', `file: ${JSON.stringify(readFile('content.dshchat'))}\n    want: ${JSON.stringify(wantContent)}`);
 
   // 3. "dsh: Prepare Message" on the completed prompt (session D, a July-2026 legacy log):
   // the context message shows D's displayContent, not the older snapshot baked into its
