@@ -20,6 +20,21 @@ func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
 	return frameEndBase(data, off, 0)
 }
 
+// headerFieldsLen is the length of a frame header's fields after its
+// descriptor byte fhd (RFC 8878 §3.1.1.1): the window descriptor (absent in
+// a single-segment frame), the dictionary id and the content size.
+func headerFieldsLen(fhd byte) int {
+	single := fhd&0x20 != 0
+	n := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		n = 1
+	}
+	if !single {
+		n++
+	}
+	return n + [4]int{0, 1, 2, 4}[fhd&3]
+}
+
 // frameEndBase is FrameEnd for data that starts at file offset base (the
 // offsets in its errors are file offsets).
 func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
@@ -39,15 +54,7 @@ func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 	if fhd&0x18 != 0 {
 		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
 	}
-	single := fhd&0x20 != 0
-	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
-	if fhd>>6 == 0 && single {
-		fcsLen = 1
-	}
-	if !single {
-		p++ // window descriptor
-	}
-	p += [4]int{0, 1, 2, 4}[fhd&3] + fcsLen
+	p += headerFieldsLen(fhd)
 	checksum := fhd&0x04 != 0
 	for {
 		if len(data)-p < 3 {
@@ -357,15 +364,7 @@ func oversizedBlockErr(data []byte) error {
 	p := 4
 	fhd := data[p]
 	p++
-	single := fhd&0x20 != 0
-	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
-	if fhd>>6 == 0 && single {
-		fcsLen = 1
-	}
-	if !single {
-		p++ // window descriptor
-	}
-	p += [4]int{0, 1, 2, 4}[fhd&3] + fcsLen
+	p += headerFieldsLen(fhd)
 	for len(data)-p >= 3 {
 		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
 		p += 3
