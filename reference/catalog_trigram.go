@@ -297,15 +297,6 @@ func (c *Catalog) deriveTrigrams() bool {
 	return true
 }
 
-// size is the index's memory in bytes, without the map's overhead.
-func (x *trigramIndex) size() int {
-	n := 4*len(x.offs) + 4*len(x.post) + 8*len(x.ids.keys) + 4*len(x.noCWD) + 4*len(x.dirty)
-	for cwd, l := range x.byCWD {
-		n += len(cwd) + 16 + 4*len(l)
-	}
-	return n
-}
-
 // usesTrigrams says whether a query for needle can be answered from the
 // trigram index: three bytes or more and no field separator.
 func usesTrigrams(needle string) bool {
