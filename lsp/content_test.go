@@ -73,7 +73,11 @@ func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
 // directory.
 func contentFiles(t *testing.T) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "dsh-lsp", "content-*"))
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "dsh-lsp", "content-*"))
 	return files
 }
 
