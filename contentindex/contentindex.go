@@ -230,9 +230,11 @@ func (ix *Index) create() error {
 	for _, q := range []string{
 		`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 		// ltitle: the title lowered (Unicode), for the title pass of search;
-		// ztext: the text, zstd; textlen: its bytes (Stats).
-		`CREATE TABLE docs(id TEXT PRIMARY KEY, version TEXT NOT NULL, ltitle TEXT NOT NULL,
-			title TEXT NOT NULL, ztext BLOB NOT NULL, textlen INTEGER NOT NULL)`,
+		// textlen: the bytes of title and text (Stats). The texts are a
+		// table apart, so the title pass scans only short rows.
+		`CREATE TABLE docs(id TEXT PRIMARY KEY, version TEXT NOT NULL, ltitle TEXT NOT NULL, textlen INTEGER NOT NULL)`,
+		// ztext: the text, zstd. Same rowid as docs.
+		`CREATE TABLE texts(n INTEGER PRIMARY KEY, title TEXT NOT NULL, ztext BLOB NOT NULL)`,
 		// One column, title and text on two lines: a term never holds a
 		// line break, and search checks each candidate against the text.
 		`CREATE VIRTUAL TABLE body USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1, detail = none)`,
@@ -593,6 +595,9 @@ func (ix *Index) remove(ids []string) error {
 		if _, err := tx.Exec(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(`DELETE FROM docs WHERE id = ?`, id); err != nil {
 			return err
 		}
@@ -620,11 +625,19 @@ func (ix *Index) write(docs []doc) error {
 	if err != nil {
 		return err
 	}
+	delText, err := tx.Prepare(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`)
+	if err != nil {
+		return err
+	}
+	insText, err := tx.Prepare(`INSERT INTO texts(n, title, ztext) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
 	delDoc, err := tx.Prepare(`DELETE FROM docs WHERE id = ?`)
 	if err != nil {
 		return err
 	}
-	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version, ltitle, title, ztext, textlen) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version, ltitle, textlen) VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -642,11 +655,17 @@ func (ix *Index) write(docs []doc) error {
 		if _, err := delBody.Exec(d.id); err != nil {
 			return err
 		}
+		if _, err := delText.Exec(d.id); err != nil {
+			return err
+		}
 		if _, err := delDoc.Exec(d.id); err != nil {
 			return err
 		}
 		next--
-		if _, err := insDoc.Exec(next, d.id, d.version, strings.ToLower(d.title), d.title, d.ztext, len(d.text)); err != nil {
+		if _, err := insDoc.Exec(next, d.id, d.version, strings.ToLower(d.title), len(d.title)+len(d.text)); err != nil {
+			return err
+		}
+		if _, err := insText.Exec(next, d.title, d.ztext); err != nil {
 			return err
 		}
 		if _, err := ins.Exec(next, d.title+"\n"+d.text); err != nil {
@@ -748,7 +767,7 @@ func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, err
 			}
 			var id, title string
 			var z []byte
-			err := db.QueryRowContext(ctx, `SELECT id, title, ztext FROM docs WHERE rowid = ?`, r).Scan(&id, &title, &z)
+			err := db.QueryRowContext(ctx, `SELECT docs.id, texts.title, texts.ztext FROM docs JOIN texts ON texts.n = docs.rowid WHERE docs.rowid = ?`, r).Scan(&id, &title, &z)
 			if err == sql.ErrNoRows {
 				continue // replaced since the candidates were listed
 			}
@@ -924,7 +943,7 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 		return st, errors.New("content index is closed")
 	}
 	var n sql.NullInt64
-	err := ix.db.QueryRowContext(ctx, `SELECT count(*), sum(length(CAST(title AS BLOB)) + textlen) FROM docs`).Scan(&st.Sessions, &n)
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*), sum(textlen) FROM docs`).Scan(&st.Sessions, &n)
 	st.TextBytes = n.Int64
 	return st, err
 }
