@@ -193,6 +193,11 @@ func (ix *Index) open() error {
 		// process syncing the same file then waits (busy_timeout) instead
 		// of failing when its read turns into a write.
 		uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(ix.path))
+		if fi.Size() == 0 {
+			if err := setPageSize(uriPath); err != nil {
+				return err
+			}
+		}
 		dsn = "file:" + uriPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
 	}
 	db, err := sql.Open("sqlite", dsn)
@@ -219,6 +224,31 @@ func (ix *Index) open() error {
 		return fmt.Errorf("format %q, want %q", format, formatVersion)
 	}
 	return ix.loadVersions()
+}
+
+// pageSize is the page size of a new index file: a compressed text of a
+// few KiB leaves less of a small page unused than of SQLite's default 4 KiB.
+const pageSize = 1024
+
+// setPageSize gives a new (empty) file pageSize pages and incremental
+// auto-vacuum (a sync returns the pages FTS5's segment merges free). Both
+// are fixed by the first write, here the switch to WAL, which the main
+// connections' own pragmas (journal_mode before page_size) would make
+// first otherwise.
+func setPageSize(uriPath string) error {
+	db, err := sql.Open("sqlite", "file:"+uriPath+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA page_size = %d`, pageSize)); err != nil {
+		return err
+	}
+	if _, err := db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
+		return err
+	}
+	_, err = db.Exec(`PRAGMA journal_mode = wal`)
+	return err
 }
 
 func (ix *Index) create() error {
@@ -448,6 +478,11 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 		if err := ix.write(docs); err != nil {
 			return 0, err
 		}
+	}
+	// Free pages go back to the file system (a no-op on a file without
+	// auto-vacuum).
+	if _, err := ix.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return 0, err
 	}
 	done()
 	return len(stale) + len(removed), nil
