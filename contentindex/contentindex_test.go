@@ -484,10 +484,6 @@ func TestIndexFileIsSmallerThanItsText(t *testing.T) {
 		t.Errorf("search %q: no hits", vocab[1])
 	}
 	ix.Close()
-	if p := os.Getenv("KEEPDB"); p != "" {
-		b, _ := os.ReadFile(path)
-		os.WriteFile(p, b, 0o600)
-	}
 	var size int64
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := os.Stat(path + suffix); err == nil {
@@ -515,6 +511,25 @@ func TestMatchesTheTermNotOnlyItsTrigrams(t *testing.T) {
 	for _, q := range []string{"abcd", "ABCD", "量子纠缠", "abcd 量子纠缠"} {
 		if ids := hitIDs(t, ix, x, q); len(ids) != 1 || ids[0] != whole {
 			t.Errorf("search %q: got %v, want only %s", q, ids, whole)
+		}
+	}
+}
+
+// TestShortTermsMatchAnyCase: terms under three characters are matched
+// case-insensitively beyond ASCII too, as longer ones are.
+func TestShortTermsMatchAnyCase(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000021"
+	writeSession(t, root, id, "Привет, мир")
+	x := openStore(t, root, false)
+	ix, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range []string{"пр", "ПР", "Пр", "МИ", "мир", "ПРИВЕТ"} {
+		if ids := hitIDs(t, ix, x, q); len(ids) != 1 || ids[0] != id {
+			t.Errorf("search %q: got %v, want %s", q, ids, id)
 		}
 	}
 }
