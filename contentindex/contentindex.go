@@ -70,11 +70,11 @@ const (
 )
 
 // The stored texts are zstd frames; EncodeAll and DecodeAll are safe for
-// concurrent use. A stored text is at most MaxSessionBytes-ish (Options can
-// raise it), so the decoder's memory is bounded by what the index wrote.
+// concurrent use. A stored text is at most MaxSessionBytes; the decoder's
+// 64 MiB cap bounds what a damaged file can make it allocate.
 var (
-	textEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	textDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+	textEncoder, _ = zstd.NewWriter(nil)
+	textDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
 )
 
 // errCorrupt marks a stored text that does not decode: the file is rebuilt.

@@ -533,3 +533,31 @@ func TestShortTermsMatchAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildsOnADamagedStoredText: a stored text that does not decode is
+// a damaged file: the search answers nothing, the index is rebuilt, and
+// the next synced search finds the session again.
+func TestRebuildsOnADamagedStoredText(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000031"
+	writeSession(t, root, id, "a searchable sentence")
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 {
+		t.Fatalf("before the damage: %v", ids)
+	}
+	if _, err := ix.db.Exec(`UPDATE texts SET ztext = x'28b52ffd00ff'`); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(context.Background(), "searchable", 5)
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("search of a damaged text: %v, %v; want no hits, no error", hits, err)
+	}
+	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 || ids[0] != id {
+		t.Errorf("after the rebuild: %v, want %s", ids, id)
+	}
+}
