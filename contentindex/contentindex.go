@@ -5,9 +5,14 @@
 // compaction or unfinished assistant chunks) and its title.
 //
 // The engine is SQLite FTS5 (modernc.org/sqlite, pure Go) with the trigram
-// tokenizer: matching is case-insensitive and finds any substring of three
-// characters or more (so word prefixes and CJK substrings); shorter query
-// terms are matched with LIKE over the same table. The index is one file in
+// tokenizer, contentless and without positions (detail=none): the index
+// only says which sessions hold every trigram of a term, and the candidates
+// are then checked against the session's text, kept zstd-compressed in an
+// ordinary table (the text is stored once, compressed, and the index holds
+// no positions: together smaller than the text). Matching is
+// case-insensitive and finds any substring (so word prefixes and CJK
+// substrings); a query whose terms are all under three characters scans the
+// stored texts. The index is one file in
 // the user cache directory (0700 directory, 0600 file), keyed per session by
 // the store index's version of its transcript, so a sync re-reads only the
 // sessions that changed and drops the ones that are gone. A file that is not
@@ -35,6 +40,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/klauspost/compress/zstd"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -43,7 +49,7 @@ import (
 const (
 	// formatVersion identifies the schema; a file with another value is
 	// rebuilt.
-	formatVersion = "dsh-lsp content index 2"
+	formatVersion = "dsh-lsp content index 3"
 	// MaxSessionBytes caps the text indexed per session (title included):
 	// a longer session has its first and last halves indexed.
 	MaxSessionBytes = 1 << 20
@@ -59,7 +65,20 @@ const (
 	MaxLimit     = 200
 	// batchSize is how many sessions one write transaction holds.
 	batchSize = 256
+	// scanBatch is how many candidate rows a search reads at a time.
+	scanBatch = 64
 )
+
+// The stored texts are zstd frames; EncodeAll and DecodeAll are safe for
+// concurrent use. A stored text is at most MaxSessionBytes; the decoder's
+// 64 MiB cap bounds what a damaged file can make it allocate.
+var (
+	textEncoder, _ = zstd.NewWriter(nil)
+	textDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
+)
+
+// errCorrupt marks a stored text that does not decode: the file is rebuilt.
+var errCorrupt = errors.New("corrupt stored text")
 
 // Source is what the index reads sessions through: the store index's
 // versions (sessionstore.Indexed implements it).
@@ -174,6 +193,11 @@ func (ix *Index) open() error {
 		// process syncing the same file then waits (busy_timeout) instead
 		// of failing when its read turns into a write.
 		uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(ix.path))
+		if fi.Size() == 0 {
+			if err := setPageSize(uriPath); err != nil {
+				return err
+			}
+		}
 		dsn = "file:" + uriPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
 	}
 	db, err := sql.Open("sqlite", dsn)
@@ -202,6 +226,31 @@ func (ix *Index) open() error {
 	return ix.loadVersions()
 }
 
+// pageSize is the page size of a new index file: a compressed text of a
+// few KiB leaves less of a small page unused than of SQLite's default 4 KiB.
+const pageSize = 1024
+
+// setPageSize gives a new (empty) file pageSize pages and incremental
+// auto-vacuum (a sync returns the pages FTS5's segment merges free). Both
+// are fixed by the first write, here the switch to WAL, which the main
+// connections' own pragmas (journal_mode before page_size) would make
+// first otherwise.
+func setPageSize(uriPath string) error {
+	db, err := sql.Open("sqlite", "file:"+uriPath+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA page_size = %d`, pageSize)); err != nil {
+		return err
+	}
+	if _, err := db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
+		return err
+	}
+	_, err = db.Exec(`PRAGMA journal_mode = wal`)
+	return err
+}
+
 func (ix *Index) create() error {
 	tx, err := ix.db.Begin()
 	if err != nil {
@@ -210,9 +259,15 @@ func (ix *Index) create() error {
 	defer tx.Rollback()
 	for _, q := range []string{
 		`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-		// ltitle: the title lowered (Unicode), for the title pass of search.
-		`CREATE TABLE docs(id TEXT PRIMARY KEY, version TEXT NOT NULL, ltitle TEXT NOT NULL)`,
-		`CREATE VIRTUAL TABLE body USING fts5(title, text, tokenize = 'trigram')`,
+		// ltitle: the title lowered (Unicode), for the title pass of search;
+		// textlen: the bytes of title and text (Stats). The texts are a
+		// table apart, so the title pass scans only short rows.
+		`CREATE TABLE docs(id TEXT PRIMARY KEY, version TEXT NOT NULL, ltitle TEXT NOT NULL, textlen INTEGER NOT NULL)`,
+		// ztext: the text, zstd. Same rowid as docs.
+		`CREATE TABLE texts(n INTEGER PRIMARY KEY, title TEXT NOT NULL, ztext BLOB NOT NULL)`,
+		// One column, title and text on two lines: a term never holds a
+		// line break, and search checks each candidate against the text.
+		`CREATE VIRTUAL TABLE body USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1, detail = none)`,
 	} {
 		if _, err := tx.Exec(q); err != nil {
 			return err
@@ -284,6 +339,9 @@ func Remove(path string) {
 
 // isCorrupt reports an SQLite error that means the file cannot be trusted.
 func isCorrupt(err error) bool {
+	if errors.Is(err, errCorrupt) {
+		return true
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false
@@ -343,6 +401,7 @@ func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
 type doc struct {
 	id, version string
 	title, text string
+	ztext       []byte
 }
 
 func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
@@ -420,6 +479,11 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 			return 0, err
 		}
 	}
+	// Free pages go back to the file system (a no-op on a file without
+	// auto-vacuum).
+	if _, err := ix.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return 0, err
+	}
 	done()
 	return len(stale) + len(removed), nil
 }
@@ -474,7 +538,26 @@ func (ix *Index) read(ctx context.Context, src Source, batch []sessionstore.Sess
 	for i := range docs {
 		docs[i].title, docs[i].text = capText(docs[i].title, docs[i].text, ix.opts.MaxSessionBytes)
 	}
+	parallel(len(docs), func(i int) {
+		docs[i].ztext = textEncoder.EncodeAll([]byte(docs[i].text), nil)
+	})
 	return docs, nil
+}
+
+// parallel runs f(0..n-1) on every core.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // sessionText is the projected conversation of one session, one message
@@ -547,6 +630,9 @@ func (ix *Index) remove(ids []string) error {
 		if _, err := tx.Exec(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(`DELETE FROM docs WHERE id = ?`, id); err != nil {
 			return err
 		}
@@ -574,15 +660,23 @@ func (ix *Index) write(docs []doc) error {
 	if err != nil {
 		return err
 	}
+	delText, err := tx.Prepare(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`)
+	if err != nil {
+		return err
+	}
+	insText, err := tx.Prepare(`INSERT INTO texts(n, title, ztext) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
 	delDoc, err := tx.Prepare(`DELETE FROM docs WHERE id = ?`)
 	if err != nil {
 		return err
 	}
-	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version, ltitle) VALUES (?, ?, ?, ?)`)
+	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version, ltitle, textlen) VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
-	ins, err := tx.Prepare(`INSERT INTO body(rowid, title, text) VALUES (?, ?, ?)`)
+	ins, err := tx.Prepare(`INSERT INTO body(rowid, doc) VALUES (?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -596,14 +690,20 @@ func (ix *Index) write(docs []doc) error {
 		if _, err := delBody.Exec(d.id); err != nil {
 			return err
 		}
+		if _, err := delText.Exec(d.id); err != nil {
+			return err
+		}
 		if _, err := delDoc.Exec(d.id); err != nil {
 			return err
 		}
 		next--
-		if _, err := insDoc.Exec(next, d.id, d.version, strings.ToLower(d.title)); err != nil {
+		if _, err := insDoc.Exec(next, d.id, d.version, strings.ToLower(d.title), len(d.title)+len(d.text)); err != nil {
 			return err
 		}
-		if _, err := ins.Exec(next, d.title, d.text); err != nil {
+		if _, err := insText.Exec(next, d.title, d.ztext); err != nil {
+			return err
+		}
+		if _, err := ins.Exec(next, d.title+"\n"+d.text); err != nil {
 			return err
 		}
 	}
@@ -665,44 +765,96 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, er
 
 // search ranks sessions whose title holds every term first, then the
 // others whose title or text holds them; inside each group the most
-// recently indexed first (ascending rowid). Both passes are LIMITed walks
-// (the titles: a scan of short lowered strings; the text: the trigram
-// index, or a LIKE scan when every term is under three characters), so a
-// word every session holds costs about what a rare one does. FTS5's bm25
-// was measured at 180-280 ms for a common word at 10,000 sessions (its IDF
-// runs the phrase over the whole table), hence this simpler order.
-// Snippets are cut for the hits only.
+// recently indexed first (ascending rowid). Both passes walk rows in rowid
+// order and stop at limit hits (the titles: a scan of short lowered
+// strings; the text: the trigram index's candidates, or every stored text
+// when every term is under three characters), so a word every session
+// holds costs about what a rare one does. The trigram index has no
+// positions, so a candidate holds every trigram of each term but maybe not
+// the term: each is checked against its decompressed text, which the
+// snippet is then cut from. FTS5's bm25 was measured at 180-280 ms for a
+// common word at 10,000 sessions (its IDF runs the phrase over the whole
+// table), hence this simpler order.
 func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, error) {
-	var long, short []string
+	var grams []string
+	seenGram := map[string]bool{}
 	for _, t := range ts {
-		if utf8.RuneCountInString(t) >= 3 {
-			long = append(long, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
-		} else {
-			short = append(short, t)
+		rs := []rune(t)
+		for i := 0; i+3 <= len(rs); i++ {
+			g := string(rs[i : i+3])
+			if !seenGram[g] {
+				seenGram[g] = true
+				grams = append(grams, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
+			}
 		}
 	}
-	var rowids []int64
+	hits := []Hit{}
 	seen := map[int64]bool{}
-	collect := func(q string, args ...any) error {
-		if len(rowids) >= limit {
-			return nil
-		}
-		rows, err := db.QueryContext(ctx, q, append(args, limit)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r int64
-			if err := rows.Scan(&r); err != nil {
+	// take reads the rows' texts and keeps those holding every term (all
+	// of them when check is false: the title pass matched already).
+	take := func(rowids []int64, check bool) error {
+		for _, r := range rowids {
+			if len(hits) >= limit {
+				return nil
+			}
+			if seen[r] {
+				continue
+			}
+			var id, title string
+			var z []byte
+			err := db.QueryRowContext(ctx, `SELECT docs.id, texts.title, texts.ztext FROM docs JOIN texts ON texts.n = docs.rowid WHERE docs.rowid = ?`, r).Scan(&id, &title, &z)
+			if err == sql.ErrNoRows {
+				continue // replaced since the candidates were listed
+			}
+			if err != nil {
 				return err
 			}
-			if !seen[r] && len(rowids) < limit {
-				seen[r] = true
-				rowids = append(rowids, r)
+			body, err := textDecoder.DecodeAll(z, nil)
+			if err != nil {
+				return fmt.Errorf("session %q: %w: %v", id, errCorrupt, err)
 			}
+			text := title + "\n" + string(body)
+			if check && !holdsAll(text, ts) {
+				continue
+			}
+			seen[r] = true
+			hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, ts))})
 		}
-		return rows.Err()
+		return nil
+	}
+	// walk lists q's rowids (q takes the last rowid seen and a LIMIT) a
+	// batch at a time, the rows closed before take reads (an in-memory
+	// index has one connection).
+	walk := func(q string, check bool, args ...any) error {
+		last := int64(-1 << 63)
+		for len(hits) < limit {
+			rows, err := db.QueryContext(ctx, q, append(args, last, scanBatch)...)
+			if err != nil {
+				return err
+			}
+			var batch []int64
+			for rows.Next() {
+				var r int64
+				if err := rows.Scan(&r); err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, r)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return err
+			}
+			if err := take(batch, check); err != nil {
+				return err
+			}
+			if len(batch) < scanBatch {
+				return nil
+			}
+			last = batch[len(batch)-1]
+		}
+		return nil
 	}
 	// Titles holding every term.
 	var tw []string
@@ -711,49 +863,26 @@ func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, err
 		tw = append(tw, `instr(ltitle, ?) > 0`)
 		targs = append(targs, strings.ToLower(t))
 	}
-	if err := collect(`SELECT rowid FROM docs WHERE `+strings.Join(tw, " AND ")+` ORDER BY rowid LIMIT ?`, targs...); err != nil {
+	if err := walk(`SELECT rowid FROM docs WHERE `+strings.Join(tw, " AND ")+` AND rowid > ? ORDER BY rowid LIMIT ?`, false, targs...); err != nil {
 		return nil, err
 	}
 	// Then title or text.
-	var where []string
-	var args []any
-	if len(long) > 0 {
-		where = append(where, `body MATCH ?`)
-		args = append(args, strings.Join(long, " AND "))
+	if len(grams) > 0 {
+		err := walk(`SELECT rowid FROM body WHERE body MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?`, true, strings.Join(grams, " AND "))
+		return hits, err
 	}
-	for _, t := range short {
-		where = append(where, `(body.title LIKE ? ESCAPE '\' OR body.text LIKE ? ESCAPE '\')`)
-		p := "%" + likeEscape(t) + "%"
-		args = append(args, p, p)
-	}
-	q := `SELECT rowid FROM body WHERE ` + strings.Join(where, " AND ") + ` LIMIT ?`
-	if len(long) == 0 {
-		q = `SELECT rowid FROM body WHERE ` + strings.Join(where, " AND ") + ` ORDER BY rowid LIMIT ?`
-	}
-	if err := collect(q, args...); err != nil {
-		return nil, err
-	}
-	hits := make([]Hit, 0, len(rowids))
-	for _, r := range rowids {
-		var id, text string
-		// The snippet is cut here, not by FTS5's snippet(): that one runs
-		// the whole query again for each hit.
-		err := db.QueryRowContext(ctx, `SELECT docs.id, body.title || char(10) || body.text
-			FROM body JOIN docs ON docs.rowid = body.rowid WHERE body.rowid = ?`, r).Scan(&id, &text)
-		if err == sql.ErrNoRows {
-			continue // replaced since the ranking
-		}
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, ts))})
-	}
-	return hits, nil
+	err := walk(`SELECT rowid FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?`, true)
+	return hits, err
 }
 
-func likeEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
+// holdsAll reports whether text holds every term (case-insensitive).
+func holdsAll(text string, ts []string) bool {
+	for _, t := range ts {
+		if i, _ := indexFold(text, t); i < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // indexFold returns the byte offset and length in text of the first
@@ -849,7 +978,7 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 		return st, errors.New("content index is closed")
 	}
 	var n sql.NullInt64
-	err := ix.db.QueryRowContext(ctx, `SELECT count(*), sum(length(CAST(title AS BLOB)) + length(CAST(text AS BLOB))) FROM body`).Scan(&st.Sessions, &n)
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*), sum(textlen) FROM docs`).Scan(&st.Sessions, &n)
 	st.TextBytes = n.Int64
 	return st, err
 }

@@ -3,6 +3,8 @@ package contentindex
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -387,7 +389,7 @@ func TestBoundsPerSessionAndQuery(t *testing.T) {
 		}
 	}
 	var size int
-	ix.db.QueryRow(`SELECT length(CAST(text AS BLOB)) FROM body`).Scan(&size)
+	ix.db.QueryRow(`SELECT textlen FROM docs`).Scan(&size)
 	if size > 4096 {
 		t.Errorf("indexed %d bytes, over the 4096 cap", size)
 	}
@@ -445,5 +447,128 @@ func TestTwoProcessesShareAnIndexFile(t *testing.T) {
 		if ids := hitIDs(t, ix, x, "runbook"); len(ids) != 1 || ids[0] != idB {
 			t.Errorf("index %d: search runbook = %v, want [%s]", i, ids, idB)
 		}
+	}
+}
+
+// TestIndexFileIsSmallerThanItsText indexes sessions of varied words
+// (ASCII and CJK) and checks the file on disk, journals included, holds
+// fewer bytes than the text it indexes.
+func TestIndexFileIsSmallerThanItsText(t *testing.T) {
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var vocab []string
+	for i := 0; i < 400; i++ {
+		var w []rune
+		for n := 3 + rng.IntN(7); len(w) < n; {
+			if i%5 == 0 {
+				w = append(w, rune(0x4e00+rng.IntN(500)))
+			} else {
+				w = append(w, rune('a'+rng.IntN(26)))
+			}
+		}
+		vocab = append(vocab, string(w))
+	}
+	// Word frequencies follow Zipf's law, as in prose.
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, uint64(len(vocab)-1))
+	for s := 0; s < 300; s++ {
+		var b strings.Builder
+		for b.Len() < 8000 {
+			b.WriteString(vocab[zipf.Uint64()])
+			b.WriteByte(' ')
+		}
+		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-%012d", s), b.String())
+	}
+	x := openStore(t, root, false)
+	path := filepath.Join(t.TempDir(), "content.db")
+	ix, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ix.Stats(context.Background())
+	if err != nil || st.Sessions != 300 {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+	if ids := hitIDs(t, ix, x, vocab[1]); len(ids) == 0 {
+		t.Errorf("search %q: no hits", vocab[1])
+	}
+	ix.Close()
+	var size int64
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(path + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	if size > st.TextBytes {
+		t.Errorf("index file %d bytes for %d bytes of text (%.2fx), want at most 1x", size, st.TextBytes, float64(size)/float64(st.TextBytes))
+	}
+}
+
+// TestMatchesTheTermNotOnlyItsTrigrams: a session holding every trigram
+// of a term, but not the term, is no hit.
+func TestMatchesTheTermNotOnlyItsTrigrams(t *testing.T) {
+	root := t.TempDir()
+	const scattered, whole = "e0000000-0000-4000-8000-000000000011", "e0000000-0000-4000-8000-000000000012"
+	writeSession(t, root, scattered, "abc then bcd, 量子 and 子纠缠")
+	writeSession(t, root, whole, "xabcdx 量子纠缠")
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range []string{"abcd", "ABCD", "量子纠缠", "abcd 量子纠缠"} {
+		if ids := hitIDs(t, ix, x, q); len(ids) != 1 || ids[0] != whole {
+			t.Errorf("search %q: got %v, want only %s", q, ids, whole)
+		}
+	}
+}
+
+// TestShortTermsMatchAnyCase: terms under three characters are matched
+// case-insensitively beyond ASCII too, as longer ones are.
+func TestShortTermsMatchAnyCase(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000021"
+	writeSession(t, root, id, "Привет, мир")
+	x := openStore(t, root, false)
+	ix, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range []string{"пр", "ПР", "Пр", "МИ", "мир", "ПРИВЕТ"} {
+		if ids := hitIDs(t, ix, x, q); len(ids) != 1 || ids[0] != id {
+			t.Errorf("search %q: got %v, want %s", q, ids, id)
+		}
+	}
+}
+
+// TestRebuildsOnADamagedStoredText: a stored text that does not decode is
+// a damaged file: the search answers nothing, the index is rebuilt, and
+// the next synced search finds the session again.
+func TestRebuildsOnADamagedStoredText(t *testing.T) {
+	root := t.TempDir()
+	const id = "e0000000-0000-4000-8000-000000000031"
+	writeSession(t, root, id, "a searchable sentence")
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 {
+		t.Fatalf("before the damage: %v", ids)
+	}
+	if _, err := ix.db.Exec(`UPDATE texts SET ztext = x'28b52ffd00ff'`); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(context.Background(), "searchable", 5)
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("search of a damaged text: %v, %v; want no hits, no error", hits, err)
+	}
+	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 || ids[0] != id {
+		t.Errorf("after the rebuild: %v, want %s", ids, id)
 	}
 }
