@@ -47,8 +47,11 @@ func start(t testing.TB, opts lsp.Options) *session {
 	t.Helper()
 	if opts.OpenSource == nil {
 		// The production source (sessionstore.OpenIndexed) persists its
-		// index in the user cache directory: keep it in the test's.
-		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		// index in the user cache directory: keep it in the test's
+		// (XDG_CACHE_HOME; LocalAppData on Windows).
+		dir := t.TempDir()
+		t.Setenv("XDG_CACHE_HOME", dir)
+		t.Setenv("LocalAppData", dir)
 	}
 	if opts.ResolveRoot == nil {
 		opts.ResolveRoot = func(flag string) (string, error) {
