@@ -213,6 +213,8 @@ run(d, 'UI driver', async () => {
   const wantContent = 'Who renamed ' + mentionOf(sessionA);
   const gotContent = await poll(async () => (readFile('content.dshchat') === wantContent ? wantContent : ''), 5000);
   check(gotContent === wantContent, 'accepting the content hit inserts its canonical mention', `file: ${JSON.stringify(readFile('content.dshchat'))}\n    want: ${JSON.stringify(wantContent)}`);
+  // back to the completed prompt, which the next step prepares
+  await openFile('prompt.dshchat');
 
   // 3. "dsh: Prepare Message" on the completed prompt (session D, a July-2026 legacy log):
   // the context message shows D's displayContent, not the older snapshot baked into its
