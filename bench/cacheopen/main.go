@@ -160,7 +160,6 @@ func main() {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-
 // peakRSSMB is VmHWM from /proc/self/status (Linux; 0 elsewhere).
 func peakRSSMB() float64 {
 	b, err := os.ReadFile("/proc/self/status")
