@@ -44,33 +44,21 @@ func searchCmd(args []string) (any, error) {
 		}
 		limit = int(min(n, contentindex.MaxLimit))
 	}
-	root, err := sessionstore.ResolveRoot(c.sessions)
+	// The store behind the same index as candidates (and its cache, unless
+	// --no-cache), its first pass complete.
+	_, src, closeSrc, err := c.indexedService(*noCache, os.Stderr)
 	if err != nil {
-		return nil, &cliError{Code: reference.CodeReadFailed, Message: "cannot resolve the session store root: " + err.Error()}
+		return nil, err
 	}
-	opts := sessionstore.IndexOptions{
-		Snapshot:  true,
-		ReadLimit: c.readLimit(),
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))
-		},
-	}
-	if *noCache {
-		opts.CacheDir = sessionstore.NoCache
-	}
-	x, err := sessionstore.OpenIndexed(root, opts)
-	if err != nil {
-		return nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
-	}
-	defer x.Close()
+	defer closeSrc()
+	x := src.(*sessionstore.Indexed)
 	if *noContent {
 		contentindex.Remove(x.ContentIndexPath())
 		return nil, usageError("search needs the content index, which --no-content-index turns off")
 	}
-	if err := x.Wait(context.Background()); err != nil {
-		return nil, err
-	}
-	ix, err := contentindex.Open(x.ContentIndexPath(), contentindex.Options{Logf: opts.Logf})
+	ix, err := contentindex.Open(x.ContentIndexPath(), contentindex.Options{Logf: func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "dsh-lsp: warning: %s\n", oneLine(fmt.Sprintf(format, args...)))
+	}})
 	if err != nil {
 		return nil, &cliError{Code: reference.CodeReadFailed, Message: err.Error()}
 	}

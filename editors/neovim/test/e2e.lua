@@ -285,6 +285,23 @@ local function main()
   eq(offered and labels(offered), labels(cands_e), ':DshMention offers the dsh/candidates of the buffer')
   eq(api.nvim_buf_get_lines(fbuf, 0, -1, false), { 'x' .. mention_a }, ':DshMention inserts the mention after the cursor')
 
+  -- :DshSearch: 'origin' is said only in session A's body; the picker offers A and inserts it
+  api.nvim_buf_set_lines(fbuf, 0, -1, false, { 'x' })
+  api.nvim_win_set_cursor(0, { 1, 0 })
+  local found
+  vim.ui.select = function(items, opts, on_choice)
+    found = items
+    for i, it in ipairs(items) do
+      if it.sessionId == A then return on_choice(it, i) end
+    end
+    on_choice(nil, nil)
+  end
+  vim.cmd('DshSearch origin')
+  wait_for(function() return api.nvim_buf_get_lines(fbuf, 0, 1, false)[1] ~= 'x' end, 8000)
+  vim.ui.select = orig_select
+  eq(found and vim.tbl_map(function(h) return h.sessionId end, found), { A }, ':DshSearch offers the session whose body says the words')
+  eq(api.nvim_buf_get_lines(fbuf, 0, -1, false), { 'x' .. mention_a }, ':DshSearch inserts the mention after the cursor')
+
   -- setup() again with other settings → workspace/didChangeConfiguration
   -- the notification goes out before the request below on the same pipe, and the server
   -- handles both in order: no wait needed

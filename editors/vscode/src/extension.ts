@@ -334,27 +334,41 @@ async function pickCandidate(c: LanguageClient, doc: vscode.TextDocument | undef
   });
 }
 
-/** insertSessionMention inserts the mention of a picked session at every cursor. */
-async function insertSessionMention(): Promise<void> {
+/**
+ * mentionTarget returns the active editor a mention goes into and the running client, or
+ * undefined (saying why) when there is no editor or no server.
+ */
+function mentionTarget(): { editor: vscode.TextEditor; client: LanguageClient } | undefined {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     vscode.window.showErrorMessage('dsh: open a message to insert a session mention into.');
-    return;
+    return undefined;
   }
   const c = runningClient();
-  if (!c) {
+  return c ? { editor, client: c } : undefined;
+}
+
+/** insertAtCursors replaces every selection of editor with text. */
+async function insertAtCursors(editor: vscode.TextEditor, text: string): Promise<void> {
+  await editor.edit((b) => {
+    for (const sel of editor.selections) {
+      b.replace(sel, text);
+    }
+  });
+}
+
+/** insertSessionMention inserts the mention of a picked session at every cursor. */
+async function insertSessionMention(): Promise<void> {
+  const target = mentionTarget();
+  if (!target) {
     return;
   }
+  const { editor, client: c } = target;
   const picked = await pickCandidate(c, editor.document, 'Insert dsh session mention', false);
   if (!picked?.candidate) {
     return;
   }
-  const mention = picked.candidate.mention;
-  await editor.edit((b) => {
-    for (const sel of editor.selections) {
-      b.replace(sel, mention);
-    }
-  });
+  await insertAtCursors(editor, picked.candidate.mention);
 }
 
 /** ContentHit is one dsh/search result: a candidate plus the matched passage. */
@@ -367,15 +381,11 @@ interface ContentHit extends Candidate {
  * user types) and inserts the mention of the picked session at every cursor.
  */
 async function searchSessionContent(): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor) {
-    vscode.window.showErrorMessage('dsh: open a message to insert a session mention into.');
+  const target = mentionTarget();
+  if (!target) {
     return;
   }
-  const c = runningClient();
-  if (!c) {
-    return;
-  }
+  const { editor, client: c } = target;
   const qp = vscode.window.createQuickPick<CandidateItem>();
   qp.title = 'Find a dsh session by what was said in it';
   qp.placeholder = 'Words or a phrase from the conversation (any language)';
@@ -420,14 +430,9 @@ async function searchSessionContent(): Promise<void> {
     qp.show();
   });
   const mention = picked?.candidate?.mention;
-  if (!mention) {
-    return;
+  if (mention) {
+    await insertAtCursors(editor, mention);
   }
-  await editor.edit((b) => {
-    for (const sel of editor.selections) {
-      b.replace(sel, mention);
-    }
-  });
 }
 
 /** setChatSession tells dsh-lsp which dsh session the active document belongs to. */

@@ -733,53 +733,39 @@ local function insert_at(win, pos, insert_mode, text)
   if api.nvim_win_is_valid(win) then api.nvim_win_set_cursor(win, { row + 1, col + #text }) end
 end
 
---- :DshMention [query] — pick a session with vim.ui.select and insert its mention at the cursor.
-function M.mention_command(query, bufnr)
-  bufnr = resolve_bufnr(bufnr)
+-- Runs fetch(bufnr, query, cb) (M.candidates or M.search), lets the user pick one of the sessions it
+-- gives with vim.ui.select (label shown by format_item) and inserts its mention where the cursor was.
+local function pick_and_insert(bufnr, query, fetch, what, none, format_item)
   local win = api.nvim_get_current_win()
   local pos = api.nvim_win_get_cursor(win)
   local insert_mode = vim.fn.mode():sub(1, 1) == 'i'
-  M.candidates(bufnr, query, function(err, items)
+  fetch(bufnr, query, function(err, items)
     vim.schedule(function()
-      if err then return notify('candidates failed: ' .. err.message, vim.log.levels.ERROR) end
-      if #items == 0 then return notify('no matching sessions', vim.log.levels.WARN) end
-      vim.ui.select(items, {
-        prompt = 'Cite dsh session',
-        kind = 'dsh_session',
-        format_item = function(c)
-          return ('%s  (%s)'):format(c.label, c.cwd or 'no cwd')
-        end,
-      }, function(choice)
-        if choice then insert_at(win, pos, insert_mode, choice.mention) end
-      end)
+      if err then return notify(what .. ' failed: ' .. err.message, vim.log.levels.ERROR) end
+      if #items == 0 then return notify(none, vim.log.levels.WARN) end
+      vim.ui.select(items, { prompt = 'Cite dsh session', kind = 'dsh_session', format_item = format_item },
+        function(choice)
+          if choice then insert_at(win, pos, insert_mode, choice.mention) end
+        end)
     end)
+  end)
+end
+
+--- :DshMention [query] — pick a session with vim.ui.select and insert its mention at the cursor.
+function M.mention_command(query, bufnr)
+  pick_and_insert(resolve_bufnr(bufnr), query, M.candidates, 'candidates', 'no matching sessions', function(c)
+    return ('%s  (%s)'):format(c.label, c.cwd or 'no cwd')
   end)
 end
 
 --- :DshSearch {words} — find sessions by what was said in them, pick one with vim.ui.select
 --- and insert its mention at the cursor.
 function M.search_command(query, bufnr)
-  bufnr = resolve_bufnr(bufnr)
   if not query or vim.trim(query) == '' then
     return notify('DshSearch needs words to search for', vim.log.levels.WARN)
   end
-  local win = api.nvim_get_current_win()
-  local pos = api.nvim_win_get_cursor(win)
-  local insert_mode = vim.fn.mode():sub(1, 1) == 'i'
-  M.search(bufnr, query, function(err, hits)
-    vim.schedule(function()
-      if err then return notify('search failed: ' .. err.message, vim.log.levels.ERROR) end
-      if #hits == 0 then return notify('no session says that', vim.log.levels.WARN) end
-      vim.ui.select(hits, {
-        prompt = 'Cite dsh session',
-        kind = 'dsh_session',
-        format_item = function(h)
-          return ('%s  (%s)  %s'):format(h.label, h.cwd or 'no cwd', (h.snippet or ''):gsub('%*%*', ''))
-        end,
-      }, function(choice)
-        if choice then insert_at(win, pos, insert_mode, choice.mention) end
-      end)
-    end)
+  pick_and_insert(resolve_bufnr(bufnr), query, M.search, 'search', 'no session says that', function(h)
+    return ('%s  (%s)  %s'):format(h.label, h.cwd or 'no cwd', (h.snippet or ''):gsub('%*%*', ''))
   end)
 end
 
