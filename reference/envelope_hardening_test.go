@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/memstore"
 )
 
 var envelopeRounds = flag.Int("envelope-rounds", 400, "random sessions in TestEnvelopeNeverBreaks")
@@ -163,7 +163,7 @@ func TestEnvelopeNeverBreaks(t *testing.T) {
 		// One to three sources per prompt, distinct ids (cwds must be
 		// absolute to be valid headers).
 		n := 1 + r.IntN(3)
-		mem := sessionstore.NewMemory()
+		mem := memstore.New(t)
 		var sessions []hostileSession
 		seen := map[string]bool{}
 		for len(sessions) < n {

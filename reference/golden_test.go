@@ -15,7 +15,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/golden"
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/memstore"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
@@ -284,7 +284,7 @@ func TestGoldenRetain(t *testing.T) {
 			if err := json.Unmarshal(c.Input, &in); err != nil {
 				t.Fatal(err)
 			}
-			surface, err := sessionstore.ParseSurface(in.Snapshot)
+			surface, err := memstore.ParseSurface(in.Snapshot)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,8 +18,8 @@
 //
 // The scan rules (spec §3: torn tails, the committed region, zstd frames)
 // and the fold run one record at a time, so the index never holds a whole
-// log. Memory is an in-memory source over the same scan and fold, for tests
-// and the demo.
+// log. Tests build stores from log texts with sessionstore/memstore, which
+// writes them into a real layout and reads them through the index.
 //
 // Read-only by construction: files are opened O_RDONLY, relative to the
 // root and never through a symlink below it (open_*.go); nothing is

@@ -26,8 +26,9 @@ var demoStore embed.FS
 // demoCWD is the cwd of the demo's chat (the project of most samples).
 const demoCWD = "/home/alice/proj"
 
-// extractDemoStore writes the embedded store to a new temporary directory,
-// read-only, and returns it with a cleanup function.
+// extractDemoStore writes the embedded store to a new temporary directory
+// (mode 0700: private to the user), its files and subdirectories read-only,
+// and returns it with a function that removes it.
 func extractDemoStore() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "dsh-lsp-demo-")
 	if err != nil {
@@ -36,7 +37,7 @@ func extractDemoStore() (string, func(), error) {
 	var dirs []string
 	cleanup := func() {
 		for _, d := range dirs {
-			os.Chmod(d, 0o755)
+			os.Chmod(d, 0o700)
 		}
 		os.RemoveAll(dir)
 	}
@@ -46,39 +47,48 @@ func extractDemoStore() (string, func(), error) {
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(path, "demostore")))
 		if d.IsDir() {
-			dirs = append(dirs, dst)
-			return os.MkdirAll(dst, 0o755)
+			if dst != dir {
+				dirs = append(dirs, dst)
+			}
+			return os.MkdirAll(dst, 0o700)
 		}
 		b, err := demoStore.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(dst, b, 0o444)
+		return os.WriteFile(dst, b, 0o400)
 	})
 	if err != nil {
 		cleanup()
 		return "", nil, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Chmod(dirs[i], 0o555)
+		os.Chmod(dirs[i], 0o500)
 	}
 	return dir, cleanup, nil
 }
 
-// memoryDemoStore loads the embedded sessions into an in-memory source.
-func memoryDemoStore() (reference.Source, error) {
-	m := sessionstore.NewMemory()
-	err := fs.WalkDir(demoStore, "demostore", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := demoStore.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return m.Add(b)
-	})
-	return m, err
+// openDemoStore unpacks the sample store and indexes it like any other
+// store; the returned function closes the index and removes the copy.
+func openDemoStore() (*sessionstore.Indexed, func(), error) {
+	root, cleanup, err := extractDemoStore()
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot unpack the sample store: %w", err)
+	}
+	ix, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Snapshot: true})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	closeAll := func() {
+		ix.Close()
+		cleanup()
+	}
+	if err := ix.Wait(context.Background()); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return ix, closeAll, nil
 }
 
 // demoMain prints a walkthrough of completion, diagnostics and prepare on
@@ -96,27 +106,15 @@ func demoMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// demoRule separates the walkthrough's sections.
+var demoRule = strings.Repeat("─", 72)
+
 func runDemo(w io.Writer) error {
-	var store reference.Source
-	where := "unpacked read-only to a temporary\ndirectory"
-	if root, cleanup, err := extractDemoStore(); err == nil {
-		defer cleanup()
-		x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Snapshot: true})
-		if err != nil {
-			return err
-		}
-		defer x.Close()
-		if err := x.Wait(context.Background()); err != nil {
-			return err
-		}
-		store = x
-	} else {
-		// No writable temporary directory: read the same logs from memory.
-		if store, err = memoryDemoStore(); err != nil {
-			return fmt.Errorf("cannot load the sample store: %w", err)
-		}
-		where = "read from memory"
+	store, closeStore, err := openDemoStore()
+	if err != nil {
+		return err
 	}
+	defer closeStore()
 	svc, err := reference.NewService(store, reference.DefaultConfig())
 	if err != nil {
 		return err
@@ -125,35 +123,55 @@ func runDemo(w io.Writer) error {
 	cwd := demoCWD
 	target := reference.Target{CWD: &cwd}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	rule := strings.Repeat("─", 72)
 
 	p("dsh-lsp demo: what an editor shows while you write a dsh prompt.\n")
-	p("It uses a sample session store built into the binary (%s).\n", where)
+	p("It uses a sample session store built into the binary (unpacked read-only to a temporary\ndirectory).\n")
 	p("Your own ~/.dsh/sessions is not read.\n")
 	p("Your chat runs in %s.\n\n", demoCWD)
-
-	// 1. Completion.
-	p("%s\n1. Completion: type @ to cite another session\n%s\n\n", rule, rule)
-	prompt := "Compare with @"
-	if _, err := demoComplete(ctx, svc, target, prompt, w); err != nil {
-		return err
-	}
-	prompt = "Compare with @git"
-	p("\nKeep typing to filter (id, cwd or title, case-insensitive):\n\n")
-	cands, err := demoComplete(ctx, svc, target, prompt, w)
+	accepted, err := demoCompletion(ctx, svc, target, w)
 	if err != nil {
 		return err
 	}
+	if err := demoDiagnostics(ctx, store, target, w); err != nil {
+		return err
+	}
+	if err := demoPrepare(ctx, svc, target, accepted, w); err != nil {
+		return err
+	}
+	p("\nTry it on your own store:\n")
+	p("    dsh-lsp candidates git            # sessions matching \"git\" (JSON)\n")
+	p("    dsh-lsp prepare 'see @[x](dsh-session:…)'\n")
+	p("    dsh-lsp check prompt.md           # FILE:LINE:COL diagnostics\n")
+	p("and point your editor at `dsh-lsp` (LSP over stdio).\n")
+	return nil
+}
+
+// demoCompletion shows the popup for "@" and "@git" and returns the prompt
+// with the first "@git" item accepted.
+func demoCompletion(ctx context.Context, svc *reference.Service, target reference.Target, w io.Writer) (string, error) {
+	fmt.Fprintf(w, "%s\n1. Completion: type @ to cite another session\n%s\n\n", demoRule, demoRule)
+	if _, err := demoComplete(ctx, svc, target, "Compare with @", w); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(w, "\nKeep typing to filter (id, cwd or title, case-insensitive):\n\n")
+	cands, err := demoComplete(ctx, svc, target, "Compare with @git", w)
+	if err != nil {
+		return "", err
+	}
 	if len(cands) == 0 {
-		return fmt.Errorf("the sample store has no session matching %q", "git")
+		return "", fmt.Errorf("the sample store has no session matching %q", "git")
 	}
 	label := cands[0].Label
-	mention := reference.FormatMention(cands[0].SessionID, &label)
-	accepted := "Compare with " + mention
-	p("\nAccepting the first item turns @git into the mention:\n\n    %s\n\n", accepted)
+	accepted := "Compare with " + reference.FormatMention(cands[0].SessionID, &label)
+	fmt.Fprintf(w, "\nAccepting the first item turns @git into the mention:\n\n    %s\n\n", accepted)
+	return accepted, nil
+}
 
-	// 2. Diagnostics.
-	p("%s\n2. Diagnostics: mistakes are flagged as you type\n%s\n\n", rule, rule)
+// demoDiagnostics shows the findings and quick fixes on a prompt with two
+// broken mentions.
+func demoDiagnostics(ctx context.Context, store reference.Source, target reference.Target, w io.Writer) error {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("%s\n2. Diagnostics: mistakes are flagged as you type\n%s\n\n", demoRule, demoRule)
 	broken := "Also see @[old notes](dsh-session:InNyYyJ) and @[gone](dsh-session:ImdvbmUi)."
 	p("    %s\n", broken)
 	headers, err := store.ListSessions(ctx)
@@ -175,9 +193,14 @@ func runDemo(w io.Writer) error {
 	}
 	p("\nOther checks: self-reference (citing the chat itself), too-many-references\n")
 	p("(more than %d distinct sessions), noncanonical-uri (a mangled bare URI).\n\n", reference.DefaultConfig().MaxReferences)
+	return nil
+}
 
-	// 3. Prepare.
-	p("%s\n3. Prepare: what is sent to the model\n%s\n\n", rule, rule)
+// demoPrepare shows what prepare sends to the model for the accepted
+// mention.
+func demoPrepare(ctx context.Context, svc *reference.Service, target reference.Target, accepted string, w io.Writer) error {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("%s\n3. Prepare: what is sent to the model\n%s\n\n", demoRule, demoRule)
 	final := accepted + " and tell me what we still have to do."
 	p("Prompt:\n\n    %s\n\n", final)
 	pt, err := svc.PrepareText(ctx, target, final)
@@ -185,24 +208,20 @@ func runDemo(w io.Writer) error {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	p("The message keeps a readable text (each mention becomes @label):\n\n    %s\n\n", pt.Content)
-	if pt.ContextMessage != nil {
-		refs := pt.ContextMessage.Source.References
-		p("and dsh sends a separate context message (role \"user\", %d bytes of text) with a\n", len(pt.ContextMessage.Text))
-		p("read-only snapshot of the cited session")
-		if len(refs) == 1 {
-			r := refs[0]
-			p(" (%d messages, compacted: %v, truncated: %v)", r.OriginalMessages, r.Compacted, r.Truncated)
-		}
-		p(":\n\n")
-		for _, line := range strings.Split(pt.ContextMessage.Text, "\n") {
-			p("    │ %s\n", line)
-		}
+	if pt.ContextMessage == nil {
+		return nil
 	}
-	p("\nTry it on your own store:\n")
-	p("    dsh-lsp candidates git            # sessions matching \"git\" (JSON)\n")
-	p("    dsh-lsp prepare 'see @[x](dsh-session:…)'\n")
-	p("    dsh-lsp check prompt.md           # FILE:LINE:COL diagnostics\n")
-	p("and point your editor at `dsh-lsp` (LSP over stdio).\n")
+	refs := pt.ContextMessage.Source.References
+	p("and dsh sends a separate context message (role \"user\", %d bytes of text) with a\n", len(pt.ContextMessage.Text))
+	p("read-only snapshot of the cited session")
+	if len(refs) == 1 {
+		r := refs[0]
+		p(" (%d messages, compacted: %v, truncated: %v)", r.OriginalMessages, r.Compacted, r.Truncated)
+	}
+	p(":\n\n")
+	for _, line := range strings.Split(pt.ContextMessage.Text, "\n") {
+		p("    │ %s\n", line)
+	}
 	return nil
 }
 

@@ -5,10 +5,10 @@
 // Sessions given as event shorthands are expanded into current-format
 // events exactly as dsh stores them (the shapes of
 // testdata/golden/jsonl-root/**/session.jsonl, written by real dsh from
-// jsonl-root.write-input.json) and served by sessionstore.Memory, which
-// runs the disk store's own scan/upgrade/validate/fold/title pipeline.
-// A case with jsonlRoot reads that real on-disk store with
-// sessionstore.Store.
+// jsonl-root.write-input.json) and served by memstore.Memory, which
+// writes them into a real store and reads them through the index.
+// A case with jsonlRoot reads that real on-disk store through the index
+// (storetest.OpenSynced).
 //
 // The harness is exercised end to end by reference/golden_test.go (every
 // candidates, prepare, prestep and retain case through the core service)
@@ -32,6 +32,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/golden/goldenfile"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/memstore"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
 
@@ -69,8 +70,8 @@ type Env struct {
 	Config json.RawMessage
 	// PreAborted is the case's "preAborted" flag.
 	PreAborted bool
-	// Memory is the in-memory source (nil for a jsonlRoot case).
-	Memory *sessionstore.Memory
+	// Memory is the source of a case's sessions (nil for a jsonlRoot case).
+	Memory *memstore.Memory
 	// Store is the disk store of a jsonlRoot case (nil otherwise).
 	Store *sessionstore.Indexed
 }
@@ -142,7 +143,7 @@ func NewSource(t testing.TB, input json.RawMessage) *Env {
 		env.Source, env.Store = st, st
 		return env
 	}
-	m := sessionstore.NewMemory()
+	m := memstore.New(t)
 	listed := map[string]bool{}
 	for _, s := range f.Sessions {
 		log, err := BuildLog(s)
