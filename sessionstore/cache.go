@@ -100,15 +100,15 @@ const maxCacheBytes = 512 << 20
 // as well as on their text, so a cache directory that reaches into the
 // store through a symlink (or a root given through one) is refused too:
 // nothing is ever written under the store root.
-func (x *Indexed) resolveCachePath() string {
-	dir := x.opts.CacheDir
+func (ix *Indexed) resolveCachePath() string {
+	dir := ix.opts.CacheDir
 	if dir == NoCache {
 		return ""
 	}
 	if dir == "" {
 		d, err := DefaultCacheDir()
 		if err != nil {
-			x.logf("sessionstore: no user cache directory (%v); index kept in memory", err)
+			ix.logf("sessionstore: no user cache directory (%v); index kept in memory", err)
 			return ""
 		}
 		dir = d
@@ -116,18 +116,18 @@ func (x *Indexed) resolveCachePath() string {
 	// As the kernel resolves them (a ".." after a symlink), so that the
 	// inside-the-root check sees the directories the files would land in.
 	absDir, err1 := physicalAbs(dir)
-	absRoot, err2 := physicalAbs(x.root)
+	absRoot, err2 := physicalAbs(ix.root)
 	if err1 != nil || err2 != nil {
 		return ""
 	}
 	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
 	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
 		if isWithin(pair[0], pair[1]) {
-			x.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, realDir, absRoot, realRoot)
+			ix.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, realDir, absRoot, realRoot)
 			return ""
 		}
 	}
-	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(x.opts.Encoding)))
+	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(ix.opts.Encoding)))
 	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
 }
 
@@ -155,12 +155,12 @@ func resolveExisting(p string) string {
 	}
 }
 
-// loadCache reads the persisted index, if valid, into x. The file is read
+// loadCache reads the persisted index, if valid, into ix. The file is read
 // only if it is a regular file (not a symlink, FIFO or device) of at most
 // maxCacheBytes, opened non-blocking: a FIFO or /dev/zero planted there
 // cannot hang or exhaust the server.
-func (x *Indexed) loadCache() error {
-	data, err := readRegularFile(x.cachePath, maxCacheBytes)
+func (ix *Indexed) loadCache() error {
+	data, err := readRegularFile(ix.cachePath, maxCacheBytes)
 	if err != nil {
 		return err
 	}
@@ -168,20 +168,20 @@ func (x *Indexed) loadCache() error {
 	if err != nil {
 		return err
 	}
-	absRoot, _ := filepath.Abs(x.root)
-	if cf.Root != absRoot || cf.Pinned != x.opts.Encoding {
+	absRoot, _ := filepath.Abs(ix.root)
+	if cf.Root != absRoot || cf.Pinned != ix.opts.Encoding {
 		return fmt.Errorf("cache is for another root (%s)", cf.Root)
 	}
-	decoded := deriveAll(cf.Entries, x.store.limit)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.dirty = x.dirty || decoded
+	decoded := deriveAll(cf.Entries, ix.limit)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.dirty = ix.dirty || decoded
 	for _, e := range cf.Entries {
 		if e != nil {
-			x.entries[e.Proj+"/"+e.Seg] = e
+			ix.entries[e.Proj+"/"+e.Seg] = e
 		}
 	}
-	x.rebuildListing()
+	ix.rebuildListing()
 	return nil
 }
 
@@ -221,18 +221,18 @@ func decodeCache(data []byte) (*cacheFile, error) {
 
 // persist writes the index when it changed (force: regardless of the last
 // write time). Failures are logged; the index stays in memory.
-func (x *Indexed) persist(force bool) {
-	if x.cachePath == "" {
+func (ix *Indexed) persist(force bool) {
+	if ix.cachePath == "" {
 		return
 	}
-	x.mu.Lock()
-	if !x.dirty || !x.complete || (!force && time.Since(x.lastPersist) < persistEvery) {
-		x.mu.Unlock()
+	ix.mu.Lock()
+	if !ix.dirty || !ix.complete || (!force && time.Since(ix.lastPersist) < persistEvery) {
+		ix.mu.Unlock()
 		return
 	}
-	absRoot, _ := filepath.Abs(x.root)
-	cf := cacheFile{Root: absRoot, Pinned: x.opts.Encoding, Entries: make([]*entry, 0, len(x.entries)), Present: make([]presence, 0, len(x.entries))}
-	for _, e := range x.entries {
+	absRoot, _ := filepath.Abs(ix.root)
+	cf := cacheFile{Root: absRoot, Pinned: ix.opts.Encoding, Entries: make([]*entry, 0, len(ix.entries)), Present: make([]presence, 0, len(ix.entries))}
+	for _, e := range ix.entries {
 		p := *e
 		if e.state != e.State {
 			// The view holds lines of a torn final frame; force the next
@@ -242,14 +242,14 @@ func (x *Indexed) persist(force bool) {
 		cf.Entries = append(cf.Entries, &p)
 		cf.Present = append(cf.Present, presenceOf(&p))
 	}
-	x.dirty = false
-	x.lastPersist = time.Now()
-	x.mu.Unlock()
-	if err := writeCache(x.cachePath, &cf); err != nil {
-		x.logf("sessionstore: cannot write index cache %s: %v", x.cachePath, err)
-		x.mu.Lock()
-		x.dirty = true
-		x.mu.Unlock()
+	ix.dirty = false
+	ix.lastPersist = time.Now()
+	ix.mu.Unlock()
+	if err := writeCache(ix.cachePath, &cf); err != nil {
+		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)
+		ix.mu.Lock()
+		ix.dirty = true
+		ix.mu.Unlock()
 	}
 }
 

@@ -116,21 +116,21 @@ type freshness struct {
 }
 
 // noteChange records a notification and schedules the debounced refresh.
-func (x *Indexed) noteChange(c changeSet) {
-	f := &x.fresh
+func (ix *Indexed) noteChange(c changeSet) {
+	f := &ix.fresh
 	f.mu.Lock()
 	f.pending.merge(c)
 	f.seq++
 	if f.timer == nil {
-		f.timer = time.AfterFunc(changeDebounce, x.kick)
+		f.timer = time.AfterFunc(changeDebounce, ix.kick)
 	}
 	f.mu.Unlock()
 }
 
 // kick runs refreshes in the background until no notice is pending (one
 // runner at a time).
-func (x *Indexed) kick() {
-	f := &x.fresh
+func (ix *Indexed) kick() {
+	f := &ix.fresh
 	f.mu.Lock()
 	f.timer = nil
 	if f.kicking {
@@ -139,21 +139,21 @@ func (x *Indexed) kick() {
 	}
 	f.kicking = true
 	f.mu.Unlock()
-	if !x.startBackground(func() {
+	if !ix.startBackground(func() {
 		for {
-			if err := x.refreshWith(context.Background(), false, modeChanges); err != nil {
-				x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
+			if err := ix.refreshWith(context.Background(), false, modeChanges); err != nil {
+				ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 			}
 			f.mu.Lock()
-			if f.seq == f.done || x.isClosed() {
+			if f.seq == f.done || ix.isClosed() {
 				f.kicking = false
 				f.mu.Unlock()
 				break
 			}
 			f.mu.Unlock()
 		}
-		x.persist(false)
-		x.warmCatalog()
+		ix.persist(false)
+		ix.warmCatalog()
 	}) {
 		f.mu.Lock()
 		f.kicking = false
@@ -163,23 +163,23 @@ func (x *Indexed) kick() {
 
 // startBackground runs fn in a goroutine Close waits for, unless the
 // index is closed (then it reports false).
-func (x *Indexed) startBackground(fn func()) bool {
-	x.bgMu.Lock()
-	defer x.bgMu.Unlock()
-	if x.isClosed() {
+func (ix *Indexed) startBackground(fn func()) bool {
+	ix.bgMu.Lock()
+	defer ix.bgMu.Unlock()
+	if ix.isClosed() {
 		return false
 	}
-	x.bg.Add(1)
+	ix.bg.Add(1)
 	go func() {
-		defer x.bg.Done()
+		defer ix.bg.Done()
 		fn()
 	}()
 	return true
 }
 
-func (x *Indexed) isClosed() bool {
+func (ix *Indexed) isClosed() bool {
 	select {
-	case <-x.closed:
+	case <-ix.closed:
 		return true
 	default:
 		return false
@@ -188,8 +188,8 @@ func (x *Indexed) isClosed() bool {
 
 // takeChanges removes the pending change set for a refresh that is about
 // to run, and returns it with the seq it covers.
-func (x *Indexed) takeChanges() (changeSet, uint64) {
-	f := &x.fresh
+func (ix *Indexed) takeChanges() (changeSet, uint64) {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.pending
@@ -199,8 +199,8 @@ func (x *Indexed) takeChanges() (changeSet, uint64) {
 
 // changesDone records that a refresh covering seq finished; on failure
 // the taken set goes back to pending.
-func (x *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time.Time) {
-	f := &x.fresh
+func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time.Time) {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !ok {
@@ -217,8 +217,8 @@ func (x *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time.
 
 // changesPending reports whether notices arrived that no finished
 // refresh covers.
-func (x *Indexed) changesPending() bool {
-	f := &x.fresh
+func (ix *Indexed) changesPending() bool {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seq != f.done
@@ -226,8 +226,8 @@ func (x *Indexed) changesPending() bool {
 
 // pollDue reports whether some part of the store is polled and the last
 // poll is older than age.
-func (x *Indexed) pollDue(age time.Duration) bool {
-	f := &x.fresh
+func (ix *Indexed) pollDue(age time.Duration) bool {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.pollAll && len(f.unwatched) == 0 && len(f.unwatchedProjects) == 0 {
@@ -240,8 +240,8 @@ func (x *Indexed) pollDue(age time.Duration) bool {
 // unwatched projects (re-listed) and the next pollChunk unwatched
 // sessions (in key order, resuming at the cursor). In poll mode the
 // cold sessions of the whole index rotate.
-func (x *Indexed) pollSet() changeSet {
-	f := &x.fresh
+func (ix *Indexed) pollSet() changeSet {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var c changeSet
@@ -250,10 +250,10 @@ func (x *Indexed) pollSet() changeSet {
 	}
 	var keys []string
 	if f.pollAll {
-		// x.entries is only written under refreshMu, which the caller
+		// ix.entries is only written under refreshMu, which the caller
 		// holds.
-		keys = make([]string, 0, len(x.entries))
-		for k := range x.entries {
+		keys = make([]string, 0, len(ix.entries))
+		for k := range ix.entries {
 			keys = append(keys, k)
 		}
 	} else {
@@ -279,8 +279,8 @@ func (x *Indexed) pollSet() changeSet {
 
 // markUnwatched records that dir (a project name or a "proj/seg" key)
 // has no watch, so polls cover it; watched clears the mark.
-func (x *Indexed) markUnwatched(key string, project, unwatched bool) {
-	f := &x.fresh
+func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := &f.unwatched
@@ -299,8 +299,8 @@ func (x *Indexed) markUnwatched(key string, project, unwatched bool) {
 
 // forgetUnwatched drops the marks of session directories and projects
 // that no longer exist.
-func (x *Indexed) forgetUnwatched(removed []string, projects map[string]projectScan) {
-	f := &x.fresh
+func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]projectScan) {
+	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range removed {
@@ -319,8 +319,8 @@ func (x *Indexed) forgetUnwatched(removed []string, projects map[string]projectS
 // callers share one refresh (refreshWith re-checks the need under the
 // refresh lock). The caller's ctx bounds only its wait: the refresh itself
 // runs to completion for the callers behind it.
-func (x *Indexed) revalidate(ctx context.Context) error {
-	f := &x.fresh
+func (ix *Indexed) revalidate(ctx context.Context) error {
+	f := &ix.fresh
 	if f.fromCache {
 		select {
 		case <-f.verified:
@@ -328,20 +328,20 @@ func (x *Indexed) revalidate(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	if x.opts.Snapshot {
+	if ix.opts.Snapshot {
 		return nil
 	}
 	var mode refreshMode
 	switch {
-	case x.pollDue(pollFresh):
+	case ix.pollDue(pollFresh):
 		mode = modePoll
-	case x.changesPending():
+	case ix.changesPending():
 		mode = modeChanges
 	default:
 		return nil
 	}
 	done := make(chan error, 1)
-	if !x.startBackground(func() { done <- x.refreshWith(context.Background(), false, mode) }) {
+	if !ix.startBackground(func() { done <- ix.refreshWith(context.Background(), false, mode) }) {
 		return nil
 	}
 	select {
@@ -355,23 +355,23 @@ func (x *Indexed) revalidate(ctx context.Context) error {
 // pollLoop polls in the background while part of the store is unwatched,
 // so that the index (and what a client is shown unasked, like
 // diagnostics) converges without queries.
-func (x *Indexed) pollLoop() {
+func (ix *Indexed) pollLoop() {
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-x.closed:
+		case <-ix.closed:
 			return
 		case <-t.C:
 		}
-		if !x.Complete() || !x.pollDue(pollEvery/2) {
+		if !ix.Complete() || !ix.pollDue(pollEvery/2) {
 			continue
 		}
-		if err := x.refreshWith(context.Background(), false, modePoll); err != nil {
-			x.logf("sessionstore: polling %s: %v", x.root, err)
+		if err := ix.refreshWith(context.Background(), false, modePoll); err != nil {
+			ix.logf("sessionstore: polling %s: %v", ix.root, err)
 		}
-		x.persist(false)
-		x.warmCatalog()
+		ix.persist(false)
+		ix.warmCatalog()
 	}
 }
 
@@ -379,22 +379,22 @@ func (x *Indexed) pollLoop() {
 // above) and returns the generation of the listing it would answer from:
 // equal generations mean equal ListSessions and ReadTitles answers, so a
 // caller may cache what it derived from them per generation.
-func (x *Indexed) Fresh(ctx context.Context) (uint64, error) {
-	if err := x.maybeRefresh(ctx); err != nil {
+func (ix *Indexed) Fresh(ctx context.Context) (uint64, error) {
+	if err := ix.maybeRefresh(ctx); err != nil {
 		return 0, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.gen, nil
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.gen, nil
 }
 
 // Changed returns a channel closed at the next change of the listing or
 // of a title (the next generation): a server re-publishes what it showed
 // unasked (diagnostics) when it closes.
-func (x *Indexed) Changed() <-chan struct{} {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.changed
+func (ix *Indexed) Changed() <-chan struct{} {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.changed
 }
 
 // deriveAll derives the entries loaded from the cache on every core: a

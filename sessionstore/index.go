@@ -18,8 +18,9 @@ import (
 
 // IndexOptions configures OpenIndexed.
 type IndexOptions struct {
-	// Encoding pins the store encoding like OpenEncoding; 0 detects it
-	// like Open.
+	// Encoding pins the store encoding (dsh's compression setting): only
+	// that suffix is read. 0 reads each session directory by its own
+	// suffix (transcriptFor).
 	Encoding Encoding
 	// CacheDir is the directory the index is persisted in. "" means
 	// DefaultCacheDir(); NoCache keeps the index in memory only. The
@@ -53,9 +54,14 @@ type IndexOptions struct {
 	// watchLimit, when positive, caps the directories watched (tests of
 	// the fallback for an exhausted inotify watch limit).
 	watchLimit int
-	// ReadLimit bounds the memory one read may use (Options.ReadLimit);
-	// 0 means the default. A session over it fails with an error matching
-	// ErrReadLimit.
+	// ReadLimit bounds the memory one read may use: the most decoded
+	// bytes of one zstd frame (complete or torn) or one raw line a read
+	// holds at once, and the bytes of the surface events one ReadSurface
+	// keeps. A session over it fails to read with an error matching
+	// ErrReadLimit (Kind KindIO); other sessions are unaffected. 0 means
+	// $DSH_LSP_READ_LIMIT_MB MiB when that is set, else DefaultReadLimit;
+	// values under 16 MiB are raised to 16 MiB. Peak memory of one read is
+	// a small multiple of it (SECURITY.md).
 	ReadLimit int64
 	// Progress, when set, is called during the first indexing pass with
 	// the number of transcripts parsed so far and the number to parse.
@@ -92,8 +98,10 @@ func DefaultCacheDir() (string, error) {
 // path does not decide (legacy shapes, bad lines, validation failures) are
 // read by the store itself.
 type Indexed struct {
-	store     *Store
-	root      string
+	layout layout
+	root   string
+	// limit is the read limit in bytes (IndexOptions.ReadLimit).
+	limit     int64
 	opts      IndexOptions
 	interval  time.Duration
 	cachePath string
@@ -145,19 +153,20 @@ type Indexed struct {
 
 var _ reference.Source = (*Indexed)(nil)
 
-// OpenIndexed opens root (like Open) behind an index. It loads the
+// OpenIndexed opens the store at root behind an index. It loads the
 // persisted index when there is a valid one (Complete is then true at
 // once) and starts the first refresh in the background (Wait returns when
 // it has finished). Without a cache, queries answer from what is indexed
 // so far until Complete reports true.
 func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
-	st, err := OpenWith(root, Options{Encoding: opts.Encoding, ReadLimit: opts.ReadLimit})
+	l, err := newLayout(root, opts.Encoding)
 	if err != nil {
 		return nil, err
 	}
-	x := &Indexed{
-		store:    st,
+	ix := &Indexed{
+		layout:   l,
 		root:     root,
+		limit:    effectiveReadLimit(opts.ReadLimit),
 		opts:     opts,
 		interval: opts.RefreshInterval,
 		entries:  map[string]*entry{},
@@ -167,95 +176,92 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		closed:   make(chan struct{}),
 		changed:  make(chan struct{}),
 	}
-	x.fresh.verified = make(chan struct{})
-	if x.interval == 0 {
-		x.interval = DefaultRefreshInterval
+	ix.fresh.verified = make(chan struct{})
+	if ix.interval == 0 {
+		ix.interval = DefaultRefreshInterval
 	}
 	if opts.Lazy {
-		x.opts.CacheDir, opts.Snapshot, x.opts.Snapshot = NoCache, true, true
+		ix.opts.CacheDir, opts.Snapshot, ix.opts.Snapshot = NoCache, true, true
 	}
-	x.cachePath = x.resolveCachePath()
-	if x.cachePath != "" {
-		err := x.loadCache()
+	ix.cachePath = ix.resolveCachePath()
+	if ix.cachePath != "" {
+		err := ix.loadCache()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			x.logf("sessionstore: ignoring index cache %s: %v", x.cachePath, err)
+			ix.logf("sessionstore: ignoring index cache %s: %v", ix.cachePath, err)
 		}
 		// A valid cache covers the whole store as of the last run, but
 		// the store may have changed since: it is complete at once, yet
 		// answers wait (revalidate) until the first refresh has
 		// stat-checked every entry and re-parsed what changed.
-		x.complete = err == nil
-		x.fresh.fromCache = err == nil
+		ix.complete = err == nil
+		ix.fresh.fromCache = err == nil
 	}
 	if opts.Snapshot {
 		opts.NoWatch = true
-		x.opts.NoWatch = true
+		ix.opts.NoWatch = true
 	}
 	if !opts.NoWatch {
-		x.watcher = newStoreWatcher(x)
+		ix.watcher = newStoreWatcher(ix)
 	}
-	x.fresh.pollAll = x.watcher == nil
-	if x.watcher != nil {
-		x.bg.Add(1)
+	ix.fresh.pollAll = ix.watcher == nil
+	if ix.watcher != nil {
+		ix.bg.Add(1)
 		go func() {
-			defer x.bg.Done()
-			x.watcher.run()
+			defer ix.bg.Done()
+			ix.watcher.run()
 		}()
 	}
 	if opts.Lazy {
-		x.complete = true
-		close(x.ready)
-		close(x.fresh.verified)
-		return x, nil
+		ix.complete = true
+		close(ix.ready)
+		close(ix.fresh.verified)
+		return ix, nil
 	}
-	x.bg.Add(1)
+	ix.bg.Add(1)
 	go func() {
-		defer x.bg.Done()
-		defer close(x.ready)
-		if err := x.refresh(context.Background(), true, true); err != nil {
-			x.logf("sessionstore: indexing %s: %v", root, err)
+		defer ix.bg.Done()
+		defer close(ix.ready)
+		if err := ix.refresh(context.Background(), true, true); err != nil {
+			ix.logf("sessionstore: indexing %s: %v", root, err)
 		}
-		x.mu.Lock()
-		x.complete = true
-		x.mu.Unlock()
-		close(x.fresh.verified)
-		x.persist(true)
+		ix.mu.Lock()
+		ix.complete = true
+		ix.mu.Unlock()
+		close(ix.fresh.verified)
+		ix.persist(true)
 	}()
 	if !opts.NoWatch {
 		// Poll what has no watch (everything, when notifications are
 		// unavailable) in the background; one-shot readers do not.
-		x.bg.Add(1)
+		ix.bg.Add(1)
 		go func() {
-			defer x.bg.Done()
-			x.pollLoop()
+			defer ix.bg.Done()
+			ix.pollLoop()
 		}()
 	}
-	return x, nil
+	return ix, nil
 }
 
-// Store returns the underlying store reader.
-func (x *Indexed) Store() *Store { return x.store }
-
 // Root returns the store root.
-func (x *Indexed) Root() string { return x.root }
+func (ix *Indexed) Root() string { return ix.root }
 
 // CachePath returns the index cache file, "" when the index is memory
 // only.
-func (x *Indexed) CachePath() string { return x.cachePath }
+func (ix *Indexed) CachePath() string { return ix.cachePath }
 
 // Complete reports whether the index covers the whole store: a valid cache
 // was loaded, or the first indexing pass has finished. Before that,
 // ListSessions and ReadTitles answer from what is indexed so far.
-func (x *Indexed) Complete() bool {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.complete
+func (ix *Indexed) Complete() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.complete
 }
 
 // Wait blocks until the first indexing pass has finished or ctx is done.
-func (x *Indexed) Wait(ctx context.Context) error {
+func (ix *Indexed) Wait(ctx context.Context) error {
 	select {
-	case <-x.ready:
+	case <-ix.ready:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -264,36 +270,36 @@ func (x *Indexed) Wait(ctx context.Context) error {
 
 // Refresh brings the index up to date synchronously (after the first
 // indexing pass, which it waits for).
-func (x *Indexed) Refresh(ctx context.Context) error {
-	if err := x.Wait(ctx); err != nil {
+func (ix *Indexed) Refresh(ctx context.Context) error {
+	if err := ix.Wait(ctx); err != nil {
 		return err
 	}
-	err := x.refresh(ctx, false, true)
-	x.persist(false)
+	err := ix.refresh(ctx, false, true)
+	ix.persist(false)
 	return err
 }
 
 // Close stops background work and persists the index.
-func (x *Indexed) Close() error {
+func (ix *Indexed) Close() error {
 	select {
-	case <-x.closed:
+	case <-ix.closed:
 		return nil
 	default:
 	}
-	x.bgMu.Lock()
-	close(x.closed)
-	x.bgMu.Unlock()
-	if x.watcher != nil {
+	ix.bgMu.Lock()
+	close(ix.closed)
+	ix.bgMu.Unlock()
+	if ix.watcher != nil {
 		// Ends watcher.run.
-		x.watcher.close()
+		ix.watcher.close()
 	}
-	x.fresh.mu.Lock()
-	if x.fresh.timer != nil {
-		x.fresh.timer.Stop()
+	ix.fresh.mu.Lock()
+	if ix.fresh.timer != nil {
+		ix.fresh.timer.Stop()
 	}
-	x.fresh.mu.Unlock()
-	x.bg.Wait()
-	x.persist(true)
+	ix.fresh.mu.Unlock()
+	ix.bg.Wait()
+	ix.persist(true)
 	return nil
 }
 
@@ -303,95 +309,95 @@ func (x *Indexed) Close() error {
 // last scan is older than the safety interval, starts a background quick
 // scan. During the first indexing pass (Complete false) it does nothing:
 // answers are partial then anyway.
-func (x *Indexed) maybeRefresh(ctx context.Context) error {
-	x.mu.RLock()
-	complete, lastScan := x.complete, x.lastScan
-	x.mu.RUnlock()
+func (ix *Indexed) maybeRefresh(ctx context.Context) error {
+	ix.mu.RLock()
+	complete, lastScan := ix.complete, ix.lastScan
+	ix.mu.RUnlock()
 	if !complete {
 		return nil
 	}
-	if x.interval < 0 {
-		return x.Refresh(ctx)
+	if ix.interval < 0 {
+		return ix.Refresh(ctx)
 	}
-	if err := x.revalidate(ctx); err != nil {
+	if err := ix.revalidate(ctx); err != nil {
 		return err
 	}
-	interval := x.interval
-	if x.watcher != nil && interval < watchSafetyScan {
+	interval := ix.interval
+	if ix.watcher != nil && interval < watchSafetyScan {
 		interval = watchSafetyScan
 	}
-	if time.Since(lastScan) <= interval || !x.refreshing.TryLock() {
+	if time.Since(lastScan) <= interval || !ix.refreshing.TryLock() {
 		return nil
 	}
-	if !x.startBackground(func() {
-		defer x.refreshing.Unlock()
-		if err := x.refresh(context.Background(), false, false); err != nil {
-			x.logf("sessionstore: refreshing index of %s: %v", x.root, err)
+	if !ix.startBackground(func() {
+		defer ix.refreshing.Unlock()
+		if err := ix.refresh(context.Background(), false, false); err != nil {
+			ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 		}
-		x.persist(false)
-		x.warmCatalog()
+		ix.persist(false)
+		ix.warmCatalog()
 	}) {
-		x.refreshing.Unlock()
+		ix.refreshing.Unlock()
 	}
 	return nil
 }
 
 // ListSessions implements reference.Source from the index.
-func (x *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
+func (ix *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := x.maybeRefresh(ctx); err != nil {
+	if err := ix.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return append([]reference.SessionHeader(nil), x.listing...), nil
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return append([]reference.SessionHeader(nil), ix.listing...), nil
 }
 
 // ReadTitles implements reference.Source from the index.
-func (x *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := x.maybeRefresh(ctx); err != nil {
+	if err := ix.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, len(ids))
 	out := make([]reference.TitleResult, 0, len(ids))
 	var unindexed []int
-	x.mu.RLock()
+	ix.mu.RLock()
 	for _, id := range ids {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
 		r := reference.TitleResult{SessionID: id}
-		if e := x.titleEntry(id); e != nil {
-			r.Title, r.Err = e.titleAnswer(id, x.root)
+		if e := ix.titleEntry(id); e != nil {
+			r.Title, r.Err = e.titleAnswer(id, ix.root)
 		} else {
 			unindexed = append(unindexed, len(out))
 		}
 		out = append(out, r)
 	}
-	x.mu.RUnlock()
+	ix.mu.RUnlock()
 	for _, k := range unindexed {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out[k].Title, out[k].Err = x.titleOnDemand(out[k].SessionID)
+		out[k].Title, out[k].Err = ix.titleOnDemand(out[k].SessionID)
 	}
 	return out, nil
 }
 
 // titleOnDemand answers the title of a session the index has no single
 // entry for (not scanned yet, or not found, or a duplicate).
-func (x *Indexed) titleOnDemand(id string) (*string, error) {
-	e, err := x.indexOnDemand(id)
+func (ix *Indexed) titleOnDemand(id string) (*string, error) {
+	e, err := ix.indexOnDemand(id)
 	if err != nil {
 		return nil, err
 	}
-	return e.titleAnswer(id, x.root)
+	return e.titleAnswer(id, ix.root)
 }
 
 // Partial returns, taken together under one lock, the sessions indexed so
@@ -400,65 +406,56 @@ func (x *Indexed) titleOnDemand(id string) (*string, error) {
 // entry, a duplicate id, is left out). complete is Complete() at that
 // moment (then the listing is the whole store's as of the last refresh).
 // Meant for answering during the first indexing pass; it does not refresh.
-func (x *Indexed) Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	listing = make([]reference.SessionHeader, 0, len(x.listing))
-	titles = make(map[string]reference.TitleResult, len(x.listing))
-	for _, h := range x.listing {
-		e := x.titleEntry(h.ID)
+func (ix *Indexed) Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	listing = make([]reference.SessionHeader, 0, len(ix.listing))
+	titles = make(map[string]reference.TitleResult, len(ix.listing))
+	for _, h := range ix.listing {
+		e := ix.titleEntry(h.ID)
 		if e == nil {
 			continue
 		}
 		r := reference.TitleResult{SessionID: h.ID}
-		r.Title, r.Err = e.titleAnswer(h.ID, x.root)
+		r.Title, r.Err = e.titleAnswer(h.ID, ix.root)
 		listing = append(listing, h)
 		titles[h.ID] = r
 	}
-	return listing, titles, x.complete
+	return listing, titles, ix.complete
 }
 
-// titleEntry returns the entry a full read of id would load (the store's
-// find: every project directory holding <encodeSegment(id)>/), or nil when
-// that is not exactly one indexed transcript. Callers hold x.mu.
-func (x *Indexed) titleEntry(id string) *entry {
-	if e := x.byTitleID[id]; e != nil {
+// titleEntry returns the entry a read of id loads (the layout's find rule
+// over the indexed directories named by id's segment), or nil when that is
+// not exactly one indexed transcript. Callers hold ix.mu.
+func (ix *Indexed) titleEntry(id string) *entry {
+	if e := ix.byTitleID[id]; e != nil {
 		return e
 	}
 	seg, err := EncodeSegment(id)
 	if err != nil {
 		return nil
 	}
-	return x.findEntry(x.bySeg[seg])
+	return ix.findEntry(ix.bySeg[seg])
 }
 
-// findEntry applies the store's find rules to the directories named by
-// one segment.
-func (x *Indexed) findEntry(group []*entry) *entry {
-	var match *entry
-	n := 0
-	for _, e := range group {
-		enc, _ := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd)
-		if enc == 0 {
-			continue
-		}
-		n++
-		if enc == e.Enc {
-			match = e
-		}
-	}
-	if n != 1 {
+// findEntry is the entry of the one directory of group (the directories
+// named by one segment) that the layout's find rule picks, when it indexed
+// the transcript that rule reads.
+func (ix *Indexed) findEntry(group []*entry) *entry {
+	matches, encs := named(ix.layout, group, func(e *entry) (bool, bool) { return e.HasRaw, e.HasZstd })
+	if len(matches) != 1 || matches[0].Enc != encs[0] {
 		return nil
 	}
-	return match
+	return matches[0]
 }
 
-// rebuildListing recomputes the listing (Store.Discover's rules: root
-// encoding, readable header, identity, first of duplicate ids in
-// enumeration order) and the by-segment map. Callers hold x.mu.
-func (x *Indexed) rebuildListing() {
-	all := make([]*entry, 0, len(x.entries))
-	for _, e := range x.entries {
+// rebuildListing recomputes the listing (the layout's rules: the
+// transcript the encoding rule reads, a readable header at its identity's
+// path, the first of duplicate ids in enumeration order) and the
+// by-segment map. Callers hold ix.mu.
+func (ix *Indexed) rebuildListing() {
+	all := make([]*entry, 0, len(ix.entries))
+	for _, e := range ix.entries {
 		all = append(all, e)
 	}
 	sort.Slice(all, func(i, j int) bool {
@@ -472,7 +469,7 @@ func (x *Indexed) rebuildListing() {
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
 		bySeg[e.Seg] = append(bySeg[e.Seg], e)
-		if enc, _ := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.RefID] {
+		if enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.RefID] {
 			continue
 		}
 		seen[e.RefID] = true
@@ -481,21 +478,21 @@ func (x *Indexed) rebuildListing() {
 	SortHeaders(listing)
 	byTitleID := make(map[string]*entry, len(bySeg))
 	for _, group := range bySeg {
-		if e := x.findEntry(group); e != nil && e.state != nil && e.TitleID != "" {
+		if e := ix.findEntry(group); e != nil && e.state != nil && e.TitleID != "" {
 			byTitleID[e.TitleID] = e
 		}
 	}
-	x.listing, x.bySeg, x.byTitleID = listing, bySeg, byTitleID
-	x.gen++
-	if x.changed != nil {
-		close(x.changed)
+	ix.listing, ix.bySeg, ix.byTitleID = listing, bySeg, byTitleID
+	ix.gen++
+	if ix.changed != nil {
+		close(ix.changed)
 	}
-	x.changed = make(chan struct{})
+	ix.changed = make(chan struct{})
 }
 
-func (x *Indexed) logf(format string, args ...any) {
-	if x.opts.Logf != nil {
-		x.opts.Logf(format, args...)
+func (ix *Indexed) logf(format string, args ...any) {
+	if ix.opts.Logf != nil {
+		ix.opts.Logf(format, args...)
 	}
 }
 
@@ -515,26 +512,26 @@ type Stats struct {
 // Skipped reports, in path order, the transcripts the index does not read
 // because the session directory's other transcript is read, or because
 // they are in the other encoding than a pinned one (transcriptFor).
-func (x *Indexed) Skipped() []error {
-	x.mu.RLock()
+func (ix *Indexed) Skipped() []error {
+	ix.mu.RLock()
 	var out []error
-	for _, e := range x.entries {
-		if read, skipped := transcriptFor(x.store.enc, e.HasRaw, e.HasZstd); skipped != 0 {
-			out = append(out, skippedTranscript(filepath.Join(x.root, e.Proj, e.Seg), read, skipped))
+	for _, e := range ix.entries {
+		if read, skipped := ix.layout.transcripts(e.HasRaw, e.HasZstd); skipped != 0 {
+			out = append(out, skippedTranscript(filepath.Join(ix.root, e.Proj, e.Seg), read, skipped))
 		}
 	}
-	x.mu.RUnlock()
+	ix.mu.RUnlock()
 	slices.SortFunc(out, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return out
 }
 
 // Stats returns counters of the index.
-func (x *Indexed) Stats() Stats {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	s := Stats{Sessions: len(x.entries), Listed: len(x.listing), Complete: x.complete, LastScan: x.lastScan,
-		Parsed: x.parsed.Load(), Grown: x.grown.Load(), FastSurfaces: x.fastSurfaces.Load()}
-	for _, e := range x.entries {
+func (ix *Indexed) Stats() Stats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := Stats{Sessions: len(ix.entries), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
+		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), FastSurfaces: ix.fastSurfaces.Load()}
+	for _, e := range ix.entries {
 		if e.state == nil {
 			s.Slow++
 		}
@@ -543,6 +540,6 @@ func (x *Indexed) Stats() Stats {
 }
 
 // String names the index and its store root, for logs.
-func (x *Indexed) String() string {
-	return fmt.Sprintf("sessionstore.Indexed(%s)", x.root)
+func (ix *Indexed) String() string {
+	return fmt.Sprintf("sessionstore.Indexed(%s)", ix.root)
 }

@@ -35,45 +35,45 @@ var _ reference.CatalogSource = (*Indexed)(nil)
 // During the first indexing pass (Complete false) it returns an error
 // wrapping reference.ErrCatalogUnavailable: callers then use ListSessions
 // and ReadTitles, or a partial view (Partial), as before.
-func (x *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
+func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := x.maybeRefresh(ctx); err != nil {
+	if err := ix.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
-	if cat, complete := x.currentCatalog(); cat != nil || !complete {
-		return cat, x.catalogUnavailable(complete)
+	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
+		return cat, ix.catalogUnavailable(complete)
 	}
-	x.catalog.build.Lock()
-	defer x.catalog.build.Unlock()
-	if cat, complete := x.currentCatalog(); cat != nil || !complete {
-		return cat, x.catalogUnavailable(complete)
+	ix.catalog.build.Lock()
+	defer ix.catalog.build.Unlock()
+	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
+		return cat, ix.catalogUnavailable(complete)
 	}
-	snap, err := x.buildCatalog(ctx)
+	snap, err := ix.buildCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if old := x.catalog.snap.Load(); old != nil {
+	if old := ix.catalog.snap.Load(); old != nil {
 		// A live session's appends change one title at a time: the new
 		// snapshot's search index is derived from the last one's.
 		snap.cat.Follows(old.cat)
 	}
-	x.catalog.snap.Store(snap)
+	ix.catalog.snap.Store(snap)
 	return snap.cat, nil
 }
 
 // currentCatalog returns the cached catalog when it is of the current
 // generation (else nil), and whether the first pass has finished (before,
 // there is no catalog).
-func (x *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
-	x.mu.RLock()
-	complete, gen := x.complete, x.gen
-	x.mu.RUnlock()
+func (ix *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
+	ix.mu.RLock()
+	complete, gen := ix.complete, ix.gen
+	ix.mu.RUnlock()
 	if !complete {
 		return nil, false
 	}
-	if s := x.catalog.snap.Load(); s != nil && s.gen == gen {
+	if s := ix.catalog.snap.Load(); s != nil && s.gen == gen {
 		return s.cat, true
 	}
 	return nil, true
@@ -81,38 +81,38 @@ func (x *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
 
 // catalogUnavailable is nil when complete, else the error that makes
 // reference.ListCandidates fall back to ListSessions and ReadTitles.
-func (x *Indexed) catalogUnavailable(complete bool) error {
+func (ix *Indexed) catalogUnavailable(complete bool) error {
 	if complete {
 		return nil
 	}
-	return fmt.Errorf("index of %s: first indexing pass still running: %w", x.root, reference.ErrCatalogUnavailable)
+	return fmt.Errorf("index of %s: first indexing pass still running: %w", ix.root, reference.ErrCatalogUnavailable)
 }
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
 // for it: indexed titles under one read lock (with the generation they
 // belong to), then the slow logs' titles through their memo.
-func (x *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
-	x.mu.RLock()
-	gen := x.gen
+func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
+	ix.mu.RLock()
+	gen := ix.gen
 	// The listing slice is replaced, never modified, by rebuildListing.
-	headers := x.listing
+	headers := ix.listing
 	titles := make([]reference.TitleResult, len(headers))
 	var unindexed []int
 	for i := range headers {
 		id := headers[i].ID
 		titles[i].SessionID = id
-		if e := x.titleEntry(id); e != nil {
-			titles[i].Title, titles[i].Err = e.titleAnswer(id, x.root)
+		if e := ix.titleEntry(id); e != nil {
+			titles[i].Title, titles[i].Err = e.titleAnswer(id, ix.root)
 		} else {
 			unindexed = append(unindexed, i)
 		}
 	}
-	x.mu.RUnlock()
+	ix.mu.RUnlock()
 	for _, i := range unindexed {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		titles[i].Title, titles[i].Err = x.titleOnDemand(titles[i].SessionID)
+		titles[i].Title, titles[i].Err = ix.titleOnDemand(titles[i].SessionID)
 	}
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }
@@ -120,13 +120,13 @@ func (x *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 // warmCatalog rebuilds the catalog after a background refresh changed the
 // listing, when queries use catalogs (one was built before), so the next
 // query does not pay for the rebuild (~10 ms for 10,000 sessions).
-func (x *Indexed) warmCatalog() {
-	if x.catalog.snap.Load() == nil {
+func (ix *Indexed) warmCatalog() {
+	if ix.catalog.snap.Load() == nil {
 		return
 	}
-	if cat, err := x.Catalog(context.Background()); err == nil {
+	if cat, err := ix.Catalog(context.Background()); err == nil {
 		if err := cat.Prepare(); err != nil {
-			x.logf("sessionstore: session catalog of %s: %v", x.root, err)
+			ix.logf("sessionstore: session catalog of %s: %v", ix.root, err)
 		}
 	}
 }

@@ -168,31 +168,6 @@ type projectScan struct {
 	segs  []string
 }
 
-type candidate struct {
-	proj, seg      string
-	raw, zst       fileSig
-	hasRaw, hasZst bool
-}
-
-func (c *candidate) key() string { return c.proj + "/" + c.seg }
-
-// encoding is the encoding of the transcript c's directory is read by
-// (transcriptFor; the pinned one when only the other is present, which then
-// indexes as a missing transcript).
-func (c *candidate) encoding(pinned Encoding) Encoding {
-	if enc, _ := transcriptFor(pinned, c.hasRaw, c.hasZst); enc != 0 {
-		return enc
-	}
-	return pinned
-}
-
-func (c *candidate) sig(enc Encoding) (fileSig, bool) {
-	if enc == Zstd {
-		return c.zst, c.hasZst
-	}
-	return c.raw, c.hasRaw
-}
-
 // dirTrustAge is how old a project directory's mtime must be before an
 // unchanged mtime is trusted to mean an unchanged listing (mtime
 // granularity and racing writers).
@@ -211,15 +186,16 @@ func (e *entry) hot(now time.Time) bool {
 	return e.Sig.Size < 0 || e.NoHeaderYet || now.UnixNano()-e.Sig.MtimeNs < int64(hotWindow)
 }
 
-// candidateOf is e's last known scan result.
-func candidateOf(e *entry) candidate {
-	c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
+// dirWith is e's session directory with sig as the signature of the
+// transcript e indexes (e.Sig: the last known scan result).
+func (e *entry) dirWith(sig fileSig) sessionDir {
+	d := sessionDir{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
 	if e.Enc == Zstd {
-		c.zst = e.Sig
+		d.zstd = sig
 	} else {
-		c.raw = e.Sig
+		d.raw = sig
 	}
-	return c
+	return d
 }
 
 // scan stats the store: project directories (re-listed only when their
@@ -228,19 +204,19 @@ func candidateOf(e *entry) candidate {
 // directories, changed project directories, hot (recently modified)
 // sessions and the sessions cs names. Every directory read is watched
 // first (watchDir).
-func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]candidate, error) {
+func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]sessionDir, error) {
 	full = full || cs.all
-	x.watchRoot(cs.all)
-	projects, err := os.ReadDir(x.root)
+	ix.watchRoot(cs.all)
+	projects, err := os.ReadDir(ix.root)
 	if errors.Is(err, fs.ErrNotExist) {
-		x.projects = map[string]projectScan{}
+		ix.projects = map[string]projectScan{}
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
+		return nil, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
 	}
-	cands := make([]candidate, 0, len(x.entries))
-	var todo []candidate
+	cands := make([]sessionDir, 0, len(ix.entries))
+	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
 	for _, p := range projects {
 		if err := ctx.Err(); err != nil {
@@ -249,15 +225,15 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeS
 		if !p.IsDir() {
 			continue
 		}
-		pdir := filepath.Join(x.root, p.Name())
+		pdir := filepath.Join(ix.root, p.Name())
 		fi, err := os.Stat(pdir)
 		if err != nil {
 			continue
 		}
-		ps, known := x.projects[p.Name()]
+		ps, known := ix.projects[p.Name()]
 		changed := !known || cs.all || cs.projects[p.Name()] || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge
 		if changed {
-			x.watchDir(pdir, p.Name(), true, cs.all || cs.projects[p.Name()])
+			ix.watchDir(pdir, p.Name(), true, cs.all || cs.projects[p.Name()])
 			ents, err := os.ReadDir(pdir)
 			if err != nil {
 				continue
@@ -273,28 +249,28 @@ func (x *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeS
 		for _, seg := range ps.segs {
 			key := p.Name() + "/" + seg
 			if !full && !changed && !cs.sessions[key] {
-				if old := x.entries[key]; old != nil && !old.hot(now) {
-					cands = append(cands, candidateOf(old))
+				if old := ix.entries[key]; old != nil && !old.hot(now) {
+					cands = append(cands, old.dirWith(old.Sig))
 					continue
 				}
 			}
-			x.watchDir(filepath.Join(pdir, seg), key, false, cs.all || cs.sessions[key])
-			todo = append(todo, candidate{proj: p.Name(), seg: seg})
+			ix.watchDir(filepath.Join(pdir, seg), key, false, cs.all || cs.sessions[key])
+			todo = append(todo, sessionDir{proj: p.Name(), seg: seg})
 		}
 	}
-	x.projects = seen
-	return x.statCandidates(ctx, cands, todo)
+	ix.projects = seen
+	return ix.statCandidates(ctx, cands, todo)
 }
 
 // statCandidates lstats the transcripts of the todo session directories
 // (watched before, so nothing written after a stat goes unnoticed) and
 // appends those with a transcript to cands. The stats run on a few
 // goroutines: a full scan is thousands of system calls, which overlap.
-func (x *Indexed) statCandidates(ctx context.Context, cands, todo []candidate) ([]candidate, error) {
-	stat := func(c *candidate) {
-		dir := filepath.Join(x.root, c.proj, c.seg)
+func (ix *Indexed) statCandidates(ctx context.Context, cands, todo []sessionDir) ([]sessionDir, error) {
+	stat := func(c *sessionDir) {
+		dir := filepath.Join(ix.root, c.proj, c.seg)
 		c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-		c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
+		c.zstd, c.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
 	}
 	if workers := min(4, len(todo)/256); workers > 1 {
 		var wg sync.WaitGroup
@@ -319,7 +295,7 @@ func (x *Indexed) statCandidates(ctx context.Context, cands, todo []candidate) (
 		return nil, err
 	}
 	for _, c := range todo {
-		if c.hasRaw || c.hasZst {
+		if c.hasRaw || c.hasZstd {
 			cands = append(cands, c)
 		}
 	}
@@ -331,17 +307,17 @@ func (x *Indexed) statCandidates(ctx context.Context, cands, todo []candidate) (
 // notified (and new) project directories and stats only the notified (and
 // new) session directories; every other entry stands as indexed, which
 // the watches vouch for.
-func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, error) {
-	names := make([]string, 0, len(x.projects))
+func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir, error) {
+	names := make([]string, 0, len(ix.projects))
 	if cs.root {
-		x.watchRoot(false)
-		ents, err := os.ReadDir(x.root)
+		ix.watchRoot(false)
+		ents, err := os.ReadDir(ix.root)
 		if errors.Is(err, fs.ErrNotExist) {
-			x.projects = map[string]projectScan{}
+			ix.projects = map[string]projectScan{}
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sessionstore: listing root %s: %w", x.root, err)
+			return nil, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
 		}
 		for _, p := range ents {
 			if p.IsDir() {
@@ -349,23 +325,23 @@ func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, e
 			}
 		}
 	} else {
-		for p := range x.projects {
+		for p := range ix.projects {
 			names = append(names, p)
 		}
 	}
-	cands := make([]candidate, 0, len(x.entries)+len(cs.sessions))
-	var todo []candidate
+	cands := make([]sessionDir, 0, len(ix.entries)+len(cs.sessions))
+	var todo []sessionDir
 	seen := make(map[string]projectScan, len(names))
 	for _, p := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pdir := filepath.Join(x.root, p)
-		ps, known := x.projects[p]
+		pdir := filepath.Join(ix.root, p)
+		ps, known := ix.projects[p]
 		relist := !known || cs.projects[p]
 		var listed map[string]bool
 		if relist {
-			x.watchDir(pdir, p, true, cs.projects[p])
+			ix.watchDir(pdir, p, true, cs.projects[p])
 			fi, err := os.Stat(pdir)
 			if err != nil || !fi.IsDir() {
 				continue
@@ -390,29 +366,29 @@ func (x *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]candidate, e
 		seen[p] = ps
 		for _, seg := range ps.segs {
 			key := p + "/" + seg
-			old := x.entries[key]
+			old := ix.entries[key]
 			if old != nil && !cs.sessions[key] && (!relist || listed[seg]) {
-				cands = append(cands, candidateOf(old))
+				cands = append(cands, old.dirWith(old.Sig))
 				continue
 			}
-			x.watchDir(filepath.Join(pdir, seg), key, false, cs.sessions[key])
-			todo = append(todo, candidate{proj: p, seg: seg})
+			ix.watchDir(filepath.Join(pdir, seg), key, false, cs.sessions[key])
+			todo = append(todo, sessionDir{proj: p, seg: seg})
 		}
 	}
-	x.projects = seen
-	return x.statCandidates(ctx, cands, todo)
+	ix.projects = seen
+	return ix.statCandidates(ctx, cands, todo)
 }
 
 // watchRoot (re)adds the root's watch before it is listed; when that fails
 // the whole store is polled.
-func (x *Indexed) watchRoot(force bool) {
-	if x.watcher == nil {
+func (ix *Indexed) watchRoot(force bool) {
+	if ix.watcher == nil {
 		return
 	}
-	ok := x.watcher.watch(x.watcher.root, force)
-	x.fresh.mu.Lock()
-	x.fresh.pollAll = !ok
-	x.fresh.mu.Unlock()
+	ok := ix.watcher.watch(ix.watcher.root, force)
+	ix.fresh.mu.Lock()
+	ix.fresh.pollAll = !ok
+	ix.fresh.mu.Unlock()
 }
 
 // refreshMode says what a refresh scans.
@@ -431,7 +407,7 @@ const (
 )
 
 type indexJob struct {
-	c   candidate
+	dir sessionDir
 	old *entry
 	enc Encoding
 	sig fileSig
@@ -441,12 +417,12 @@ type indexJob struct {
 // parsing of new, grown, replaced or truncated transcripts (newest first,
 // in parallel), published in batches so queries see progress during the
 // first pass.
-func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
+func (ix *Indexed) refresh(ctx context.Context, initial, full bool) error {
 	mode := modeQuick
 	if full {
 		mode = modeFull
 	}
-	return x.refreshWith(ctx, initial, mode)
+	return ix.refreshWith(ctx, initial, mode)
 }
 
 // refreshWith is refresh with a scan mode. Every mode also takes the
@@ -454,36 +430,36 @@ func (x *Indexed) refresh(ctx context.Context, initial, full bool) error {
 // every notice received before it started. A modeChanges or modePoll
 // refresh that another one made unnecessary while it waited for the lock
 // does nothing (this is how concurrent revalidations coalesce).
-func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMode) error {
-	x.refreshMu.Lock()
-	defer x.refreshMu.Unlock()
-	if mode == modePoll && !x.pollDue(pollFresh) {
+func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMode) error {
+	ix.refreshMu.Lock()
+	defer ix.refreshMu.Unlock()
+	if mode == modePoll && !ix.pollDue(pollFresh) {
 		mode = modeChanges
 	}
-	if mode == modeChanges && !x.changesPending() {
+	if mode == modeChanges && !ix.changesPending() {
 		return nil
 	}
-	cs, seq := x.takeChanges()
+	cs, seq := ix.takeChanges()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
-	var cands []candidate
+	var cands []sessionDir
 	var err error
 	switch {
 	case mode == modeChanges && !cs.all:
-		cands, err = x.scanChanges(ctx, cs)
+		cands, err = ix.scanChanges(ctx, cs)
 	case mode == modePoll:
-		cs.merge(x.pollSet())
+		cs.merge(ix.pollSet())
 		fallthrough
 	default:
-		full = full || start.Sub(x.lastFull) >= fullScanEvery
-		cands, err = x.scan(ctx, start, full, cs)
+		full = full || start.Sub(ix.lastFull) >= fullScanEvery
+		cands, err = ix.scan(ctx, start, full, cs)
 	}
 	if err == nil {
-		err = x.apply(ctx, initial, full, mode != modeChanges || cs.all, start, cands)
+		err = ix.apply(ctx, initial, full, mode != modeChanges || cs.all, start, cands)
 	}
-	x.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
+	ix.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
 	if err == nil && full {
-		x.preferRecentWatches()
+		ix.preferRecentWatches()
 	}
 	return err
 }
@@ -491,34 +467,34 @@ func (x *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMod
 // apply brings the entries to the scan's candidates: it drops the
 // sessions gone, parses what changed and rebuilds the listing. scanned
 // says the scan covered the whole store (then it is the last scan).
-func (x *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []candidate) error {
-	p := x.plan(cands)
-	x.mu.Lock()
+func (ix *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []sessionDir) error {
+	p := ix.plan(cands)
+	ix.mu.Lock()
 	for _, k := range p.removed {
-		delete(x.entries, k)
+		delete(ix.entries, k)
 	}
 	for _, e := range p.flagOnly {
-		x.entries[e.Proj+"/"+e.Seg] = e
+		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
 	changed := len(p.jobs) > 0 || len(p.removed) > 0 || len(p.flagOnly) > 0
 	if changed && (initial || len(p.jobs) == 0) {
-		x.rebuildListing()
+		ix.rebuildListing()
 	}
-	x.dirty = x.dirty || changed
+	ix.dirty = ix.dirty || changed
 	if len(p.jobs) == 0 {
-		x.scanDone(scanned, full, start)
+		ix.scanDone(scanned, full, start)
 	}
-	x.mu.Unlock()
-	x.forgetUnwatched(p.removed, x.projects)
+	ix.mu.Unlock()
+	ix.forgetUnwatched(p.removed, ix.projects)
 	if len(p.jobs) == 0 {
 		return nil
 	}
-	done := x.parseAll(ctx, p.jobs, initial)
-	x.mu.Lock()
-	x.rebuildListing()
-	x.dirty = true
-	x.scanDone(scanned && done == len(p.jobs), full, start)
-	x.mu.Unlock()
+	done := ix.parseAll(ctx, p.jobs, initial)
+	ix.mu.Lock()
+	ix.rebuildListing()
+	ix.dirty = true
+	ix.scanDone(scanned && done == len(p.jobs), full, start)
+	ix.mu.Unlock()
 	return ctx.Err()
 }
 
@@ -530,28 +506,28 @@ type refreshPlan struct {
 	removed  []string
 }
 
-// plan compares the scan's candidates with the entries. x.entries is only
-// written by the refresher (refreshMu), so reading it without x.mu is safe.
-func (x *Indexed) plan(cands []candidate) refreshPlan {
+// plan compares the scan's candidates with the entries. ix.entries is only
+// written by the refresher (refreshMu), so reading it without ix.mu is safe.
+func (ix *Indexed) plan(cands []sessionDir) refreshPlan {
 	var p refreshPlan
 	present := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		present[c.key()] = true
-		old := x.entries[c.key()]
-		enc := c.encoding(x.store.enc)
+		old := ix.entries[c.key()]
+		enc := ix.layout.transcript(&c)
 		sig, _ := c.sig(enc)
 		if old == nil || old.Enc != enc || old.Sig != sig {
-			p.jobs = append(p.jobs, indexJob{c: c, old: old, enc: enc, sig: sig})
+			p.jobs = append(p.jobs, indexJob{dir: c, old: old, enc: enc, sig: sig})
 			continue
 		}
-		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZst {
+		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZstd {
 			ne := *old
-			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZst
+			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZstd
 			ne.derive(old.state)
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
 	}
-	for k := range x.entries {
+	for k := range ix.entries {
 		if !present[k] {
 			p.removed = append(p.removed, k)
 		}
@@ -562,25 +538,25 @@ func (x *Indexed) plan(cands []candidate) refreshPlan {
 	return p
 }
 
-// scanDone records a completed scan. Callers hold x.mu.
-func (x *Indexed) scanDone(complete, full bool, start time.Time) {
+// scanDone records a completed scan. Callers hold ix.mu.
+func (ix *Indexed) scanDone(complete, full bool, start time.Time) {
 	if !complete {
 		return
 	}
-	x.lastScan = start
+	ix.lastScan = start
 	if full {
-		x.lastFull = start
+		ix.lastFull = start
 	}
 }
 
 // parseAll parses the jobs on GOMAXPROCS workers and publishes the entries
 // in batches (so queries see progress during the first pass); it returns
 // how many were parsed (fewer when ctx or the index closes).
-func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) int {
+func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) int {
 	total := len(jobs)
 	progress := func(done int) {
-		if initial && x.opts.Progress != nil {
-			x.opts.Progress(done, total)
+		if initial && ix.opts.Progress != nil {
+			ix.opts.Progress(done, total)
 		}
 	}
 	progress(0)
@@ -592,7 +568,7 @@ func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) i
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				results <- x.index(j.c, j.old, j.enc)
+				results <- ix.index(j.dir, j.old, j.enc)
 			}
 		}()
 	}
@@ -603,13 +579,13 @@ func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) i
 			case work <- j:
 			case <-ctx.Done():
 				return
-			case <-x.closed:
+			case <-ix.closed:
 				return
 			}
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
-	pub := publisher{x: x, initial: initial, last: time.Now()}
+	pub := publisher{ix: ix, initial: initial, last: time.Now()}
 	done := 0
 	for e := range results {
 		pub.batch = append(pub.batch, e)
@@ -628,7 +604,7 @@ func (x *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) i
 
 // publisher adds parsed entries to the index in batches.
 type publisher struct {
-	x       *Indexed
+	ix      *Indexed
 	initial bool
 	batch   []*entry
 	last    time.Time
@@ -646,53 +622,53 @@ func (p *publisher) due() bool {
 }
 
 func (p *publisher) publish() {
-	x := p.x
-	x.mu.Lock()
+	ix := p.ix
+	ix.mu.Lock()
 	for _, e := range p.batch {
-		x.entries[e.Proj+"/"+e.Seg] = e
+		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
 	if p.initial {
 		t := time.Now()
-		x.rebuildListing()
+		ix.rebuildListing()
 		p.rebuild = time.Since(t)
 	}
-	x.mu.Unlock()
+	ix.mu.Unlock()
 	p.batch = p.batch[:0]
 	p.last = time.Now()
 }
 
 // index (re)builds the entry of one session directory.
-func (x *Indexed) index(c candidate, old *entry, enc Encoding) *entry {
+func (ix *Indexed) index(d sessionDir, old *entry, enc Encoding) *entry {
 	// One parse per transcript version at a time: the refresher and an
 	// on-demand ReadSurface asking for the same file share the work.
-	sig, _ := c.sig(enc)
-	key := inflightKey{dir: c.key(), enc: enc, sig: sig}
-	x.inflightMu.Lock()
-	if e, ok := x.recent[key]; ok {
-		x.inflightMu.Unlock()
+	sig, _ := d.sig(enc)
+	key := inflightKey{dir: d.key(), enc: enc, sig: sig}
+	ix.inflightMu.Lock()
+	if e, ok := ix.recent[key]; ok {
+		ix.inflightMu.Unlock()
 		return e
 	}
-	if call, ok := x.inflight[key]; ok {
-		x.inflightMu.Unlock()
+	if call, ok := ix.inflight[key]; ok {
+		ix.inflightMu.Unlock()
 		<-call.done
 		return call.e
 	}
 	call := &inflightCall{done: make(chan struct{})}
-	if x.inflight == nil {
-		x.inflight = map[inflightKey]*inflightCall{}
+	if ix.inflight == nil {
+		ix.inflight = map[inflightKey]*inflightCall{}
 	}
-	x.inflight[key] = call
-	x.inflightMu.Unlock()
-	call.e = x.indexNow(c, old, enc)
-	x.inflightMu.Lock()
-	delete(x.inflight, key)
+	ix.inflight[key] = call
+	ix.inflightMu.Unlock()
+	call.e = ix.indexNow(d, old, enc)
+	ix.inflightMu.Lock()
+	delete(ix.inflight, key)
 	// Keep a few recent results: an on-demand parse is not published, so
 	// the refresher (or the next ReadSurface) reuses it.
-	if x.recent == nil || len(x.recent) >= 64 {
-		x.recent = map[inflightKey]*entry{}
+	if ix.recent == nil || len(ix.recent) >= 64 {
+		ix.recent = map[inflightKey]*entry{}
 	}
-	x.recent[key] = call.e
-	x.inflightMu.Unlock()
+	ix.recent[key] = call.e
+	ix.inflightMu.Unlock()
 	close(call.done)
 	return call.e
 }
@@ -708,32 +684,32 @@ type inflightCall struct {
 	e    *entry
 }
 
-func (x *Indexed) indexNow(c candidate, old *entry, enc Encoding) *entry {
-	x.parsed.Add(1)
-	e := &entry{Proj: c.proj, Seg: c.seg, HasRaw: c.hasRaw, HasZstd: c.hasZst, Enc: enc}
-	sig, ok := c.sig(enc)
+func (ix *Indexed) indexNow(d sessionDir, old *entry, enc Encoding) *entry {
+	ix.parsed.Add(1)
+	e := &entry{Proj: d.proj, Seg: d.seg, HasRaw: d.hasRaw, HasZstd: d.hasZstd, Enc: enc}
+	sig, ok := d.sig(enc)
 	e.Sig = sig
 	if !ok {
 		e.derive(nil)
 		return e
 	}
-	path := e.path(x.root)
+	path := e.path(ix.root)
 	if old != nil && old.Enc == enc && old.State != nil && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
-		if view, ok := x.grow(e, old, path); ok {
-			x.grown.Add(1)
+		if view, ok := ix.grow(e, old, path); ok {
+			ix.grown.Add(1)
 			e.derive(view)
 			return e
 		}
 	}
-	x.full(e, path)
+	ix.full(e, path)
 	return e
 }
 
 // grow continues old's parse over the appended bytes. It reports false
 // when the file is no longer the one old describes, or when the fold now
 // needs the message ids it did not keep (then the log is parsed again).
-func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
+func (ix *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	f, sig, ok, err := openState(path, old.Sig, old.State)
 	if err != nil || !ok {
 		return nil, false
@@ -741,10 +717,10 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	defer f.Close()
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
 	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
-	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
-	view, err := x.parse(p, sig.Size)
+	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: ix.limit}
+	view, err := ix.parse(p, sig.Size)
 	if err != nil {
-		x.setReadErr(e, err)
+		ix.setReadErr(e, err)
 		return nil, true
 	}
 	if view.Fold.NeedIDs {
@@ -755,8 +731,8 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 }
 
 // setReadErr records on e the error its read gives.
-func (x *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), x.store.limit
+func (ix *Indexed) setReadErr(e *entry, err error) {
+	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), ix.limit
 	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
@@ -766,8 +742,8 @@ func (x *Indexed) setReadErr(e *entry, err error) {
 // full reads a transcript from the start: the listing facts from its
 // header (ReadHeader, as Discover), then one parse of the whole log with
 // a read's checks.
-func (x *Indexed) full(e *entry, path string) {
-	h, err := readHeader(path, e.Enc)
+func (ix *Indexed) full(e *entry, path string) {
+	h, err := ReadHeader(path, e.Enc)
 	switch {
 	case errors.Is(err, errNoHeaderYet):
 		e.NoHeaderYet = true
@@ -777,38 +753,38 @@ func (x *Indexed) full(e *entry, path string) {
 		e.Listed = true
 		r := h.Reference()
 		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
-		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
+		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
 	}
 	var view *logState
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
-		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		ix.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		ix.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
 		return
 	}
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
-		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: x.store.limit}
-		if view, err = x.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
+		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: ix.limit}
+		if view, err = ix.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
 			break
 		}
 	}
 	if err == nil {
-		err = x.store.checkIdentity(p.header, path, e.Enc)
+		err = ix.layout.checkIdentity(p.header, path, e.Enc)
 	}
 	if err == nil {
 		err = p.header.Validate()
 	}
 	if err != nil {
 		view = nil
-		x.setReadErr(e, err)
+		ix.setReadErr(e, err)
 		return
 	}
 	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
@@ -817,7 +793,7 @@ func (x *Indexed) full(e *entry, path string) {
 // parse runs p to size and returns the view state (p.st, or a clone
 // extended by the lines of a torn final zstd frame). p.st.TailCRC is
 // updated.
-func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
+func (ix *Indexed) parse(p *logParser, size int64) (*logState, error) {
 	var torn []byte
 	var err error
 	if p.enc == Raw {

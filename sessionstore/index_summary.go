@@ -15,13 +15,13 @@ import (
 // its log is one the index leaves to the store, its state was persisted
 // without items, or it is over the read limit): callers then read the
 // surface.
-func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference.SurfaceSummary, ok bool) {
+func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference.SurfaceSummary, ok bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	x.mu.RLock()
-	e := x.titleEntry(id)
-	x.mu.RUnlock()
+	ix.mu.RLock()
+	e := ix.titleEntry(id)
+	ix.mu.RUnlock()
 	if e == nil || e.state == nil || e.TitleID != id || e.err != nil {
 		return nil, false
 	}
@@ -30,7 +30,7 @@ func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference
 		return nil, false
 	}
 	// The file must still be the one the state describes (as surfaceOf).
-	f, cur, same, err := openState(e.path(x.root), e.Sig, st)
+	f, cur, same, err := openState(e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil, false
 	}
@@ -65,7 +65,7 @@ func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference
 		sum.Items = append(sum.Items, it)
 		raw += rawMax
 	}
-	if raw > limitOr(x.store.limit) {
+	if raw > limitOr(ix.limit) {
 		return nil, false
 	}
 	for i := range closers {

@@ -15,85 +15,80 @@ import (
 // only the records of the events on the surface, so memory is bounded by
 // the surface, not the log. A record whose bytes changed since they were
 // indexed (a log rewritten in place) makes the read parse the log again.
-func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e, err := x.current(id)
+	e, err := ix.current(id)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		if err := e.answerErr(id, x.root); err != nil {
+		if err := e.answerErr(id, ix.root); err != nil {
 			return nil, err
 		}
-		s, err := x.surfaceOf(ctx, e)
+		s, err := ix.surfaceOf(ctx, e)
 		if err == nil {
-			x.fastSurfaces.Add(1)
+			ix.fastSurfaces.Add(1)
 			return s, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if err != errRecordChanged || attempt == 2 {
-			return nil, attach(err, id, e.path(x.root))
+			return nil, attach(err, id, e.path(ix.root))
 		}
-		e = x.reindex(e)
+		e = ix.reindex(e)
 	}
 }
 
 // current returns the entry a read of id uses, up to date with its file
 // (the refresher picks the change up on its own; a fresh entry is not
 // published), or the lookup's error.
-func (x *Indexed) current(id string) (*entry, error) {
-	x.mu.RLock()
-	e := x.titleEntry(id)
-	x.mu.RUnlock()
+func (ix *Indexed) current(id string) (*entry, error) {
+	ix.mu.RLock()
+	e := ix.titleEntry(id)
+	ix.mu.RUnlock()
 	if e == nil {
 		// Not indexed yet (first pass still running, or a session newer
 		// than the last scan): index this one log now.
-		return x.indexOnDemand(id)
+		return ix.indexOnDemand(id)
 	}
-	sig, ok := lstatSig(e.path(x.root))
+	sig, ok := lstatSig(e.path(ix.root))
 	if !ok {
-		return x.indexOnDemand(id)
+		return ix.indexOnDemand(id)
 	}
-	if sig != e.Sig || e.transient(x.store.limit) {
-		c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
-		if e.Enc == Zstd {
-			c.zst = sig
-		} else {
-			c.raw = sig
+	if sig != e.Sig || e.transient(ix.limit) {
+		d := e.dirWith(sig)
+		if e.transient(ix.limit) {
+			return ix.indexNow(d, nil, e.Enc), nil
 		}
-		if e.transient(x.store.limit) {
-			return x.indexNow(c, nil, e.Enc), nil
-		}
-		e = x.index(c, e, e.Enc)
+		e = ix.index(d, e, e.Enc)
 	}
 	return e, nil
 }
 
 // reindex parses e's transcript again from the start.
-func (x *Indexed) reindex(e *entry) *entry {
-	c := candidate{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZst: e.HasZstd}
-	sig, _ := lstatSig(e.path(x.root))
+func (ix *Indexed) reindex(e *entry) *entry {
+	sig, _ := lstatSig(e.path(ix.root))
+	d := e.dirWith(sig)
 	if e.Enc == Zstd {
-		c.zst, c.hasZst = sig, true
+		d.hasZstd = true
 	} else {
-		c.raw, c.hasRaw = sig, true
+		d.hasRaw = true
 	}
-	return x.indexNow(c, nil, e.Enc)
+	return ix.indexNow(d, nil, e.Enc)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
-func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
+func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
 	st := e.state
 	h, err := parseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, err
 	}
 	// The file must still be the one the state describes.
-	f, _, ok, err := openState(e.path(x.root), e.Sig, st)
+	f, _, ok, err := openState(e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil, &logError{kind: KindIO, msg: "cannot read transcript", err: err}
 	}
@@ -101,7 +96,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		return nil, errRecordChanged
 	}
 	defer f.Close()
-	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
+	p := &logParser{path: e.path(ix.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: ix.limit}
 	// The crash closers a read appends come from the fold's state
 	// (finished on a copy: the log may still grow).
 	fd := resumeFold(e.TitleID, st.Fold.clone())
@@ -119,7 +114,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		s.CapturedThroughSeq = &last
 	}
 	fc := &frameCache{}
-	budget := &surfaceBudget{limit: x.store.limit}
+	budget := &surfaceBudget{limit: ix.limit}
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -158,16 +153,16 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 // indexOnDemand indexes the transcript a read of id finds (dsh findLog),
 // without publishing the entry (the refresher will), or returns the
 // lookup's error (not found, duplicate).
-func (x *Indexed) indexOnDemand(id string) (*entry, error) {
-	path, enc, err := x.store.find(id)
+func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
+	path, enc, err := ix.layout.find(id)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(path)
-	c := candidate{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
-	c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-	c.zst, c.hasZst = lstatSig(filepath.Join(dir, Zstd.FileName()))
-	return x.index(c, nil, enc), nil
+	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
+	d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+	d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	return ix.index(d, nil, enc), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
@@ -184,4 +179,35 @@ func surfaceEvent(e *Event) reference.SurfaceEvent {
 		data = append(json.RawMessage(nil), e.Data...)
 	}
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
+}
+
+// surfaceBudget holds the surface events one read keeps (a prepare's
+// source: every message it may render) to the read limit, counted in the
+// bytes of their raw records plus surfaceEventCost each: what a kept event
+// costs besides its bytes (its structs, its fold and projection entries),
+// so that a log of a million tiny messages is held to the limit too.
+type surfaceBudget struct {
+	limit, used int64
+	// over is set once the kept events passed the limit; nothing more is
+	// kept.
+	over bool
+}
+
+// add counts ev and reports whether it may be kept.
+func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
+	if b.over {
+		return false
+	}
+	b.used += int64(len(ev.Raw)) + surfaceEventCost
+	b.over = b.used > b.limit
+	return !b.over
+}
+
+// surfaceEventCost is the fixed cost counted for each kept surface event
+// (measured: 1,000,000 messages of 175 bytes peaked at 4.8 × their raw
+// bytes in a prepare).
+const surfaceEventCost = 256
+
+func (b *surfaceBudget) err() error {
+	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
 }

@@ -22,7 +22,7 @@ var errWatchLimit = errors.New("sessionstore: the index's cap on watched directo
 // nothing written after the read goes unnoticed). A watch only reads: it
 // creates, writes and locks nothing under the root.
 type storeWatcher struct {
-	x    *Indexed
+	ix   *Indexed
 	w    *fsnotify.Watcher
 	root string // clean; event names start with it
 	// limit caps the directories watched; 0 leaves it to the system.
@@ -37,29 +37,29 @@ type storeWatcher struct {
 
 // newStoreWatcher watches root, or returns nil when notifications are not
 // available there (the index then polls).
-func newStoreWatcher(x *Indexed) *storeWatcher {
-	root := filepath.Clean(x.root)
+func newStoreWatcher(ix *Indexed) *storeWatcher {
+	root := filepath.Clean(ix.root)
 	if !watchable(root) {
-		x.logf("sessionstore: %s is on a file system without reliable change notifications; polling it", root)
+		ix.logf("sessionstore: %s is on a file system without reliable change notifications; polling it", root)
 		return nil
 	}
 	w, err := fsnotify.NewBufferedWatcher(1024)
 	if err != nil {
-		x.logf("sessionstore: no file-system notifications (%v); polling %s", err, root)
+		ix.logf("sessionstore: no file-system notifications (%v); polling %s", err, root)
 		return nil
 	}
 	if err := w.Add(root); err != nil {
 		w.Close()
 		// A missing root is polled: it may appear later, and watching its
 		// parent would watch outside the store.
-		x.logf("sessionstore: cannot watch %s (%v); polling it", root, err)
+		ix.logf("sessionstore: cannot watch %s (%v); polling it", root, err)
 		return nil
 	}
-	limit := x.opts.watchLimit
+	limit := ix.opts.watchLimit
 	if limit <= 0 {
 		limit = maxWatches()
 	}
-	sw := &storeWatcher{x: x, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
+	sw := &storeWatcher{ix: ix, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
 	return sw
 }
 
@@ -72,7 +72,7 @@ func (sw *storeWatcher) run() {
 				return
 			}
 			if c, ok := sw.changeOf(ev); ok {
-				sw.x.noteChange(c)
+				sw.ix.noteChange(c)
 			}
 		case err, ok := <-sw.w.Errors:
 			if !ok {
@@ -80,9 +80,9 @@ func (sw *storeWatcher) run() {
 			}
 			// An overflowed queue lost notifications: rescan everything.
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				sw.x.logf("sessionstore: watching %s: %v", sw.root, err)
+				sw.ix.logf("sessionstore: watching %s: %v", sw.root, err)
 			}
-			sw.x.noteChange(changeSet{all: true})
+			sw.ix.noteChange(changeSet{all: true})
 		}
 	}
 }
@@ -150,9 +150,9 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 		delete(sw.watched, dir)
 		if errors.Is(err, errWatchLimit) || watchExhausted(err) {
 			if !sw.full && errors.Is(err, errWatchLimit) {
-				sw.x.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", l, sw.root, dir)
+				sw.ix.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", l, sw.root, dir)
 			} else if !sw.full {
-				sw.x.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
+				sw.ix.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
 			}
 			sw.full = true
 		}
@@ -185,8 +185,8 @@ func (sw *storeWatcher) close() {
 // watchDir watches a directory the scan is about to read (see
 // storeWatcher) and records whether polls must cover it instead. key is
 // the project name or the "proj/seg" key.
-func (x *Indexed) watchDir(dir, key string, project, force bool) {
-	sw := x.watcher
+func (ix *Indexed) watchDir(dir, key string, project, force bool) {
+	sw := ix.watcher
 	if sw == nil {
 		return
 	}
@@ -197,7 +197,7 @@ func (x *Indexed) watchDir(dir, key string, project, force bool) {
 			ok = true
 		}
 	}
-	x.markUnwatched(key, project, !ok)
+	ix.markUnwatched(key, project, !ok)
 }
 
 // preferRecentWatches, when the cap left session directories unwatched,
@@ -207,14 +207,14 @@ func (x *Indexed) watchDir(dir, key string, project, force bool) {
 // written in the last hotWindow, and the others in turn). A directory that
 // gains a watch is stat'd once more, for a write between the last stat and
 // the watch. Called with refreshMu held, after a full scan.
-func (x *Indexed) preferRecentWatches() {
-	sw := x.watcher
+func (ix *Indexed) preferRecentWatches() {
+	sw := ix.watcher
 	if sw == nil {
 		return
 	}
-	x.fresh.mu.Lock()
-	polled := len(x.fresh.unwatched)
-	x.fresh.mu.Unlock()
+	ix.fresh.mu.Lock()
+	polled := len(ix.fresh.unwatched)
+	ix.fresh.mu.Unlock()
 	if polled == 0 {
 		return
 	}
@@ -231,12 +231,12 @@ func (x *Indexed) preferRecentWatches() {
 	if slots == 0 {
 		return
 	}
-	keys := make([]string, 0, len(x.entries))
-	for k := range x.entries {
+	keys := make([]string, 0, len(ix.entries))
+	for k := range ix.entries {
 		keys = append(keys, k)
 	}
 	mtime := func(k string) int64 {
-		if e := x.entries[k]; e != nil {
+		if e := ix.entries[k]; e != nil {
 			return e.Sig.MtimeNs
 		}
 		return 0 // a session directory without a transcript: idle
@@ -271,15 +271,15 @@ func (x *Indexed) preferRecentWatches() {
 		old := spare[0]
 		spare = spare[1:]
 		// Polled before its watch goes, so no write goes unseen.
-		x.markUnwatched(old, false, true)
+		ix.markUnwatched(old, false, true)
 		if !sw.swap(filepath.Join(sw.root, filepath.FromSlash(old)), dir) {
 			continue
 		}
-		x.markUnwatched(k, false, false)
+		ix.markUnwatched(k, false, false)
 		gained.addSession(k)
 	}
 	if len(gained.sessions) > 0 {
-		x.noteChange(gained)
+		ix.noteChange(gained)
 	}
 }
 

@@ -1,0 +1,175 @@
+package sessionstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+)
+
+// layout is where a store keeps its sessions (spec §1): the one place that
+// decides which transcript of a session directory is read, whether a
+// header belongs where it lies, and which directory an id names. Listing
+// and lookup by id both go through it.
+type layout struct {
+	root string
+	// enc is the pinned encoding; 0 reads each session directory by the
+	// suffix transcriptFor picks.
+	enc Encoding
+}
+
+// newLayout checks the pinned encoding and registers root for openRegular.
+func newLayout(root string, enc Encoding) (layout, error) {
+	if enc != 0 && enc != Raw && enc != Zstd {
+		return layout{}, fmt.Errorf("sessionstore: unknown encoding %d", enc)
+	}
+	registerRoot(root)
+	return layout{root: root, enc: enc}, nil
+}
+
+// sessionDir is one session directory, <root>/<proj>/<seg>/, and the
+// transcripts it holds (their signatures when stat'd).
+type sessionDir struct {
+	proj, seg       string
+	raw, zstd       fileSig
+	hasRaw, hasZstd bool
+}
+
+func (d *sessionDir) key() string { return d.proj + "/" + d.seg }
+
+func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
+	if enc == Zstd {
+		return d.zstd, d.hasZstd
+	}
+	return d.raw, d.hasRaw
+}
+
+// transcript is the encoding d is read by; when d holds only a transcript
+// the pinned encoding skips, it is the pinned one (then d indexes as a
+// session whose transcript is missing).
+func (l layout) transcript(d *sessionDir) Encoding {
+	if enc, _ := l.transcripts(d.hasRaw, d.hasZstd); enc != 0 {
+		return enc
+	}
+	return l.enc
+}
+
+// transcripts is transcriptFor under the layout's pinned encoding.
+func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
+	return transcriptFor(l.enc, hasRaw, hasZstd)
+}
+
+// named returns the directories of one id's segment (one per project)
+// that hold a transcript the encoding rule reads, with that encoding:
+// dsh findLog's matches. The id names a session when there is exactly
+// one; two or more are a duplicate id.
+func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (matches []T, encs []Encoding) {
+	for _, d := range dirs {
+		hasRaw, hasZstd := holds(d)
+		if enc, _ := l.transcripts(hasRaw, hasZstd); enc != 0 {
+			matches = append(matches, d)
+			encs = append(encs, enc)
+		}
+	}
+	return matches, encs
+}
+
+// find locates the transcript of id on disk (dsh findLog): every project
+// directory is searched for <project>/<EncodeSegment(id)>/.
+func (l layout) find(id string) (string, Encoding, error) {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return "", 0, notFound(id)
+	}
+	projects, err := os.ReadDir(l.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0, notFound(id)
+	}
+	if err != nil {
+		return "", 0, &Error{Kind: KindIO, SessionID: id, Path: l.root, Msg: "cannot list the store root", Err: err}
+	}
+	var dirs []string
+	for _, p := range projects {
+		if !p.IsDir() {
+			continue
+		}
+		dir := filepath.Join(l.root, p.Name(), seg)
+		// Lstat: a symlinked session directory may lead out of the root.
+		if st, err := os.Lstat(dir); err == nil && st.IsDir() {
+			dirs = append(dirs, dir)
+		}
+	}
+	matches, encs := named(l, dirs, func(dir string) (bool, bool) {
+		return exists(filepath.Join(dir, Raw.FileName())), exists(filepath.Join(dir, Zstd.FileName()))
+	})
+	switch len(matches) {
+	case 0:
+		return "", 0, notFound(id)
+	case 1:
+		return filepath.Join(matches[0], encs[0].FileName()), encs[0], nil
+	}
+	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: filepath.Join(matches[1], encs[1].FileName()),
+		Msg: "duplicate JSONL session id (also at " + filepath.Join(matches[0], encs[0].FileName()) + ")"}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// checkIdentity recomputes the header's path (spec §1.3 step 6).
+func (l layout) checkIdentity(h *Header, path string, enc Encoding) error {
+	if h.ID == "" || (h.CWD != nil && *h.CWD == "") {
+		return corruptf("header id or cwd is empty and cannot name a path")
+	}
+	want, err := SessionPath(l.root, h.CWD, h.ID, enc)
+	if err != nil {
+		return corruptf("header cannot name a path: %v", err)
+	}
+	if want == path {
+		return nil
+	}
+	a, errA := filepath.EvalSymlinks(want)
+	b, errB := filepath.EvalSymlinks(path)
+	if errA == nil && errB == nil && a == b {
+		return nil
+	}
+	return corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
+}
+
+func cwdString(c *string) string {
+	if c == nil {
+		return "none"
+	}
+	return jsjson.Quote(*c)
+}
+
+// skippedTranscript reports a session directory's transcript that is not
+// read because the other one is (transcriptFor).
+func skippedTranscript(dir string, read, skipped Encoding) error {
+	path := filepath.Join(dir, skipped.FileName())
+	if read == 0 {
+		return fmt.Errorf("sessionstore: %s: skipped: a %s transcript in a store pinned to %s", path, skipped, skipped.other())
+	}
+	return fmt.Errorf("sessionstore: %s: skipped: the session directory also holds %s, which is read", path, read.FileName())
+}
+
+// readLimitEnv names the environment variable that sets the default read
+// limit in MiB (for the server, whose settings are the client's).
+const readLimitEnv = "DSH_LSP_READ_LIMIT_MB"
+
+// effectiveReadLimit resolves IndexOptions.ReadLimit (see there).
+func effectiveReadLimit(n int64) int64 {
+	if n == 0 {
+		n = DefaultReadLimit
+		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(readLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
+			n = v << 20
+		}
+	}
+	return max(n, minReadLimit)
+}
