@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -207,59 +209,95 @@ func (e *entry) dirWith(sig fileSig) sessionDir {
 func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]sessionDir, error) {
 	full = full || cs.all
 	ix.watchRoot(cs.all)
-	projects, err := os.ReadDir(ix.root)
-	if errors.Is(err, fs.ErrNotExist) {
-		ix.projects = map[string]projectScan{}
-		return nil, nil
+	projects, found, err := ix.listRoot()
+	if err != nil || !found {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
-	}
-	cands := make([]sessionDir, 0, len(ix.entries))
+	keep := make([]sessionDir, 0, len(ix.entries))
 	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
-	for _, p := range projects {
+	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if !p.IsDir() {
+		ps, relisted, ok := ix.scanProject(proj, now, cs)
+		if !ok {
 			continue
 		}
-		pdir := filepath.Join(ix.root, p.Name())
-		fi, err := os.Stat(pdir)
-		if err != nil {
-			continue
-		}
-		ps, known := ix.projects[p.Name()]
-		changed := !known || cs.all || cs.projects[p.Name()] || ps.mtime != fi.ModTime().UnixNano() || now.Sub(fi.ModTime()) < dirTrustAge
-		if changed {
-			ix.watchDir(pdir, p.Name(), true, cs.all || cs.projects[p.Name()])
-			ents, err := os.ReadDir(pdir)
-			if err != nil {
-				continue
-			}
-			ps = projectScan{mtime: fi.ModTime().UnixNano()}
-			for _, e := range ents {
-				if e.IsDir() {
-					ps.segs = append(ps.segs, e.Name())
-				}
-			}
-		}
-		seen[p.Name()] = ps
+		seen[proj] = ps
 		for _, seg := range ps.segs {
-			key := p.Name() + "/" + seg
-			if !full && !changed && !cs.sessions[key] {
+			key := proj + "/" + seg
+			if !full && !relisted && !cs.sessions[key] {
 				if old := ix.entries[key]; old != nil && !old.hot(now) {
-					cands = append(cands, old.dirWith(old.Sig))
+					keep = append(keep, old.dirWith(old.Sig))
 					continue
 				}
 			}
-			ix.watchDir(filepath.Join(pdir, seg), key, false, cs.all || cs.sessions[key])
-			todo = append(todo, sessionDir{proj: p.Name(), seg: seg})
+			todo = append(todo, ix.toStat(proj, seg, cs.all || cs.sessions[key]))
 		}
 	}
 	ix.projects = seen
-	return ix.statCandidates(ctx, cands, todo)
+	return ix.statCandidates(ctx, keep, todo)
+}
+
+// listRoot returns the root's project directories. found is false when
+// the root does not exist: an empty store (the project scans are
+// forgotten).
+func (ix *Indexed) listRoot() (projects []string, found bool, err error) {
+	projects, err = subdirs(ix.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		ix.projects = map[string]projectScan{}
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
+	}
+	return projects, true, nil
+}
+
+// subdirs returns the names of dir's subdirectories.
+func subdirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// scanProject returns a project directory's session directories for a
+// scan: re-listed (and watched first) when it is new, cs names it, or its
+// mtime is changed or too recent to trust; else as last scanned. ok is
+// false when the directory cannot be read.
+func (ix *Indexed) scanProject(proj string, now time.Time, cs changeSet) (ps projectScan, relisted, ok bool) {
+	pdir := filepath.Join(ix.root, proj)
+	fi, err := os.Stat(pdir)
+	if err != nil {
+		return projectScan{}, false, false
+	}
+	ps, known := ix.projects[proj]
+	forced := cs.all || cs.projects[proj]
+	if known && !forced && ps.mtime == fi.ModTime().UnixNano() && now.Sub(fi.ModTime()) >= dirTrustAge {
+		return ps, false, true
+	}
+	ix.watchDir(pdir, proj, true, forced)
+	segs, err := subdirs(pdir)
+	if err != nil {
+		return projectScan{}, false, false
+	}
+	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, true, true
+}
+
+// toStat watches a session directory (so nothing written after its stat
+// goes unnoticed) and returns it to be stat'd.
+func (ix *Indexed) toStat(proj, seg string, force bool) sessionDir {
+	ix.watchDir(filepath.Join(ix.root, proj, seg), proj+"/"+seg, false, force)
+	return sessionDir{proj: proj, seg: seg}
 }
 
 // statCandidates lstats the transcripts of the todo session directories
@@ -267,10 +305,10 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 // appends those with a transcript to cands. The stats run on a few
 // goroutines: a full scan is thousands of system calls, which overlap.
 func (ix *Indexed) statCandidates(ctx context.Context, cands, todo []sessionDir) ([]sessionDir, error) {
-	stat := func(c *sessionDir) {
-		dir := filepath.Join(ix.root, c.proj, c.seg)
-		c.raw, c.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-		c.zstd, c.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	stat := func(d *sessionDir) {
+		dir := filepath.Join(ix.root, d.proj, d.seg)
+		d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+		d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
 	}
 	if workers := min(4, len(todo)/256); workers > 1 {
 		var wg sync.WaitGroup
@@ -294,9 +332,9 @@ func (ix *Indexed) statCandidates(ctx context.Context, cands, todo []sessionDir)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, c := range todo {
-		if c.hasRaw || c.hasZstd {
-			cands = append(cands, c)
+	for _, d := range todo {
+		if d.hasRaw || d.hasZstd {
+			cands = append(cands, d)
 		}
 	}
 	return cands, nil
@@ -308,75 +346,67 @@ func (ix *Indexed) statCandidates(ctx context.Context, cands, todo []sessionDir)
 // new) session directories; every other entry stands as indexed, which
 // the watches vouch for.
 func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir, error) {
-	names := make([]string, 0, len(ix.projects))
+	var projects []string
 	if cs.root {
 		ix.watchRoot(false)
-		ents, err := os.ReadDir(ix.root)
-		if errors.Is(err, fs.ErrNotExist) {
-			ix.projects = map[string]projectScan{}
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
-		}
-		for _, p := range ents {
-			if p.IsDir() {
-				names = append(names, p.Name())
-			}
+		var found bool
+		var err error
+		if projects, found, err = ix.listRoot(); err != nil || !found {
+			return nil, err
 		}
 	} else {
-		for p := range ix.projects {
-			names = append(names, p)
-		}
+		projects = slices.Collect(maps.Keys(ix.projects))
 	}
-	cands := make([]sessionDir, 0, len(ix.entries)+len(cs.sessions))
+	keep := make([]sessionDir, 0, len(ix.entries)+len(cs.sessions))
 	var todo []sessionDir
-	seen := make(map[string]projectScan, len(names))
-	for _, p := range names {
+	seen := make(map[string]projectScan, len(projects))
+	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pdir := filepath.Join(ix.root, p)
-		ps, known := ix.projects[p]
-		relist := !known || cs.projects[p]
-		var listed map[string]bool
-		if relist {
-			ix.watchDir(pdir, p, true, cs.projects[p])
-			fi, err := os.Stat(pdir)
-			if err != nil || !fi.IsDir() {
-				continue
-			}
-			ents, err := os.ReadDir(pdir)
-			if err != nil {
-				continue
-			}
-			if known {
-				listed = make(map[string]bool, len(ps.segs))
-				for _, seg := range ps.segs {
-					listed[seg] = true
-				}
-			}
-			ps = projectScan{mtime: fi.ModTime().UnixNano()}
-			for _, e := range ents {
-				if e.IsDir() {
-					ps.segs = append(ps.segs, e.Name())
-				}
-			}
+		ps, before, ok := ix.rescanProject(proj, cs)
+		if !ok {
+			continue
 		}
-		seen[p] = ps
+		seen[proj] = ps
 		for _, seg := range ps.segs {
-			key := p + "/" + seg
-			old := ix.entries[key]
-			if old != nil && !cs.sessions[key] && (!relist || listed[seg]) {
-				cands = append(cands, old.dirWith(old.Sig))
+			key := proj + "/" + seg
+			if old := ix.entries[key]; old != nil && !cs.sessions[key] && (before == nil || before[seg]) {
+				keep = append(keep, old.dirWith(old.Sig))
 				continue
 			}
-			ix.watchDir(filepath.Join(pdir, seg), key, false, cs.sessions[key])
-			todo = append(todo, sessionDir{proj: p, seg: seg})
+			todo = append(todo, ix.toStat(proj, seg, cs.sessions[key]))
 		}
 	}
 	ix.projects = seen
-	return ix.statCandidates(ctx, cands, todo)
+	return ix.statCandidates(ctx, keep, todo)
+}
+
+// rescanProject returns a project directory's session directories for a
+// scan of notified changes: re-listed (and watched first) when it is new
+// or notified, else as last scanned. before is the set of session
+// directories known before a re-listing (nil when not re-listed: every
+// one is as indexed). ok is false when the directory cannot be read.
+func (ix *Indexed) rescanProject(proj string, cs changeSet) (ps projectScan, before map[string]bool, ok bool) {
+	ps, known := ix.projects[proj]
+	if known && !cs.projects[proj] {
+		return ps, nil, true
+	}
+	pdir := filepath.Join(ix.root, proj)
+	ix.watchDir(pdir, proj, true, cs.projects[proj])
+	fi, err := os.Stat(pdir)
+	if err != nil || !fi.IsDir() {
+		return projectScan{}, nil, false
+	}
+	segs, err := subdirs(pdir)
+	if err != nil {
+		return projectScan{}, nil, false
+	}
+	before = make(map[string]bool, len(ps.segs))
+	for _, seg := range ps.segs {
+		before[seg] = true
+	}
+	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, before, true
 }
 
 // watchRoot (re)adds the root's watch before it is listed; when that fails
@@ -442,26 +472,30 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	cs, seq := ix.takeChanges()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
-	var cands []sessionDir
-	var err error
-	switch {
-	case mode == modeChanges && !cs.all:
-		cands, err = ix.scanChanges(ctx, cs)
-	case mode == modePoll:
-		cs.merge(ix.pollSet())
-		fallthrough
-	default:
-		full = full || start.Sub(ix.lastFull) >= fullScanEvery
-		cands, err = ix.scan(ctx, start, full, cs)
-	}
+	dirs, full, err := ix.scanFor(ctx, mode, &cs, start, full)
 	if err == nil {
-		err = ix.apply(ctx, initial, full, mode != modeChanges || cs.all, start, cands)
+		err = ix.apply(ctx, initial, full, mode != modeChanges || cs.all, start, dirs)
 	}
 	ix.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
 	if err == nil && full {
 		ix.preferRecentWatches()
 	}
 	return err
+}
+
+// scanFor runs the scan mode asks for over the change set cs (a poll adds
+// what it polls to cs); full says whether it statted every transcript.
+func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) ([]sessionDir, bool, error) {
+	if mode == modeChanges && !cs.all {
+		dirs, err := ix.scanChanges(ctx, *cs)
+		return dirs, full, err
+	}
+	if mode == modePoll {
+		cs.merge(ix.pollSet())
+	}
+	full = full || start.Sub(ix.lastFull) >= fullScanEvery
+	dirs, err := ix.scan(ctx, start, full, *cs)
+	return dirs, full, err
 }
 
 // apply brings the entries to the scan's candidates: it drops the

@@ -19,40 +19,61 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	ix.mu.RLock()
-	e := ix.titleEntry(id)
-	ix.mu.RUnlock()
-	if e == nil || e.state == nil || e.TitleID != id || e.err != nil {
+	e := ix.summarizable(id)
+	if e == nil {
 		return nil, false
-	}
-	st := e.state
-	if len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
-		return nil, false
-	}
-	// The file must still be the one the state describes (as surfaceOf).
-	f, cur, same, err := openState(e.path(ix.root), e.Sig, st)
-	if err != nil {
-		return nil, false
-	}
-	f.Close()
-	if !same || cur != e.Sig {
-		return nil, false // changed since it was indexed: read it
 	}
 	h, err := parseHeaderLine(e.HeaderLine)
 	if err != nil || h.Validate() != nil {
 		return nil, false
 	}
-	fd := resumeFold(e.TitleID, st.Fold.clone())
-	closers, err := fd.finish()
+	closers, captured, err := closersOf(e)
 	if err != nil {
 		return nil, false
 	}
-	sum = &reference.SurfaceSummary{Header: h.Reference(), Items: make([]reference.SurfaceItem, 0, len(st.Items)+len(closers))}
-	if fd.Count > 0 {
-		last := fd.LastSeq
-		sum.CapturedThroughSeq = &last
+	items, ok := ix.summaryItems(e.state, len(closers))
+	if !ok {
+		return nil, false
 	}
-	// A surface read keeps at most the read limit of events.
+	for i := range closers {
+		if c := &closers[i]; isSurfaceType(c.Type) {
+			items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
+		}
+	}
+	return &reference.SurfaceSummary{Header: h.Reference(), CapturedThroughSeq: captured, Items: items}, true
+}
+
+// summarizable returns id's entry when the index alone can summarize its
+// surface: indexed under that id without error, with an item for each
+// surface record, and its transcript still the one indexed (as surfaceOf
+// checks); else nil.
+func (ix *Indexed) summarizable(id string) *entry {
+	ix.mu.RLock()
+	e := ix.titleEntry(id)
+	ix.mu.RUnlock()
+	if e == nil || e.state == nil || e.TitleID != id || e.err != nil {
+		return nil
+	}
+	st := e.state
+	if len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
+		return nil
+	}
+	f, cur, same, err := openState(e.path(ix.root), e.Sig, st)
+	if err != nil {
+		return nil
+	}
+	f.Close()
+	if !same || cur != e.Sig {
+		return nil // changed since it was indexed: read it
+	}
+	return e
+}
+
+// summaryItems returns an item for each stored surface event of st (room
+// left for extra more), or false when an item was persisted without its
+// size or the events are more than a surface read keeps (the read limit).
+func (ix *Indexed) summaryItems(st *logState, extra int) ([]reference.SurfaceItem, bool) {
+	items := make([]reference.SurfaceItem, 0, len(st.Items)+extra)
 	var raw int64
 	for i, seq := range st.Fold.Nodes {
 		if seq >= st.Fold.Count { // a closer (as surfaceOf)
@@ -62,16 +83,8 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 		if !ok {
 			return nil, false
 		}
-		sum.Items = append(sum.Items, it)
+		items = append(items, it)
 		raw += rawMax
 	}
-	if raw > limitOr(ix.limit) {
-		return nil, false
-	}
-	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
-			sum.Items = append(sum.Items, reference.SurfaceItemOf(c.Type, c.Data))
-		}
-	}
-	return sum, true
+	return items, raw <= limitOr(ix.limit)
 }

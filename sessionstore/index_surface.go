@@ -97,22 +97,49 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	}
 	defer f.Close()
 	p := &logParser{path: e.path(ix.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: ix.limit}
-	// The crash closers a read appends come from the fold's state
-	// (finished on a copy: the log may still grow).
-	fd := resumeFold(e.TitleID, st.Fold.clone())
-	closers, err := fd.finish()
+	closers, captured, err := closersOf(e)
 	if err != nil {
 		return nil, err
 	}
 	s := &reference.Surface{
-		Session: h.Object(),
-		Header:  h.Reference(),
-		Events:  make([]reference.SurfaceEvent, 0, len(st.Fold.Nodes)+len(closers)),
+		Session:            h.Object(),
+		Header:             h.Reference(),
+		CapturedThroughSeq: captured,
+		Events:             make([]reference.SurfaceEvent, 0, len(st.Fold.Nodes)+len(closers)),
 	}
+	if s.Events, err = ix.storedSurface(ctx, p, e, s.Events); err != nil {
+		return nil, err
+	}
+	for i := range closers {
+		if c := &closers[i]; isSurfaceType(c.Type) {
+			s.Events = append(s.Events, surfaceEvent(c))
+		}
+	}
+	return s, nil
+}
+
+// closersOf finishes a copy of e's fold (the log may still grow): the
+// crash closers a read appends, and the last seq a read captures (nil for
+// a log without events).
+func closersOf(e *entry) ([]Event, *int64, error) {
+	fd := resumeFold(e.TitleID, e.state.Fold.clone())
+	closers, err := fd.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	var captured *int64
 	if fd.Count > 0 {
 		last := fd.LastSeq
-		s.CapturedThroughSeq = &last
+		captured = &last
 	}
+	return closers, captured, nil
+}
+
+// storedSurface reads the records of e's stored surface events through p
+// and appends their copies to events, holding them to the read limit. A
+// record that is not the one the fold checked is errRecordChanged.
+func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
+	st := e.state
 	fc := &frameCache{}
 	budget := &surfaceBudget{limit: ix.limit}
 	for i, seq := range st.Fold.Nodes {
@@ -137,17 +164,12 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		if upgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
 			return nil, errRecordChanged
 		}
-		s.Events = append(s.Events, surfaceEvent(ev))
-		if !budget.add(s.Events[len(s.Events)-1]) {
+		events = append(events, surfaceEvent(ev))
+		if !budget.add(events[len(events)-1]) {
 			return nil, budget.err()
 		}
 	}
-	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
-			s.Events = append(s.Events, surfaceEvent(c))
-		}
-	}
-	return s, nil
+	return events, nil
 }
 
 // indexOnDemand indexes the transcript a read of id finds (dsh findLog),

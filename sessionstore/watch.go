@@ -218,22 +218,10 @@ func (ix *Indexed) preferRecentWatches() {
 	if polled == 0 {
 		return
 	}
-	sw.mu.Lock()
-	// The session directories watched now.
-	var watchedSessions []string
-	for dir := range sw.watched {
-		if key, ok := sw.sessionKey(dir); ok {
-			watchedSessions = append(watchedSessions, key)
-		}
-	}
-	sw.mu.Unlock()
-	slots := len(watchedSessions)
+	watched := sw.watchedSessions()
+	slots := len(watched)
 	if slots == 0 {
 		return
-	}
-	keys := make([]string, 0, len(ix.entries))
-	for k := range ix.entries {
-		keys = append(keys, k)
 	}
 	mtime := func(k string) int64 {
 		if e := ix.entries[k]; e != nil {
@@ -241,26 +229,61 @@ func (ix *Indexed) preferRecentWatches() {
 		}
 		return 0 // a session directory without a transcript: idle
 	}
+	recent := ix.newestSessions(slots, mtime)
+	want := make(map[string]bool, len(recent))
+	for _, k := range recent {
+		want[k] = true
+	}
+	// Watched sessions not wanted give their watch up, oldest first.
+	var spare []string
+	for _, k := range watched {
+		if !want[k] {
+			spare = append(spare, k)
+		}
+	}
+	sort.Slice(spare, func(i, j int) bool { return mtime(spare[i]) < mtime(spare[j]) })
+	if gained := ix.moveWatches(recent, spare); len(gained.sessions) > 0 {
+		ix.noteChange(gained)
+	}
+}
+
+// watchedSessions returns the keys of the session directories watched now.
+func (sw *storeWatcher) watchedSessions() []string {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	var keys []string
+	for dir := range sw.watched {
+		if key, ok := sw.sessionKey(dir); ok {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// newestSessions returns the keys of the n most recently written indexed
+// sessions, newest first (ties in key order).
+func (ix *Indexed) newestSessions(n int, mtime func(string) int64) []string {
+	keys := make([]string, 0, len(ix.entries))
+	for k := range ix.entries {
+		keys = append(keys, k)
+	}
 	sort.Slice(keys, func(i, j int) bool {
 		if a, b := mtime(keys[i]), mtime(keys[j]); a != b {
 			return a > b
 		}
 		return keys[i] < keys[j]
 	})
-	want := make(map[string]bool, slots)
-	for _, k := range keys[:min(slots, len(keys))] {
-		want[k] = true
-	}
-	// Watched sessions not wanted give their watch up, oldest first.
-	var spare []string
-	for _, k := range watchedSessions {
-		if !want[k] {
-			spare = append(spare, k)
-		}
-	}
-	sort.Slice(spare, func(i, j int) bool { return mtime(spare[i]) < mtime(spare[j]) })
+	return keys[:min(n, len(keys))]
+}
+
+// moveWatches gives each session of recent that is not watched the watch
+// of the next spare session, and returns the sessions that gained one
+// (to be stat'd once more, for a write between their last stat and the
+// watch).
+func (ix *Indexed) moveWatches(recent, spare []string) changeSet {
+	sw := ix.watcher
 	var gained changeSet
-	for _, k := range keys[:min(slots, len(keys))] {
+	for _, k := range recent {
 		if len(spare) == 0 {
 			break
 		}
@@ -278,9 +301,7 @@ func (ix *Indexed) preferRecentWatches() {
 		ix.markUnwatched(k, false, false)
 		gained.addSession(k)
 	}
-	if len(gained.sessions) > 0 {
-		ix.noteChange(gained)
-	}
+	return gained
 }
 
 // sessionKey returns the "proj/seg" key of a watched session directory.
