@@ -25,7 +25,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 5
+	cacheVersion = 6
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second
@@ -48,7 +48,7 @@ type cacheFile struct {
 type presence uint8
 
 const (
-	hasRefCWD presence = 1 << iota
+	hasListedCWD presence = 1 << iota
 	hasState
 	hasFoldTitle
 	hasTitleText
@@ -57,8 +57,8 @@ const (
 // presenceOf returns which of e's pointers are set.
 func presenceOf(e *entry) presence {
 	var p presence
-	if e.RefCWD != nil {
-		p |= hasRefCWD
+	if e.ListedCWD != nil {
+		p |= hasListedCWD
 	}
 	if e.State != nil {
 		p |= hasState
@@ -75,8 +75,8 @@ func presenceOf(e *entry) presence {
 // restore sets the pointers of a decoded e that p says were set but gob
 // left nil (they pointed to zero values).
 func (p presence) restore(e *entry) {
-	if p&hasRefCWD != 0 && e.RefCWD == nil {
-		e.RefCWD = new(string)
+	if p&hasListedCWD != 0 && e.ListedCWD == nil {
+		e.ListedCWD = new(string)
 	}
 	if p&hasState != 0 && e.State == nil {
 		e.State = &logState{}
@@ -234,7 +234,7 @@ func (ix *Indexed) persist(force bool) {
 	cf := cacheFile{Root: absRoot, Pinned: ix.opts.Encoding, Entries: make([]*entry, 0, len(ix.entries)), Present: make([]presence, 0, len(ix.entries))}
 	for _, e := range ix.entries {
 		p := *e
-		if e.state != e.State {
+		if e.view != e.State {
 			// The view holds lines of a torn final frame; force the next
 			// refresh to parse again from the committed offset.
 			p.Sig.Size = -1

@@ -20,7 +20,7 @@ import (
 // nil, so every pointer a persisted entry can hold needs a presence bit
 // (cache.go). A new pointer field fails here until it has one.
 func TestCachePersistsEveryPointer(t *testing.T) {
-	handled := []string{".RefCWD", ".State", ".State.Fold.Title", ".TitleText"}
+	handled := []string{".ListedCWD", ".State", ".State.Fold.Title", ".TitleText"}
 	var found []string
 	var walk func(rt reflect.Type, path string, seen map[reflect.Type]bool)
 	walk = func(rt reflect.Type, path string, seen map[reflect.Type]bool) {

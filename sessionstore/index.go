@@ -110,13 +110,13 @@ type Indexed struct {
 	entries map[string]*entry
 	listing []reference.SessionHeader
 	bySeg   map[string][]*entry
-	// byTitleID maps the id of each indexed log that a full read of that
+	// byReadID maps the id of each indexed log that a full read of that
 	// id would load to its entry (the fast path of ReadTitles).
-	byTitleID map[string]*entry
-	complete  bool
-	lastScan  time.Time
-	lastFull  time.Time
-	dirty     bool
+	byReadID map[string]*entry
+	complete bool
+	lastScan time.Time
+	lastFull time.Time
+	dirty    bool
 	// gen counts listing rebuilds: a catalog of an older gen is stale.
 	gen uint64
 
@@ -428,7 +428,7 @@ func (ix *Indexed) Partial() (listing []reference.SessionHeader, titles map[stri
 // over the indexed directories named by id's segment), or nil when that is
 // not exactly one indexed transcript. Callers hold ix.mu.
 func (ix *Indexed) titleEntry(id string) *entry {
-	if e := ix.byTitleID[id]; e != nil {
+	if e := ix.byReadID[id]; e != nil {
 		return e
 	}
 	seg, err := EncodeSegment(id)
@@ -469,20 +469,20 @@ func (ix *Indexed) rebuildListing() {
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
 		bySeg[e.Seg] = append(bySeg[e.Seg], e)
-		if enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.RefID] {
+		if enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.ListedID] {
 			continue
 		}
-		seen[e.RefID] = true
-		listing = append(listing, e.ref)
+		seen[e.ListedID] = true
+		listing = append(listing, e.header)
 	}
 	SortHeaders(listing)
-	byTitleID := make(map[string]*entry, len(bySeg))
+	byReadID := make(map[string]*entry, len(bySeg))
 	for _, group := range bySeg {
-		if e := ix.findEntry(group); e != nil && e.state != nil && e.TitleID != "" {
-			byTitleID[e.TitleID] = e
+		if e := ix.findEntry(group); e != nil && e.view != nil && e.ReadID != "" {
+			byReadID[e.ReadID] = e
 		}
 	}
-	ix.listing, ix.bySeg, ix.byTitleID = listing, bySeg, byTitleID
+	ix.listing, ix.bySeg, ix.byReadID = listing, bySeg, byReadID
 	ix.gen++
 	if ix.changed != nil {
 		close(ix.changed)
@@ -532,7 +532,7 @@ func (ix *Indexed) Stats() Stats {
 	s := Stats{Sessions: len(ix.entries), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
 		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), FastSurfaces: ix.fastSurfaces.Load()}
 	for _, e := range ix.entries {
-		if e.state == nil {
+		if e.view == nil {
 			s.Slow++
 		}
 	}

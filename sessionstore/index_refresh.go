@@ -48,7 +48,7 @@ func lstatSig(path string) (fileSig, bool) {
 }
 
 // entry is the index record of one session directory. Exported fields are
-// persisted in the cache; the rest is derived.
+// persisted in the cache; the rest is derived from them (derive).
 type entry struct {
 	Proj, Seg       string
 	HasRaw, HasZstd bool
@@ -67,16 +67,19 @@ type entry struct {
 	// decodes the file again until it changes.
 	ReadErr      storedErr
 	ReadErrLimit int64
-	// Listed is true when the header was read; Ref* are its listing form.
-	Listed       bool
-	RefID        string
-	RefCWD       *string
-	RefCreatedAt int64
-	RefRaw       []byte
-	IdentityOK   bool
-	// TitleID is the id of the header a read validated ("" when the read
-	// failed before), HeaderLine that header's line.
-	TitleID    string
+	// Listed is true when the header was read (as listing reads it,
+	// header only); Listed* are its listing form, IdentityOK whether it
+	// lies at its own path.
+	Listed          bool
+	ListedID        string
+	ListedCWD       *string
+	ListedCreatedAt int64
+	ListedRaw       []byte
+	IdentityOK      bool
+	// ReadID is the id of the header a whole parse validated ("" when the
+	// parse failed before), HeaderLine that header's line: what a read by
+	// id checks and answers with.
+	ReadID     string
 	HeaderLine []byte
 	// State is the committed parse state, nil when ReadErr is set.
 	State *logState
@@ -86,8 +89,11 @@ type entry struct {
 	TitleText    *string
 	TitleDerived bool
 
-	ref      reference.SessionHeader
-	state    *logState // view: State plus a torn final frame, if any
+	// header is the listing form of the Listed* fields.
+	header reference.SessionHeader
+	// view is what reads answer from: State, plus the lines of a torn
+	// final zstd frame, if any.
+	view     *logState
 	title    *string
 	titleErr error
 	// err is the read's error (ReadErr, else the fold's, crash closers
@@ -102,16 +108,16 @@ func (e *entry) path(root string) string {
 // derive fills the derived fields from the persisted ones and view.
 func (e *entry) derive(view *logState) {
 	if e.Listed {
-		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
+		e.header = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
 	}
-	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
+	e.view, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
 	if e.err == nil && view == nil {
 		e.err = &logError{kind: KindIO, msg: "cannot read transcript", err: fs.ErrNotExist}
 	}
 	if e.err == nil {
 		// The fold's error, or the crash closers' (finished on a copy:
 		// the log may still grow).
-		_, e.err = resumeFold(e.TitleID, view.Fold.clone()).finish()
+		_, e.err = resumeFold(e.ReadID, view.Fold.clone()).finish()
 	}
 	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
@@ -126,7 +132,7 @@ func (e *entry) derive(view *logState) {
 	e.TitleText, e.TitleDerived = nil, false
 	t, err := view.Fold.latestTitle()
 	if err != nil {
-		e.titleErr = attach(err, e.TitleID, "")
+		e.titleErr = attach(err, e.ReadID, "")
 		return
 	}
 	if t != nil {
@@ -141,8 +147,8 @@ func (e *entry) answerErr(id, root string) error {
 	if e.err != nil {
 		return attach(e.err, id, e.path(root))
 	}
-	if e.TitleID != id {
-		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.TitleID)), id, e.path(root))
+	if e.ReadID != id {
+		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.ReadID)), id, e.path(root))
 	}
 	return nil
 }
@@ -557,7 +563,7 @@ func (ix *Indexed) plan(cands []sessionDir) refreshPlan {
 		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZstd {
 			ne := *old
 			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZstd
-			ne.derive(old.state)
+			ne.derive(old.view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
 	}
@@ -602,7 +608,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				results <- ix.index(j.dir, j.old, j.enc)
+				results <- ix.parseOnce(j.dir, j.old, j.enc)
 			}
 		}()
 	}
@@ -671,8 +677,9 @@ func (p *publisher) publish() {
 	p.last = time.Now()
 }
 
-// index (re)builds the entry of one session directory.
-func (ix *Indexed) index(d sessionDir, old *entry, enc Encoding) *entry {
+// parseOnce (re)builds the entry of one session directory, sharing the
+// parse of one transcript version among its callers.
+func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
 	// One parse per transcript version at a time: the refresher and an
 	// on-demand ReadSurface asking for the same file share the work.
 	sig, _ := d.sig(enc)
@@ -693,7 +700,7 @@ func (ix *Indexed) index(d sessionDir, old *entry, enc Encoding) *entry {
 	}
 	ix.inflight[key] = call
 	ix.inflightMu.Unlock()
-	call.e = ix.indexNow(d, old, enc)
+	call.e = ix.parseDir(d, old, enc)
 	ix.inflightMu.Lock()
 	delete(ix.inflight, key)
 	// Keep a few recent results: an on-demand parse is not published, so
@@ -718,7 +725,7 @@ type inflightCall struct {
 	e    *entry
 }
 
-func (ix *Indexed) indexNow(d sessionDir, old *entry, enc Encoding) *entry {
+func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
 	ix.parsed.Add(1)
 	e := &entry{Proj: d.proj, Seg: d.seg, HasRaw: d.hasRaw, HasZstd: d.hasZstd, Enc: enc}
 	sig, ok := d.sig(enc)
@@ -730,28 +737,28 @@ func (ix *Indexed) indexNow(d sessionDir, old *entry, enc Encoding) *entry {
 	path := e.path(ix.root)
 	if old != nil && old.Enc == enc && old.State != nil && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
-		if view, ok := ix.grow(e, old, path); ok {
+		if view, ok := ix.parseAppended(e, old, path); ok {
 			ix.grown.Add(1)
 			e.derive(view)
 			return e
 		}
 	}
-	ix.full(e, path)
+	ix.parseFromStart(e, path)
 	return e
 }
 
-// grow continues old's parse over the appended bytes. It reports false
+// parseAppended continues old's parse over the appended bytes. It reports false
 // when the file is no longer the one old describes, or when the fold now
 // needs the message ids it did not keep (then the log is parsed again).
-func (ix *Indexed) grow(e, old *entry, path string) (*logState, bool) {
+func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 	f, sig, ok, err := openState(path, old.Sig, old.State)
 	if err != nil || !ok {
 		return nil, false
 	}
 	defer f.Close()
-	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
-	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
-	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: ix.limit}
+	e.Listed, e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = true, old.ListedID, old.ListedCWD, old.ListedCreatedAt, old.ListedRaw
+	e.IdentityOK, e.ReadID, e.HeaderLine, e.Sig = old.IdentityOK, old.ReadID, old.HeaderLine, sig
+	p := &logParser{path: path, enc: e.Enc, id: old.ReadID, f: f, st: old.State.clone(), limit: ix.limit}
 	view, err := ix.parse(p, sig.Size)
 	if err != nil {
 		ix.setReadErr(e, err)
@@ -773,10 +780,10 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 	}
 }
 
-// full reads a transcript from the start: the listing facts from its
+// parseFromStart reads a transcript from the start: the listing facts from its
 // header (ReadHeader, as Discover), then one parse of the whole log with
 // a read's checks.
-func (ix *Indexed) full(e *entry, path string) {
+func (ix *Indexed) parseFromStart(e *entry, path string) {
 	h, err := ReadHeader(path, e.Enc)
 	switch {
 	case errors.Is(err, errNoHeaderYet):
@@ -786,7 +793,7 @@ func (ix *Indexed) full(e *entry, path string) {
 	default:
 		e.Listed = true
 		r := h.Reference()
-		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
+		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
 		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
 	}
 	var view *logState
@@ -821,7 +828,7 @@ func (ix *Indexed) full(e *entry, path string) {
 		ix.setReadErr(e, err)
 		return
 	}
-	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
+	e.ReadID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
 }
 
 // parse runs p to size and returns the view state (p.st, or a clone

@@ -31,7 +31,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if err != nil {
 		return nil, false
 	}
-	items, ok := ix.summaryItems(e.state, len(closers))
+	items, ok := ix.summaryItems(e.view, len(closers))
 	if !ok {
 		return nil, false
 	}
@@ -51,10 +51,10 @@ func (ix *Indexed) summarizable(id string) *entry {
 	ix.mu.RLock()
 	e := ix.titleEntry(id)
 	ix.mu.RUnlock()
-	if e == nil || e.state == nil || e.TitleID != id || e.err != nil {
+	if e == nil || e.view == nil || e.ReadID != id || e.err != nil {
 		return nil
 	}
-	st := e.state
+	st := e.view
 	if len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
 		return nil
 	}

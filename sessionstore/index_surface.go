@@ -61,9 +61,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 	if sig != e.Sig || e.transient(ix.limit) {
 		d := e.dirWith(sig)
 		if e.transient(ix.limit) {
-			return ix.indexNow(d, nil, e.Enc), nil
+			return ix.parseDir(d, nil, e.Enc), nil
 		}
-		e = ix.index(d, e, e.Enc)
+		e = ix.parseOnce(d, e, e.Enc)
 	}
 	return e, nil
 }
@@ -77,12 +77,12 @@ func (ix *Indexed) reindex(e *entry) *entry {
 	} else {
 		d.hasRaw = true
 	}
-	return ix.indexNow(d, nil, e.Enc)
+	return ix.parseDir(d, nil, e.Enc)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
 func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
-	st := e.state
+	st := e.view
 	h, err := parseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		return nil, errRecordChanged
 	}
 	defer f.Close()
-	p := &logParser{path: e.path(ix.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: ix.limit}
+	p := &logParser{path: e.path(ix.root), enc: e.Enc, id: e.ReadID, f: f, st: st, limit: ix.limit}
 	closers, captured, err := closersOf(e)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 // crash closers a read appends, and the last seq a read captures (nil for
 // a log without events).
 func closersOf(e *entry) ([]Event, *int64, error) {
-	fd := resumeFold(e.TitleID, e.state.Fold.clone())
+	fd := resumeFold(e.ReadID, e.view.Fold.clone())
 	closers, err := fd.finish()
 	if err != nil {
 		return nil, nil, err
@@ -139,7 +139,7 @@ func closersOf(e *entry) ([]Event, *int64, error) {
 // and appends their copies to events, holding them to the read limit. A
 // record that is not the one the fold checked is errRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
-	st := e.state
+	st := e.view
 	fc := &frameCache{}
 	budget := &surfaceBudget{limit: ix.limit}
 	for i, seq := range st.Fold.Nodes {
@@ -161,7 +161,7 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 		// The record's bytes are the ones the fold checked (CRC); it
 		// upgrades the same way (a legacy replacing tool/result takes the
 		// message id the fold kept for it).
-		if upgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
+		if upgradeEvent(e.ReadID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
 			return nil, errRecordChanged
 		}
 		events = append(events, surfaceEvent(ev))
@@ -184,7 +184,7 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
 	d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
 	d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
-	return ix.index(d, nil, enc), nil
+	return ix.parseOnce(d, nil, enc), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
