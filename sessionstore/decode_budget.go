@@ -14,9 +14,9 @@ import (
 //     store of compressed bombs makes each of them ask for a limit-sized
 //     buffer, and all but decodeSlots wait instead of allocating. The pass
 //     holds its slot while it folds the decoded text; a read that returns
-//     its text (the store's streamed read, the index's surface read)
-//     gives the slot back once decoded, and the text is then bounded by
-//     the concurrency of those requests.
+//     its text (the index's surface read) gives the slot back once
+//     decoded, and the text is then bounded by the concurrency of those
+//     requests.
 //     The index pass's raw reads take a slot too before a long line grows
 //     their read buffer past the read chunk, and its zstd reads take both
 //     slots before a frame's compressed bytes grow it (that read buffer

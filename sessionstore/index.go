@@ -85,18 +85,17 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(dir, "dsh-lsp"), nil
 }
 
-// Indexed is a reference.Source that answers ListSessions and ReadTitles
-// from an in-memory index of session metadata (header, latest title, and
-// the incremental parse state of each transcript), persisted outside the
-// store and refreshed incrementally: new sessions are parsed, grown files
-// only from where the last parse stopped (raw: the last complete line;
-// zstd: the last complete frame), replaced or truncated files again from
-// the start. ReadSurface reads the log through the store.
+// Indexed is the reference.Source over a store: it answers ListSessions
+// and ReadTitles from an in-memory index of session metadata (header,
+// latest title, and the incremental parse state of each transcript),
+// persisted outside the store and refreshed incrementally: new sessions
+// are parsed, grown files only from where the last parse stopped (raw: the
+// last complete line; zstd: the last complete frame), replaced or
+// truncated files again from the start. ReadSurface re-reads only the
+// surface records the parse located.
 //
-// Answers equal the store's full re-read (Store.ListSessions and
-// Store.ReadTitles) at the time of the last refresh; logs the incremental
-// path does not decide (legacy shapes, bad lines, validation failures) are
-// read by the store itself.
+// Answers equal a full re-read of the store at the time of the last
+// refresh (the tests' oracle, oracle_test.go).
 type Indexed struct {
 	layout layout
 	root   string

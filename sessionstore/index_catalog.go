@@ -34,7 +34,7 @@ var _ reference.CatalogSource = (*Indexed)(nil)
 //
 // During the first indexing pass (Complete false) it returns an error
 // wrapping reference.ErrCatalogUnavailable: callers then use ListSessions
-// and ReadTitles, or a partial view (Partial), as before.
+// and ReadTitles, or a partial view (Partial).
 func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
