@@ -11,7 +11,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -106,7 +108,7 @@ func (ix *Indexed) resolveCachePath() string {
 		return ""
 	}
 	if dir == "" {
-		d, err := DefaultCacheDir()
+		d, err := defaultCacheDir()
 		if err != nil {
 			ix.logf("sessionstore: no user cache directory (%v); index kept in memory", err)
 			return ""
@@ -282,4 +284,37 @@ func writeCache(path string, cf *cacheFile) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// defaultCacheDir returns $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir).
+func defaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "dsh-lsp"), nil
+}
+
+// deriveAll derives the entries loaded from the cache on every core: a
+// restart, and every CLI run, pays for it before its first answer. An
+// error remembered under another read limit is dropped, so the entry is
+// parsed again. It reports whether a title had to be decoded that the
+// cache could keep: the index should then be written again.
+func deriveAll(entries []*entry, limit int64) (decoded bool) {
+	var n atomic.Int64
+	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/512+1), func(i int) {
+		e := entries[i]
+		if e == nil {
+			return
+		}
+		if e.ReadErr.Limit && e.ReadErrLimit != limit {
+			e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
+		}
+		had := e.TitleDerived
+		e.derive(e.State)
+		if !had && e.TitleDerived {
+			n.Add(1)
+		}
+	})
+	return n.Load() > 0
 }

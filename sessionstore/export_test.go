@@ -136,3 +136,7 @@ func MarshalSurface(s *reference.Surface) []byte {
 	}
 	return w.Raw("events", append(ev, ']')).Bytes()
 }
+
+// CachePath returns the index cache file, "" when the index is memory
+// only.
+func (ix *Indexed) CachePath() string { return ix.cachePath }

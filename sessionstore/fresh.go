@@ -2,10 +2,8 @@ package sessionstore
 
 import (
 	"context"
-	"runtime"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -395,39 +393,4 @@ func (ix *Indexed) Changed() <-chan struct{} {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.changed
-}
-
-// deriveAll derives the entries loaded from the cache on every core: a
-// restart, and every CLI run, pays for it before its first answer. An
-// error remembered under another read limit is dropped, so the entry is
-// parsed again. It reports whether a title had to be decoded that the
-// cache could keep (a cache written before titles were persisted): the
-// index should then be written again.
-func deriveAll(entries []*entry, limit int64) (decoded bool) {
-	workers := min(runtime.GOMAXPROCS(0), len(entries)/512+1)
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	per := (len(entries) + workers - 1) / workers
-	for lo := 0; lo < len(entries); lo += per {
-		part := entries[lo:min(lo+per, len(entries))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, e := range part {
-				if e == nil {
-					continue
-				}
-				if e.ReadErr.Limit && e.ReadErrLimit != limit {
-					e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
-				}
-				had := e.TitleDerived
-				e.derive(e.State)
-				if !had && e.TitleDerived {
-					n.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return n.Load() > 0
 }

@@ -23,7 +23,7 @@ type IndexOptions struct {
 	// suffix (transcriptFor).
 	Encoding Encoding
 	// CacheDir is the directory the index is persisted in. "" means
-	// DefaultCacheDir(); NoCache keeps the index in memory only. The
+	// $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir); NoCache keeps the index in memory only. The
 	// directory must not be inside the store root (persistence is then
 	// disabled).
 	CacheDir string
@@ -75,15 +75,6 @@ const NoCache = "-"
 
 // DefaultRefreshInterval is the default IndexOptions.RefreshInterval.
 const DefaultRefreshInterval = time.Second
-
-// DefaultCacheDir returns $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir).
-func DefaultCacheDir() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "dsh-lsp"), nil
-}
 
 // Indexed is the reference.Source over a store: it answers ListSessions
 // and ReadTitles from an in-memory index of session metadata (header,
@@ -243,10 +234,6 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 
 // Root returns the store root.
 func (ix *Indexed) Root() string { return ix.root }
-
-// CachePath returns the index cache file, "" when the index is memory
-// only.
-func (ix *Indexed) CachePath() string { return ix.cachePath }
 
 // Complete reports whether the index covers the whole store: a valid cache
 // was loaded, or the first indexing pass has finished. Before that,

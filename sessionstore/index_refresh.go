@@ -243,7 +243,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		}
 	}
 	ix.projects = seen
-	return ix.statCandidates(ctx, keep, todo)
+	return ix.statDirs(ctx, keep, todo)
 }
 
 // listRoot returns the root's project directories. found is false when
@@ -306,44 +306,51 @@ func (ix *Indexed) toStat(proj, seg string, force bool) sessionDir {
 	return sessionDir{proj: proj, seg: seg}
 }
 
-// statCandidates lstats the transcripts of the todo session directories
+// statDirs lstats the transcripts of the todo session directories
 // (watched before, so nothing written after a stat goes unnoticed) and
-// appends those with a transcript to cands. The stats run on a few
+// appends those with a transcript to keep. The stats run on a few
 // goroutines: a full scan is thousands of system calls, which overlap.
-func (ix *Indexed) statCandidates(ctx context.Context, cands, todo []sessionDir) ([]sessionDir, error) {
-	stat := func(d *sessionDir) {
+func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]sessionDir, error) {
+	forEachParallel(len(todo), min(4, len(todo)/256), func(i int) {
+		d := &todo[i]
 		dir := filepath.Join(ix.root, d.proj, d.seg)
 		d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
 		d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
-	}
-	if workers := min(4, len(todo)/256); workers > 1 {
-		var wg sync.WaitGroup
-		per := (len(todo) + workers - 1) / workers
-		for lo := 0; lo < len(todo); lo += per {
-			part := todo[lo:min(lo+per, len(todo))]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range part {
-					stat(&part[i])
-				}
-			}()
-		}
-		wg.Wait()
-	} else {
-		for i := range todo {
-			stat(&todo[i])
-		}
-	}
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for _, d := range todo {
 		if d.hasRaw || d.hasZstd {
-			cands = append(cands, d)
+			keep = append(keep, d)
 		}
 	}
-	return cands, nil
+	return keep, nil
+}
+
+// forEachParallel calls fn(i) for every i < n, split into workers
+// contiguous ranges on goroutines of their own (one worker: on the
+// caller's).
+func forEachParallel(n, workers int, fn func(i int)) {
+	if workers <= 1 || n == 0 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // scanChanges is the scan of a notified change set in watch mode: it
@@ -385,7 +392,7 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir,
 		}
 	}
 	ix.projects = seen
-	return ix.statCandidates(ctx, keep, todo)
+	return ix.statDirs(ctx, keep, todo)
 }
 
 // rescanProject returns a project directory's session directories for a
@@ -504,11 +511,11 @@ func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet,
 	return dirs, full, err
 }
 
-// apply brings the entries to the scan's candidates: it drops the
+// apply brings the entries to the scanned session directories: it drops the
 // sessions gone, parses what changed and rebuilds the listing. scanned
 // says the scan covered the whole store (then it is the last scan).
-func (ix *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, cands []sessionDir) error {
-	p := ix.plan(cands)
+func (ix *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, dirs []sessionDir) error {
+	p := ix.plan(dirs)
 	ix.mu.Lock()
 	for _, k := range p.removed {
 		delete(ix.entries, k)
@@ -546,23 +553,23 @@ type refreshPlan struct {
 	removed  []string
 }
 
-// plan compares the scan's candidates with the entries. ix.entries is only
+// plan compares the scanned session directories with the entries. ix.entries is only
 // written by the refresher (refreshMu), so reading it without ix.mu is safe.
-func (ix *Indexed) plan(cands []sessionDir) refreshPlan {
+func (ix *Indexed) plan(dirs []sessionDir) refreshPlan {
 	var p refreshPlan
-	present := make(map[string]bool, len(cands))
-	for _, c := range cands {
-		present[c.key()] = true
-		old := ix.entries[c.key()]
-		enc := ix.layout.transcript(&c)
-		sig, _ := c.sig(enc)
+	present := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		present[d.key()] = true
+		old := ix.entries[d.key()]
+		enc := ix.layout.transcript(&d)
+		sig, _ := d.sig(enc)
 		if old == nil || old.Enc != enc || old.Sig != sig {
-			p.jobs = append(p.jobs, indexJob{dir: c, old: old, enc: enc, sig: sig})
+			p.jobs = append(p.jobs, indexJob{dir: d, old: old, enc: enc, sig: sig})
 			continue
 		}
-		if old.HasRaw != c.hasRaw || old.HasZstd != c.hasZstd {
+		if old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd {
 			ne := *old
-			ne.HasRaw, ne.HasZstd = c.hasRaw, c.hasZstd
+			ne.HasRaw, ne.HasZstd = d.hasRaw, d.hasZstd
 			ne.derive(old.view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
