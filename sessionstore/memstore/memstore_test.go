@@ -11,7 +11,7 @@ import (
 )
 
 func header(id string, createdAt int) string {
-	return `{"type":"session","version":0,"id":"` + id + `","cwd":"/w","createdAt":` + string(rune('0'+createdAt)) + `,"delegationDepth":0}` + "\n"
+	return `{"type":"session","version":0,"id":"` + id + `","cwd":"/w","createdAt":` + strconv.Itoa(createdAt) + `,"delegationDepth":0}` + "\n"
 }
 
 // TestMemoryServesLogsThroughTheIndex: sessions added as log texts are
