@@ -137,8 +137,8 @@ type Indexed struct {
 	// parsed counts transcripts (re)indexed, grown those continued from
 	// their saved offset (tests and benchmarks).
 	parsed, grown atomic.Int64
-	// fastSurfaces counts ReadSurface answers built from the index.
-	fastSurfaces atomic.Int64
+	// surfaces counts ReadSurface answers.
+	surfaces atomic.Int64
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -484,15 +484,17 @@ func (ix *Indexed) logf(format string, args ...any) {
 
 // Stats describes the index (for logs and benchmarks).
 type Stats struct {
-	Sessions, Listed, Slow int
+	Sessions, Listed int
+	// Unreadable counts the session directories whose transcript a read
+	// fails on (missing, or its read error is stored).
+	Unreadable int
 	// Parsed counts transcripts (re)indexed since open, Grown those
 	// parsed only from their saved offset.
 	Parsed, Grown int64
-	// FastSurfaces counts ReadSurface answers built from the index
-	// (the others were read by the store).
-	FastSurfaces int64
-	Complete     bool
-	LastScan     time.Time
+	// Surfaces counts ReadSurface answers.
+	Surfaces int64
+	Complete bool
+	LastScan time.Time
 }
 
 // Skipped reports, in path order, the transcripts the index does not read
@@ -516,10 +518,10 @@ func (ix *Indexed) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	s := Stats{Sessions: len(ix.entries), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
-		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), FastSurfaces: ix.fastSurfaces.Load()}
+		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
 	for _, e := range ix.entries {
 		if e.view == nil {
-			s.Slow++
+			s.Unreadable++
 		}
 	}
 	return s

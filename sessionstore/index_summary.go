@@ -12,9 +12,8 @@ import (
 // transcript is still the one indexed, and the crash closers are folded
 // from the saved state; no record is read. ok is false when the index
 // cannot answer that way (the session is not indexed or changed since,
-// its log is one the index leaves to the store, its state was persisted
-// without items, or it is over the read limit): callers then read the
-// surface.
+// its read fails, its state was persisted without items, or it is over
+// the read limit): callers then read the surface.
 func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference.SurfaceSummary, ok bool) {
 	if ctx.Err() != nil {
 		return nil, false

@@ -29,7 +29,7 @@ func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfa
 		}
 		s, err := ix.surfaceOf(ctx, e)
 		if err == nil {
-			ix.fastSurfaces.Add(1)
+			ix.surfaces.Add(1)
 			return s, nil
 		}
 		if ctx.Err() != nil {

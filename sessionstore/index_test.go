@@ -236,7 +236,7 @@ func TestIndexedIncrementalRefresh(t *testing.T) {
 			ss := genStore(t, root, comp, 6, 3, 7)
 			x := openIndexed(t, root, t.TempDir())
 			sameAsStore(t, x, root)
-			if got := x.Stats(); got.Parsed != 6 || got.Slow != 0 || got.FastSurfaces != 12 {
+			if got := x.Stats(); got.Parsed != 6 || got.Unreadable != 0 || got.Surfaces != 12 {
 				t.Fatalf("first pass: %+v, want 6 parsed, none slow, every surface (2 reads each) from the index", got)
 			}
 			ctx := context.Background()
@@ -578,7 +578,7 @@ func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 	if gerr != nil || werr != nil || !bytes.Equal(MarshalSurface(gs), MarshalSurface(ws)) {
 		t.Fatalf("ReadSurface during indexing differs from the store's (%v, %v)", gerr, werr)
 	}
-	if x.Stats().FastSurfaces != 1 {
+	if x.Stats().Surfaces != 1 {
 		t.Fatal("ReadSurface during indexing was not served from an on-demand index")
 	}
 	close(gate)

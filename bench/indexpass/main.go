@@ -49,7 +49,7 @@ func main() {
 		}
 		var floor workload.FloorResult
 		var best, floorCPU, indexCPU time.Duration
-		var listed, slow int
+		var listed, unreadable int
 		for i := 0; i < max(*runs, 1); i++ {
 			if !*skipFloor {
 				c0 := cpuTime()
@@ -84,7 +84,7 @@ func main() {
 				pprof.StopCPUProfile()
 			}
 			st := x.Stats()
-			listed, slow = st.Listed, st.Slow
+			listed, unreadable = st.Listed, st.Unreadable
 			x.Close()
 			if i == 0 || d < best {
 				best = d
@@ -92,7 +92,7 @@ func main() {
 			runtime.GC()
 		}
 		out := map[string]any{
-			"store": root, "files": len(paths), "listed": listed, "slow": slow,
+			"store": root, "files": len(paths), "listed": listed, "unreadable": unreadable,
 			"indexMs": ms(best), "indexCpuMs": ms(indexCPU), "cores": runtime.GOMAXPROCS(0),
 		}
 		if !*skipFloor {
