@@ -349,10 +349,22 @@ func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Ti
 	if err := ix.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(ids))
-	out := make([]reference.TitleResult, 0, len(ids))
-	var unindexed []int
 	ix.mu.RLock()
+	out, unindexed := ix.indexedTitles(ids)
+	ix.mu.RUnlock()
+	if err := ix.titlesOnDemand(ctx, out, unindexed); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// indexedTitles returns the title result of each id once (first
+// occurrence wins), in order, from the entries, and the positions of those
+// without a single indexed entry (their result is left to
+// titlesOnDemand). Callers hold ix.mu.
+func (ix *Indexed) indexedTitles(ids []string) (out []reference.TitleResult, unindexed []int) {
+	seen := make(map[string]bool, len(ids))
+	out = make([]reference.TitleResult, 0, len(ids))
 	for _, id := range ids {
 		if seen[id] {
 			continue
@@ -366,24 +378,25 @@ func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Ti
 		}
 		out = append(out, r)
 	}
-	ix.mu.RUnlock()
-	for _, k := range unindexed {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out[k].Title, out[k].Err = ix.titleOnDemand(out[k].SessionID)
-	}
-	return out, nil
+	return out, unindexed
 }
 
-// titleOnDemand answers the title of a session the index has no single
-// entry for (not scanned yet, or not found, or a duplicate).
-func (ix *Indexed) titleOnDemand(id string) (*string, error) {
-	e, err := ix.indexOnDemand(id)
-	if err != nil {
-		return nil, err
+// titlesOnDemand answers the titles at the unindexed positions of out, of
+// sessions the index has no single entry for (not scanned yet, not found,
+// or a duplicate id), by a read by id each.
+func (ix *Indexed) titlesOnDemand(ctx context.Context, out []reference.TitleResult, unindexed []int) error {
+	for _, k := range unindexed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := ix.indexOnDemand(out[k].SessionID)
+		if err != nil {
+			out[k].Err = err
+			continue
+		}
+		out[k].Title, out[k].Err = e.titleAnswer(out[k].SessionID, ix.root)
 	}
-	return e.titleAnswer(id, ix.root)
+	return nil
 }
 
 // Partial returns, taken together under one lock, the sessions indexed so

@@ -90,29 +90,21 @@ func (ix *Indexed) catalogUnavailable(complete bool) error {
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
 // for it: indexed titles under one read lock (with the generation they
-// belong to), then the slow logs' titles through their memo.
+// belong to), then those of listed sessions without a single indexed
+// entry by a read by id.
 func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	ix.mu.RLock()
 	gen := ix.gen
 	// The listing slice is replaced, never modified, by rebuildListing.
 	headers := ix.listing
-	titles := make([]reference.TitleResult, len(headers))
-	var unindexed []int
+	ids := make([]string, len(headers))
 	for i := range headers {
-		id := headers[i].ID
-		titles[i].SessionID = id
-		if e := ix.titleEntry(id); e != nil {
-			titles[i].Title, titles[i].Err = e.titleAnswer(id, ix.root)
-		} else {
-			unindexed = append(unindexed, i)
-		}
+		ids[i] = headers[i].ID
 	}
+	titles, unindexed := ix.indexedTitles(ids)
 	ix.mu.RUnlock()
-	for _, i := range unindexed {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		titles[i].Title, titles[i].Err = ix.titleOnDemand(titles[i].SessionID)
+	if err := ix.titlesOnDemand(ctx, titles, unindexed); err != nil {
+		return nil, err
 	}
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }
