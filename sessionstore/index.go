@@ -441,11 +441,11 @@ func (ix *Indexed) titleEntry(id string) *entry {
 // named by one segment) that the layout's find rule picks, when it indexed
 // the transcript that rule reads.
 func (ix *Indexed) findEntry(group []*entry) *entry {
-	matches, encs := named(ix.layout, group, func(e *entry) (bool, bool) { return e.HasRaw, e.HasZstd })
-	if len(matches) != 1 || matches[0].Enc != encs[0] {
+	n, m := named(ix.layout, group, func(e *entry) (bool, bool) { return e.HasRaw, e.HasZstd })
+	if n != 1 || m[0].dir.Enc != m[0].enc {
 		return nil
 	}
-	return matches[0]
+	return m[0].dir
 }
 
 // rebuildListing recomputes the listing (the layout's rules: the

@@ -239,7 +239,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 					continue
 				}
 			}
-			todo = append(todo, ix.toStat(proj, seg, cs.all || cs.sessions[key]))
+			todo = append(todo, ix.toStat(proj, seg, key, cs.all || cs.sessions[key]))
 		}
 	}
 	ix.projects = seen
@@ -299,10 +299,11 @@ func (ix *Indexed) scanProject(proj string, now time.Time, cs changeSet) (ps pro
 	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, true, true
 }
 
-// toStat watches a session directory (so nothing written after its stat
-// goes unnoticed) and returns it to be stat'd.
-func (ix *Indexed) toStat(proj, seg string, force bool) sessionDir {
-	ix.watchDir(filepath.Join(ix.root, proj, seg), proj+"/"+seg, false, force)
+// toStat watches a session directory (key is its "proj/seg") so that
+// nothing written after its stat goes unnoticed, and returns it to be
+// stat'd.
+func (ix *Indexed) toStat(proj, seg, key string, force bool) sessionDir {
+	ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, force)
 	return sessionDir{proj: proj, seg: seg}
 }
 
@@ -388,7 +389,7 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir,
 				keep = append(keep, old.dirWith(old.Sig))
 				continue
 			}
-			todo = append(todo, ix.toStat(proj, seg, cs.sessions[key]))
+			todo = append(todo, ix.toStat(proj, seg, key, cs.sessions[key]))
 		}
 	}
 	ix.projects = seen

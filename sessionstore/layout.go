@@ -64,19 +64,28 @@ func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
 	return transcriptFor(l.enc, hasRaw, hasZstd)
 }
 
-// named returns the directories of one id's segment (one per project)
-// that hold a transcript the encoding rule reads, with that encoding:
-// dsh findLog's matches. The id names a session when there is exactly
-// one; two or more are a duplicate id.
-func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (matches []T, encs []Encoding) {
+// match is a session directory that holds a transcript the encoding rule
+// reads, and that transcript's encoding.
+type match[T any] struct {
+	dir T
+	enc Encoding
+}
+
+// named applies dsh findLog's rule to the directories named by one id's
+// segment (one per project): n is how many of them hold a transcript the
+// encoding rule reads, first the first two of those. The id names a
+// session when n is 1; more are a duplicate id.
+func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (n int, first [2]match[T]) {
 	for _, d := range dirs {
 		hasRaw, hasZstd := holds(d)
 		if enc, _ := l.transcripts(hasRaw, hasZstd); enc != 0 {
-			matches = append(matches, d)
-			encs = append(encs, enc)
+			if n < len(first) {
+				first[n] = match[T]{d, enc}
+			}
+			n++
 		}
 	}
-	return matches, encs
+	return n, first
 }
 
 // find locates the transcript of id on disk (dsh findLog): every project
@@ -104,17 +113,17 @@ func (l layout) find(id string) (string, Encoding, error) {
 			dirs = append(dirs, dir)
 		}
 	}
-	matches, encs := named(l, dirs, func(dir string) (bool, bool) {
+	n, m := named(l, dirs, func(dir string) (bool, bool) {
 		return exists(filepath.Join(dir, Raw.FileName())), exists(filepath.Join(dir, Zstd.FileName()))
 	})
-	switch len(matches) {
+	switch n {
 	case 0:
 		return "", 0, notFound(id)
 	case 1:
-		return filepath.Join(matches[0], encs[0].FileName()), encs[0], nil
+		return filepath.Join(m[0].dir, m[0].enc.FileName()), m[0].enc, nil
 	}
-	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: filepath.Join(matches[1], encs[1].FileName()),
-		Msg: "duplicate JSONL session id (also at " + filepath.Join(matches[0], encs[0].FileName()) + ")"}
+	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: filepath.Join(m[1].dir, m[1].enc.FileName()),
+		Msg: "duplicate JSONL session id (also at " + filepath.Join(m[0].dir, m[0].enc.FileName()) + ")"}
 }
 
 func exists(path string) bool {
