@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The persisted index is one file per store root in the cache directory:
@@ -82,7 +84,7 @@ func (p presence) restore(e *entry) {
 		e.State = &logState{}
 	}
 	if p&hasFoldTitle != 0 && e.State != nil && e.State.Fold.Title == nil {
-		e.State.Fold.Title = &Event{}
+		e.State.Fold.Title = &transcript.Event{}
 	}
 	if p&hasTitleText != 0 && e.TitleText == nil {
 		e.TitleText = new(string)
@@ -188,7 +190,7 @@ func (x *Indexed) loadCache() error {
 // limitOr returns limit, or DefaultReadLimit when it is 0 (unset).
 func limitOr(limit int64) int64 {
 	if limit <= 0 {
-		return DefaultReadLimit
+		return transcript.DefaultReadLimit
 	}
 	return limit
 }

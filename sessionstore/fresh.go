@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // Freshness of the index.
@@ -418,7 +420,7 @@ func deriveAll(entries []*entry, limit int64) (decoded bool) {
 					continue
 				}
 				if e.ReadErr.Limit && e.ReadErrLimit != limit {
-					e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
+					e.ReadErr, e.ReadErrLimit, e.Sig.Size = transcript.SavedError{}, 0, -1
 				}
 				had := e.TitleDerived
 				e.derive(e.State)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // This file holds the per-transcript state of the index: the fold's state
@@ -19,51 +20,6 @@ import (
 // parse applies dsh's scan rules (spec §3) and reports the error a read of
 // the log gives, in dsh's order: a scan error (framing first, then the
 // first decode error) before the header checks, before the fold's.
-
-// storedErr is a log error kept as data (an index entry persists it).
-type storedErr struct {
-	Kind    Kind
-	Msg     string
-	Backend bool
-	// Limit marks a read-limit failure (the cause is ErrReadLimit).
-	Limit bool
-}
-
-// storeErr keeps err as data; nil stays the zero storedErr.
-func storeErr(err error) storedErr {
-	if err == nil {
-		return storedErr{}
-	}
-	var le *logError
-	if errors.As(err, &le) {
-		s := storedErr{Kind: le.kind, Msg: le.msg, Backend: le.backend, Limit: errors.Is(le.err, ErrReadLimit)}
-		if le.err != nil && !s.Limit {
-			s.Msg += ": " + le.err.Error()
-		}
-		return s
-	}
-	var se *Error
-	if errors.As(err, &se) {
-		s := storedErr{Kind: se.Kind, Msg: se.Msg, Backend: se.Backend, Limit: errors.Is(se.Err, ErrReadLimit)}
-		if se.Err != nil && !s.Limit {
-			s.Msg += ": " + se.Err.Error()
-		}
-		return s
-	}
-	return storedErr{Kind: KindIO, Msg: "cannot read transcript: " + err.Error()}
-}
-
-// err returns the kept error, nil for the zero storedErr.
-func (s storedErr) err() error {
-	if s.Kind == 0 {
-		return nil
-	}
-	le := &logError{kind: s.Kind, msg: s.Msg, backend: s.Backend}
-	if s.Limit {
-		le.err = ErrReadLimit
-	}
-	return le
-}
 
 // recLoc locates one record (line) of a transcript: for raw logs Off is
 // the file offset of the line; for zstd logs Off is the file offset of the
@@ -92,7 +48,7 @@ type logState struct {
 	Frames int
 	// Fold is the fold's state after the records before Offset (or, in a
 	// view, also those of a torn final frame).
-	Fold foldState
+	Fold transcript.FoldState
 	// Locs (parallel to Fold.Nodes) are where each surface node's record
 	// is stored: ReadSurface decodes only those records.
 	Locs []recLoc
@@ -118,7 +74,7 @@ type nodeItem struct {
 func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
 // newNodeItem is e's nodeItem.
-func newNodeItem(e *Event) nodeItem {
+func newNodeItem(e *transcript.Event) nodeItem {
 	it := reference.SurfaceItemOf(e.Type, e.Data)
 	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
 		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(eventRawMax(e))}
@@ -134,7 +90,7 @@ func (n nodeItem) item() (it reference.SurfaceItem, rawMax int64, ok bool) {
 
 func (st *logState) clone() *logState {
 	c := *st
-	c.Fold = st.Fold.clone()
+	c.Fold = st.Fold.Clone()
 	c.Locs = slices.Clone(st.Locs)
 	c.Items = slices.Clone(st.Items)
 	return &c
@@ -142,7 +98,7 @@ func (st *logState) clone() *logState {
 
 // eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
 // markers around the raw values take well under 256 bytes.
-func eventRawMax(e *Event) int64 {
+func eventRawMax(e *transcript.Event) int64 {
 	return int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 }
 
@@ -158,30 +114,30 @@ type logParser struct {
 	limit int64
 	// decoded is this read's decoded-bytes budget (zstd); nil starts a
 	// fresh one.
-	decoded *decodedBudget
+	decoded *transcript.DecodedBudget
 	// header is the header read by a parse from offset 0.
-	header     *Header
+	header     *transcript.Header
 	headerLine []byte
 	// badAt is the offset of a raw log's first bad line (-1: none): the
 	// rest is a torn tail unless a later turn/end makes it corruption.
 	badAt int64
-	fd    *fold
+	fd    *transcript.Fold
 	loc   recLoc // the record being folded
 }
 
 // budget returns the parser's decoded-bytes budget for this read.
-func (p *logParser) budget() *decodedBudget {
+func (p *logParser) budget() *transcript.DecodedBudget {
 	if p.decoded == nil {
-		p.decoded = &decodedBudget{limit: p.limit}
+		p.decoded = &transcript.DecodedBudget{Limit: limitOr(p.limit)}
 	}
 	return p.decoded
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.
-func (p *logParser) fold() *fold {
+func (p *logParser) fold() *transcript.Fold {
 	if p.fd == nil {
-		p.fd = resumeFold(p.id, p.st.Fold)
-		p.fd.onNode = func(e *Event, si int, shadowed []int64) {
+		p.fd = transcript.ResumeFold(p.id, p.st.Fold)
+		p.fd.OnNode = func(e *transcript.Event, si int, shadowed []int64) {
 			if len(p.st.Items) == len(p.st.Locs) {
 				p.st.Items = slices.Replace(p.st.Items, si, si+len(shadowed), newNodeItem(e))
 			}
@@ -192,10 +148,10 @@ func (p *logParser) fold() *fold {
 }
 
 // apply folds e, stored at loc.
-func (p *logParser) apply(e *Event, loc recLoc) {
+func (p *logParser) apply(e *transcript.Event, loc recLoc) {
 	p.loc = loc
-	p.fold().stored(e)
-	p.st.Fold = p.fd.foldState
+	p.fold().Stored(e)
+	p.st.Fold = p.fd.FoldState
 }
 
 // frameCache keeps the last decoded frame while records are read in
@@ -205,7 +161,7 @@ type frameCache struct {
 	torn bool
 	text []byte
 	// win, once set, reads the records (surface_window.go).
-	win *fileWindow
+	win *transcript.Window
 }
 
 // frameText returns the plaintext of the frame holding loc, decoding it
@@ -214,15 +170,15 @@ func (fc *frameCache) frameText(loc recLoc, limit int64) ([]byte, error) {
 	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 		return fc.text, nil
 	}
-	frame, err := fc.win.frame(loc.Off, limit)
+	frame, err := fc.win.Frame(loc.Off, limit)
 	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, err
 	}
 	var text []byte
 	if loc.Torn {
-		text, err = decodeTornFrame(frame, limit)
+		text, err = transcript.DecodeTornFrame(bufGateFor(limit), frame, limit)
 	} else {
-		text, err = decodeFrameLimit(frame, limit)
+		text, err = transcript.DecodeFrameLimit(bufGateFor(limit), frame, limit)
 	}
 	if err != nil {
 		return nil, err
@@ -233,13 +189,13 @@ func (fc *frameCache) frameText(loc recLoc, limit int64) ([]byte, error) {
 
 // readRecord re-reads the single event stored at loc (a surface event is
 // never a packed row) through fc's window, caching the last decoded frame.
-func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
+func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*transcript.Event, error) {
 	if fc.win == nil {
-		fc.win = &fileWindow{f: p.f}
+		fc.win = &transcript.Window{R: p.f}
 	}
 	var line []byte
 	if p.enc == Raw {
-		l, err := fc.win.line(loc.Off, limitOr(p.limit))
+		l, err := fc.win.Line(loc.Off, limitOr(p.limit))
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +217,7 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 	if crc32.ChecksumIEEE(line) != loc.CRC {
 		return nil, errRecordChanged
 	}
-	evs, err := DecodeRecord(line)
+	evs, err := transcript.DecodeRecord(line)
 	if err != nil || len(evs) != 1 {
 		return nil, errRecordChanged
 	}
@@ -270,8 +226,8 @@ func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
 
 // errRecordChanged is a surface record that no longer holds what the
 // index read there: the log was rewritten in place since.
-var errRecordChanged = &logError{kind: KindIO, backend: true,
-	msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
+var errRecordChanged = &transcript.Error{Kind: transcript.KindIO, Backend: true,
+	Msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
 
 // openState opens a transcript for resuming or reading a saved parse
 // state: it must still be the file sig describes (same device and inode),
@@ -312,7 +268,7 @@ func tailCRC(f *os.File, off int64) (uint32, error) {
 // the resulting events; loc returns the record location of a line
 // starting at text offset i. It returns the length of a final partial
 // line, and a scan error (corruption) if any.
-func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLoc) (int, error) {
+func (p *logParser) feedText(sc *transcript.LineScanner, text []byte, loc func(i int) recLoc) (int, error) {
 	pos := 0
 	for pos < len(text) {
 		i := bytes.IndexByte(text[pos:], '\n')
@@ -322,7 +278,7 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 		line := text[pos : pos+i]
 		wasBad := sc.Bad()
 		if err := sc.Feed(line, 0); err != nil {
-			return 0, markBackend(err)
+			return 0, transcript.MarkBackend(err)
 		}
 		switch {
 		case sc.Bad():
@@ -330,21 +286,21 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 				p.badAt = loc(pos).Off
 			}
 		default:
-			if r := sc.takeSkipped(); r.n > 0 {
+			if r := sc.TakeSkipped(); r.N > 0 {
 				// assistant/chunk members: log-only, only counted.
-				p.fold().skip(r.n, r.seq0+r.n-1, r.last)
-				p.st.Fold = p.fd.foldState
+				p.fold().Skip(r.N, r.Seq0+r.N-1, r.Last)
+				p.st.Fold = p.fd.FoldState
 			}
-			if len(sc.events) > 0 {
+			if len(sc.Events) > 0 {
 				l := loc(pos)
 				l.CRC = crc32.ChecksumIEEE(line)
-				for k := range sc.events {
-					p.apply(&sc.events[k], l)
+				for k := range sc.Events {
+					p.apply(&sc.Events[k], l)
 				}
 			}
-			p.st.Lines = sc.lines
+			p.st.Lines = sc.Lines
 		}
-		sc.events = sc.events[:0]
+		sc.Events = sc.Events[:0]
 		pos += i + 1
 	}
 	return 0, nil
@@ -356,27 +312,27 @@ func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLo
 // line on (fed only to see whether a later turn/end makes it corruption).
 func (p *logParser) parseRaw(size int64) error {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, SkipRows: true, lines: st.Lines}
+	sc := &transcript.LineScanner{NextSeq: st.Fold.Count, SkipRows: true, Lines: st.Lines}
 	p.badAt = -1
-	bp := getReadBuf()
-	defer putReadBuf(bp)
+	bp := transcript.GetReadBuf()
+	defer transcript.PutReadBuf(bp)
 	buf := *bp
 	carry := 0
 	off := st.Offset
 	// A line longer than the read chunk grows the buffer up to the
 	// limit: only within a slot of the decode memory budget, so that the
 	// pass's workers (one per core) do not each hold one at once.
-	var sl *slot
-	defer func() { sl.keep() }()
+	var sl transcript.Slot
+	defer func() { transcript.Keep(sl) }()
 	for off+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limitOr(p.limit) {
-				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
+				return transcript.Limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
 			}
 			if sl == nil {
-				sl = bufGateFor(limitOr(p.limit)).takeSlot()
+				sl = bufGateFor(limitOr(p.limit)).ReserveOne()
 			}
-			buf = growBuf(buf, limitOr(p.limit)+1)
+			buf = transcript.GrowBuf(buf, limitOr(p.limit)+1)
 			*bp = buf
 		}
 		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
@@ -411,7 +367,7 @@ func (p *logParser) parseRaw(size int64) error {
 		}
 	}
 	if p.header == nil && st.Offset == 0 {
-		return backendf("empty or header-less session log")
+		return transcript.Backendf("empty or header-less session log")
 	}
 	if p.badAt >= 0 {
 		st.Offset = p.badAt
@@ -426,7 +382,7 @@ func (p *logParser) rawHeader(data []byte) (int, error) {
 	if i < 0 {
 		return 0, nil
 	}
-	h, err := parseHeaderLine(data[:i])
+	h, err := transcript.ParseHeaderLine(data[:i])
 	if err != nil {
 		return 0, err
 	}
@@ -442,11 +398,11 @@ func (p *logParser) rawHeader(data []byte) (int, error) {
 // the framing of the rest is read: a framing error wins over it.
 func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true, lines: st.Lines}
-	bp := getReadBuf()
-	defer putReadBuf(bp)
-	tp := textBufs.Get().(*[]byte)
-	defer putTextBuf(tp)
+	sc := &transcript.LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true, Lines: st.Lines}
+	bp := transcript.GetReadBuf()
+	defer transcript.PutReadBuf(bp)
+	tp := transcript.TextBufs.Get().(*[]byte)
+	defer transcript.PutTextBuf(tp)
 	buf := *bp
 	limit := limitOr(p.limit)
 	var pending error
@@ -455,15 +411,15 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	// A frame whose compressed bytes pass the read chunk grows the buffer
 	// up to the limit: only with every slot of the decode memory budget,
 	// which that frame's decode (and the rest of this parse) then uses.
-	var held *slot
-	defer func() { held.keep() }()
+	var held transcript.Slot
+	defer func() { transcript.Keep(held) }()
 	for off+int64(carry) < size {
 		if carry == len(buf) {
 			if int64(carry) > limit {
-				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+				return nil, transcript.Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 			}
 			if held == nil {
-				held = bufGateFor(limit).takeSlots(decodeSlots)
+				held = bufGateFor(limit).ReserveAll()
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 			*bp = buf
@@ -473,7 +429,7 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 		data := buf[:carry+m]
 		pos := 0
 		for pos < len(data) {
-			end, complete, ferr := frameEndBase(data, pos, off-int64(pos))
+			end, complete, ferr := transcript.FrameEndBase(data, pos, off-int64(pos))
 			if ferr != nil {
 				return nil, ferr
 			}
@@ -503,7 +459,7 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 	case pending != nil:
 		return nil, pending
 	case st.Frames == 0:
-		return nil, backendf("empty or header-less Zstandard session log")
+		return nil, transcript.Backendf("empty or header-less Zstandard session log")
 	case carry > 0:
 		return append([]byte(nil), buf[:carry]...), nil
 	}
@@ -513,37 +469,37 @@ func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
 // frame decodes and feeds one complete zstd frame at off (the header
 // frame when it is the first), returning a decode-stage error. held says
 // the parse holds every decode slot (a frame larger than the read chunk).
-func (p *logParser) frame(sc *LineScanner, frame []byte, off int64, tp *[]byte, limit int64, held bool) error {
+func (p *logParser) frame(sc *transcript.LineScanner, frame []byte, off int64, tp *[]byte, limit int64, held bool) error {
 	p.st.Frames++
 	if p.st.Frames == 1 {
-		text, err := decodeHeaderFrame(frame)
+		text, err := transcript.DecodeHeaderFrame(frame)
 		if err != nil {
 			return err
 		}
 		if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
-			return backendf("first zstd frame is not exactly one header line")
+			return transcript.Backendf("first zstd frame is not exactly one header line")
 		}
-		h, err := parseHeaderLine(text[:len(text)-1])
+		h, err := transcript.ParseHeaderLine(text[:len(text)-1])
 		if err != nil {
 			return err
 		}
 		p.header, p.headerLine, p.id = h, text[:len(text)-1], h.ID
 		return nil
 	}
-	text, sl, err := decodeFrameInto(frame, *tp, limit, p.budget(), held)
+	text, sl, err := transcript.DecodeFrameInto(bufGateFor(limit), frame, *tp, limit, p.budget(), held)
 	if err != nil {
 		return err
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
-		sl.reuse()
-		return backendf("complete frame %d contains a torn JSONL record", p.st.Frames)
+		transcript.Reuse(sl)
+		return transcript.Backendf("complete frame %d contains a torn JSONL record", p.st.Frames)
 	}
 	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: off, Inner: int64(i)} })
 	// The fold keeps nothing of the text (it copies what it keeps), so a
 	// buffer from the memory budget goes back for reuse; only a small one
 	// is kept for the next frame.
 	if sl != nil {
-		sl.reuse()
+		sl.Reuse()
 	} else {
 		*tp = text[:0]
 	}
@@ -553,18 +509,18 @@ func (p *logParser) frame(sc *LineScanner, frame []byte, off int64, tp *[]byte, 
 // parseTorn provisionally feeds the lines a torn final frame yields
 // (non-strict) into p.st, which must be a clone.
 func (p *logParser) parseTorn(frame []byte) error {
-	lo, _ := frameContentBounds(frame)
-	if err := p.budget().admit(lo); err != nil {
+	lo, _ := transcript.FrameContentBounds(frame)
+	if err := p.budget().Admit(lo); err != nil {
 		return err
 	}
-	text, err := decodeTornFrame(frame, limitOr(p.limit))
+	text, err := transcript.DecodeTornFrame(bufGateFor(limitOr(p.limit)), frame, limitOr(p.limit))
 	if err != nil {
 		return err
 	}
-	if err := p.budget().spend(len(text)); err != nil {
+	if err := p.budget().Spend(len(text)); err != nil {
 		return err
 	}
-	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true, lines: p.st.Lines}
+	sc := &transcript.LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true, Lines: p.st.Lines}
 	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: p.st.Offset, Inner: int64(i), Torn: true} })
 	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // fileSig identifies one version of a file: a different device/inode
@@ -63,7 +64,7 @@ type entry struct {
 	// the last parse under the read limit ReadErrLimit: the index and its
 	// persisted cache remember it, so neither a query nor a restart
 	// decodes the file again until it changes.
-	ReadErr      storedErr
+	ReadErr      transcript.SavedError
 	ReadErrLimit int64
 	// Listed is true when the header was read; Ref* are its listing form.
 	Listed       bool
@@ -102,27 +103,27 @@ func (e *entry) derive(view *logState) {
 	if e.Listed {
 		e.ref = reference.SessionHeader{ID: e.RefID, CWD: e.RefCWD, CreatedAt: e.RefCreatedAt, Raw: e.RefRaw}
 	}
-	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
+	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.Err()
 	if e.err == nil && view == nil {
-		e.err = &logError{kind: KindIO, msg: "cannot read transcript", err: fs.ErrNotExist}
+		e.err = &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
 	if e.err == nil {
 		// The fold's error, or the crash closers' (finished on a copy:
 		// the log may still grow).
-		_, e.err = resumeFold(e.TitleID, view.Fold.clone()).finish()
+		_, e.err = transcript.ResumeFold(e.TitleID, view.Fold.Clone()).Finish()
 	}
 	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
+	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= transcript.MaxTitleBytes) {
 		// Derived from this very state before (and persisted): a
 		// restart does not decode every title again.
 		e.title = e.TitleText
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
-	t, err := view.Fold.latestTitle()
+	t, err := view.Fold.LatestTitle()
 	if err != nil {
 		e.titleErr = attach(err, e.TitleID, "")
 		return
@@ -140,7 +141,7 @@ func (e *entry) answerErr(id, root string) error {
 		return attach(e.err, id, e.path(root))
 	}
 	if e.TitleID != id {
-		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.TitleID)), id, e.path(root))
+		return attach(transcript.Corruptf("header id %s does not match the requested id", jsjson.Quote(e.TitleID)), id, e.path(root))
 	}
 	return nil
 }
@@ -159,7 +160,7 @@ func (e *entry) transient(limit int64) bool {
 	if e.ReadErr.Limit {
 		return e.ReadErrLimit != limit
 	}
-	return e.ReadErr.Kind == KindIO
+	return e.ReadErr.Kind == transcript.KindIO
 }
 
 // projectScan remembers a project directory's session directories.
@@ -756,8 +757,8 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 
 // setReadErr records on e the error its read gives.
 func (x *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), x.store.limit
-	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
+	e.State, e.ReadErr, e.ReadErrLimit = nil, transcript.SaveError(err), x.store.limit
+	if e.ReadErr.Kind == transcript.KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
 	}
@@ -769,7 +770,7 @@ func (x *Indexed) setReadErr(e *entry, err error) {
 func (x *Indexed) full(e *entry, path string) {
 	h, err := readHeader(path, e.Enc)
 	switch {
-	case errors.Is(err, errNoHeaderYet):
+	case errors.Is(err, transcript.ErrNoHeaderYet):
 		e.NoHeaderYet = true
 	case err != nil:
 		e.HeaderErr = err.Error()
@@ -783,19 +784,19 @@ func (x *Indexed) full(e *entry, path string) {
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
-		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		x.setReadErr(e, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		x.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		x.setReadErr(e, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
-		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: x.store.limit}
+		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: transcript.FoldState{KeepIDs: keepIDs}}, limit: x.store.limit}
 		if view, err = x.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
 			break
 		}

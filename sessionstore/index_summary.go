@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // SurfaceSummary returns the summary of the surface ReadSurface(id) would
@@ -38,12 +39,12 @@ func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference
 	if !same || cur != e.Sig {
 		return nil, false // changed since it was indexed: read it
 	}
-	h, err := parseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.HeaderLine)
 	if err != nil || h.Validate() != nil {
 		return nil, false
 	}
-	fd := resumeFold(e.TitleID, st.Fold.clone())
-	closers, err := fd.finish()
+	fd := transcript.ResumeFold(e.TitleID, st.Fold.Clone())
+	closers, err := fd.Finish()
 	if err != nil {
 		return nil, false
 	}
@@ -69,7 +70,7 @@ func (x *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference
 		return nil, false
 	}
 	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
+		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
 			sum.Items = append(sum.Items, reference.SurfaceItemOf(c.Type, c.Data))
 		}
 	}

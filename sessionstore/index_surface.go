@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // ReadSurface implements reference.Source. It brings the session's entry
@@ -88,14 +89,14 @@ func (x *Indexed) reindex(e *entry) *entry {
 // surfaceOf builds readSurface's snapshot from an entry's view state.
 func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
 	st := e.state
-	h, err := parseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, err
 	}
 	// The file must still be the one the state describes.
 	f, _, ok, err := openState(e.path(x.root), e.Sig, st)
 	if err != nil {
-		return nil, &logError{kind: KindIO, msg: "cannot read transcript", err: err}
+		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err}
 	}
 	if !ok {
 		return nil, errRecordChanged
@@ -104,8 +105,8 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
 	// The crash closers a read appends come from the fold's state
 	// (finished on a copy: the log may still grow).
-	fd := resumeFold(e.TitleID, st.Fold.clone())
-	closers, err := fd.finish()
+	fd := transcript.ResumeFold(e.TitleID, st.Fold.Clone())
+	closers, err := fd.Finish()
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 			break
 		}
 		ev, err := p.readRecord(st.Locs[i], fc)
-		if errors.Is(err, ErrReadLimit) {
+		if errors.Is(err, transcript.ErrReadLimit) {
 			return nil, err
 		}
 		if err != nil || ev.Seq != seq {
@@ -139,7 +140,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		// The record's bytes are the ones the fold checked (CRC); it
 		// upgrades the same way (a legacy replacing tool/result takes the
 		// message id the fold kept for it).
-		if upgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
+		if transcript.UpgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
 			return nil, errRecordChanged
 		}
 		s.Events = append(s.Events, surfaceEvent(ev))
@@ -148,7 +149,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		}
 	}
 	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
+		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
 			s.Events = append(s.Events, surfaceEvent(c))
 		}
 	}
@@ -173,10 +174,10 @@ func (x *Indexed) indexOnDemand(id string) (*entry, error) {
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
 // encoding and Data points into it, so no read buffer or decoded frame
 // stays referenced.
-func surfaceEvent(e *Event) reference.SurfaceEvent {
+func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	// Sized for the whole encoding up front: growing it from nil copies
 	// each event's data several times.
-	raw := e.appendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
+	raw := e.AppendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
 	var data json.RawMessage
 	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
 		data = raw[i+8 : i+8+len(e.Data) : i+8+len(e.Data)]

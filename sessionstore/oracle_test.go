@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The full load: the whole transcript read into memory, scanned and folded
@@ -34,7 +35,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 		st1, err1 := f.Stat()
 		if err1 == nil && st1.Size() > limit {
 			f.Close()
-			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
+			return nil, transcript.Limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
 		}
 		data, err = io.ReadAll(io.LimitReader(f, limit+1))
 		st2, err2 := f.Stat()
@@ -43,7 +44,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		if int64(len(data)) > limit {
-			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
+			return nil, transcript.Limitf(limit, "the transcript grew past the read limit of a full load while it was read")
 		}
 		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
 			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
@@ -54,7 +55,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 }
 
 // Load reads, scans and loads one session (spec §4).
-func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
+func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -63,20 +64,20 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 		return nil, err
 	}
 	data, err := readStable(path, s.limit)
-	if le := (*logError)(nil); errors.As(err, &le) {
+	if le := (*transcript.Error)(nil); errors.As(err, &le) {
 		return nil, attach(err, id, path)
 	}
 	if err != nil {
-		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
+		return nil, &Error{Kind: transcript.KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var scan *ScannedLog
+	var scan *transcript.ScannedLog
 	if enc == Zstd {
 		scan, err = scanZstdLimit(data, s.limit)
 	} else {
-		scan, err = ScanRaw(data)
+		scan, err = transcript.ScanRaw(data)
 	}
 	if err != nil {
 		return nil, attach(err, id, path)
@@ -84,7 +85,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
 		return nil, attach(err, id, path)
 	}
-	log, err := LoadLog(scan, id)
+	log, err := transcript.LoadLog(scan, id)
 	return log, attach(err, id, path)
 }
 
@@ -98,7 +99,7 @@ func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface,
 }
 
 // ReadTitle is the full load's title (the oracle of Indexed.ReadTitles).
-func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
+func (s *Store) ReadTitle(ctx context.Context, id string) (*transcript.Title, error) {
 	log, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -114,65 +115,67 @@ func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.Title
 
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
 // at most DefaultReadLimit bytes.
-func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
+func ScanZstd(data []byte) (*transcript.ScannedLog, error) {
+	return scanZstdLimit(data, transcript.DefaultReadLimit)
+}
 
 // scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
 // whole log (every frame, the torn final one included, draws from it).
-func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
+func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
 	frames, torn, err := scanFrames(data)
 	if err != nil {
 		return nil, err
 	}
 	if len(frames) == 0 {
-		return nil, backendf("empty or header-less Zstandard session log")
+		return nil, transcript.Backendf("empty or header-less Zstandard session log")
 	}
-	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
+	first, err := transcript.DecodeHeaderFrame(data[frames[0].Start:frames[0].End])
 	if err != nil {
 		return nil, err
 	}
 	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
-		return nil, backendf("first zstd frame is not exactly one header line")
+		return nil, transcript.Backendf("first zstd frame is not exactly one header line")
 	}
-	h, err := parseHeaderLine(first[:len(first)-1])
+	h, err := transcript.ParseHeaderLine(first[:len(first)-1])
 	if err != nil {
 		return nil, err
 	}
 	logical := int64(len(first))
-	s := &LineScanner{Strict: true, GoodEnd: logical}
+	s := &transcript.LineScanner{Strict: true, GoodEnd: logical}
 	for i, f := range frames[1:] {
-		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
+		text, err := transcript.DecodeFrameLimit(nil, data[f.Start:f.End], limit)
 		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
+			err = transcript.ErrReadLimit
 		}
 		if err != nil {
 			return nil, wholeLogLimit(err, limit)
 		}
 		if len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
+			return nil, transcript.Backendf("complete frame %d contains a torn JSONL record", i+2)
 		}
-		if _, err := s.feedLines(text, logical); err != nil {
-			return nil, markBackend(err)
+		if _, err := s.FeedLines(text, logical); err != nil {
+			return nil, transcript.MarkBackend(err)
 		}
 		logical += int64(len(text))
 	}
-	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
+	out := &transcript.ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
 	if torn >= 0 {
-		text, err := decodeTornFrame(data[torn:], limit)
+		text, err := transcript.DecodeTornFrame(nil, data[torn:], limit)
 		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
+			err = transcript.ErrReadLimit
 		}
 		if err != nil {
 			return nil, wholeLogLimit(err, limit)
 		}
 		s.Strict = false
-		partial, err := s.feedLines(text, logical)
+		partial, err := s.FeedLines(text, logical)
 		if err != nil {
-			return nil, markBackend(err)
+			return nil, transcript.MarkBackend(err)
 		}
 		_ = partial
 		logical += int64(len(text))
 	}
-	out.Events = s.events
+	out.Events = s.Events
 	out.TornBytes = logical - s.GoodEnd
 	return out, nil
 }
@@ -183,7 +186,7 @@ func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
 func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 	off := 0
 	for off < len(data) {
-		end, complete, err := FrameEnd(data, off)
+		end, complete, err := transcript.FrameEnd(data, off)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -198,8 +201,8 @@ func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
 
 // wholeLogLimit rewords a frame's read-limit error for a whole-log read.
 func wholeLogLimit(err error, limit int64) error {
-	if errors.Is(err, ErrReadLimit) {
-		return limitf(limit, "the decoded log holds more bytes than the read limit")
+	if errors.Is(err, transcript.ErrReadLimit) {
+		return transcript.Limitf(limit, "the decoded log holds more bytes than the read limit")
 	}
 	return err
 }
@@ -288,9 +291,9 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			continue
 		}
 		path := filepath.Join(c.dir, enc.FileName())
-		h, err := ReadHeader(path, enc)
+		h, err := readHeader(path, enc)
 		if err != nil {
-			if err != errNoHeaderYet {
+			if err != transcript.ErrNoHeaderYet {
 				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
 			}
 			continue
@@ -300,7 +303,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			continue
 		}
 		if _, dup := l.Paths[h.ID]; dup {
-			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
+			l.Problems = append(l.Problems, attach(transcript.Corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
 			continue
 		}
 		l.Paths[h.ID] = path

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // TestIsAbsCwdPerOS checks the header cwd rule of each platform against
@@ -35,20 +37,20 @@ func TestIsAbsCwdPerOS(t *testing.T) {
 		{"", false, false},
 	}
 	for _, c := range cases {
-		if got := isAbsCwdOn("linux", c.cwd); got != c.posix {
+		if got := transcript.IsAbsCwdOn("linux", c.cwd); got != c.posix {
 			t.Errorf("posix isAbsolute(%q) = %v, want %v", c.cwd, got, c.posix)
 		}
-		if got := isAbsCwdOn("darwin", c.cwd); got != c.posix {
+		if got := transcript.IsAbsCwdOn("darwin", c.cwd); got != c.posix {
 			t.Errorf("darwin isAbsolute(%q) = %v, want %v", c.cwd, got, c.posix)
 		}
-		if got := isAbsCwdOn("windows", c.cwd); got != c.win32 {
+		if got := transcript.IsAbsCwdOn("windows", c.cwd); got != c.win32 {
 			t.Errorf("win32 isAbsolute(%q) = %v, want %v", c.cwd, got, c.win32)
 		}
 		want := c.posix
 		if runtime.GOOS == "windows" {
 			want = c.win32
 		}
-		if got := IsAbsCwd(c.cwd); got != want {
+		if got := transcript.IsAbsCwd(c.cwd); got != want {
 			t.Errorf("IsAbsCwd(%q) on %s = %v, want %v", c.cwd, runtime.GOOS, got, want)
 		}
 	}

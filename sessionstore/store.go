@@ -1,10 +1,8 @@
 package sessionstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // Store reads one store root. It never writes, locks or renames anything
@@ -42,19 +41,15 @@ type Options struct {
 	ReadLimit int64
 }
 
-// readLimitEnv names the environment variable that sets the default read
-// limit in MiB (for the server, whose settings are the client's).
-const readLimitEnv = "DSH_LSP_READ_LIMIT_MB"
-
 // effectiveReadLimit resolves Options.ReadLimit (see there).
 func effectiveReadLimit(n int64) int64 {
 	if n == 0 {
-		n = DefaultReadLimit
-		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(readLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
+		n = transcript.DefaultReadLimit
+		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(transcript.ReadLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
 			n = v << 20
 		}
 	}
-	return max(n, minReadLimit)
+	return max(n, transcript.MinReadLimit)
 }
 
 // OpenWith returns a Store over root configured by o. Transcripts are
@@ -91,13 +86,13 @@ func exists(path string) bool {
 }
 
 // checkIdentity recomputes the header's path (spec §1.3 step 6).
-func (s *Store) checkIdentity(h *Header, path string, enc Encoding) error {
+func (s *Store) checkIdentity(h *transcript.Header, path string, enc Encoding) error {
 	if h.ID == "" || (h.CWD != nil && *h.CWD == "") {
-		return corruptf("header id or cwd is empty and cannot name a path")
+		return transcript.Corruptf("header id or cwd is empty and cannot name a path")
 	}
 	want, err := SessionPath(s.root, h.CWD, h.ID, enc)
 	if err != nil {
-		return corruptf("header cannot name a path: %v", err)
+		return transcript.Corruptf("header cannot name a path: %v", err)
 	}
 	if want == path {
 		return nil
@@ -107,7 +102,7 @@ func (s *Store) checkIdentity(h *Header, path string, enc Encoding) error {
 	if errA == nil && errB == nil && a == b {
 		return nil
 	}
-	return corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
+	return transcript.Corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
 }
 
 func cwdString(c *string) string {
@@ -115,67 +110,6 @@ func cwdString(c *string) string {
 		return "none"
 	}
 	return jsjson.Quote(*c)
-}
-
-// errNoHeaderYet: the header line/frame is not complete yet (a session
-// being created); discovery skips it silently.
-var errNoHeaderYet = errors.New("session header not written yet")
-
-// maxHeaderBytes bounds the header-only read: the header line (raw), or
-// both the compressed and the decoded size of the header frame (zstd).
-const maxHeaderBytes = 1 << 20
-
-// ReadHeader reads only a transcript's header (spec §1.3 step 4–5). It
-// reads and decodes at most maxHeaderBytes (1 MiB) whatever the file
-// holds. path is opened without following symlinks below the store root
-// it lies in (see openRegular).
-func ReadHeader(path string, enc Encoding) (*Header, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, &logError{kind: KindIO, msg: "cannot open transcript", err: err}
-	}
-	defer f.Close()
-	buf := make([]byte, 0, 4096)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if enc == Raw {
-			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-				h, perr := ParseHeader(buf[:i])
-				if perr != nil {
-					return nil, perr
-				}
-				return h, nil
-			}
-		} else if len(buf) > 0 {
-			end, complete, ferr := FrameEnd(buf, 0)
-			if ferr != nil {
-				return nil, ferr
-			}
-			if complete {
-				text, derr := decodeHeaderFrame(buf[:end])
-				if derr != nil {
-					return nil, derr
-				}
-				if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
-					return nil, backendf("first zstd frame is not exactly one header line")
-				}
-				return ParseHeader(text[:len(text)-1])
-			}
-		}
-		if err == io.EOF {
-			return nil, errNoHeaderYet
-		}
-		if err != nil {
-			return nil, &logError{kind: KindIO, msg: "cannot read transcript header", err: err}
-		}
-		if len(buf) > maxHeaderBytes {
-			return nil, corruptf("no header within the first %d bytes", maxHeaderBytes)
-		}
-	}
 }
 
 // find locates the transcript of id (dsh findLog): every project directory
@@ -190,7 +124,7 @@ func (s *Store) find(id string) (string, Encoding, error) {
 		return "", 0, notFound(id)
 	}
 	if err != nil {
-		return "", 0, &Error{Kind: KindIO, SessionID: id, Path: s.root, Msg: "cannot list the store root", Err: err}
+		return "", 0, &Error{Kind: transcript.KindIO, SessionID: id, Path: s.root, Msg: "cannot list the store root", Err: err}
 	}
 	var matches []string
 	var encs []Encoding
@@ -216,7 +150,7 @@ func (s *Store) find(id string) (string, Encoding, error) {
 	case 1:
 		return matches[0], encs[0], nil
 	}
-	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
+	return "", 0, &Error{Kind: transcript.KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
 }
 
 // surfaceBudget holds the surface events one read keeps (a prepare's
@@ -247,7 +181,21 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 const surfaceEventCost = 256
 
 func (b *surfaceBudget) err() error {
-	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
+	return transcript.Limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
 }
 
-func readHeader(path string, enc Encoding) (*Header, error) { return ReadHeader(path, enc) }
+// DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
+// Options.ReadLimit; transcript.DefaultReadLimit).
+const DefaultReadLimit = transcript.DefaultReadLimit
+
+// readHeader reads only the header of the transcript at path, opened
+// without following symlinks below the store root it lies in (see
+// openRegular).
+func readHeader(path string, enc Encoding) (*transcript.Header, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot open transcript", Err: err}
+	}
+	defer f.Close()
+	return transcript.ReadHeader(f, enc == Zstd)
+}

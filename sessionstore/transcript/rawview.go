@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -53,13 +53,13 @@ func elements(b []byte, fn func(v []byte)) bool {
 // isAppendOp reports whether a surfaceOp is the string "append" (as
 // written; an escaped spelling is not recognised, as before).
 func isAppendOp(op json.RawMessage) bool {
-	return string(compact(op)) == `"append"`
+	return string(Compact(op)) == `"append"`
 }
 
 // parseReplaceOp parses a replace surfaceOp: an object with exactly the
 // keys op, start and end, op "replace", start and end non-negative safe
 // integers.
-func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
+func ParseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	var opv, sv, ev []byte
 	others := false
 	if !fields(op, func(k string, v []byte) {
@@ -76,7 +76,7 @@ func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	}) || others || opv == nil || sv == nil || ev == nil {
 		return 0, 0, false
 	}
-	if name, _ := str(opv); name != "replace" {
+	if name, _ := Str(opv); name != "replace" {
 		return 0, 0, false
 	}
 	start, okS := nonNegSafeInt(sv)

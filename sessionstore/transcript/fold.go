@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"crypto/sha256"
@@ -52,7 +52,7 @@ type Replacement struct {
 
 // foldState is everything the fold carries from one event to the next. It
 // is plain data (gob-encodable) so the index can persist it and resume.
-type foldState struct {
+type FoldState struct {
 	// Count is the number of events folded (the next seq); LastSeq and
 	// LastTime are the last event's (closers included after finish).
 	Count             int64
@@ -60,7 +60,7 @@ type foldState struct {
 	// FailPass is the earliest failing pass (passNone: no failure) and
 	// Fail its error, kept as data so that a resumed fold reports it.
 	FailPass int
-	Fail     storedErr
+	Fail     SavedError
 	// NeedIDs is set when a legacy replacing tool/result asked for an
 	// earlier message id that was not kept: the log must be folded again
 	// from the start with KeepIDs, which keeps every message id in IDs.
@@ -80,7 +80,7 @@ type foldState struct {
 	TitleOversize int
 }
 
-func (s *foldState) clone() foldState {
+func (s *FoldState) Clone() FoldState {
 	c := *s
 	c.Nodes = slices.Clone(s.Nodes)
 	c.Results = maps.Clone(s.Results)
@@ -94,40 +94,40 @@ func (s *foldState) clone() foldState {
 }
 
 // fold runs the pipeline over one session's events.
-type fold struct {
-	foldState
+type Fold struct {
+	FoldState
 	id      string
 	failErr error
 	// earlier answers the legacy upgrade's cross-event question (the
 	// message id of the already-upgraded event at seq); nil means the
 	// events are not kept and the full load must answer.
-	earlier func(seq int64) string
+	Earlier func(seq int64) string
 	// onNode is the policy's hook: e became the surface node at index si,
 	// replacing shadowed (nil for an append). e's data may alias a read
 	// buffer.
-	onNode func(e *Event, si int, shadowed []int64)
+	OnNode func(e *Event, si int, shadowed []int64)
 }
 
-func newFold(id string) *fold { return &fold{id: id} }
+func NewFold(id string) *Fold { return &Fold{id: id} }
 
 // resumeFold continues a fold from a saved state.
-func resumeFold(id string, st foldState) *fold {
-	f := &fold{id: id, foldState: st}
+func ResumeFold(id string, st FoldState) *Fold {
+	f := &Fold{id: id, FoldState: st}
 	if f.FailPass != passNone {
-		f.failErr = f.Fail.err()
+		f.failErr = f.Fail.Err()
 	}
 	return f
 }
 
-func (f *fold) fail(pass int, err error) {
+func (f *Fold) fail(pass int, err error) {
 	if pass > f.FailPass {
-		f.FailPass, f.failErr, f.Fail = pass, err, storeErr(err)
+		f.FailPass, f.failErr, f.Fail = pass, err, SaveError(err)
 	}
 }
 
 // stored folds one stored (scanned) event, upgrading it in place. Nothing
 // of e is kept unless the policy keeps it.
-func (f *fold) stored(e *Event) {
+func (f *Fold) Stored(e *Event) {
 	f.Count++
 	f.LastSeq, f.LastTime = e.Seq, e.Time
 	if f.FailPass >= passUpgrade || f.NeedIDs {
@@ -137,15 +137,15 @@ func (f *fold) stored(e *Event) {
 		switch {
 		case seq >= e.Seq:
 			return ""
-		case f.earlier != nil:
-			return f.earlier(seq)
+		case f.Earlier != nil:
+			return f.Earlier(seq)
 		case f.KeepIDs:
 			return f.IDs[seq]
 		}
 		f.NeedIDs = true
 		return ""
 	}
-	if err := upgradeEvent(f.id, e, earlierID); err != nil {
+	if err := UpgradeEvent(f.id, e, earlierID); err != nil {
 		f.fail(passUpgrade, err)
 		return
 	}
@@ -153,7 +153,7 @@ func (f *fold) stored(e *Event) {
 		return
 	}
 	if f.KeepIDs {
-		if id := messageID(e); id != "" {
+		if id := MessageID(e); id != "" {
 			if f.IDs == nil {
 				f.IDs = map[int64]string{}
 			}
@@ -183,14 +183,14 @@ func (f *fold) stored(e *Event) {
 
 // skip folds n log-only events that need no checks (the assistant/chunk
 // members of a well-formed packed row) ending at lastSeq, lastTime.
-func (f *fold) skip(n, lastSeq, lastTime int64) {
+func (f *Fold) Skip(n, lastSeq, lastTime int64) {
 	f.Count += n
 	f.LastSeq, f.LastTime = lastSeq, lastTime
 }
 
 // surfaceAndTitle runs the surface fold for e (while nothing has failed)
 // and remembers the latest title event.
-func (f *fold) surfaceAndTitle(e *Event) {
+func (f *Fold) surfaceAndTitle(e *Event) {
 	if f.FailPass < passFold {
 		if err := f.surface(e); err != nil {
 			f.fail(passFold, err)
@@ -211,7 +211,7 @@ func (f *fold) surfaceAndTitle(e *Event) {
 // finish appends the crash closers (the envelope pass checks them, the
 // fold folds them) and returns them with the load's error, if any. A
 // resumable caller finishes a clone.
-func (f *fold) finish() ([]Event, error) {
+func (f *Fold) Finish() ([]Event, error) {
 	if f.FailPass >= passUpgrade {
 		return nil, f.failErr
 	}
@@ -233,7 +233,7 @@ func (f *fold) finish() ([]Event, error) {
 }
 
 // latestTitle is Log.Title over the folded log's latest title event.
-func (s *foldState) latestTitle() (*Title, error) {
+func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
 		return nil, nil
 	}
@@ -244,10 +244,10 @@ func (s *foldState) latestTitle() (*Title, error) {
 }
 
 // surface is one step of dsh's foldSurface (spec §5.1).
-func (f *fold) surface(e *Event) error {
-	if !isSurfaceType(e.Type) {
+func (f *Fold) surface(e *Event) error {
+	if !IsSurfaceType(e.Type) {
 		if e.SurfaceOp != nil || e.SourceEventSeqs != nil {
-			return corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
+			return Corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
 		}
 		return nil
 	}
@@ -256,45 +256,45 @@ func (f *fold) surface(e *Event) error {
 		var ok bool
 		seqs, ok = parseSeqList(e.SourceEventSeqs)
 		if !ok {
-			return corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
+			return Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 		}
 		if len(seqs) == 0 && e.Type != "assistant/message" {
-			return corruptf("event %d: empty sourceEventSeqs", e.Seq)
+			return Corruptf("event %d: empty sourceEventSeqs", e.Seq)
 		}
 		if err := checkCited(e.Seq, seqs); err != nil {
 			return err
 		}
 	}
 	if e.SurfaceOp == nil {
-		return corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
+		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
 	}
 	if isAppendOp(e.SurfaceOp) {
 		f.Nodes = append(f.Nodes, e.Seq)
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
 	}
-	start, end, ok := parseReplaceOp(e.SurfaceOp)
+	start, end, ok := ParseReplaceOp(e.SurfaceOp)
 	if !ok {
-		return corruptf("event %d: invalid surfaceOp %s", e.Seq, string(compact(e.SurfaceOp)))
+		return Corruptf("event %d: invalid surfaceOp %s", e.Seq, string(Compact(e.SurfaceOp)))
 	}
 	si, ei := slices.Index(f.Nodes, start), slices.Index(f.Nodes, end)
 	if si < 0 || ei < 0 || si > ei {
-		return corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
+		return Corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
 	}
 	shadowed := slices.Clone(f.Nodes[si : ei+1])
 	sorted := slices.Sorted(slices.Values(seqs))
 	for _, s := range shadowed {
 		if _, found := slices.BinarySearch(sorted, s); !found {
-			return corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
+			return Corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
 		}
 	}
 	if e.Type == "tool/result" {
 		old, isResult := f.Results[shadowed[0]]
 		if len(shadowed) != 1 || !isResult {
-			return corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
+			return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
 		}
 		if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
-			return corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+			return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
 		}
 	}
 	for _, s := range shadowed {
@@ -311,7 +311,7 @@ func checkCited(seq int64, seqs []int64) error {
 	increasing := true
 	for i, s := range seqs {
 		if s >= seq {
-			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
 		if i > 0 && s <= seqs[i-1] {
 			increasing = false
@@ -324,10 +324,10 @@ func checkCited(seq int64, seqs []int64) error {
 	seen := make(map[int64]bool, len(seqs))
 	for _, s := range seqs {
 		if s >= seq {
-			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
 		if seen[s] {
-			return corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
+			return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
 		}
 		seen[s] = true
 	}
@@ -336,15 +336,15 @@ func checkCited(seq int64, seqs []int64) error {
 
 // node records a new surface node: a tool/result's comparison digest, and
 // whatever the policy keeps.
-func (f *fold) node(e *Event, si int, shadowed []int64) {
+func (f *Fold) node(e *Event, si int, shadowed []int64) {
 	if e.Type == "tool/result" {
 		if f.Results == nil {
 			f.Results = map[int64]resultKey{}
 		}
 		f.Results[e.Seq] = digestResult(e.Data)
 	}
-	if f.onNode != nil {
-		f.onNode(e, si, shadowed)
+	if f.OnNode != nil {
+		f.OnNode(e, si, shadowed)
 	}
 }
 
@@ -416,11 +416,11 @@ func cloneRaw(v json.RawMessage) json.RawMessage {
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(compact(field(e.Data, "turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(field(e.Data, "turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(compact(field(e.Data, "step")))
+		c.OpenStep = cloneRaw(Compact(field(e.Data, "step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
@@ -443,11 +443,11 @@ func (c *closerState) feed(e *Event) {
 					id = v
 				}
 			})
-			if t, _ := str(typ); t == "tool-call" {
-				id, _ := str(id)
+			if t, _ := Str(typ); t == "tool-call" {
+				id, _ := Str(id)
 				// Like a JS Map.set: an existing entry keeps its place
 				// but gets a fresh value.
-				p := pendingCall{ID: id, Step: cloneRaw(compact(step))}
+				p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
 				if i := c.byID(id); i >= 0 {
 					c.Calls[i] = p
 				} else {
@@ -456,12 +456,12 @@ func (c *closerState) feed(e *Event) {
 			}
 		})
 	case "tool/call":
-		id, _ := str(field(e.Data, "callId"))
+		id, _ := Str(field(e.Data, "callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		id, _ := str(field(field(field(e.Data, "message"), "source"), "callId"))
+		id, _ := Str(field(field(field(e.Data, "message"), "source"), "callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
@@ -482,7 +482,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 		if p.Logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
-		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
+		idStr := "interrupted-tool-result-" + p.ID + "-" + Itoa(seq)
 		textBlock := jsjson.NewObject(nil).String("type", "text").String("text", text).Bytes()
 		block := jsjson.NewObject(nil).String("type", "tool-result").String("toolCallId", p.ID).Raw("isError", []byte("true")).
 			Raw("content", wrapArray(textBlock)).Bytes()
@@ -497,7 +497,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 			Raw("error", jsjson.NewObject(nil).String("name", name).String("code", code).Bytes()).Bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.Logged {
-			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
+			ev.SourceEventSeqs = wrapArray([]byte(Itoa(p.CallSeq)))
 		}
 		out = append(out, ev)
 		seq++

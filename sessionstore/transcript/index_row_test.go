@@ -1,6 +1,8 @@
-package sessionstore
+package transcript
 
-import "testing"
+import (
+	"testing"
+)
 
 // TestCountedRowsAgreeWithExpansion: a packed row counted by a scanner
 // with SkipRows (the streamed reads and the index) is accepted or refused
@@ -39,12 +41,12 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 			t.Errorf("%s: expanded error %v, counted error %v", line, err, err2)
 			continue
 		}
-		if err == nil && (sum.n != int64(len(evs)) || sum.seq0 != evs[0].Seq || sum.last != evs[len(evs)-1].Time) {
+		if err == nil && (sum.N != int64(len(evs)) || sum.Seq0 != evs[0].Seq || sum.Last != evs[len(evs)-1].Time) {
 			t.Errorf("%s: counted %+v, expanded %d members from %d", line, sum, len(evs), evs[0].Seq)
 		}
 		// A counting scanner continues the sequence exactly like an
 		// expanding one.
-		for _, next := range []int64{sum.seq0, sum.seq0 + 1} {
+		for _, next := range []int64{sum.Seq0, sum.Seq0 + 1} {
 			a, b := &LineScanner{NextSeq: next, SkipRows: true}, &LineScanner{NextSeq: next}
 			aerr, berr := a.Feed([]byte(line), 9), b.Feed([]byte(line), 9)
 			if (aerr == nil) != (berr == nil) || a.Bad() != b.Bad() || a.NextSeq != b.NextSeq || a.GoodEnd != b.GoodEnd {

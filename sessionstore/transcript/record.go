@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -50,16 +50,16 @@ func (e *Event) setData(d json.RawMessage) {
 }
 
 // dropCache releases the parsed data and envelope once a log is loaded.
-func (e *Event) dropCache() {
+func (e *Event) DropCache() {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 	e.env = nil
 }
 
 // MarshalJSON writes the complete event object as dsh stores and returns
 // it: type, seq, time, data, sourceEventSeqs?, surfaceOp?, ignorable?.
-func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
-func (e Event) appendJSON(dst []byte) []byte {
+func (e Event) AppendJSON(dst []byte) []byte {
 	w := jsjson.NewObject(dst)
 	w.String("type", e.Type).Int("seq", e.Seq).Int("time", e.Time).Raw("data", e.Data)
 	if e.SurfaceOp != nil && e.opFirst {
@@ -160,7 +160,7 @@ func DecodeRecord(line []byte) ([]Event, error) {
 // its members are log-only assistant/chunk events that no check looks
 // into, so only their count, first seq and last time matter.
 type rowSummary struct {
-	n, seq0, last int64
+	N, Seq0, Last int64
 }
 
 // decodeRecord is DecodeRecord; with expand false a well-formed packed row
@@ -168,11 +168,11 @@ type rowSummary struct {
 func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 	env, ok := scanEnvelope(line)
 	if !ok {
-		return nil, rowSummary{}, corruptf("record is not a JSON object")
+		return nil, rowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is not a bad line for the scanner (dsh only checks
 	// the seq there); it is refused later like any unknown type.
-	typ, _ := str(env.typ)
+	typ, _ := Str(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
 		r, err := parseRow(typ, env)
@@ -180,7 +180,7 @@ func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 			return nil, rowSummary{}, err
 		}
 		if !expand {
-			return nil, rowSummary{n: int64(len(r.payload)), seq0: r.seq0, last: r.last}, nil
+			return nil, rowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
 		}
 		return r.expand(), rowSummary{}, nil
 	}
@@ -189,7 +189,7 @@ func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 	// cannot match the expected position.
 	seq, ok := safeInt(env.seq)
 	if !ok {
-		return nil, rowSummary{}, corruptf("event %s has no integer seq", jsjson.Quote(typ))
+		return nil, rowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
@@ -226,20 +226,20 @@ const (
 // §2.4); an error makes the line a bad record.
 func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
-		return nil, corruptf("%s row has unexpected keys", typ)
+		return nil, Corruptf("%s row has unexpected keys", typ)
 	}
 	r := &packedRow{typ: typ}
 	var ok bool
 	if r.seq0, ok = nonNegSafeInt(env.seq0); !ok {
-		return nil, corruptf("%s row seq0 is not a non-negative safe integer", typ)
+		return nil, Corruptf("%s row seq0 is not a non-negative safe integer", typ)
 	}
 	if r.time0, ok = safeInt(env.time0); !ok {
-		return nil, corruptf("%s row time0 is not a safe integer", typ)
+		return nil, Corruptf("%s row time0 is not a safe integer", typ)
 	}
 	// The names in the order of the rk bits.
 	d, other, ok := members(env.data, "turn", "step", "index", "id", "name", "dt", "texts", "args")
 	if !ok {
-		return nil, corruptf("%s row data is not an object", typ)
+		return nil, Corruptf("%s row data is not an object", typ)
 	}
 	var keys uint16
 	for i, v := range d {
@@ -261,25 +261,25 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 			want |= rkName
 		}
 		if other || keys != want {
-			return nil, corruptf("%s row data has unexpected keys", typ)
+			return nil, Corruptf("%s row data has unexpected keys", typ)
 		}
-		if _, ok := str(r.id); !ok {
-			return nil, corruptf("%s row id is not a string", typ)
+		if _, ok := Str(r.id); !ok {
+			return nil, Corruptf("%s row id is not a string", typ)
 		}
 		if r.hasName {
-			if _, ok := str(r.name); !ok {
-				return nil, corruptf("%s row name is not a string", typ)
+			if _, ok := Str(r.name); !ok {
+				return nil, Corruptf("%s row name is not a string", typ)
 			}
 		}
 	} else if other || keys != rkTurn|rkStep|rkIndex|rkDt|rkTexts {
-		return nil, corruptf("%s row data has unexpected keys", typ)
+		return nil, Corruptf("%s row data has unexpected keys", typ)
 	}
 	for _, kv := range [...]struct {
 		k string
 		v []byte
 	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
 		if !isNumber(kv.v) {
-			return nil, corruptf("%s row %s is not a number", typ, kv.k)
+			return nil, Corruptf("%s row %s is not a number", typ, kv.k)
 		}
 	}
 	allStrings := true
@@ -287,28 +287,28 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 		allStrings = allStrings && jsonKind(p) == '"'
 		r.payload = append(r.payload, p)
 	}) || len(r.payload) == 0 {
-		return nil, corruptf("%s row %s is not a non-empty array", typ, payloadKey)
+		return nil, Corruptf("%s row %s is not a non-empty array", typ, payloadKey)
 	}
 	if !allStrings {
-		return nil, corruptf("%s row %s holds a non-string", typ, payloadKey)
+		return nil, Corruptf("%s row %s holds a non-string", typ, payloadKey)
 	}
 	var dt [][]byte
 	if !elements(dtRaw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
-		return nil, corruptf("%s row dt length does not match its payload", typ)
+		return nil, Corruptf("%s row dt length does not match its payload", typ)
 	}
 	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
-		return nil, corruptf("%s row seq range is not safe", typ)
+		return nil, Corruptf("%s row seq range is not safe", typ)
 	}
 	r.dt = make([]int64, len(dt))
 	t := r.time0
 	for i, v := range dt {
 		delta, ok := safeInt(v)
 		if !ok {
-			return nil, corruptf("%s row dt holds a non-safe-integer", typ)
+			return nil, Corruptf("%s row dt holds a non-safe-integer", typ)
 		}
 		t += delta
 		if t > maxSafeInteger || t < -maxSafeInteger {
-			return nil, corruptf("%s row time is not safe", typ)
+			return nil, Corruptf("%s row time is not safe", typ)
 		}
 		r.dt[i] = delta
 	}
@@ -319,7 +319,7 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 // expand returns the row's assistant/chunk events.
 func (r *packedRow) expand() []Event {
 	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[r.typ]
-	turn, step, index := compact(r.turn), compact(r.step), compact(r.index)
+	turn, step, index := Compact(r.turn), Compact(r.step), Compact(r.index)
 	events := make([]Event, len(r.payload))
 	t := r.time0
 	for i, p := range r.payload {
@@ -328,13 +328,13 @@ func (r *packedRow) expand() []Event {
 		}
 		chunk := jsjson.NewObject(nil).String("type", chunkType).Raw("index", index)
 		if r.typ == rowToolCall {
-			chunk.Raw("id", compact(r.id))
+			chunk.Raw("id", Compact(r.id))
 			if r.hasName {
-				chunk.Raw("name", compact(r.name))
+				chunk.Raw("name", Compact(r.name))
 			}
-			chunk.Raw("argumentsDelta", compact(p))
+			chunk.Raw("argumentsDelta", Compact(p))
 		} else {
-			chunk.Raw("text", compact(p))
+			chunk.Raw("text", Compact(p))
 		}
 		data := jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk.Bytes()).Bytes()
 		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
@@ -343,7 +343,7 @@ func (r *packedRow) expand() []Event {
 }
 
 // compact returns v without insignificant whitespace.
-func compact(v json.RawMessage) json.RawMessage {
+func Compact(v json.RawMessage) json.RawMessage {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return v
 	}

@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ const zstdMagic = 0xFD2FB528
 // FrameEnd returns the end of the frame starting at off; complete is false
 // when the data runs out inside it.
 func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
-	return frameEndBase(data, off, 0)
+	return FrameEndBase(data, off, 0)
 }
 
 // headerFieldsLen is the length of a frame header's fields after its
@@ -37,13 +37,13 @@ func headerFieldsLen(fhd byte) int {
 
 // frameEndBase is FrameEnd for data that starts at file offset base (the
 // offsets in its errors are file offsets).
-func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
+func FrameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
 	if len(data)-p < 4 {
 		return 0, false, nil
 	}
 	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
-		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
+		return 0, false, Backendf("invalid frame magic at offset %d", base+int64(p))
 	}
 	p += 4
 	if p >= len(data) {
@@ -52,7 +52,7 @@ func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 	fhd := data[p]
 	p++
 	if fhd&0x18 != 0 {
-		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
+		return 0, false, Backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
 	}
 	p += headerFieldsLen(fhd)
 	checksum := fhd&0x04 != 0
@@ -66,7 +66,7 @@ func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 		typ := (bh >> 1) & 3
 		size := int(bh >> 3)
 		if typ == 3 {
-			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p-3))
+			return 0, false, Backendf("reserved zstd block type at offset %d", base+int64(p-3))
 		}
 		if typ == 1 { // RLE
 			size = 1
@@ -97,7 +97,7 @@ const DefaultReadLimit int64 = 128 << 20
 // minReadLimit is the smallest accepted read limit: the decoder refuses
 // a frame whose declared window exceeds the limit, and encoders use
 // windows of up to 8 MiB (the format's recommended decoder minimum).
-const minReadLimit int64 = 16 << 20
+const MinReadLimit int64 = 16 << 20
 
 // maxWindow is the largest zstd window the decoder accepts (the format's
 // own maximum on 64-bit hosts is larger, but dsh's encoder never uses
@@ -145,13 +145,13 @@ const overshoot = 256 << 10
 // budget before allocating them (decode_budget.go).
 func decodeAll(limit int64, frame, dst []byte) ([]byte, error) {
 	out, err := decoderFor(limit).DecodeAll(frame, dst)
-	zstdDecoded.Add(int64(len(out)))
+	DecodedBytes.Add(int64(len(out)))
 	return out, err
 }
 
 // zstdDecoded counts the bytes every event-frame decode produced (the
 // tests' deterministic measure of decoding work).
-var zstdDecoded atomic.Int64
+var DecodedBytes atomic.Int64
 
 // frameContentBounds bounds the decoded size of the (possibly torn) frame
 // at the start of data from its block headers alone, without decoding:
@@ -160,7 +160,7 @@ var zstdDecoded atomic.Int64
 // declares its content size is bounded by it. lo > limit refuses a frame
 // of RLE or raw blocks (the bombs) before any output is allocated, and hi
 // sizes the output buffer once (no growth, no garbage).
-func frameContentBounds(data []byte) (lo, hi int64) {
+func FrameContentBounds(data []byte) (lo, hi int64) {
 	const maxBlock = 128 << 10
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return 0, maxBlock
@@ -233,27 +233,27 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 
 // decodeFrameLimit decompresses one complete frame of at most limit
 // decoded bytes; a larger one fails with a read-limit error.
-func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
-	lo, hi := frameContentBounds(frame)
+func DecodeFrameLimit(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+	lo, hi := FrameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
-		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+		return nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
 	// The caller keeps the text: the slot is given back without it
 	// (with it, for reuse, when the decode failed and nothing refers to
 	// it: a store of bombs then reuses the same buffers).
-	dst, sl := decodeBuf(nil, hi, limit)
+	dst, sl := decodeBuf(mem, nil, hi, limit)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil {
-		sl.reuse()
+		Reuse(sl)
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, frameDecodeErr(err, limit)
 	}
-	sl.keep()
+	Keep(sl)
 	return out, nil
 }
 
@@ -261,9 +261,9 @@ func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
 // a read-limit error for a size refusal, else corruption.
 func frameDecodeErr(err error, limit int64) error {
 	if isSizeErr(err) {
-		return limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
+		return Limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
 	}
-	return &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+	return &Error{Kind: KindCorrupt, Msg: "zstd frame does not decode", Err: err, Backend: true}
 }
 
 // decodeTornFrame decodes a torn final frame and returns the plaintext of
@@ -271,21 +271,21 @@ func frameDecodeErr(err error, limit int64) error {
 // Truncation is not an error; a frame whose declared size, window or
 // decoded blocks exceed limit fails with a read-limit error, so a torn
 // frame of RLE blocks costs at most limit bytes.
-func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
-	lo, hi := frameContentBounds(frame)
+func DecodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+	lo, hi := FrameContentBounds(frame)
 	if lo > limit {
-		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
+		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	dst, sl := decodeBuf(nil, hi, limit)
+	dst, sl := decodeBuf(mem, nil, hi, limit)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		sl.reuse()
+		Reuse(sl)
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
-		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
+		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	sl.keep()
+	Keep(sl)
 	return out, nil
 }
 
@@ -307,7 +307,7 @@ var headerBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxHeaderBytes
 
 // decodeHeaderFrame decodes a header frame of at most maxHeaderBytes
 // decoded bytes; a larger one fails with a read-limit error.
-func decodeHeaderFrame(frame []byte) ([]byte, error) {
+func DecodeHeaderFrame(frame []byte) ([]byte, error) {
 	bp := headerBufs.Get().(*[]byte)
 	defer headerBufs.Put(bp)
 	out, err := headerDecoder().DecodeAll(frame, (*bp)[:0])
@@ -323,11 +323,11 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 		// as a corrupt block: tell them apart by decoding again, as a
 		// stream, up to one byte past the limit.
 		if isSizeErr(err) || headerPastLimit(frame) {
-			return nil, &logError{kind: KindIO, backend: true, err: ErrReadLimit,
-				msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
+			return nil, &Error{Kind: KindIO, Backend: true, Err: ErrReadLimit,
+				Msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
 					"; a session header is one short line, and this limit does not change with the read limit)"}
 		}
-		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+		return nil, &Error{Kind: KindCorrupt, Msg: "zstd frame does not decode", Err: err, Backend: true}
 	}
 	return append([]byte(nil), out...), nil
 }
@@ -373,8 +373,8 @@ func oversizedBlockErr(data []byte) error {
 			return nil // reserved: the decoder's own error says so
 		}
 		if size > maxBlockSize {
-			return &logError{kind: KindCorrupt, backend: true,
-				msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", size, maxBlockSize)}
+			return &Error{Kind: KindCorrupt, Backend: true,
+				Msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", size, maxBlockSize)}
 		}
 		if typ == 1 {
 			size = 1 // RLE: one stored byte
@@ -391,7 +391,7 @@ func oversizedBlockErr(data []byte) error {
 // ceil bytes long when that is shorter or nearly reached: one exact
 // allocation (append would over-allocate past the limit) and no small
 // last step that would hold two near-limit copies at once.
-func growBuf(buf []byte, ceil int64) []byte {
+func GrowBuf(buf []byte, ceil int64) []byte {
 	n := int64(len(buf)) * 2
 	if n > ceil-ceil/4 {
 		n = ceil

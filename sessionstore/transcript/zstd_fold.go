@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import "sync"
 
@@ -12,23 +12,23 @@ const readChunk = 4 << 20
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // getReadBuf returns a recycled read buffer of readChunk bytes.
-func getReadBuf() *[]byte { return readBufs.Get().(*[]byte) }
+func GetReadBuf() *[]byte { return readBufs.Get().(*[]byte) }
 
 // putReadBuf recycles b unless it grew (a long line or frame).
-func putReadBuf(b *[]byte) {
+func PutReadBuf(b *[]byte) {
 	if cap(*b) == readChunk {
 		*b = (*b)[:readChunk]
 		readBufs.Put(b)
 	}
 }
 
-var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
+var TextBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
 
 // decodeFrameInto is decodeFrameLimit decoding into dst's storage when it
 // is large enough for the frame's block-header bound. A larger output
 // buffer comes from the decode memory budget, taken before it is
 // allocated: the caller owns the result until it gives the slot back with
-// sl.reuse() (a nil slot is fine), after which nothing may refer to the
+// reuse(sl) (a nil slot is fine), after which nothing may refer to the
 // text. A frame over the limit, or one whose raw and RLE blocks alone
 // pass the read's decoded-bytes budget b, is refused before decoding;
 // errors are decodeFrameLimit's own.
@@ -36,36 +36,36 @@ var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return
 // held says the caller already holds every slot of the budget (a frame
 // whose compressed bytes grew its read buffer): the output buffer is then
 // allocated within them, without taking another.
-func decodeFrameInto(frame, dst []byte, limit int64, b *decodedBudget, held bool) (out []byte, sl *slot, err error) {
-	lo, hi := frameContentBounds(frame)
+func DecodeFrameInto(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
+	lo, hi := FrameContentBounds(frame)
 	if lo > limit {
-		return nil, nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+		return nil, nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	if err := b.admit(lo); err != nil {
+	if err := b.Admit(lo); err != nil {
 		return nil, nil, err
 	}
 	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
 		dst = make([]byte, 0, need)
 	} else {
-		dst, sl = decodeBuf(dst, hi, limit)
+		dst, sl = decodeBuf(mem, dst, hi, limit)
 	}
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		sl.reuse()
+		Reuse(sl)
 		// Mapped as decodeFrameLimit maps it, without a second decode
 		// (a bomb would be decoded to the limit twice).
 		return nil, nil, frameDecodeErr(err, limit)
 	}
-	if err := b.spend(len(out)); err != nil {
-		sl.reuse()
+	if err := b.Spend(len(out)); err != nil {
+		Reuse(sl)
 		return nil, nil, err
 	}
 	return out, sl, nil
 }
 
 // putTextBuf recycles a decode buffer unless a huge frame grew it.
-func putTextBuf(b *[]byte) {
+func PutTextBuf(b *[]byte) {
 	if cap(*b) <= readChunk {
-		textBufs.Put(b)
+		TextBufs.Put(b)
 	}
 }

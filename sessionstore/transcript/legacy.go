@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"encoding/json"
@@ -12,13 +12,13 @@ import (
 // stored event in log order). earlierID returns the message
 // id of the already-upgraded event at an earlier seq ("" when there is no
 // such event or it has no id), which a replacing tool/result inherits.
-func upgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
+func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
 	switch e.Type {
 	case "request/header-delta", "mode/set":
-		return corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
+		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
-		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
-			return corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
+		if r, _ := Str(field(e.Data, "reason")); r == "fallback" {
+			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
 		if field(e.Data, "trigger") == nil {
@@ -59,7 +59,7 @@ const (
 // are recognised from their top-level data keys alone, without decoding
 // the data.
 func needsUpgradeCheck(e *Event) bool {
-	if !isSurfaceType(e.Type) {
+	if !IsSurfaceType(e.Type) {
 		return false
 	}
 	var m uint16
@@ -111,18 +111,18 @@ func upgradeTurnStart(e *Event) error {
 	}
 	turn, ok := safeInt(d["turn"])
 	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
-		return corruptf("event %d: malformed legacy turn/start", e.Seq)
+		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
 	t, ok := objectOf(trig)
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
-		return corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
+		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.setData(jsjson.NewObject(nil).Raw("turn", compact(d["turn"])).Bytes())
+	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Bytes())
 	return nil
 }
 
 func upgradeTurnEnd(e *Event) error {
-	bad := corruptf("event %d: malformed turn/end", e.Seq)
+	bad := Corruptf("event %d: malformed turn/end", e.Seq)
 	d, ok := e.obj()
 	if !ok {
 		return bad
@@ -135,12 +135,12 @@ func upgradeTurnEnd(e *Event) error {
 	if !ok {
 		return bad
 	}
-	kind, ok := str(r["kind"])
+	kind, ok := Str(r["kind"])
 	if !ok {
 		return bad
 	}
 	setReason := func(reason json.RawMessage) {
-		e.setData(jsjson.NewObject(nil).Raw("turn", compact(d["turn"])).Raw("reason", reason).Bytes())
+		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Raw("reason", reason).Bytes())
 	}
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
@@ -172,12 +172,12 @@ func upgradeTurnEnd(e *Event) error {
 			if !ok || !validFailure(f) {
 				return bad
 			}
-			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", compact(r["failure"])).Bytes())
+			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", Compact(r["failure"])).Bytes())
 		case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
-			msg := compact(r["message"])
+			msg := Compact(r["message"])
 			code := json.RawMessage(`"UNKNOWN"`)
 			if c, has := r["code"]; has {
-				code = compact(c)
+				code = Compact(c)
 			}
 			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", jsjson.NewObject(nil).Raw("message", msg).Raw("code", code).Bytes()).Bytes())
 		default:
@@ -209,22 +209,22 @@ func validFailure(f object) bool {
 func upgradeSteering(sessionID string, e *Event) error {
 	d, ok := e.obj()
 	if !ok {
-		return corruptf("event %d: malformed legacy steering/message", e.Seq)
+		return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 	}
 	if hasExactKeys(d, "turn", "message") {
 		if _, ok := safeInt(d["turn"]); ok && isObject(d["message"]) {
 			e.Type = "user/message"
-			e.setData(compact(d["message"]))
+			e.setData(Compact(d["message"]))
 			return nil
 		}
 	}
 	if hasExactKeys(d, "turn", "content", "source") {
 		e.Type = "user/message"
-		e.setData(jsjson.NewObject(nil).Raw("content", compact(d["content"])).Raw("source", compact(d["source"])).
+		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d["content"])).Raw("source", Compact(d["source"])).
 			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
 		return nil
 	}
-	return corruptf("event %d: malformed legacy steering/message", e.Seq)
+	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 }
 
 // upgradeMessage upgrades pre-identity message data (§2.9 step 4).
@@ -244,7 +244,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 					continue next
 				}
 			}
-			w.Raw(k, compact(d[k]))
+			w.Raw(k, Compact(d[k]))
 		}
 	}
 	switch e.Type {
@@ -262,7 +262,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 					if k == "kind" {
 						src.String("kind", "model")
 					} else {
-						src.Raw(k, compact(p[k]))
+						src.Raw(k, Compact(p[k]))
 					}
 				}
 				if _, ok := p["kind"]; !ok {
@@ -272,7 +272,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 				src.String("kind", "model")
 			}
 			msg := jsjson.NewObject(nil).String("id", legacyID(sessionID, e.Seq)).String("role", "assistant").
-				Raw("content", compact(d["content"])).Raw("source", src.Bytes()).Bytes()
+				Raw("content", Compact(d["content"])).Raw("source", src.Bytes()).Bytes()
 			w := jsjson.NewObject(nil)
 			copyExcept(w, "content", "provenance")
 			e.setData(w.Raw("message", msg).Bytes())
@@ -283,9 +283,9 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 			if start, ok := replaceStart(e.SurfaceOp); ok {
 				id = earlierID(start)
 			}
-			callID := compact(d["callId"])
+			callID := Compact(d["callId"])
 			block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
-				Raw("content", compact(d["content"])).Raw("isError", compact(d["isError"])).Bytes()
+				Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
 			msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
 				Raw("content", append(append([]byte{'['}, block...), ']')).
 				Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
@@ -302,28 +302,28 @@ func replaceStart(op json.RawMessage) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s, _ := str(o["op"]); s != "replace" {
+	if s, _ := Str(o["op"]); s != "replace" {
 		return 0, false
 	}
 	return nonNegSafeInt(o["start"])
 }
 
 // messageID returns the id of a message event ("" when it has none).
-func messageID(e *Event) string {
+func MessageID(e *Event) string {
 	d, ok := e.obj()
 	if !ok {
 		return ""
 	}
 	switch e.Type {
 	case "user/message":
-		id, _ := str(d["id"])
+		id, _ := Str(d["id"])
 		return id
 	case "assistant/message", "tool/result":
 		m, ok := objectOf(d["message"])
 		if !ok {
 			return ""
 		}
-		id, _ := str(m["id"])
+		id, _ := Str(m["id"])
 		return id
 	}
 	return ""

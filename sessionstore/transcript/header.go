@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ type Header struct {
 
 // errNotHeader marks a first line that is not header-shaped: listing skips
 // such a session, a targeted read fails with it.
-var errNotHeader = corruptf("first line is not a session header")
+var errNotHeader = Corruptf("first line is not a session header")
 
 // ParseHeader parses a header line (without its "\n") the way dsh's
 // isHeaderLine/fromHeaderLine do: the shape must match (type "session",
@@ -44,12 +44,12 @@ func ParseHeader(line []byte) (*Header, error) {
 	if !ok {
 		return nil, errNotHeader
 	}
-	if t, ok := str(o["type"]); !ok || t != "session" {
+	if t, ok := Str(o["type"]); !ok || t != "session" {
 		return nil, errNotHeader
 	}
 	h := &Header{fields: o}
 	var okID, okV, okC, okD bool
-	h.ID, okID = str(o["id"])
+	h.ID, okID = Str(o["id"])
 	h.Version, okV = intLike(o["version"])
 	h.CreatedAt, okC = intLike(o["createdAt"])
 	h.DelegationDepth, okD = intLike(o["delegationDepth"])
@@ -61,7 +61,7 @@ func ParseHeader(line []byte) (*Header, error) {
 		if !present {
 			return true
 		}
-		s, ok := str(v)
+		s, ok := Str(v)
 		if ok {
 			*dst = &s
 		}
@@ -82,10 +82,10 @@ func ParseHeader(line []byte) (*Header, error) {
 		h.SeedLength = &n
 	}
 	if _, bad := o["sandboxMode"]; bad {
-		return nil, corruptf("session header carries the retired field sandboxMode")
+		return nil, Corruptf("session header carries the retired field sandboxMode")
 	}
 	if _, bad := o["approvalPolicy"]; bad {
-		return nil, corruptf("session header carries the retired field approvalPolicy")
+		return nil, Corruptf("session header carries the retired field approvalPolicy")
 	}
 	return h, nil
 }
@@ -105,29 +105,29 @@ func intLike(v json.RawMessage) (int64, bool) {
 // delegationDepth and seedLength, absolute cwd, origin "subagent".
 func (h *Header) Validate() error {
 	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return unsupportedf("session format version %s is not supported (want 0)", string(compact(h.fields["version"])))
+		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
 	}
 	if h.ID == "" {
-		return corruptf("session header id is empty")
+		return Corruptf("session header id is empty")
 	}
 	if n, ok := nonNegSafeInt(h.fields["createdAt"]); !ok || isNegZero(h.fields["createdAt"]) {
-		return corruptf("session header createdAt %s is not a non-negative safe integer", string(compact(h.fields["createdAt"])))
+		return Corruptf("session header createdAt %s is not a non-negative safe integer", string(Compact(h.fields["createdAt"])))
 	} else {
 		h.CreatedAt = n
 	}
 	if _, ok := nonNegSafeInt(h.fields["delegationDepth"]); !ok {
-		return corruptf("session header delegationDepth is not a non-negative safe integer")
+		return Corruptf("session header delegationDepth is not a non-negative safe integer")
 	}
 	if v, present := h.fields["seedLength"]; present {
 		if _, ok := nonNegSafeInt(v); !ok {
-			return corruptf("session header seedLength is not a non-negative safe integer")
+			return Corruptf("session header seedLength is not a non-negative safe integer")
 		}
 	}
 	if h.CWD != nil && !IsAbsCwd(*h.CWD) {
-		return corruptf("session header cwd %s is not absolute", jsjson.Quote(*h.CWD))
+		return Corruptf("session header cwd %s is not absolute", jsjson.Quote(*h.CWD))
 	}
 	if h.Origin != nil && *h.Origin != "subagent" {
-		return corruptf("session header origin %s is not \"subagent\"", jsjson.Quote(*h.Origin))
+		return Corruptf("session header origin %s is not \"subagent\"", jsjson.Quote(*h.Origin))
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func isNegZero(v json.RawMessage) bool {
 // delegationDepth, agentPreset? (the "type" tag and unknown keys dropped).
 func (h *Header) Object() json.RawMessage {
 	w := jsjson.NewObject(nil)
-	w.Raw("version", compact(h.fields["version"])).String("id", h.ID).Raw("createdAt", compact(h.fields["createdAt"]))
+	w.Raw("version", Compact(h.fields["version"])).String("id", h.ID).Raw("createdAt", Compact(h.fields["createdAt"]))
 	if h.CWD != nil {
 		w.String("cwd", *h.CWD)
 	}
@@ -150,12 +150,12 @@ func (h *Header) Object() json.RawMessage {
 		w.String("parentSession", *h.ParentSession)
 	}
 	if h.SeedLength != nil {
-		w.Raw("seedLength", compact(h.fields["seedLength"]))
+		w.Raw("seedLength", Compact(h.fields["seedLength"]))
 	}
 	if h.Origin != nil {
 		w.String("origin", *h.Origin)
 	}
-	w.Raw("delegationDepth", compact(h.fields["delegationDepth"]))
+	w.Raw("delegationDepth", Compact(h.fields["delegationDepth"]))
 	if h.AgentPreset != nil {
 		w.String("agentPreset", *h.AgentPreset)
 	}
