@@ -743,7 +743,7 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
 	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
 	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
-	view, err := x.parse(p, sig.Size)
+	view, err := p.parse(sig.Size)
 	if err != nil {
 		x.setReadErr(e, err)
 		return nil, true
@@ -797,7 +797,7 @@ func (x *Indexed) full(e *entry, path string) {
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
 		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: transcript.FoldState{KeepIDs: keepIDs}}, limit: x.store.limit}
-		if view, err = x.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
+		if view, err = p.parse(e.Sig.Size); err != nil || !view.Fold.NeedIDs {
 			break
 		}
 	}
@@ -813,34 +813,4 @@ func (x *Indexed) full(e *entry, path string) {
 		return
 	}
 	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
-}
-
-// parse runs p to size and returns the view state (p.st, or a clone
-// extended by the lines of a torn final zstd frame). p.st.TailCRC is
-// updated.
-func (x *Indexed) parse(p *logParser, size int64) (*logState, error) {
-	var torn []byte
-	var err error
-	if p.enc == Raw {
-		err = p.parseRaw(size)
-	} else {
-		torn, err = p.parseZstd(size)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.st.TailCRC, err = tailCRC(p.f, p.st.Offset); err != nil {
-		return nil, err
-	}
-	if torn == nil {
-		return p.st, nil
-	}
-	committed := p.st
-	view := committed.clone()
-	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit, decoded: p.decoded}
-	if err := tp.parseTorn(torn); err != nil {
-		return nil, err
-	}
-	p.st = committed
-	return view, nil
 }

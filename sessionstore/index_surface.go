@@ -36,7 +36,7 @@ func (x *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfac
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != errRecordChanged || attempt == 2 {
+		if err != transcript.ErrRecordChanged || attempt == 2 {
 			return nil, attach(err, id, e.path(x.root))
 		}
 		e = x.reindex(e)
@@ -99,7 +99,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err}
 	}
 	if !ok {
-		return nil, errRecordChanged
+		return nil, transcript.ErrRecordChanged
 	}
 	defer f.Close()
 	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
@@ -119,7 +119,8 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		last := fd.LastSeq
 		s.CapturedThroughSeq = &last
 	}
-	fc := &frameCache{}
+	records := p.cursor(e.Sig.Size)
+	defer records.Close()
 	budget := &surfaceBudget{limit: x.store.limit}
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
@@ -130,18 +131,18 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		if seq >= st.Fold.Count { // a closer (closers only append)
 			break
 		}
-		ev, err := p.readRecord(st.Locs[i], fc)
+		ev, err := records.ReadAt(st.Locs[i])
 		if errors.Is(err, transcript.ErrReadLimit) {
 			return nil, err
 		}
 		if err != nil || ev.Seq != seq {
-			return nil, errRecordChanged
+			return nil, transcript.ErrRecordChanged
 		}
 		// The record's bytes are the ones the fold checked (CRC); it
 		// upgrades the same way (a legacy replacing tool/result takes the
 		// message id the fold kept for it).
 		if transcript.UpgradeEvent(e.TitleID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
-			return nil, errRecordChanged
+			return nil, transcript.ErrRecordChanged
 		}
 		s.Events = append(s.Events, surfaceEvent(ev))
 		if !budget.add(s.Events[len(s.Events)-1]) {

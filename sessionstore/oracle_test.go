@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -120,83 +119,47 @@ func ScanZstd(data []byte) (*transcript.ScannedLog, error) {
 }
 
 // scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
-// whole log (every frame, the torn final one included, draws from it).
+// whole log (every frame, the torn final one included, counts).
 func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
-	frames, torn, err := scanFrames(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(frames) == 0 {
-		return nil, transcript.Backendf("empty or header-less Zstandard session log")
-	}
-	first, err := transcript.DecodeHeaderFrame(data[frames[0].Start:frames[0].End])
-	if err != nil {
-		return nil, err
-	}
-	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
-		return nil, transcript.Backendf("first zstd frame is not exactly one header line")
-	}
-	h, err := transcript.ParseHeaderLine(first[:len(first)-1])
-	if err != nil {
-		return nil, err
-	}
-	logical := int64(len(first))
-	s := &transcript.LineScanner{Strict: true, GoodEnd: logical}
-	for i, f := range frames[1:] {
-		text, err := transcript.DecodeFrameLimit(nil, data[f.Start:f.End], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = transcript.ErrReadLimit
+	decoded := &transcript.DecodedBudget{Limit: limit}
+	cur := transcript.NewCursorBytes(data, transcript.Frames, transcript.Options{Limit: limit, Budget: decoded, ExpandRows: true})
+	defer cur.Close()
+	out := &transcript.ScannedLog{}
+	// Logical bytes: the header line, then each frame's text; the torn
+	// tail is what follows the last good line.
+	var complete, good int64
+	for {
+		rec, err := cur.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil && out.Header == nil {
+			return nil, err // the header frame's own limit is not the log's
 		}
 		if err != nil {
 			return nil, wholeLogLimit(err, limit)
 		}
-		if len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, transcript.Backendf("complete frame %d contains a torn JSONL record", i+2)
+		if rec.Header != nil {
+			out.Header, out.HeaderLine = rec.Header, rec.HeaderLine
+			continue
 		}
-		if _, err := s.FeedLines(text, logical); err != nil {
-			return nil, transcript.MarkBackend(err)
+		if int64(len(out.HeaderLine))+1+decoded.Used > limit {
+			return nil, wholeLogLimit(transcript.ErrReadLimit, limit)
 		}
-		logical += int64(len(text))
+		if rec.Loc.Torn {
+			good = complete + rec.Loc.Inner + int64(rec.Size) + 1
+		} else {
+			complete, good = decoded.Used, decoded.Used
+		}
+		out.Events = append(out.Events, rec.Events...)
 	}
-	out := &transcript.ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
-	if torn >= 0 {
-		text, err := transcript.DecodeTornFrame(nil, data[torn:], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = transcript.ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		s.Strict = false
-		partial, err := s.FeedLines(text, logical)
-		if err != nil {
-			return nil, transcript.MarkBackend(err)
-		}
-		_ = partial
-		logical += int64(len(text))
+	if int64(len(out.HeaderLine))+1+decoded.Used > limit {
+		return nil, wholeLogLimit(transcript.ErrReadLimit, limit)
 	}
-	out.Events = s.Events
-	out.TornBytes = logical - s.GoodEnd
+	pos := cur.Position()
+	out.Frames, out.Offset = pos.Frames, pos.Offset
+	out.TornBytes = decoded.Used - good
 	return out, nil
-}
-
-// scanFrames finds the frame boundaries of a concatenation of zstd frames
-// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
-// of an incomplete final frame, or -1.
-func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
-	off := 0
-	for off < len(data) {
-		end, complete, err := transcript.FrameEnd(data, off)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !complete {
-			return frames, off, nil
-		}
-		frames = append(frames, frameSpan{off, end})
-		off = end
-	}
-	return frames, -1, nil
 }
 
 // wholeLogLimit rewords a frame's read-limit error for a whole-log read.

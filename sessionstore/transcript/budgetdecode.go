@@ -63,14 +63,14 @@ type Slot interface {
 
 // reuse gives s back with its buffer; a nil Slot (a buffer outside the
 // budget) needs nothing.
-func Reuse(s Slot) {
+func reuse(s Slot) {
 	if s != nil {
 		s.Reuse()
 	}
 }
 
 // keep gives s back without its buffer.
-func Keep(s Slot) {
+func keep(s Slot) {
 	if s != nil {
 		s.Keep()
 	}
@@ -79,7 +79,7 @@ func Keep(s Slot) {
 // decodedBudget counts what one read of one transcript has decoded.
 type DecodedBudget struct {
 	Limit int64
-	used  int64
+	Used  int64 // decoded bytes counted so far
 }
 
 // admit refuses a frame known (from its raw and RLE block headers) to
@@ -90,7 +90,7 @@ func (b *DecodedBudget) Admit(lo int64) error {
 	if b == nil || lo > b.Limit {
 		return nil
 	}
-	if b.used+lo > DecodedPerRead(b.Limit) {
+	if b.Used+lo > DecodedPerRead(b.Limit) {
 		return b.exceeded()
 	}
 	return nil
@@ -102,8 +102,8 @@ func (b *DecodedBudget) Spend(n int) error {
 	if b == nil {
 		return nil
 	}
-	b.used += int64(n)
-	if b.used > DecodedPerRead(b.Limit) {
+	b.Used += int64(n)
+	if b.Used > DecodedPerRead(b.Limit) {
 		return b.exceeded()
 	}
 	return nil

@@ -1,8 +1,8 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
+	"io"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -125,48 +125,29 @@ type ScannedLog struct {
 	Frames int
 }
 
-// FeedLines feeds every complete line of text (starting at logical offset
-// base) and returns the length of the final partial line.
-func (s *LineScanner) FeedLines(text []byte, base int64) (partial int, err error) {
-	return s.feedLinesThen(text, base, nil)
-}
-
-// feedLinesThen is feedLines calling each (when not nil) after every line
-// fed, so a streaming caller consumes the events line by line.
-func (s *LineScanner) feedLinesThen(text []byte, base int64, each func()) (partial int, err error) {
-	for len(text) > 0 {
-		i := bytes.IndexByte(text, '\n')
-		if i < 0 {
-			return len(text), nil
-		}
-		if err := s.Feed(text[:i], base+int64(i)+1); err != nil {
-			return 0, err
-		}
-		if each != nil {
-			each()
-		}
-		base += int64(i) + 1
-		text = text[i+1:]
-	}
-	return 0, nil
-}
-
-// ScanRaw scans a raw JSONL transcript (spec §3.1).
+// ScanRaw scans a raw JSONL transcript held in memory (spec §3.1),
+// keeping every event (packed rows expanded).
 func ScanRaw(data []byte) (*ScannedLog, error) {
-	i := bytes.IndexByte(data, '\n')
-	if i < 0 {
-		return nil, Backendf("empty or header-less session log")
+	cur := NewCursorBytes(data, Lines, Options{ExpandRows: true})
+	defer cur.Close()
+	out := &ScannedLog{}
+	for {
+		rec, err := cur.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Header != nil {
+			out.Header, out.HeaderLine = rec.Header, rec.HeaderLine
+			continue
+		}
+		out.Events = append(out.Events, rec.Events...)
 	}
-	h, err := ParseHeaderLine(data[:i])
-	if err != nil {
-		return nil, err
-	}
-	s := &LineScanner{GoodEnd: int64(i) + 1}
-	if _, err := s.FeedLines(data[i+1:], int64(i)+1); err != nil {
-		return nil, MarkBackend(err)
-	}
-	return &ScannedLog{Header: h, HeaderLine: data[:i], Events: s.Events, Offset: s.GoodEnd,
-		TornBytes: int64(len(data)) - s.GoodEnd}, nil
+	out.Offset = cur.Position().Offset
+	out.TornBytes = int64(len(data)) - out.Offset
+	return out, nil
 }
 
 // LoadLog turns a scanned log into a Log: id check, legacy upgrade (§2.9),

@@ -156,19 +156,19 @@ func DecodeRecord(line []byte) ([]Event, error) {
 	return evs, err
 }
 
-// rowSummary is what the fold needs of a packed row it does not expand:
+// RowSummary is what the fold needs of a packed row it does not expand:
 // its members are log-only assistant/chunk events that no check looks
 // into, so only their count, first seq and last time matter.
-type rowSummary struct {
+type RowSummary struct {
 	N, Seq0, Last int64
 }
 
 // decodeRecord is DecodeRecord; with expand false a well-formed packed row
 // is returned as a summary (n > 0) instead of events.
-func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
+func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 	env, ok := scanEnvelope(line)
 	if !ok {
-		return nil, rowSummary{}, Corruptf("record is not a JSON object")
+		return nil, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is not a bad line for the scanner (dsh only checks
 	// the seq there); it is refused later like any unknown type.
@@ -177,26 +177,26 @@ func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 	case rowText, rowReasoning, rowToolCall:
 		r, err := parseRow(typ, env)
 		if err != nil {
-			return nil, rowSummary{}, err
+			return nil, RowSummary{}, err
 		}
 		if !expand {
-			return nil, rowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
+			return nil, RowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
 		}
-		return r.expand(), rowSummary{}, nil
+		return r.expand(), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
 	// seq/time are validated strictly later; here a non-integer seq just
 	// cannot match the expected position.
 	seq, ok := safeInt(env.seq)
 	if !ok {
-		return nil, rowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
+		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
 	if string(env.ignorable) == "true" {
 		ev.Ignorable = true
 	}
-	return []Event{ev}, rowSummary{}, nil
+	return []Event{ev}, RowSummary{}, nil
 }
 
 // packedRow is a validated packed chunk row (spec §2.4).

@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// LineScanner applies the log rules of spec §3.1 to complete logical lines
+// lineScanner applies the log rules of spec §3.1 to complete logical lines
 // fed one at a time: packed-row expansion, seq contiguity, and the
 // committed-region rule (a bad line followed, later, by a turn/end is
 // corruption; otherwise the bad line and everything after it are a torn
 // tail). It lets an incremental reader continue a scan from a saved
 // position.
-type LineScanner struct {
+type lineScanner struct {
 	// NextSeq is the seq the next event must carry.
 	NextSeq int64
 	// Strict makes every bad line corruption (complete zstd frames).
@@ -21,7 +21,7 @@ type LineScanner struct {
 	// into events (their members are log-only chunks no check looks
 	// into): Skipped reports the rows accepted since the last TakeSkipped.
 	SkipRows bool
-	skipped  rowSummary
+	skipped  RowSummary
 
 	Events  []Event
 	bad     bool
@@ -34,7 +34,7 @@ type LineScanner struct {
 
 // Feed processes one complete line (without "\n") that ends at logical
 // offset end. It returns an error only for corruption.
-func (s *LineScanner) Feed(line []byte, end int64) error {
+func (s *lineScanner) Feed(line []byte, end int64) error {
 	evs, row, err := decodeRecord(line, !s.SkipRows)
 	return s.feedDecoded(evs, row, err, end)
 }
@@ -42,7 +42,7 @@ func (s *LineScanner) Feed(line []byte, end int64) error {
 // feedDecoded is Feed given decodeRecord(line, !s.SkipRows)'s answer for
 // the line (the streamed read decodes lines ahead on another goroutine:
 // stream_ahead.go).
-func (s *LineScanner) feedDecoded(evs []Event, row rowSummary, err error, end int64) error {
+func (s *lineScanner) feedDecoded(evs []Event, row RowSummary, err error, end int64) error {
 	s.Lines++
 	if s.bad {
 		if err == nil && hasTurnEnd(evs) {
@@ -89,20 +89,20 @@ func (s *LineScanner) feedDecoded(evs []Event, row rowSummary, err error, end in
 	return nil
 }
 
-func (s *LineScanner) committedErr() error {
+func (s *lineScanner) committedErr() error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf("bad record at event line %d before a later turn/end", s.badLine), Err: s.badErr}
 }
 
 // takeSkipped returns the packed-row members counted (SkipRows) since the
 // last call, and forgets them.
-func (s *LineScanner) TakeSkipped() rowSummary {
+func (s *lineScanner) TakeSkipped() RowSummary {
 	r := s.skipped
-	s.skipped = rowSummary{}
+	s.skipped = RowSummary{}
 	return r
 }
 
 // Bad reports whether a bad line was seen (the rest is a torn tail).
-func (s *LineScanner) Bad() bool { return s.bad }
+func (s *lineScanner) Bad() bool { return s.bad }
 
 func hasTurnEnd(evs []Event) bool {
 	for _, e := range evs {

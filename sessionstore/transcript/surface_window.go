@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"io"
-	"os"
 )
 
 // surfaceWindowSize is how much of a transcript one read of a surface read
@@ -18,7 +17,7 @@ const surfaceWindowSize = 256 << 10
 // call that refills it; a refill allocates a new buffer, so bytes already
 // returned stay valid.
 type Window struct {
-	R   *os.File
+	R   io.ReaderAt
 	off int64  // file offset of buf[0]
 	buf []byte // the file's bytes from off
 	eof bool   // buf ends at the end of the file

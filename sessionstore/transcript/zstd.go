@@ -231,35 +231,57 @@ func FrameContentBounds(data []byte) (lo, hi int64) {
 	return lo, max(hi, 0)
 }
 
-// decodeFrameLimit decompresses one complete frame of at most limit
-// decoded bytes; a larger one fails with a read-limit error.
-func DecodeFrameLimit(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+// decodeFrame decompresses one complete frame of at most limit decoded
+// bytes into dst's storage when it is large enough for the frame's
+// block-header bound. A larger output buffer comes from the decode memory
+// budget, taken before it is allocated: the caller owns the result until
+// it gives the slot back (reuse(sl), after which nothing may refer to the
+// text, or keep(sl); a nil slot is fine). A frame over the limit, or one
+// whose raw and RLE blocks alone pass the read's decoded-bytes budget b
+// (nil: none), is refused before decoding; a frame holding a block larger
+// than the format allows is corruption.
+//
+// held says the caller already holds every slot of the budget (a frame
+// whose compressed bytes grew its read buffer): the output buffer is then
+// allocated within them, without taking another.
+func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
 	lo, hi := FrameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
-			return nil, e
+			return nil, nil, e
 		}
-		return nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+		return nil, nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	// The caller keeps the text: the slot is given back without it
-	// (with it, for reuse, when the decode failed and nothing refers to
-	// it: a store of bombs then reuses the same buffers).
-	dst, sl := decodeBuf(mem, nil, hi, limit)
-	out, err := decodeAll(limit, frame, dst)
+	if err := b.Admit(lo); err != nil {
+		return nil, nil, err
+	}
+	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
+		dst = make([]byte, 0, need)
+	} else {
+		dst, sl = decodeBuf(mem, dst, hi, limit)
+	}
+	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		Reuse(sl)
-		if e := oversizedBlockErr(frame); e != nil {
-			return nil, e
-		}
-		return nil, frameDecodeErr(err, limit)
+		// Nothing refers to the buffer: a store of bombs reuses the same
+		// buffers.
+		reuse(sl)
+		return nil, nil, frameDecodeErr(frame, err, limit)
 	}
-	Keep(sl)
-	return out, nil
+	if err := b.Spend(len(out)); err != nil {
+		reuse(sl)
+		return nil, nil, err
+	}
+	return out, sl, nil
 }
 
 // frameDecodeErr is the error of a complete frame that failed to decode:
-// a read-limit error for a size refusal, else corruption.
-func frameDecodeErr(err error, limit int64) error {
+// corruption for a block larger than the format allows (which the decoder
+// refuses as a window-size excess), a read-limit error for a size
+// refusal, else corruption.
+func frameDecodeErr(frame []byte, err error, limit int64) error {
+	if e := oversizedBlockErr(frame); e != nil {
+		return e
+	}
 	if isSizeErr(err) {
 		return Limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
 	}
@@ -279,13 +301,13 @@ func DecodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error
 	dst, sl := decodeBuf(mem, nil, hi, limit)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		Reuse(sl)
+		reuse(sl)
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	Keep(sl)
+	keep(sl)
 	return out, nil
 }
 
