@@ -107,12 +107,16 @@ type logParser struct {
 
 // cursor returns a cursor over the transcript's first size bytes.
 func (p *logParser) cursor(size int64) *transcript.Cursor {
-	framing := transcript.Lines
-	if p.enc == Zstd {
-		framing = transcript.Frames
-	}
 	limit := limitOr(p.limit)
-	return transcript.NewCursor(p.f, size, framing, transcript.Options{Limit: limit, Memory: bufGateFor(limit)})
+	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: limit, Memory: bufGateFor(limit)})
+}
+
+// framing is how transcripts of encoding e store their records.
+func (e Encoding) framing() transcript.Framing {
+	if e == Zstd {
+		return transcript.Frames
+	}
+	return transcript.Lines
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.

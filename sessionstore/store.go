@@ -197,5 +197,5 @@ func readHeader(path string, enc Encoding) (*transcript.Header, error) {
 		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot open transcript", Err: err}
 	}
 	defer f.Close()
-	return transcript.ReadHeader(f, enc == Zstd)
+	return transcript.ReadHeader(f, enc.framing())
 }

@@ -314,20 +314,17 @@ func (c *Cursor) nextInFrame() (Record, error) {
 	}
 }
 
-// headerFrame decodes the header frame: exactly one header line.
+// headerFrame reads the header frame.
 func (c *Cursor) headerFrame(frame []byte) (Record, error) {
-	text, err := DecodeHeaderFrame(frame)
+	line, err := headerFrameLine(frame)
 	if err != nil {
 		return Record{}, err
 	}
-	if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
-		return Record{}, Backendf("first zstd frame is not exactly one header line")
-	}
-	h, err := ParseHeaderLine(text[:len(text)-1])
+	h, err := ParseHeaderLine(line)
 	if err != nil {
 		return Record{}, err
 	}
-	return Record{Header: h, HeaderLine: text[:len(text)-1]}, nil
+	return Record{Header: h, HeaderLine: line}, nil
 }
 
 // startFrame decodes a complete event frame at off into the recycled text
