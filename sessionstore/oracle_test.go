@@ -170,9 +170,6 @@ func wholeLogLimit(err error, limit int64) error {
 	return err
 }
 
-// frameSpan is one zstd frame [Start, End) in the file.
-type frameSpan struct{ Start, End int }
-
 // Discover is the store's header-only listing (the oracle of the index's).
 // Listing is the result of discovery: the listed headers (in listSessions
 // order) and the sessions that were skipped, with why.

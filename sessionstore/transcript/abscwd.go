@@ -5,17 +5,17 @@ import (
 	"strings"
 )
 
-// IsAbsCwd reports whether a header cwd is absolute by the rule of the
+// isAbsCwd reports whether a header cwd is absolute by the rule of the
 // platform dsh runs on (spec §2.2: "dsh uses the host platform's
 // isAbsolute"). On Windows that is Node's path.win32.isAbsolute, which
 // also accepts POSIX-style "/home/alice" and rooted "\\x" paths that Go's
 // filepath.IsAbs refuses there: a store written on Linux and read on
 // Windows (or a Windows dsh given such a cwd) stays readable.
-func IsAbsCwd(cwd string) bool { return IsAbsCwdOn(runtime.GOOS, cwd) }
+func isAbsCwd(cwd string) bool { return isAbsCwdOn(runtime.GOOS, cwd) }
 
-// isAbsCwdOn is IsAbsCwd for a given GOOS, so every rule is tested on
+// isAbsCwdOn is isAbsCwd for a given GOOS, so every rule is tested on
 // every build machine.
-func IsAbsCwdOn(goos, cwd string) bool {
+func isAbsCwdOn(goos, cwd string) bool {
 	if goos != "windows" {
 		// path.posix.isAbsolute.
 		return strings.HasPrefix(cwd, "/")

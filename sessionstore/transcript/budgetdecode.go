@@ -5,14 +5,14 @@ package transcript
 // worker holds at most one such buffer.
 const smallDecode = 1 << 20
 
-// decodedPerReadFactor times the read limit is the decoded-bytes budget of
+// DecodedPerReadFactor times the read limit is the decoded-bytes budget of
 // one read: generous for real logs (every frame of a dsh log is one
 // batch of events, the surface a read keeps is itself held to the limit)
 // and a bounded amount of work for a bomb.
-const decodedPerReadFactor = 8
+const DecodedPerReadFactor = 8
 
 // decodedPerRead is the decoded-bytes budget of one read.
-func DecodedPerRead(limit int64) int64 { return decodedPerReadFactor * limit }
+func decodedPerRead(limit int64) int64 { return DecodedPerReadFactor * limit }
 
 // decodeBuf returns the output buffer for a frame of at most hi decoded
 // bytes and its slot: dst when it is large enough; nil for a small frame
@@ -90,7 +90,7 @@ func (b *DecodedBudget) Admit(lo int64) error {
 	if b == nil || lo > b.Limit {
 		return nil
 	}
-	if b.Used+lo > DecodedPerRead(b.Limit) {
+	if b.Used+lo > decodedPerRead(b.Limit) {
 		return b.exceeded()
 	}
 	return nil
@@ -103,7 +103,7 @@ func (b *DecodedBudget) Spend(n int) error {
 		return nil
 	}
 	b.Used += int64(n)
-	if b.Used > DecodedPerRead(b.Limit) {
+	if b.Used > decodedPerRead(b.Limit) {
 		return b.exceeded()
 	}
 	return nil
@@ -111,5 +111,5 @@ func (b *DecodedBudget) Spend(n int) error {
 
 func (b *DecodedBudget) exceeded() error {
 	return Limitf(b.Limit, "the zstd log decodes to more than %s in one read (%d × the read limit)",
-		sizeString(DecodedPerRead(b.Limit)), decodedPerReadFactor)
+		sizeString(decodedPerRead(b.Limit)), DecodedPerReadFactor)
 }

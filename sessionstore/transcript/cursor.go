@@ -124,7 +124,7 @@ type Cursor struct {
 	keepText bool
 
 	// Random access (ReadAt).
-	win    *Window
+	win    *window
 	cached struct {
 		off  int64
 		torn bool
@@ -198,7 +198,7 @@ func (c *Cursor) nextLine() (Record, error) {
 		line, off, err := c.in.line(c.growForLine)
 		if err == io.EOF {
 			if c.wantHeader {
-				return Record{}, Backendf("empty or header-less session log")
+				return Record{}, backendf("empty or header-less session log")
 			}
 			return Record{}, io.EOF
 		}
@@ -230,7 +230,7 @@ func (c *Cursor) nextLine() (Record, error) {
 func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
 	c.sc.Events = c.sc.Events[:0]
 	if err := c.sc.Feed(line, 0); err != nil {
-		return Record{}, false, MarkBackend(err)
+		return Record{}, false, markBackend(err)
 	}
 	if c.sc.bad {
 		return Record{}, false, nil
@@ -253,7 +253,7 @@ func (c *Cursor) growForLine() error {
 	if c.in.held == nil && c.mem != nil {
 		c.in.held = c.mem.ReserveOne()
 	}
-	c.in.setBuf(GrowBuf(c.in.buf, c.limit+1))
+	c.in.setBuf(growBuf(c.in.buf, c.limit+1))
 	return nil
 }
 
@@ -343,7 +343,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		reuse(sl)
-		return Backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
+		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
 	}
 	c.text, c.textAt, c.textSlot = text, 0, sl
 	c.frameOff, c.frameEnd, c.frameTorn = off, off+int64(len(frame)), false
@@ -399,18 +399,18 @@ func (c *Cursor) endOfFrames() error {
 	case c.pending != nil:
 		return c.pending
 	case c.pos.Frames == 0:
-		return Backendf("empty or header-less Zstandard session log")
+		return backendf("empty or header-less Zstandard session log")
 	case c.in.start == c.in.end || c.tornRead:
 		c.done = true
 		return nil
 	}
 	c.tornRead = true
 	torn := c.in.buf[c.in.start:c.in.end]
-	lo, _ := FrameContentBounds(torn)
+	lo, _ := frameContentBounds(torn)
 	if err := c.budget.Admit(lo); err != nil {
 		return err
 	}
-	text, err := DecodeTornFrame(c.mem, torn, c.limit)
+	text, err := decodeTornFrame(c.mem, torn, c.limit)
 	if err != nil {
 		return err
 	}
@@ -432,11 +432,11 @@ func (c *Cursor) TornFrame() bool { return c.tornRead }
 // no longer matches its CRC fails with ErrRecordChanged.
 func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
 	if c.win == nil {
-		c.win = &Window{R: c.in.r}
+		c.win = &window{r: c.in.r}
 	}
 	var line []byte
 	if c.framing == Lines {
-		l, err := c.win.Line(loc.Off, c.limit)
+		l, err := c.win.line(loc.Off, c.limit)
 		if err != nil {
 			return nil, err
 		}
@@ -457,7 +457,7 @@ func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
 	if crc32.ChecksumIEEE(line) != loc.CRC {
 		return nil, ErrRecordChanged
 	}
-	evs, err := DecodeRecord(line)
+	evs, err := decodeEvents(line)
 	if err != nil || len(evs) != 1 {
 		return nil, ErrRecordChanged
 	}
@@ -471,13 +471,13 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 		return fc.text, nil
 	}
-	frame, err := c.win.Frame(loc.Off, c.limit)
+	frame, err := c.win.frame(loc.Off, c.limit)
 	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, err
 	}
 	var text []byte
 	if loc.Torn {
-		text, err = DecodeTornFrame(c.mem, frame, c.limit)
+		text, err = decodeTornFrame(c.mem, frame, c.limit)
 	} else {
 		var sl Slot
 		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, false)
@@ -612,7 +612,7 @@ func (in *input) line(grow func() error) ([]byte, int64, error) {
 func (in *input) frame(grow func() error) ([]byte, int64, error) {
 	for {
 		if in.end > in.start {
-			end, complete, err := FrameEndBase(in.buf[:in.end], in.start, in.off)
+			end, complete, err := frameEnd(in.buf[:in.end], in.start, in.off)
 			if err != nil {
 				return nil, 0, err
 			}

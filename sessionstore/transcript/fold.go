@@ -108,7 +108,7 @@ type Fold struct {
 	OnNode func(e *Event, si int, shadowed []int64)
 }
 
-func NewFold(id string) *Fold { return &Fold{id: id} }
+func newFold(id string) *Fold { return &Fold{id: id} }
 
 // resumeFold continues a fold from a saved state.
 func ResumeFold(id string, st FoldState) *Fold {
@@ -153,7 +153,7 @@ func (f *Fold) Stored(e *Event) {
 		return
 	}
 	if f.KeepIDs {
-		if id := MessageID(e); id != "" {
+		if id := messageID(e); id != "" {
 			if f.IDs == nil {
 				f.IDs = map[int64]string{}
 			}
@@ -273,7 +273,7 @@ func (f *Fold) surface(e *Event) error {
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
 	}
-	start, end, ok := ParseReplaceOp(e.SurfaceOp)
+	start, end, ok := parseReplaceOp(e.SurfaceOp)
 	if !ok {
 		return Corruptf("event %d: invalid surfaceOp %s", e.Seq, string(Compact(e.SurfaceOp)))
 	}
@@ -443,8 +443,8 @@ func (c *closerState) feed(e *Event) {
 					id = v
 				}
 			})
-			if t, _ := Str(typ); t == "tool-call" {
-				id, _ := Str(id)
+			if t, _ := str(typ); t == "tool-call" {
+				id, _ := str(id)
 				// Like a JS Map.set: an existing entry keeps its place
 				// but gets a fresh value.
 				p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
@@ -456,12 +456,12 @@ func (c *closerState) feed(e *Event) {
 			}
 		})
 	case "tool/call":
-		id, _ := Str(field(e.Data, "callId"))
+		id, _ := str(field(e.Data, "callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		id, _ := Str(field(field(field(e.Data, "message"), "source"), "callId"))
+		id, _ := str(field(field(field(e.Data, "message"), "source"), "callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
@@ -482,7 +482,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 		if p.Logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
-		idStr := "interrupted-tool-result-" + p.ID + "-" + Itoa(seq)
+		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
 		textBlock := jsjson.NewObject(nil).String("type", "text").String("text", text).Bytes()
 		block := jsjson.NewObject(nil).String("type", "tool-result").String("toolCallId", p.ID).Raw("isError", []byte("true")).
 			Raw("content", wrapArray(textBlock)).Bytes()
@@ -497,7 +497,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 			Raw("error", jsjson.NewObject(nil).String("name", name).String("code", code).Bytes()).Bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.Logged {
-			ev.SourceEventSeqs = wrapArray([]byte(Itoa(p.CallSeq)))
+			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
 		}
 		out = append(out, ev)
 		seq++

@@ -44,12 +44,12 @@ func ParseHeader(line []byte) (*Header, error) {
 	if !ok {
 		return nil, errNotHeader
 	}
-	if t, ok := Str(o["type"]); !ok || t != "session" {
+	if t, ok := str(o["type"]); !ok || t != "session" {
 		return nil, errNotHeader
 	}
 	h := &Header{fields: o}
 	var okID, okV, okC, okD bool
-	h.ID, okID = Str(o["id"])
+	h.ID, okID = str(o["id"])
 	h.Version, okV = intLike(o["version"])
 	h.CreatedAt, okC = intLike(o["createdAt"])
 	h.DelegationDepth, okD = intLike(o["delegationDepth"])
@@ -61,7 +61,7 @@ func ParseHeader(line []byte) (*Header, error) {
 		if !present {
 			return true
 		}
-		s, ok := Str(v)
+		s, ok := str(v)
 		if ok {
 			*dst = &s
 		}
@@ -123,7 +123,7 @@ func (h *Header) Validate() error {
 			return Corruptf("session header seedLength is not a non-negative safe integer")
 		}
 	}
-	if h.CWD != nil && !IsAbsCwd(*h.CWD) {
+	if h.CWD != nil && !isAbsCwd(*h.CWD) {
 		return Corruptf("session header cwd %s is not absolute", jsjson.Quote(*h.CWD))
 	}
 	if h.Origin != nil && *h.Origin != "subagent" {

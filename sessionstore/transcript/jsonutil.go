@@ -83,12 +83,12 @@ func nonNegSafeInt(v json.RawMessage) (int64, bool) {
 // str returns v as a string when it is a JSON string. Escaped lone UTF-16
 // surrogates are kept as WTF-8 (see package reference), as JS JSON.parse
 // keeps them, so such ids round-trip to the same path and URI.
-func Str(v json.RawMessage) (string, bool) {
+func str(v json.RawMessage) (string, bool) {
 	return jsjson.StrictString(bytes.TrimSpace(v))
 }
 
 func nonEmptyStr(v json.RawMessage) (string, bool) {
-	s, ok := Str(v)
+	s, ok := str(v)
 	return s, ok && s != ""
 }
 
@@ -136,4 +136,4 @@ func orderedKeys(v json.RawMessage) []string {
 	return keys
 }
 
-func Itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -17,7 +17,7 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	case "request/header-delta", "mode/set":
 		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
-		if r, _ := Str(field(e.Data, "reason")); r == "fallback" {
+		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
 			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
@@ -135,7 +135,7 @@ func upgradeTurnEnd(e *Event) error {
 	if !ok {
 		return bad
 	}
-	kind, ok := Str(r["kind"])
+	kind, ok := str(r["kind"])
 	if !ok {
 		return bad
 	}
@@ -302,28 +302,28 @@ func replaceStart(op json.RawMessage) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s, _ := Str(o["op"]); s != "replace" {
+	if s, _ := str(o["op"]); s != "replace" {
 		return 0, false
 	}
 	return nonNegSafeInt(o["start"])
 }
 
 // messageID returns the id of a message event ("" when it has none).
-func MessageID(e *Event) string {
+func messageID(e *Event) string {
 	d, ok := e.obj()
 	if !ok {
 		return ""
 	}
 	switch e.Type {
 	case "user/message":
-		id, _ := Str(d["id"])
+		id, _ := str(d["id"])
 		return id
 	case "assistant/message", "tool/result":
 		m, ok := objectOf(d["message"])
 		if !ok {
 			return ""
 		}
-		id, _ := Str(m["id"])
+		id, _ := str(m["id"])
 		return id
 	}
 	return ""

@@ -84,12 +84,12 @@ func (l *Log) Title() (*Title, error) {
 		if !ok {
 			return nil, Corruptf("event %d: session/title source is not an object", e.Seq)
 		}
-		switch k, _ := Str(src["kind"]); k {
+		switch k, _ := str(src["kind"]); k {
 		case "fallback", "provider", "user":
 		default:
 			return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src["kind"])))
 		}
-		if t, ok := Str(d["title"]); !ok {
+		if t, ok := str(d["title"]); !ok {
 			return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
 		} else if len(t) > MaxTitleBytes {
 			return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
@@ -102,7 +102,7 @@ func (l *Log) Title() (*Title, error) {
 
 // Text returns the title string.
 func (t *Title) Text() string {
-	s, _ := Str(t.Title)
+	s, _ := str(t.Title)
 	return s
 }
 
@@ -165,12 +165,12 @@ func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 	// The keep-every-event policy of the fold: the events are at hand, so
 	// the legacy upgrade's cross-event question is answered from them.
 	events := scan.Events
-	f := NewFold(h.ID)
-	f.Earlier = func(seq int64) string { return MessageID(&events[seq]) }
+	f := newFold(h.ID)
+	f.Earlier = func(seq int64) string { return messageID(&events[seq]) }
 	var reps []Replacement
 	f.OnNode = func(e *Event, _ int, shadowed []int64) {
 		if shadowed != nil {
-			start, end, _ := ParseReplaceOp(e.SurfaceOp)
+			start, end, _ := parseReplaceOp(e.SurfaceOp)
 			reps = append(reps, Replacement{Seq: e.Seq, Start: start, End: end, Shadowed: shadowed})
 		}
 	}

@@ -59,7 +59,7 @@ func isAppendOp(op json.RawMessage) bool {
 // parseReplaceOp parses a replace surfaceOp: an object with exactly the
 // keys op, start and end, op "replace", start and end non-negative safe
 // integers.
-func ParseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
+func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	var opv, sv, ev []byte
 	others := false
 	if !fields(op, func(k string, v []byte) {
@@ -76,7 +76,7 @@ func ParseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	}) || others || opv == nil || sv == nil || ev == nil {
 		return 0, 0, false
 	}
-	if name, _ := Str(opv); name != "replace" {
+	if name, _ := str(opv); name != "replace" {
 		return 0, 0, false
 	}
 	start, okS := nonNegSafeInt(sv)

@@ -54,12 +54,12 @@ func ReadHeader(r io.ReaderAt, framing Framing) (*Header, error) {
 // headerFrameLine decodes a header frame: exactly one header line,
 // returned without its "\n".
 func headerFrameLine(frame []byte) ([]byte, error) {
-	text, err := DecodeHeaderFrame(frame)
+	text, err := decodeHeaderFrame(frame)
 	if err != nil {
 		return nil, err
 	}
 	if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
-		return nil, Backendf("first zstd frame is not exactly one header line")
+		return nil, backendf("first zstd frame is not exactly one header line")
 	}
 	return text[:len(text)-1], nil
 }

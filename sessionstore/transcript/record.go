@@ -145,13 +145,13 @@ func scanEnvelope(line []byte) (*envelope, bool) {
 	return env, ok
 }
 
-// DecodeRecord decodes one storage record (one logical line without its
+// decodeEvents decodes one storage record (one logical line without its
 // "\n"): a session event, or a packed chunk row expanded into its
 // assistant/chunk events. The event envelope is only checked for what the
 // log scanner needs (an object with a type); full validation happens when
 // the log is loaded. An error means the line is a bad record. The events'
 // raw values alias line.
-func DecodeRecord(line []byte) ([]Event, error) {
+func decodeEvents(line []byte) ([]Event, error) {
 	evs, _, err := decodeRecord(line, true)
 	return evs, err
 }
@@ -163,7 +163,7 @@ type RowSummary struct {
 	N, Seq0, Last int64
 }
 
-// decodeRecord is DecodeRecord; with expand false a well-formed packed row
+// decodeRecord is decodeEvents; with expand false a well-formed packed row
 // is returned as a summary (n > 0) instead of events.
 func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 	env, ok := scanEnvelope(line)
@@ -172,7 +172,7 @@ func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 	}
 	// A non-string type is not a bad line for the scanner (dsh only checks
 	// the seq there); it is refused later like any unknown type.
-	typ, _ := Str(env.typ)
+	typ, _ := str(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
 		r, err := parseRow(typ, env)
@@ -263,11 +263,11 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 		if other || keys != want {
 			return nil, Corruptf("%s row data has unexpected keys", typ)
 		}
-		if _, ok := Str(r.id); !ok {
+		if _, ok := str(r.id); !ok {
 			return nil, Corruptf("%s row id is not a string", typ)
 		}
 		if r.hasName {
-			if _, ok := Str(r.name); !ok {
+			if _, ok := str(r.name); !ok {
 				return nil, Corruptf("%s row name is not a string", typ)
 			}
 		}

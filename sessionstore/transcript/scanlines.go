@@ -128,11 +128,11 @@ func ParseHeaderLine(line []byte) (*Header, error) {
 
 // backendf is a corruption detected by the backend read (dsh maps these to
 // SESSION_QUERY_PERSISTENCE_FAILED, not CORRUPT_SESSION).
-func Backendf(format string, args ...any) *Error {
+func backendf(format string, args ...any) *Error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf(format, args...), Backend: true}
 }
 
-func MarkBackend(err error) error {
+func markBackend(err error) error {
 	var le *Error
 	if errors.As(err, &le) {
 		c := *le

@@ -16,8 +16,8 @@ const surfaceWindowSize = 256 << 10
 // through one buffer. Slices it returns alias the buffer until the next
 // call that refills it; a refill allocates a new buffer, so bytes already
 // returned stay valid.
-type Window struct {
-	R   io.ReaderAt
+type window struct {
+	r   io.ReaderAt
 	off int64  // file offset of buf[0]
 	buf []byte // the file's bytes from off
 	eof bool   // buf ends at the end of the file
@@ -25,7 +25,7 @@ type Window struct {
 
 // view returns the file's bytes from off: at least need bytes, or fewer
 // with atEOF set when the file ends first.
-func (w *Window) view(off int64, need int) (data []byte, atEOF bool, err error) {
+func (w *window) view(off int64, need int) (data []byte, atEOF bool, err error) {
 	if w.buf != nil && off >= w.off && off <= w.off+int64(len(w.buf)) {
 		rest := w.buf[off-w.off:]
 		if len(rest) >= need {
@@ -36,7 +36,7 @@ func (w *Window) view(off int64, need int) (data []byte, atEOF bool, err error) 
 		}
 	}
 	buf := make([]byte, max(need, surfaceWindowSize))
-	m, err := w.R.ReadAt(buf, off)
+	m, err := w.r.ReadAt(buf, off)
 	if err != nil && err != io.EOF {
 		return nil, false, err
 	}
@@ -49,7 +49,7 @@ func (w *Window) view(off int64, need int) (data []byte, atEOF bool, err error) 
 // readFrameAtLimit (the frame, or the bytes up to EOF and
 // io.ErrUnexpectedEOF for a torn frame; a read-limit error for a frame
 // longer than limit plus the decoder's overshoot).
-func (w *Window) Frame(off, limit int64) ([]byte, error) {
+func (w *window) frame(off, limit int64) ([]byte, error) {
 	maxBytes := limit + overshoot
 	need := 1
 	for {
@@ -57,7 +57,7 @@ func (w *Window) Frame(off, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		end, complete, ferr := FrameEndBase(data, 0, off)
+		end, complete, ferr := frameEnd(data, 0, off)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -77,7 +77,7 @@ func (w *Window) Frame(off, limit int64) ([]byte, error) {
 // line returns the line starting at off (without its "\n"). A line
 // without a "\n" before the end of the file fails with
 // io.ErrUnexpectedEOF, one longer than limit with a read-limit error.
-func (w *Window) Line(off, limit int64) ([]byte, error) {
+func (w *window) line(off, limit int64) ([]byte, error) {
 	need := 1
 	for {
 		data, atEOF, err := w.view(off, need)

@@ -55,26 +55,26 @@ func TestFileWindowLines(t *testing.T) {
 	orders["shuffled"] = shuffled
 	for name, order := range orders {
 		t.Run(name, func(t *testing.T) {
-			w := &Window{R: f}
+			w := &window{r: f}
 			for _, off := range order {
-				got, err := w.Line(off, DefaultReadLimit)
+				got, err := w.line(off, DefaultReadLimit)
 				want, werr := data[off:off+int64(bytes.IndexByte(data[off:], '\n'))], error(nil)
 				if err != nil || werr != nil || !bytes.Equal(got, want) {
 					t.Fatalf("line at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
 				}
 			}
-			if _, err := w.Line(tornOff, DefaultReadLimit); !errors.Is(err, io.ErrUnexpectedEOF) {
+			if _, err := w.line(tornOff, DefaultReadLimit); !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("final line without newline: %v, want io.ErrUnexpectedEOF", err)
 			}
 		})
 	}
 	t.Run("over the limit", func(t *testing.T) {
-		w := &Window{R: f}
+		w := &window{r: f}
 		long := offs[7] // 3 windows long
-		if _, err := w.Line(long, surfaceWindowSize); !errors.Is(err, ErrReadLimit) {
+		if _, err := w.line(long, surfaceWindowSize); !errors.Is(err, ErrReadLimit) {
 			t.Errorf("line of %d bytes under a %d-byte limit: %v, want ErrReadLimit", 3*surfaceWindowSize, surfaceWindowSize, err)
 		}
-		if got, err := w.Line(offs[8], surfaceWindowSize); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
+		if got, err := w.line(offs[8], surfaceWindowSize); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
 			t.Errorf("the next line after a refused one: %q, %v", got, err)
 		}
 	})
@@ -103,28 +103,28 @@ func TestFileWindowFrames(t *testing.T) {
 	last := enc.EncodeAll(bytes.Repeat([]byte("torn"), 100000), nil)
 	data = append(data, last[:len(last)/2]...)
 	f := writeTemp(t, data)
-	w := &Window{R: f}
+	w := &window{r: f}
 	for pass := 0; pass < 2; pass++ { // the second pass goes backwards
 		for i := range offs {
 			off := offs[i]
 			if pass == 1 {
 				off = offs[len(offs)-1-i]
 			}
-			got, err := w.Frame(off, DefaultReadLimit)
+			got, err := w.frame(off, DefaultReadLimit)
 			want, werr := readFrameAtLimit(f, off, DefaultReadLimit)
 			if err != nil || werr != nil || !bytes.Equal(got, want) {
 				t.Fatalf("frame at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
 			}
 		}
 	}
-	got, err := w.Frame(tornOff, DefaultReadLimit)
+	got, err := w.frame(tornOff, DefaultReadLimit)
 	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(got, data[tornOff:]) {
 		t.Errorf("torn frame: %d bytes, %v; want the %d bytes to EOF, io.ErrUnexpectedEOF", len(got), err, len(data)-full)
 	}
-	if _, err := w.Frame(offs[2], 64<<10); !errors.Is(err, ErrReadLimit) {
+	if _, err := w.frame(offs[2], 64<<10); !errors.Is(err, ErrReadLimit) {
 		t.Errorf("frame of %d bytes under a 64 KiB limit: %v, want ErrReadLimit", 2*surfaceWindowSize, err)
 	}
-	if _, err := w.Frame(offs[1]+1, DefaultReadLimit); err == nil {
+	if _, err := w.frame(offs[1]+1, DefaultReadLimit); err == nil {
 		t.Errorf("frame read in the middle of a frame: no error")
 	}
 }
@@ -140,7 +140,7 @@ func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
 	for {
 		m, err := f.ReadAt(buf[n:], off+int64(n))
 		n += m
-		end, complete, ferr := FrameEndBase(buf[:n], 0, off)
+		end, complete, ferr := frameEnd(buf[:n], 0, off)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -157,7 +157,7 @@ func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
 			if int64(n) >= maxBytes {
 				return nil, Limitf(limit, "a zstd frame holds more bytes than the read limit")
 			}
-			buf = GrowBuf(buf, maxBytes)
+			buf = growBuf(buf, maxBytes)
 		}
 	}
 }

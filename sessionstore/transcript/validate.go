@@ -46,7 +46,7 @@ func checkMessage(e *Event) error {
 			return Corruptf("event %d: malformed assistant/message", e.Seq)
 		}
 		src, _, _ := members(field(m, "source"), "kind", "provider", "model")
-		k, _ := Str(src[0])
+		k, _ := str(src[0])
 		_, okP := nonEmptyStr(src[1])
 		_, okM := nonEmptyStr(src[2])
 		if k != "model" || !okP || !okM {
@@ -58,7 +58,7 @@ func checkMessage(e *Event) error {
 			return Corruptf("event %d: malformed tool/result", e.Seq)
 		}
 		src, _, _ := members(field(m, "source"), "kind", "callId")
-		k, _ := Str(src[0])
+		k, _ := str(src[0])
 		callID, okC := nonEmptyStr(src[1])
 		if k != "tool" || !okC {
 			return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
@@ -69,8 +69,8 @@ func checkMessage(e *Event) error {
 			return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 		}
 		b, _, ok := members(blocks[0], "type", "content", "toolCallId")
-		t, _ := Str(b[0])
-		tc, okT := Str(b[2])
+		t, _ := str(b[0])
+		tc, okT := str(b[2])
 		if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
 			return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
 		}
@@ -108,7 +108,7 @@ func validMessage(m []byte, role string) bool {
 	if _, ok := nonEmptyStr(id); !ok {
 		return false
 	}
-	if got, _ := Str(r); got != role {
+	if got, _ := str(r); got != role {
 		return false
 	}
 	if _, ok := nonEmptyStr(field(src, "kind")); !ok || !isObject(src) {
@@ -134,7 +134,7 @@ func checkEnvelope(e *Event) error {
 		}
 		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
-	if _, ok := Str(env.typ); !ok {
+	if _, ok := str(env.typ); !ok {
 		return Corruptf("event %d: type is not a string", e.Seq)
 	}
 	if _, ok := nonNegSafeInt(env.seq); !ok {

@@ -14,12 +14,6 @@ import (
 
 const zstdMagic = 0xFD2FB528
 
-// FrameEnd returns the end of the frame starting at off; complete is false
-// when the data runs out inside it.
-func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
-	return FrameEndBase(data, off, 0)
-}
-
 // headerFieldsLen is the length of a frame header's fields after its
 // descriptor byte fhd (RFC 8878 §3.1.1.1): the window descriptor (absent in
 // a single-segment frame), the dictionary id and the content size.
@@ -37,13 +31,13 @@ func headerFieldsLen(fhd byte) int {
 
 // frameEndBase is FrameEnd for data that starts at file offset base (the
 // offsets in its errors are file offsets).
-func FrameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
+func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
 	if len(data)-p < 4 {
 		return 0, false, nil
 	}
 	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
-		return 0, false, Backendf("invalid frame magic at offset %d", base+int64(p))
+		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
 	}
 	p += 4
 	if p >= len(data) {
@@ -52,7 +46,7 @@ func FrameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 	fhd := data[p]
 	p++
 	if fhd&0x18 != 0 {
-		return 0, false, Backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
+		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
 	}
 	p += headerFieldsLen(fhd)
 	checksum := fhd&0x04 != 0
@@ -66,7 +60,7 @@ func FrameEndBase(data []byte, off int, base int64) (end int, complete bool, err
 		typ := (bh >> 1) & 3
 		size := int(bh >> 3)
 		if typ == 3 {
-			return 0, false, Backendf("reserved zstd block type at offset %d", base+int64(p-3))
+			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p-3))
 		}
 		if typ == 1 { // RLE
 			size = 1
@@ -160,7 +154,7 @@ var DecodedBytes atomic.Int64
 // declares its content size is bounded by it. lo > limit refuses a frame
 // of RLE or raw blocks (the bombs) before any output is allocated, and hi
 // sizes the output buffer once (no growth, no garbage).
-func FrameContentBounds(data []byte) (lo, hi int64) {
+func frameContentBounds(data []byte) (lo, hi int64) {
 	const maxBlock = 128 << 10
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return 0, maxBlock
@@ -245,7 +239,7 @@ func FrameContentBounds(data []byte) (lo, hi int64) {
 // whose compressed bytes grew its read buffer): the output buffer is then
 // allocated within them, without taking another.
 func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
-	lo, hi := FrameContentBounds(frame)
+	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, nil, e
@@ -293,8 +287,8 @@ func frameDecodeErr(frame []byte, err error, limit int64) error {
 // Truncation is not an error; a frame whose declared size, window or
 // decoded blocks exceed limit fails with a read-limit error, so a torn
 // frame of RLE blocks costs at most limit bytes.
-func DecodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
-	lo, hi := FrameContentBounds(frame)
+func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
@@ -329,7 +323,7 @@ var headerBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxHeaderBytes
 
 // decodeHeaderFrame decodes a header frame of at most maxHeaderBytes
 // decoded bytes; a larger one fails with a read-limit error.
-func DecodeHeaderFrame(frame []byte) ([]byte, error) {
+func decodeHeaderFrame(frame []byte) ([]byte, error) {
 	bp := headerBufs.Get().(*[]byte)
 	defer headerBufs.Put(bp)
 	out, err := headerDecoder().DecodeAll(frame, (*bp)[:0])
@@ -413,7 +407,7 @@ func oversizedBlockErr(data []byte) error {
 // ceil bytes long when that is shorter or nearly reached: one exact
 // allocation (append would over-allocate past the limit) and no small
 // last step that would hold two near-limit copies at once.
-func GrowBuf(buf []byte, ceil int64) []byte {
+func growBuf(buf []byte, ceil int64) []byte {
 	n := int64(len(buf)) * 2
 	if n > ceil-ceil/4 {
 		n = ceil

@@ -1,27 +1,26 @@
-package sessionstore
+package transcript
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 const testHeader = `{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}`
 
 // load runs the full pipeline over a logical log of the given lines.
-func load(t *testing.T, lines ...string) (*transcript.Log, error) {
+func load(t *testing.T, lines ...string) (*Log, error) {
 	t.Helper()
-	scan, err := transcript.ScanRaw([]byte(testHeader + "\n" + strings.Join(lines, "\n") + "\n"))
+	scan, err := ScanRaw([]byte(testHeader + "\n" + strings.Join(lines, "\n") + "\n"))
 	if err != nil {
 		return nil, err
 	}
-	return transcript.LoadLog(scan, "s")
+	return LoadLog(scan, "s")
 }
 
 func ev(typ string, seq int, data string, extra ...string) string {
-	s := `{"type":"` + typ + `","seq":` + transcript.Itoa(int64(seq)) + `,"time":10,"data":` + data
+	s := `{"type":"` + typ + `","seq":` + itoa(int64(seq)) + `,"time":10,"data":` + data
 	for _, e := range extra {
 		s += "," + e
 	}
@@ -66,8 +65,8 @@ func TestLegacyUpgrade(t *testing.T) {
 				if err == nil {
 					t.Fatalf("accepted: %s", log.Events[0].Data)
 				}
-				if KindOf(attach(err, "s", "")) != transcript.KindCorrupt {
-					t.Errorf("error class %v, want corrupt (%v)", KindOf(attach(err, "s", "")), err)
+				if kindOf(err) != KindCorrupt {
+					t.Errorf("error class %v, want corrupt (%v)", kindOf(err), err)
 				}
 				return
 			}
@@ -92,7 +91,7 @@ func TestLegacyToolResultReplaceInheritsID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := transcript.MessageID(&log.Events[2]); id != "legacy-message:s:0" {
+	if id := messageID(&log.Events[2]); id != "legacy-message:s:0" {
 		t.Errorf("replacing result id %q", id)
 	}
 	if len(log.Surface) != 1 || log.Surface[0] != 2 {
@@ -102,7 +101,7 @@ func TestLegacyToolResultReplaceInheritsID(t *testing.T) {
 
 func TestFoldRules(t *testing.T) {
 	user := func(seq int, extra ...string) string {
-		return ev("user/message", seq, `{"content":[],"source":{"kind":"user"},"role":"user","id":"u`+transcript.Itoa(int64(seq))+`"}`, extra...)
+		return ev("user/message", seq, `{"content":[],"source":{"kind":"user"},"role":"user","id":"u`+itoa(int64(seq))+`"}`, extra...)
 	}
 	tool := func(seq int, text string, extra ...string) string {
 		return ev("tool/result", seq, `{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"`+text+`"}],"isError":false}],"role":"user","id":"t"}}`, extra...)
@@ -138,8 +137,8 @@ func TestFoldRules(t *testing.T) {
 				if err == nil {
 					t.Fatalf("accepted, surface %v", log.Surface)
 				}
-				if KindOf(attach(err, "s", "")) != transcript.KindCorrupt {
-					t.Errorf("class %v (%v)", KindOf(attach(err, "s", "")), err)
+				if kindOf(err) != KindCorrupt {
+					t.Errorf("class %v (%v)", kindOf(err), err)
 				}
 				return
 			}
@@ -171,9 +170,18 @@ func TestStrDecodesLikeJSONParse(t *testing.T) {
 		{` "sp" `, "sp", true},
 	}
 	for _, tt := range tests {
-		got, ok := transcript.Str([]byte(tt.raw))
+		got, ok := str([]byte(tt.raw))
 		if ok != tt.ok || got != tt.want {
 			t.Errorf("str(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// kindOf is the error class of a log error (0 for another error).
+func kindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
 }
