@@ -29,57 +29,82 @@ func headerFieldsLen(fhd byte) int {
 	return n + [4]int{0, 1, 2, 4}[fhd&3]
 }
 
-// frameEndBase is FrameEnd for data that starts at file offset base (the
-// offsets in its errors are file offsets).
+// frameEnd returns the end of the frame starting at data[off]; complete
+// is false when the data runs out inside it. base is the file offset of
+// data[0] (the offsets in its errors are file offsets).
 func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
-	if len(data)-p < 4 {
+	if len(data)-p < 5 {
+		if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
+			return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
+		}
 		return 0, false, nil
 	}
 	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
 		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
 	}
-	p += 4
-	if p >= len(data) {
-		return 0, false, nil
-	}
-	fhd := data[p]
-	p++
+	fhd := data[p+4]
 	if fhd&0x18 != 0 {
-		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
+		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p+4))
 	}
-	p += headerFieldsLen(fhd)
-	checksum := fhd&0x04 != 0
-	for {
-		if len(data)-p < 3 {
+	for p += 5 + headerFieldsLen(fhd); ; {
+		b, ok := nextBlock(data, p)
+		switch {
+		case ok && b.typ == blockReserved:
+			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p))
+		case !ok || !b.whole:
 			return 0, false, nil
 		}
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		last := bh&1 != 0
-		typ := (bh >> 1) & 3
-		size := int(bh >> 3)
-		if typ == 3 {
-			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p-3))
-		}
-		if typ == 1 { // RLE
-			size = 1
-		}
-		if len(data)-p < size {
-			return 0, false, nil
-		}
-		p += size
-		if last {
+		p = b.next
+		if b.last {
 			break
 		}
 	}
-	if checksum {
-		if len(data)-p < 4 {
-			return 0, false, nil
-		}
+	if fhd&0x04 != 0 { // content checksum
 		p += 4
 	}
+	if p > len(data) {
+		return 0, false, nil
+	}
 	return p, true, nil
+}
+
+// Block types of the zstd format.
+const (
+	blockRaw = iota
+	blockRLE
+	blockCompressed
+	blockReserved
+)
+
+// block is one block header of a zstd frame.
+type block struct {
+	typ uint32
+	// size is the Block_Size field: the decoded size of a raw or RLE
+	// block, the stored size of a compressed one.
+	size int
+	last bool
+	// next is the offset after the block's stored bytes; whole says data
+	// holds them all.
+	next  int
+	whole bool
+}
+
+// nextBlock reads the block header at data[p]; ok is false when fewer than
+// its 3 bytes remain.
+func nextBlock(data []byte, p int) (b block, ok bool) {
+	if len(data)-p < 3 {
+		return block{}, false
+	}
+	bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
+	b = block{typ: (bh >> 1) & 3, size: int(bh >> 3), last: bh&1 != 0}
+	stored := b.size
+	if b.typ == blockRLE {
+		stored = 1
+	}
+	b.next = p + 3 + stored
+	b.whole = b.next <= len(data)
+	return b, true
 }
 
 // DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
@@ -155,74 +180,60 @@ var DecodedBytes atomic.Int64
 // of RLE or raw blocks (the bombs) before any output is allocated, and hi
 // sizes the output buffer once (no growth, no garbage).
 func frameContentBounds(data []byte) (lo, hi int64) {
-	const maxBlock = 128 << 10
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
-		return 0, maxBlock
+		return 0, maxBlockSize
 	}
-	p := 4
-	fhd := data[p]
-	p++
-	single := fhd&0x20 != 0
-	fcsCode := fhd >> 6
-	fcsLen := [4]int{0, 2, 4, 8}[fcsCode]
-	if fcsCode == 0 && single {
-		fcsLen = 1
-	}
-	if !single {
-		p++ // window descriptor
-	}
-	p += [4]int{0, 1, 2, 4}[fhd&3]
-	fcs := int64(-1)
-	if fcsLen > 0 && p+fcsLen <= len(data) {
-		var v uint64
-		for i := fcsLen - 1; i >= 0; i-- {
-			v = v<<8 | uint64(data[p+i])
-		}
-		if fcsLen == 2 {
-			v += 256
-		}
-		if v < 1<<62 {
-			fcs = int64(v)
-		}
-	}
-	p += fcsLen
-	for len(data)-p >= 3 {
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		size := int(bh >> 3)
-		stored := size
-		switch (bh >> 1) & 3 {
-		case 0: // raw
-			lo += int64(size)
-			hi += int64(size)
-		case 1: // RLE
-			stored = 1
-			lo += int64(size)
-			hi += int64(size)
-		case 2: // compressed
-			hi += maxBlock
-		default:
+	for p := 5 + headerFieldsLen(data[4]); ; {
+		b, ok := nextBlock(data, p)
+		if ok && b.typ == blockReserved {
 			return lo, hi
 		}
-		if len(data)-p < stored {
-			// Cut off: this block decodes to nothing yet.
-			if t := (bh >> 1) & 3; t != 2 {
-				lo -= int64(size)
-				hi -= int64(size)
-			} else {
-				hi -= maxBlock
-			}
+		if !ok || !b.whole { // a block cut off decodes to nothing yet
 			break
 		}
-		p += stored
-		if bh&1 != 0 {
+		if b.typ == blockCompressed {
+			hi += maxBlockSize
+		} else {
+			lo += int64(b.size)
+			hi += int64(b.size)
+		}
+		if p = b.next; b.last {
 			break
 		}
 	}
-	if fcs >= 0 {
+	if fcs := declaredSize(data); fcs >= 0 {
 		hi = min(hi, fcs)
 	}
 	return lo, max(hi, 0)
+}
+
+// declaredSize is the content size a frame header declares, -1 when it
+// declares none (or it is cut off).
+func declaredSize(data []byte) int64 {
+	fhd := data[4]
+	single := fhd&0x20 != 0
+	n := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		n = 1
+	}
+	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
+	if !single {
+		p++ // window descriptor
+	}
+	if n == 0 || p+n > len(data) {
+		return -1
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(data[p+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	if v >= 1<<62 {
+		return -1
+	}
+	return int64(v)
 }
 
 // decodeFrame decompresses one complete frame of at most limit decoded
@@ -377,30 +388,20 @@ func oversizedBlockErr(data []byte) error {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return nil
 	}
-	p := 4
-	fhd := data[p]
-	p++
-	p += headerFieldsLen(fhd)
-	for len(data)-p >= 3 {
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		size, typ := int(bh>>3), (bh>>1)&3
-		if typ == 3 {
-			return nil // reserved: the decoder's own error says so
+	for p := 5 + headerFieldsLen(data[4]); ; {
+		b, ok := nextBlock(data, p)
+		if !ok || b.typ == blockReserved {
+			return nil // a reserved block: the decoder's own error says so
 		}
-		if size > maxBlockSize {
+		if b.size > maxBlockSize {
 			return &Error{Kind: KindCorrupt, Backend: true,
-				Msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", size, maxBlockSize)}
+				Msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", b.size, maxBlockSize)}
 		}
-		if typ == 1 {
-			size = 1 // RLE: one stored byte
-		}
-		if len(data)-p < size || bh&1 != 0 {
+		if !b.whole || b.last {
 			return nil
 		}
-		p += size
+		p = b.next
 	}
-	return nil
 }
 
 // growBuf returns the full buf copied into a buffer twice as long, or
