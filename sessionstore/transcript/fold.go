@@ -125,17 +125,37 @@ func (f *Fold) fail(pass int, err error) {
 	}
 }
 
-// stored folds one stored (scanned) event, upgrading it in place. Nothing
-// of e is kept unless the policy keeps it.
+// Stored folds one stored (scanned) event, upgrading it in place.
+// Nothing of e is kept unless the policy keeps it.
 func (f *Fold) Stored(e *Event) {
 	f.Count++
 	f.LastSeq, f.LastTime = e.Seq, e.Time
 	if f.FailPass >= passUpgrade || f.NeedIDs {
 		return
 	}
-	earlierID := func(seq int64) string {
+	if err := UpgradeEvent(f.id, e, f.earlierID(e.Seq)); err != nil {
+		f.fail(passUpgrade, err)
+		return
+	}
+	if f.NeedIDs {
+		return
+	}
+	if f.KeepIDs {
+		f.keepID(e)
+	}
+	f.check(e)
+	f.Closer.feed(e)
+	f.surfaceAndTitle(e)
+}
+
+// earlierID answers the legacy upgrade's question for the event at seq
+// at: the message id of the already-upgraded event at an earlier seq,
+// from the kept events or the kept ids. Without either it marks the fold
+// as needing the ids (the log is then folded again, keeping them).
+func (f *Fold) earlierID(at int64) func(seq int64) string {
+	return func(seq int64) string {
 		switch {
-		case seq >= e.Seq:
+		case seq >= at:
 			return ""
 		case f.Earlier != nil:
 			return f.Earlier(seq)
@@ -145,21 +165,21 @@ func (f *Fold) Stored(e *Event) {
 		f.NeedIDs = true
 		return ""
 	}
-	if err := UpgradeEvent(f.id, e, earlierID); err != nil {
-		f.fail(passUpgrade, err)
-		return
-	}
-	if f.NeedIDs {
-		return
-	}
-	if f.KeepIDs {
-		if id := messageID(e); id != "" {
-			if f.IDs == nil {
-				f.IDs = map[int64]string{}
-			}
-			f.IDs[e.Seq] = id
+}
+
+// keepID keeps the message id of e.
+func (f *Fold) keepID(e *Event) {
+	if id := messageID(e); id != "" {
+		if f.IDs == nil {
+			f.IDs = map[int64]string{}
 		}
+		f.IDs[e.Seq] = id
 	}
+}
+
+// check runs the per-event checks of the passes that have not failed:
+// message shapes, unknown types, the envelope and request/header rules.
+func (f *Fold) check(e *Event) {
 	if f.FailPass < passMessage {
 		if err := checkMessage(e); err != nil {
 			f.fail(passMessage, err)
@@ -169,16 +189,14 @@ func (f *Fold) Stored(e *Event) {
 		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsjson.Quote(e.Type)))
 	}
 	if f.FailPass < passEnvelope {
-		if err := checkEnvelope(e); err != nil {
+		err := checkEnvelope(e)
+		if err == nil && e.Type == "request/header" {
+			err = checkRequestHeader(e)
+		}
+		if err != nil {
 			f.fail(passEnvelope, err)
-		} else if e.Type == "request/header" {
-			if err := checkRequestHeader(e); err != nil {
-				f.fail(passEnvelope, err)
-			}
 		}
 	}
-	f.Closer.feed(e)
-	f.surfaceAndTitle(e)
 }
 
 // skip folds n log-only events that need no checks (the assistant/chunk
@@ -251,19 +269,9 @@ func (f *Fold) surface(e *Event) error {
 		}
 		return nil
 	}
-	var seqs []int64
-	if e.SourceEventSeqs != nil {
-		var ok bool
-		seqs, ok = parseSeqList(e.SourceEventSeqs)
-		if !ok {
-			return Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
-		}
-		if len(seqs) == 0 && e.Type != "assistant/message" {
-			return Corruptf("event %d: empty sourceEventSeqs", e.Seq)
-		}
-		if err := checkCited(e.Seq, seqs); err != nil {
-			return err
-		}
+	seqs, err := citedSeqs(e)
+	if err != nil {
+		return err
 	}
 	if e.SurfaceOp == nil {
 		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
@@ -273,6 +281,29 @@ func (f *Fold) surface(e *Event) error {
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
 	}
+	return f.replace(e, seqs)
+}
+
+// citedSeqs parses and checks the sourceEventSeqs of surface event e
+// (nil when it has none).
+func citedSeqs(e *Event) ([]int64, error) {
+	if e.SourceEventSeqs == nil {
+		return nil, nil
+	}
+	seqs, ok := parseSeqList(e.SourceEventSeqs)
+	if !ok {
+		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
+	}
+	if len(seqs) == 0 && e.Type != "assistant/message" {
+		return nil, Corruptf("event %d: empty sourceEventSeqs", e.Seq)
+	}
+	return seqs, checkCited(e.Seq, seqs)
+}
+
+// replace folds a replacing surface event, which cites seqs: it must name
+// a span of the surface, cite every node it shadows, and a replacing
+// tool/result may only change one tool/result's content.
+func (f *Fold) replace(e *Event, seqs []int64) error {
 	start, end, ok := parseReplaceOp(e.SurfaceOp)
 	if !ok {
 		return Corruptf("event %d: invalid surfaceOp %s", e.Seq, string(Compact(e.SurfaceOp)))
@@ -289,12 +320,8 @@ func (f *Fold) surface(e *Event) error {
 		}
 	}
 	if e.Type == "tool/result" {
-		old, isResult := f.Results[shadowed[0]]
-		if len(shadowed) != 1 || !isResult {
-			return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
-		}
-		if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
-			return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+		if err := f.checkResultReplace(e, shadowed); err != nil {
+			return err
 		}
 	}
 	for _, s := range shadowed {
@@ -302,6 +329,20 @@ func (f *Fold) surface(e *Event) error {
 	}
 	f.Nodes = slices.Replace(f.Nodes, si, ei+1, e.Seq)
 	f.node(e, si, shadowed)
+	return nil
+}
+
+// checkResultReplace applies dsh's replace rule for tool results: the
+// replacing tool/result shadows exactly one tool/result and differs from
+// it only in the result content.
+func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
+	old, isResult := f.Results[shadowed[0]]
+	if len(shadowed) != 1 || !isResult {
+		return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
+	}
+	if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
+		return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+	}
 	return nil
 }
 
@@ -424,37 +465,7 @@ func (c *closerState) feed(e *Event) {
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
-		var step, msg []byte
-		fields(e.Data, func(k string, v []byte) {
-			switch k {
-			case "step":
-				step = v
-			case "message":
-				msg = v
-			}
-		})
-		elements(field(msg, "content"), func(b []byte) {
-			var typ, id []byte
-			fields(b, func(k string, v []byte) {
-				switch k {
-				case "type":
-					typ = v
-				case "id":
-					id = v
-				}
-			})
-			if t, _ := str(typ); t == "tool-call" {
-				id, _ := str(id)
-				// Like a JS Map.set: an existing entry keeps its place
-				// but gets a fresh value.
-				p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
-				if i := c.byID(id); i >= 0 {
-					c.Calls[i] = p
-				} else {
-					c.Calls = append(c.Calls, p)
-				}
-			}
-		})
+		c.feedAssistant(e)
 	case "tool/call":
 		id, _ := str(field(e.Data, "callId"))
 		if i := c.byID(id); i >= 0 {
@@ -466,6 +477,34 @@ func (c *closerState) feed(e *Event) {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
 	}
+}
+
+// feedAssistant records the tool calls an assistant message makes as
+// pending in its step. Like a JS Map.set, a repeated id keeps its place
+// but gets a fresh value.
+func (c *closerState) feedAssistant(e *Event) {
+	var step, msg []byte
+	fields(e.Data, func(k string, v []byte) {
+		switch k {
+		case "step":
+			step = v
+		case "message":
+			msg = v
+		}
+	})
+	elements(field(msg, "content"), func(b []byte) {
+		v, _, _ := members(b, "type", "id")
+		if t, _ := str(v[0]); t != "tool-call" {
+			return
+		}
+		id, _ := str(v[1])
+		p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
+		if i := c.byID(id); i >= 0 {
+			c.Calls[i] = p
+		} else {
+			c.Calls = append(c.Calls, p)
+		}
+	})
 }
 
 // closers returns the closing events after a last event with seq lastSeq

@@ -44,31 +44,8 @@ func ParseHeader(line []byte) (*Header, error) {
 	if !ok {
 		return nil, errNotHeader
 	}
-	if t, ok := str(o["type"]); !ok || t != "session" {
-		return nil, errNotHeader
-	}
 	h := &Header{fields: o}
-	var okID, okV, okC, okD bool
-	h.ID, okID = str(o["id"])
-	h.Version, okV = intLike(o["version"])
-	h.CreatedAt, okC = intLike(o["createdAt"])
-	h.DelegationDepth, okD = intLike(o["delegationDepth"])
-	if !okID || !okV || !okC || !okD {
-		return nil, errNotHeader
-	}
-	optStr := func(key string, dst **string) bool {
-		v, present := o[key]
-		if !present {
-			return true
-		}
-		s, ok := str(v)
-		if ok {
-			*dst = &s
-		}
-		return ok
-	}
-	if !optStr("cwd", &h.CWD) || !optStr("parentSession", &h.ParentSession) ||
-		!optStr("origin", &h.Origin) || !optStr("agentPreset", &h.AgentPreset) {
+	if !h.readRequired(o) || !h.readOptional(o) {
 		return nil, errNotHeader
 	}
 	if h.CWD != nil && len(*h.CWD) > MaxCWDBytes {
@@ -81,13 +58,46 @@ func ParseHeader(line []byte) (*Header, error) {
 		}
 		h.SeedLength = &n
 	}
-	if _, bad := o["sandboxMode"]; bad {
-		return nil, Corruptf("session header carries the retired field sandboxMode")
-	}
-	if _, bad := o["approvalPolicy"]; bad {
-		return nil, Corruptf("session header carries the retired field approvalPolicy")
+	for _, retired := range [...]string{"sandboxMode", "approvalPolicy"} {
+		if _, bad := o[retired]; bad {
+			return nil, Corruptf("session header carries the retired field %s", retired)
+		}
 	}
 	return h, nil
+}
+
+// readRequired reads the type tag and the required fields of header
+// object o; it reports false when one is missing or of the wrong type.
+func (h *Header) readRequired(o object) bool {
+	if t, ok := str(o["type"]); !ok || t != "session" {
+		return false
+	}
+	var okID, okV, okC, okD bool
+	h.ID, okID = str(o["id"])
+	h.Version, okV = intLike(o["version"])
+	h.CreatedAt, okC = intLike(o["createdAt"])
+	h.DelegationDepth, okD = intLike(o["delegationDepth"])
+	return okID && okV && okC && okD
+}
+
+// readOptional reads the optional string fields of header object o; it
+// reports false when one is present but not a string.
+func (h *Header) readOptional(o object) bool {
+	for _, f := range [...]struct {
+		key string
+		dst **string
+	}{{"cwd", &h.CWD}, {"parentSession", &h.ParentSession}, {"origin", &h.Origin}, {"agentPreset", &h.AgentPreset}} {
+		v, present := o[f.key]
+		if !present {
+			continue
+		}
+		s, ok := str(v)
+		if !ok {
+			return false
+		}
+		*f.dst = &s
+	}
+	return true
 }
 
 // intLike accepts any JSON number (shape check only); the value is

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -62,8 +63,25 @@ func needsUpgradeCheck(e *Event) bool {
 	if !IsSurfaceType(e.Type) {
 		return false
 	}
-	var m uint16
-	if !fields(e.Data, func(k string, _ []byte) {
+	m, ok := legacyKeys(e.Data)
+	if !ok {
+		return false // not an object: upgradeMessage leaves it alone
+	}
+	has := func(bits uint16) bool { return m&bits == bits }
+	switch e.Type {
+	case "user/message":
+		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
+	case "assistant/message":
+		return has(lkContent|lkProvenance) && m&lkMessage == 0
+	default:
+		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
+	}
+}
+
+// legacyKeys returns which of the keys the message upgrade looks at the
+// data object has (ok is false when data is not an object).
+func legacyKeys(data []byte) (m uint16, ok bool) {
+	ok = fields(data, func(k string, _ []byte) {
 		switch k {
 		case "content":
 			m |= lkContent
@@ -82,18 +100,8 @@ func needsUpgradeCheck(e *Event) bool {
 		case "isError":
 			m |= lkIsError
 		}
-	}) {
-		return false // not an object: upgradeMessage leaves it alone
-	}
-	has := func(bits uint16) bool { return m&bits == bits }
-	switch e.Type {
-	case "user/message":
-		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
-	case "assistant/message":
-		return has(lkContent|lkProvenance) && m&lkMessage == 0
-	default:
-		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
-	}
+	})
+	return m, ok
 }
 
 func legacyID(sessionID string, seq int64) string {
@@ -139,52 +147,63 @@ func upgradeTurnEnd(e *Event) error {
 	if !ok {
 		return bad
 	}
-	setReason := func(reason json.RawMessage) {
+	reason, ok := upgradedReason(kind, r)
+	if !ok {
+		return bad
+	}
+	if reason != nil {
 		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Raw("reason", reason).Bytes())
 	}
+	return nil
+}
+
+// upgradedReason returns the current form of a turn/end reason of the
+// given kind, nil when it is current already; ok is false for a malformed
+// one.
+func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
-		if !hasExactKeys(r, "kind") {
-			return bad
-		}
+		return nil, hasExactKeys(r, "kind")
 	case "aborted":
-		if _, has := r["reason"]; !has {
-			if !hasExactKeys(r, "kind") {
-				return bad
-			}
-			setReason(json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`))
+		if _, has := r["reason"]; has {
+			return nil, true
 		}
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), hasExactKeys(r, "kind")
 	case "disposed":
-		if !hasExactKeys(r, "kind") {
-			return bad
-		}
-		setReason(json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`))
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), hasExactKeys(r, "kind")
 	case "error":
-		if _, has := r["error"]; has {
-			return nil
-		}
-		if _, ok := nonNegSafeInt(r["step"]); !ok {
-			return bad
-		}
-		switch {
-		case hasExactKeys(r, "kind", "step", "failure"):
-			f, ok := objectOf(r["failure"])
-			if !ok || !validFailure(f) {
-				return bad
-			}
-			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", Compact(r["failure"])).Bytes())
-		case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
-			msg := Compact(r["message"])
-			code := json.RawMessage(`"UNKNOWN"`)
-			if c, has := r["code"]; has {
-				code = Compact(c)
-			}
-			setReason(jsjson.NewObject(nil).String("kind", "error").Raw("error", jsjson.NewObject(nil).Raw("message", msg).Raw("code", code).Bytes()).Bytes())
-		default:
-			return bad
-		}
+		return upgradedErrorReason(r)
 	}
-	return nil
+	return nil, true
+}
+
+// upgradedErrorReason is upgradedReason for an error reason: a legacy
+// failure object, or a bare message (and code), becomes its error.
+func upgradedErrorReason(r object) (json.RawMessage, bool) {
+	if _, has := r["error"]; has {
+		return nil, true
+	}
+	if _, ok := nonNegSafeInt(r["step"]); !ok {
+		return nil, false
+	}
+	var failure json.RawMessage
+	switch {
+	case hasExactKeys(r, "kind", "step", "failure"):
+		f, ok := objectOf(r["failure"])
+		if !ok || !validFailure(f) {
+			return nil, false
+		}
+		failure = Compact(r["failure"])
+	case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
+		code := json.RawMessage(`"UNKNOWN"`)
+		if c, has := r["code"]; has {
+			code = Compact(c)
+		}
+		failure = jsjson.NewObject(nil).Raw("message", Compact(r["message"])).Raw("code", code).Bytes()
+	default:
+		return nil, false
+	}
+	return jsjson.NewObject(nil).String("kind", "error").Raw("error", failure).Bytes(), true
 }
 
 // validFailure checks {message, code, status?, providerRetryAfterMs?,
@@ -227,73 +246,70 @@ func upgradeSteering(sessionID string, e *Event) error {
 	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 }
 
-// upgradeMessage upgrades pre-identity message data (§2.9 step 4).
-// earlierID gives the message id of an already-upgraded earlier event,
-// which a replacing tool/result inherits.
+// upgradeMessage upgrades pre-identity message data (§2.9 step 4), which
+// needsUpgradeCheck found. earlierID gives the message id of an
+// already-upgraded earlier event, which a replacing tool/result inherits.
 func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
 	d, ok := e.obj()
 	if !ok {
 		return
 	}
-	has := func(k string) bool { _, ok := d[k]; return ok }
-	copyExcept := func(w *jsjson.Object, skip ...string) {
-	next:
-		for _, k := range orderedKeys(e.Data) {
-			for _, s := range skip {
-				if k == s {
-					continue next
-				}
-			}
+	id := legacyID(sessionID, e.Seq)
+	w := jsjson.NewObject(nil)
+	switch e.Type {
+	case "user/message":
+		copyExcept(w, e.Data, d)
+		w.String("id", id).String("role", "user")
+	case "assistant/message":
+		msg := jsjson.NewObject(nil).String("id", id).String("role", "assistant").
+			Raw("content", Compact(d["content"])).Raw("source", modelSource(d["provenance"])).Bytes()
+		copyExcept(w, e.Data, d, "content", "provenance")
+		w.Raw("message", msg)
+	default: // tool/result
+		if start, ok := replaceStart(e.SurfaceOp); ok {
+			id = earlierID(start)
+		}
+		callID := Compact(d["callId"])
+		block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
+			Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
+		msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
+			Raw("content", wrapArray(block)).
+			Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
+		copyExcept(w, e.Data, d, "callId", "content", "isError")
+		w.Raw("message", msg)
+	}
+	e.setData(w.Bytes())
+}
+
+// copyExcept writes the members of the object data (decoded as d) but
+// skip, in document order.
+func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
+	for _, k := range orderedKeys(data) {
+		if !slices.Contains(skip, k) {
 			w.Raw(k, Compact(d[k]))
 		}
 	}
-	switch e.Type {
-	case "user/message":
-		if has("content") && has("source") && !has("id") && !has("role") && !has("message") {
-			w := jsjson.NewObject(nil)
-			copyExcept(w)
-			e.setData(w.String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
-		}
-	case "assistant/message":
-		if has("content") && has("provenance") && !has("message") {
-			src := jsjson.NewObject(nil)
-			if p, ok := objectOf(d["provenance"]); ok {
-				for _, k := range orderedKeys(d["provenance"]) {
-					if k == "kind" {
-						src.String("kind", "model")
-					} else {
-						src.Raw(k, Compact(p[k]))
-					}
-				}
-				if _, ok := p["kind"]; !ok {
-					src.String("kind", "model")
-				}
-			} else {
-				src.String("kind", "model")
-			}
-			msg := jsjson.NewObject(nil).String("id", legacyID(sessionID, e.Seq)).String("role", "assistant").
-				Raw("content", Compact(d["content"])).Raw("source", src.Bytes()).Bytes()
-			w := jsjson.NewObject(nil)
-			copyExcept(w, "content", "provenance")
-			e.setData(w.Raw("message", msg).Bytes())
-		}
-	case "tool/result":
-		if has("callId") && has("content") && has("isError") && !has("message") {
-			id := legacyID(sessionID, e.Seq)
-			if start, ok := replaceStart(e.SurfaceOp); ok {
-				id = earlierID(start)
-			}
-			callID := Compact(d["callId"])
-			block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
-				Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
-			msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
-				Raw("content", append(append([]byte{'['}, block...), ']')).
-				Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
-			w := jsjson.NewObject(nil)
-			copyExcept(w, "callId", "content", "isError")
-			e.setData(w.Raw("message", msg).Bytes())
+}
+
+// modelSource is a legacy assistant message's provenance as a current
+// source: its members, the kind set to "model" (added when absent).
+func modelSource(provenance json.RawMessage) json.RawMessage {
+	src := jsjson.NewObject(nil)
+	p, ok := objectOf(provenance)
+	if !ok {
+		return src.String("kind", "model").Bytes()
+	}
+	for _, k := range orderedKeys(provenance) {
+		if k == "kind" {
+			src.String("kind", "model")
+		} else {
+			src.Raw(k, Compact(p[k]))
 		}
 	}
+	if _, ok := p["kind"]; !ok {
+		src.String("kind", "model")
+	}
+	return src.Bytes()
 }
 
 // replaceStart returns a replace surface op's start.

@@ -108,70 +108,9 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	}
 	switch c := v[0]; {
 	case c == '{':
-		type member struct {
-			key string
-			val []byte
-		}
-		var ms []member
-		if !fields(v, func(k string, val []byte) {
-			ms = append(ms, member{strings.Clone(k), val})
-		}) {
-			return dst, false
-		}
-		// Last duplicate wins: keep the last occurrence of each key.
-		slices.SortStableFunc(ms, func(a, b member) int { return compareStrings(a.key, b.key) })
-		out := ms[:0]
-		for i := range ms {
-			if i+1 < len(ms) && ms[i+1].key == ms[i].key {
-				continue
-			}
-			out = append(out, ms[i])
-		}
-		if mode == canonBlock {
-			// The block's content is blanked (present as null).
-			i, found := slices.BinarySearchFunc(out, "content", func(m member, k string) int { return compareStrings(m.key, k) })
-			if found {
-				out[i].val = []byte("null")
-			} else {
-				out = slices.Insert(out, i, member{"content", []byte("null")})
-			}
-		}
-		dst = append(dst, '{')
-		for _, m := range out {
-			dst = strconv.AppendQuote(dst, m.key)
-			dst = append(dst, ':')
-			sub := canonPlain
-			switch {
-			case mode == blankResultContent && m.key == "message":
-				sub = canonMessage
-			case mode == canonMessage && m.key == "content":
-				sub = canonOneBlock
-			}
-			var ok bool
-			if dst, ok = canonJSON(dst, m.val, sub); !ok {
-				return dst, false
-			}
-			dst = append(dst, ',')
-		}
-		return append(dst, '}'), true
+		return canonObject(dst, v, mode)
 	case c == '[':
-		var elems [][]byte
-		if !elements(v, func(e []byte) { elems = append(elems, e) }) {
-			return dst, false
-		}
-		sub := canonPlain
-		if mode == canonOneBlock && len(elems) == 1 && elems[0][0] == '{' {
-			sub = canonBlock
-		}
-		dst = append(dst, '[')
-		for _, e := range elems {
-			var ok bool
-			if dst, ok = canonJSON(dst, e, sub); !ok {
-				return dst, false
-			}
-			dst = append(dst, ',')
-		}
-		return append(dst, ']'), true
+		return canonArray(dst, v, mode)
 	case c == '"':
 		s, ok := jsjson.String(v)
 		if !ok {
@@ -180,16 +119,99 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 		return strconv.AppendQuote(append(dst, 's'), s), true
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
-	default:
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return dst, false
+	}
+	if f == 0 {
+		f = 0 // -0 equals 0
+	}
+	return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
+}
+
+// member is one member of an object being canonicalised.
+type member struct {
+	key string
+	val []byte
+}
+
+// canonObject is canonJSON for an object: its members sorted by key, the
+// last duplicate kept.
+func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
+	var ms []member
+	if !fields(v, func(k string, val []byte) {
+		ms = append(ms, member{strings.Clone(k), val})
+	}) {
+		return dst, false
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return compareStrings(a.key, b.key) })
+	out := ms[:0]
+	for i := range ms {
+		if i+1 < len(ms) && ms[i+1].key == ms[i].key {
+			continue
+		}
+		out = append(out, ms[i])
+	}
+	if mode == canonBlock {
+		out = blankContent(out)
+	}
+	dst = append(dst, '{')
+	for _, m := range out {
+		dst = strconv.AppendQuote(dst, m.key)
+		dst = append(dst, ':')
+		var ok bool
+		if dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key)); !ok {
 			return dst, false
 		}
-		if f == 0 {
-			f = 0 // -0 equals 0
-		}
-		return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
+		dst = append(dst, ',')
 	}
+	return append(dst, '}'), true
+}
+
+// blankContent sets a block's content member (sorted members) to null,
+// adding it when absent.
+func blankContent(ms []member) []member {
+	i, found := slices.BinarySearchFunc(ms, "content", func(m member, k string) int { return compareStrings(m.key, k) })
+	if found {
+		ms[i].val = []byte("null")
+		return ms
+	}
+	return slices.Insert(ms, i, member{"content", []byte("null")})
+}
+
+// memberMode is how the member key of an object canonicalised in mode is
+// blanked: the path tool/result data → message → content[0].content.
+func memberMode(mode canonMode, key string) canonMode {
+	switch {
+	case mode == blankResultContent && key == "message":
+		return canonMessage
+	case mode == canonMessage && key == "content":
+		return canonOneBlock
+	}
+	return canonPlain
+}
+
+// canonArray is canonJSON for an array (the content of a message being
+// blanked: its only block, when it has one object, is blanked).
+func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
+	var elems [][]byte
+	if !elements(v, func(e []byte) { elems = append(elems, e) }) {
+		return dst, false
+	}
+	sub := canonPlain
+	if mode == canonOneBlock && len(elems) == 1 && elems[0][0] == '{' {
+		sub = canonBlock
+	}
+	dst = append(dst, '[')
+	for _, e := range elems {
+		var ok bool
+		if dst, ok = canonJSON(dst, e, sub); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	return append(dst, ']'), true
 }
 
 func compareStrings(a, b string) int {

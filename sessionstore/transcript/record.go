@@ -236,10 +236,28 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if r.time0, ok = safeInt(env.time0); !ok {
 		return nil, Corruptf("%s row time0 is not a safe integer", typ)
 	}
-	// The names in the order of the rk bits.
-	d, other, ok := members(env.data, "turn", "step", "index", "id", "name", "dt", "texts", "args")
+	dt, payload, err := r.readData(env.data)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readPayload(payload); err != nil {
+		return nil, err
+	}
+	if err := r.readTimes(dt); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rowKeys are the data keys of a packed row, in the order of the rk bits.
+var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
+
+// readData checks the row's data keys and its turn, step, index (and a
+// tool call's id and name), and returns the raw dt and payload arrays.
+func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
+	d, other, ok := members(data, rowKeys[:]...)
 	if !ok {
-		return nil, Corruptf("%s row data is not an object", typ)
+		return nil, nil, Corruptf("%s row data is not an object", r.typ)
 	}
 	var keys uint16
 	for i, v := range d {
@@ -248,72 +266,98 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 		}
 	}
 	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
-	dtRaw, payloadRaw := d[5], d[6]
-	if typ == rowToolCall {
-		payloadRaw = d[7]
+	r.hasName = r.typ == rowToolCall && keys&rkName != 0
+	if other || keys != r.wantKeys() {
+		return nil, nil, Corruptf("%s row data has unexpected keys", r.typ)
 	}
-	payloadKey := "texts"
-	if typ == rowToolCall {
-		payloadKey = "args"
-		r.hasName = keys&rkName != 0
-		want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
-		if r.hasName {
-			want |= rkName
-		}
-		if other || keys != want {
-			return nil, Corruptf("%s row data has unexpected keys", typ)
-		}
-		if _, ok := str(r.id); !ok {
-			return nil, Corruptf("%s row id is not a string", typ)
-		}
-		if r.hasName {
-			if _, ok := str(r.name); !ok {
-				return nil, Corruptf("%s row name is not a string", typ)
-			}
-		}
-	} else if other || keys != rkTurn|rkStep|rkIndex|rkDt|rkTexts {
-		return nil, Corruptf("%s row data has unexpected keys", typ)
+	if err := r.checkCall(); err != nil {
+		return nil, nil, err
 	}
 	for _, kv := range [...]struct {
 		k string
 		v []byte
 	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
 		if !isNumber(kv.v) {
-			return nil, Corruptf("%s row %s is not a number", typ, kv.k)
+			return nil, nil, Corruptf("%s row %s is not a number", r.typ, kv.k)
 		}
 	}
+	if r.typ == rowToolCall {
+		return d[5], d[7], nil
+	}
+	return d[5], d[6], nil
+}
+
+// wantKeys are the data keys a row of its type must have.
+func (r *packedRow) wantKeys() uint16 {
+	if r.typ != rowToolCall {
+		return rkTurn | rkStep | rkIndex | rkDt | rkTexts
+	}
+	want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
+	if r.hasName {
+		want |= rkName
+	}
+	return want
+}
+
+// checkCall checks a tool-call row's id and optional name (strings).
+func (r *packedRow) checkCall() error {
+	if r.typ != rowToolCall {
+		return nil
+	}
+	if _, ok := str(r.id); !ok {
+		return Corruptf("%s row id is not a string", r.typ)
+	}
+	if _, ok := str(r.name); r.hasName && !ok {
+		return Corruptf("%s row name is not a string", r.typ)
+	}
+	return nil
+}
+
+// readPayload reads the row's texts (or args): a non-empty array of
+// strings.
+func (r *packedRow) readPayload(raw []byte) error {
+	key := "texts"
+	if r.typ == rowToolCall {
+		key = "args"
+	}
 	allStrings := true
-	if !elements(payloadRaw, func(p []byte) {
+	if !elements(raw, func(p []byte) {
 		allStrings = allStrings && jsonKind(p) == '"'
 		r.payload = append(r.payload, p)
 	}) || len(r.payload) == 0 {
-		return nil, Corruptf("%s row %s is not a non-empty array", typ, payloadKey)
+		return Corruptf("%s row %s is not a non-empty array", r.typ, key)
 	}
 	if !allStrings {
-		return nil, Corruptf("%s row %s holds a non-string", typ, payloadKey)
+		return Corruptf("%s row %s holds a non-string", r.typ, key)
 	}
+	return nil
+}
+
+// readTimes reads the row's dt (one safe-integer delta per member after
+// the first) and checks that every member's seq and time are safe.
+func (r *packedRow) readTimes(raw []byte) error {
 	var dt [][]byte
-	if !elements(dtRaw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
-		return nil, Corruptf("%s row dt length does not match its payload", typ)
+	if !elements(raw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
+		return Corruptf("%s row dt length does not match its payload", r.typ)
 	}
 	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
-		return nil, Corruptf("%s row seq range is not safe", typ)
+		return Corruptf("%s row seq range is not safe", r.typ)
 	}
 	r.dt = make([]int64, len(dt))
 	t := r.time0
 	for i, v := range dt {
 		delta, ok := safeInt(v)
 		if !ok {
-			return nil, Corruptf("%s row dt holds a non-safe-integer", typ)
+			return Corruptf("%s row dt holds a non-safe-integer", r.typ)
 		}
 		t += delta
 		if t > maxSafeInteger || t < -maxSafeInteger {
-			return nil, Corruptf("%s row time is not safe", typ)
+			return Corruptf("%s row time is not safe", r.typ)
 		}
 		r.dt[i] = delta
 	}
 	r.last = t
-	return r, nil
+	return nil
 }
 
 // expand returns the row's assistant/chunk events.

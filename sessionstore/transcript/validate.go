@@ -41,39 +41,52 @@ func checkMessage(e *Event) error {
 			return Corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
-		m := field(e.Data, "message")
-		if !validMessage(m, "assistant") {
-			return Corruptf("event %d: malformed assistant/message", e.Seq)
-		}
-		src, _, _ := members(field(m, "source"), "kind", "provider", "model")
-		k, _ := str(src[0])
-		_, okP := nonEmptyStr(src[1])
-		_, okM := nonEmptyStr(src[2])
-		if k != "model" || !okP || !okM {
-			return Corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
-		}
+		return checkAssistantMessage(e)
 	case "tool/result":
-		m := field(e.Data, "message")
-		if !validMessage(m, "user") {
-			return Corruptf("event %d: malformed tool/result", e.Seq)
-		}
-		src, _, _ := members(field(m, "source"), "kind", "callId")
-		k, _ := str(src[0])
-		callID, okC := nonEmptyStr(src[1])
-		if k != "tool" || !okC {
-			return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
-		}
-		var blocks [][]byte
-		elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
-		if len(blocks) != 1 {
-			return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
-		}
-		b, _, ok := members(blocks[0], "type", "content", "toolCallId")
-		t, _ := str(b[0])
-		tc, okT := str(b[2])
-		if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
-			return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
-		}
+		return checkToolResult(e)
+	}
+	return nil
+}
+
+// checkAssistantMessage checks an assistant message and its model source.
+func checkAssistantMessage(e *Event) error {
+	m := field(e.Data, "message")
+	if !validMessage(m, "assistant") {
+		return Corruptf("event %d: malformed assistant/message", e.Seq)
+	}
+	src, _, _ := members(field(m, "source"), "kind", "provider", "model")
+	k, _ := str(src[0])
+	_, okP := nonEmptyStr(src[1])
+	_, okM := nonEmptyStr(src[2])
+	if k != "model" || !okP || !okM {
+		return Corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
+	}
+	return nil
+}
+
+// checkToolResult checks a tool result: a user message from a tool call
+// holding exactly one tool-result block for that call.
+func checkToolResult(e *Event) error {
+	m := field(e.Data, "message")
+	if !validMessage(m, "user") {
+		return Corruptf("event %d: malformed tool/result", e.Seq)
+	}
+	src, _, _ := members(field(m, "source"), "kind", "callId")
+	k, _ := str(src[0])
+	callID, okC := nonEmptyStr(src[1])
+	if k != "tool" || !okC {
+		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
+	}
+	var blocks [][]byte
+	elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
+	if len(blocks) != 1 {
+		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
+	}
+	b, _, ok := members(blocks[0], "type", "content", "toolCallId")
+	t, _ := str(b[0])
+	tc, okT := str(b[2])
+	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
+		return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
 	}
 	return nil
 }
