@@ -142,7 +142,7 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 	if c.budget == nil {
 		c.budget = &DecodedBudget{Limit: c.limit}
 	}
-	c.sc = lineScanner{SkipRows: !o.ExpandRows, Strict: framing == Frames}
+	c.sc = lineScanner{skipRows: !o.ExpandRows, strict: framing == Frames}
 	c.in.eof = size <= 0
 	return c
 }
@@ -164,7 +164,7 @@ func (c *Cursor) Resume(pos Position) {
 	c.wantHeader = pos.Offset == 0
 	c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
 	c.in.eof = pos.Offset >= c.in.size
-	c.sc.NextSeq, c.sc.Lines = pos.NextSeq, pos.Lines
+	c.sc.nextSeq, c.sc.lines = pos.NextSeq, pos.Lines
 }
 
 // Position returns where the committed records end.
@@ -217,7 +217,7 @@ func (c *Cursor) nextLine() (Record, error) {
 		rec, ok, err := c.scan(line, Loc{Off: off})
 		if err != nil || ok {
 			if ok {
-				c.pos.Offset, c.pos.Lines, c.pos.NextSeq = end, c.sc.Lines, c.sc.NextSeq
+				c.pos.Offset, c.pos.Lines, c.pos.NextSeq = end, c.sc.lines, c.sc.nextSeq
 			}
 			return rec, err
 		}
@@ -228,14 +228,14 @@ func (c *Cursor) nextLine() (Record, error) {
 // bad line (from which on the log is a torn tail unless it turns out to
 // be corruption, an error).
 func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
-	c.sc.Events = c.sc.Events[:0]
-	if err := c.sc.Feed(line, 0); err != nil {
+	c.sc.events = c.sc.events[:0]
+	if err := c.sc.feed(line); err != nil {
 		return Record{}, false, markBackend(err)
 	}
 	if c.sc.bad {
 		return Record{}, false, nil
 	}
-	rec = Record{Events: c.sc.Events, Skipped: c.sc.TakeSkipped(), Loc: loc, Size: len(line)}
+	rec = Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line)}
 	if len(rec.Events) > 0 {
 		rec.Loc.CRC = crc32.ChecksumIEEE(line)
 	}
@@ -358,7 +358,7 @@ func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
 	if i < 0 {
 		c.releaseText()
 		if !c.frameTorn && c.pending == nil {
-			c.pos.Offset, c.pos.Lines, c.pos.NextSeq = c.frameEnd, c.sc.Lines, c.sc.NextSeq
+			c.pos.Offset, c.pos.Lines, c.pos.NextSeq = c.frameEnd, c.sc.lines, c.sc.nextSeq
 		}
 		return Record{}, false, nil
 	}
@@ -417,7 +417,7 @@ func (c *Cursor) endOfFrames() error {
 	if err := c.budget.Spend(len(text)); err != nil {
 		return err
 	}
-	c.sc.Strict = false
+	c.sc.strict = false
 	c.text, c.textAt, c.frameOff, c.frameTorn = text, 0, c.pos.Offset, true
 	return nil
 }

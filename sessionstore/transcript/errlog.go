@@ -132,3 +132,20 @@ func (s SavedError) Err() error {
 	}
 	return le
 }
+
+// backendf is a corruption detected by the backend read (dsh maps these to
+// SESSION_QUERY_PERSISTENCE_FAILED, not CORRUPT_SESSION).
+func backendf(format string, args ...any) *Error {
+	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf(format, args...), Backend: true}
+}
+
+// markBackend marks a log error as found by the backend read.
+func markBackend(err error) error {
+	var le *Error
+	if errors.As(err, &le) {
+		c := *le
+		c.Backend = true
+		return &c
+	}
+	return err
+}

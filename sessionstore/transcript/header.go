@@ -176,3 +176,16 @@ func (h *Header) Object() json.RawMessage {
 func (h *Header) Reference() reference.SessionHeader {
 	return reference.SessionHeader{ID: h.ID, CWD: h.CWD, CreatedAt: h.CreatedAt, Raw: h.Object()}
 }
+
+// ParseHeaderLine parses and version-checks the header (spec §4 step 1: a
+// foreign version is refused before any event is decoded).
+func ParseHeaderLine(line []byte) (*Header, error) {
+	h, err := ParseHeader(line)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
+		return nil, unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	}
+	return h, nil
+}

@@ -47,10 +47,10 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 		// A counting scanner continues the sequence exactly like an
 		// expanding one.
 		for _, next := range []int64{sum.Seq0, sum.Seq0 + 1} {
-			a, b := &lineScanner{NextSeq: next, SkipRows: true}, &lineScanner{NextSeq: next}
-			aerr, berr := a.Feed([]byte(line), 9), b.Feed([]byte(line), 9)
-			if (aerr == nil) != (berr == nil) || a.Bad() != b.Bad() || a.NextSeq != b.NextSeq || a.GoodEnd != b.GoodEnd {
-				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.Bad(), a.NextSeq, berr, b.Bad(), b.NextSeq)
+			a, b := &lineScanner{nextSeq: next, skipRows: true}, &lineScanner{nextSeq: next}
+			aerr, berr := a.feed([]byte(line)), b.feed([]byte(line))
+			if (aerr == nil) != (berr == nil) || a.bad != b.bad || a.nextSeq != b.nextSeq {
+				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.bad, a.nextSeq, berr, b.bad, b.nextSeq)
 			}
 		}
 	}
