@@ -10,13 +10,13 @@ import (
 // Two budgets bound what decoding zstd transcripts may cost, whatever the
 // store holds and however many cores the machine has:
 //
-//   - memory: every decode buffer over smallDecode bytes takes one of
+//   - memory (this file): every decode buffer over 1 MiB takes one of
 //     decodeSlots process-wide slots before it is allocated (at most limit
 //     + overshoot bytes each). The index pass runs one worker per core; a
 //     store of compressed bombs makes each of them ask for a limit-sized
 //     buffer, and all but decodeSlots wait instead of allocating. The pass
 //     holds its slot while it folds the decoded text; a read that returns
-//     its text (the store's streamed read, the index's surface read)
+//     its text (the index's surface read, Cursor.ReadAt)
 //     gives the slot back once decoded, and the text is then bounded by
 //     the concurrency of those requests.
 //     The index pass's raw reads take a slot too before a long line grows
@@ -24,7 +24,7 @@ import (
 //     slots before a frame's compressed bytes grow it (that read buffer
 //     and the frame's decode then share them).
 //   - work: one read of one transcript decodes at most
-//     decodedPerRead(limit) bytes in all. The read limit caps each frame,
+//     transcript.DecodedPerReadFactor × limit bytes in all. The read limit caps each frame,
 //     not their number, and frames of RLE blocks inside an ignored event
 //     pass every other check (1 MiB of them decodes to 32 GiB): past this
 //     budget the read fails with a read-limit error.

@@ -76,13 +76,13 @@ func keep(s Slot) {
 	}
 }
 
-// decodedBudget counts what one read of one transcript has decoded.
+// DecodedBudget counts what one read of one transcript has decoded.
 type DecodedBudget struct {
 	Limit int64
 	Used  int64 // decoded bytes counted so far
 }
 
-// admit refuses a frame known (from its raw and RLE block headers) to
+// Admit refuses a frame known (from its raw and RLE block headers) to
 // decode to lo bytes when that would pass the budget, before decoding it.
 // A frame over the read limit is left to the frame's own, more precise,
 // read-limit error.
@@ -96,7 +96,7 @@ func (b *DecodedBudget) Admit(lo int64) error {
 	return nil
 }
 
-// spend counts n decoded bytes; past the budget it returns the read-limit
+// Spend counts n decoded bytes; past the budget it returns the read-limit
 // error.
 func (b *DecodedBudget) Spend(n int) error {
 	if b == nil {

@@ -13,13 +13,14 @@ import (
 // scan (spec §4 steps 2–6, §5.1, §8): the legacy upgrade, the message
 // shape checks, the unknown-type refusal, the envelope and request/header
 // checks, the crash closers and the surface fold, plus the latest title —
-// applied one event at a time by fold.stored, closed by fold.finish.
+// applied one event at a time by Fold.Stored, closed by Fold.Finish.
 //
 // Its callers differ only in what they keep (the policy):
-//   - the index (index_log.go), the production read, keeps where each
-//     surface record is stored (onNode) and persists foldState, which it
-//     resumes from appended bytes or zstd frames;
-//   - the full load of the tests' oracle keeps every event.
+//   - the index (package sessionstore), the production read, keeps where
+//     each surface record is stored (OnNode) and persists FoldState, which
+//     it resumes from appended bytes or zstd frames;
+//   - the full load (LoadLog: the in-memory source, the tests' oracle)
+//     keeps every event.
 // The legacy upgrade's one cross-event question (the message id a
 // replacing tool/result inherits from an arbitrary earlier event) is
 // answered from the events (earlier) or, when they are not kept, from the
@@ -33,7 +34,7 @@ import (
 
 // Passes of the load; a later pass's error loses to an earlier pass's
 // (a higher value wins). passNone, the zero value, is "no failure", so a
-// zero foldState is a fresh fold.
+// zero FoldState is a fresh fold.
 const (
 	passNone = iota
 	passFold
@@ -50,7 +51,7 @@ type Replacement struct {
 	Shadowed []int64
 }
 
-// foldState is everything the fold carries from one event to the next. It
+// FoldState is everything the fold carries from one event to the next. It
 // is plain data (gob-encodable) so the index can persist it and resume.
 type FoldState struct {
 	// Count is the number of events folded (the next seq); LastSeq and
@@ -80,6 +81,7 @@ type FoldState struct {
 	TitleOversize int
 }
 
+// Clone returns a copy of s that shares nothing mutable with it.
 func (s *FoldState) Clone() FoldState {
 	c := *s
 	c.Nodes = slices.Clone(s.Nodes)
@@ -93,24 +95,25 @@ func (s *FoldState) Clone() FoldState {
 	return c
 }
 
-// fold runs the pipeline over one session's events.
+// Fold runs the pipeline over one session's events.
 type Fold struct {
 	FoldState
 	id      string
 	failErr error
 	// earlier answers the legacy upgrade's cross-event question (the
-	// message id of the already-upgraded event at seq); nil means the
-	// events are not kept and the full load must answer.
-	Earlier func(seq int64) string
-	// onNode is the policy's hook: e became the surface node at index si,
+	// message id of the already-upgraded event at seq) from the kept
+	// events; nil means they are not kept (then the ids are: KeepIDs).
+	earlier func(seq int64) string
+	// OnNode is the policy's hook: e became the surface node at index si,
 	// replacing shadowed (nil for an append). e's data may alias a read
 	// buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
 }
 
+// newFold starts a fold of session id's events.
 func newFold(id string) *Fold { return &Fold{id: id} }
 
-// resumeFold continues a fold from a saved state.
+// ResumeFold continues a fold from a saved state.
 func ResumeFold(id string, st FoldState) *Fold {
 	f := &Fold{id: id, FoldState: st}
 	if f.FailPass != passNone {
@@ -157,8 +160,8 @@ func (f *Fold) earlierID(at int64) func(seq int64) string {
 		switch {
 		case seq >= at:
 			return ""
-		case f.Earlier != nil:
-			return f.Earlier(seq)
+		case f.earlier != nil:
+			return f.earlier(seq)
 		case f.KeepIDs:
 			return f.IDs[seq]
 		}
@@ -199,7 +202,7 @@ func (f *Fold) check(e *Event) {
 	}
 }
 
-// skip folds n log-only events that need no checks (the assistant/chunk
+// Skip folds n log-only events that need no checks (the assistant/chunk
 // members of a well-formed packed row) ending at lastSeq, lastTime.
 func (f *Fold) Skip(n, lastSeq, lastTime int64) {
 	f.Count += n
@@ -226,7 +229,7 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 	}
 }
 
-// finish appends the crash closers (the envelope pass checks them, the
+// Finish appends the crash closers (the envelope pass checks them, the
 // fold folds them) and returns them with the load's error, if any. A
 // resumable caller finishes a clone.
 func (f *Fold) Finish() ([]Event, error) {
@@ -250,7 +253,7 @@ func (f *Fold) Finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// latestTitle is Log.Title over the folded log's latest title event.
+// LatestTitle is Log.Title over the folded log's latest title event.
 func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
 		return nil, nil

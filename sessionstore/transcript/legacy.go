@@ -8,7 +8,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// upgradeEvent applies HEAD's read-time upgrade of older record shapes
+// UpgradeEvent applies HEAD's read-time upgrade of older record shapes
 // (spec §2.9, steps 0–4) to one event in place (the fold runs it on every
 // stored event in log order). earlierID returns the message
 // id of the already-upgraded event at an earlier seq ("" when there is no

@@ -166,7 +166,7 @@ func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 	// the legacy upgrade's cross-event question is answered from them.
 	events := scan.Events
 	f := newFold(h.ID)
-	f.Earlier = func(seq int64) string { return messageID(&events[seq]) }
+	f.earlier = func(seq int64) string { return messageID(&events[seq]) }
 	var reps []Replacement
 	f.OnNode = func(e *Event, _ int, shadowed []int64) {
 		if shadowed != nil {

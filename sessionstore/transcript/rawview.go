@@ -50,8 +50,8 @@ func elements(b []byte, fn func(v []byte)) bool {
 	return ok && err == nil
 }
 
-// isAppendOp reports whether a surfaceOp is the string "append" (as
-// written; an escaped spelling is not recognised, as before).
+// isAppendOp reports whether a surfaceOp is the string "append",
+// compared as written: an escaped spelling is not recognised.
 func isAppendOp(op json.RawMessage) bool {
 	return string(Compact(op)) == `"append"`
 }

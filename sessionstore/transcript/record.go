@@ -49,7 +49,7 @@ func (e *Event) setData(d json.RawMessage) {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 }
 
-// dropCache releases the parsed data and envelope once a log is loaded.
+// DropCache releases the parsed data and envelope once a log is loaded.
 func (e *Event) DropCache() {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 	e.env = nil
@@ -59,6 +59,7 @@ func (e *Event) DropCache() {
 // it: type, seq, time, data, sourceEventSeqs?, surfaceOp?, ignorable?.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
+// AppendJSON appends the event as MarshalJSON writes it.
 func (e Event) AppendJSON(dst []byte) []byte {
 	w := jsjson.NewObject(dst)
 	w.String("type", e.Type).Int("seq", e.Seq).Int("time", e.Time).Raw("data", e.Data)
@@ -386,7 +387,7 @@ func (r *packedRow) expand() []Event {
 	return events
 }
 
-// compact returns v without insignificant whitespace.
+// Compact returns v without insignificant whitespace.
 func Compact(v json.RawMessage) json.RawMessage {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return v

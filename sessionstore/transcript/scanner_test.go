@@ -5,7 +5,7 @@ import (
 )
 
 // TestCountedRowsAgreeWithExpansion: a packed row counted by a scanner
-// with SkipRows (the streamed reads and the index) is accepted or refused
+// with skipRows (the index) is accepted or refused
 // exactly as its expansion (the full load), with the same seqs and times.
 func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 	rows := []string{

@@ -45,10 +45,10 @@ func (w *window) view(off int64, need int) (data []byte, atEOF bool, err error) 
 	return w.buf, m < need, nil
 }
 
-// frame returns the complete zstd frame starting at off, like
-// readFrameAtLimit (the frame, or the bytes up to EOF and
-// io.ErrUnexpectedEOF for a torn frame; a read-limit error for a frame
-// longer than limit plus the decoder's overshoot).
+// frame returns the complete zstd frame starting at off: the frame, or
+// the bytes up to EOF and io.ErrUnexpectedEOF for a torn frame; a
+// read-limit error for a frame longer than limit plus the decoder's
+// overshoot.
 func (w *window) frame(off, limit int64) ([]byte, error) {
 	maxBytes := limit + overshoot
 	need := 1

@@ -28,7 +28,7 @@ func init() {
 	}
 }
 
-// isSurfaceType reports whether t is one of the three surface event types.
+// IsSurfaceType reports whether t is one of the three surface event types.
 func IsSurfaceType(t string) bool {
 	return t == "user/message" || t == "assistant/message" || t == "tool/result"
 }

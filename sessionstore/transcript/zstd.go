@@ -107,13 +107,12 @@ func nextBlock(data []byte, p int) (b block, ok bool) {
 	return b, true
 }
 
-// DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
-// Options.ReadLimit): the most decoded bytes one zstd frame, one raw line
-// or one whole-log load may hold. A session over it fails to read with an
+// DefaultReadLimit is the default read limit (Options.Limit): the most
+// decoded bytes one zstd frame or one raw line may hold. A session over it fails to read with an
 // error matching ErrReadLimit; the others are unaffected.
 const DefaultReadLimit int64 = 128 << 20
 
-// minReadLimit is the smallest accepted read limit: the decoder refuses
+// MinReadLimit is the smallest accepted read limit: the decoder refuses
 // a frame whose declared window exceeds the limit, and encoders use
 // windows of up to 8 MiB (the format's recommended decoder minimum).
 const MinReadLimit int64 = 16 << 20
@@ -139,7 +138,7 @@ func decoderFor(limit int64) *zstd.Decoder {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0),
 		zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(win))
 	if err != nil {
-		panic("sessionstore: zstd decoder options: " + err.Error()) // options are constants
+		panic("transcript: zstd decoder options: " + err.Error()) // options are constants
 	}
 	if prev, loaded := decoders.LoadOrStore(limit, d); loaded {
 		d.Close()
@@ -324,7 +323,7 @@ var headerDecoder = sync.OnceValue(func() *zstd.Decoder {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true),
 		zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
-		panic("sessionstore: zstd decoder options: " + err.Error())
+		panic("transcript: zstd decoder options: " + err.Error())
 	}
 	return d
 })

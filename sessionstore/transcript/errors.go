@@ -42,28 +42,32 @@ func (k Kind) String() string {
 
 var (
 	// ErrReadLimit is the cause of a read refused because the session
-	// would hold more decoded bytes than the store's read limit
-	// (Options.ReadLimit, IndexOptions.ReadLimit): a zstd frame (complete
-	// or torn), a raw line, a header over 1 MiB, or a whole-log load. The
-	// error's Kind is KindIO (dsh's SESSION_QUERY_PERSISTENCE_FAILED).
+	// would hold more decoded bytes than the read limit (Options.Limit;
+	// sessionstore's IndexOptions.ReadLimit): a zstd frame (complete or
+	// torn), a raw line, a header over 1 MiB, or what one read decodes in
+	// all. The error's Kind is KindIO (dsh's
+	// SESSION_QUERY_PERSISTENCE_FAILED).
 	ErrReadLimit = errors.New("read limit exceeded")
 )
 
-// readLimitEnv names the environment variable that sets the default read
+// ReadLimitEnv names the environment variable that sets the default read
 // limit in MiB (for the server, whose settings are the client's).
 const ReadLimitEnv = "DSH_LSP_READ_LIMIT_MB"
 
-// logError is a failure found while decoding or validating a log, before
-// the session id / path are attached.
+// Error is a failure found while reading, decoding or validating a
+// transcript; package sessionstore attaches the session id and path.
 type Error struct {
 	Kind Kind
-	Msg  string
-	Err  error
-	// backend marks corruption found by the backend read (§3) rather than
-	// by validation (§4).
+	// Msg says what failed and where (an event's seq, a file offset).
+	Msg string
+	// Err is the underlying cause, if any.
+	Err error
+	// Backend marks corruption found by the backend read (§3) rather than
+	// by validation (§4): dsh reports it as a persistence failure.
 	Backend bool
 }
 
+// Error returns the message and its cause.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Msg + ": " + e.Err.Error()
@@ -71,13 +75,15 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Corruptf is a validation failure of the log (KindCorrupt).
 func Corruptf(format string, args ...any) *Error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf(format, args...)}
 }
 
-// limitf is a read refused by the read limit: what says what would have
+// Limitf is a read refused by the read limit: what says what would have
 // exceeded it.
 func Limitf(limit int64, format string, args ...any) *Error {
 	return &Error{Kind: KindIO, Backend: true, Err: ErrReadLimit,
@@ -92,11 +98,13 @@ func sizeString(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// unsupportedf is a log dsh refuses without calling it corrupt.
 func unsupportedf(format string, args ...any) *Error {
 	return &Error{Kind: KindUnsupported, Msg: fmt.Sprintf(format, args...)}
 }
 
-// storedErr is a log error kept as data (an index entry persists it).
+// SavedError is a read's error kept as data: the index persists it with
+// the session's entry (an error value does not encode).
 type SavedError struct {
 	Kind    Kind
 	Msg     string
@@ -105,7 +113,7 @@ type SavedError struct {
 	Limit bool
 }
 
-// storeErr keeps err as data; nil stays the zero storedErr.
+// SaveError keeps err as data; nil stays the zero SavedError.
 func SaveError(err error) SavedError {
 	if err == nil {
 		return SavedError{}
@@ -121,7 +129,7 @@ func SaveError(err error) SavedError {
 	return SavedError{Kind: KindIO, Msg: "cannot read transcript: " + err.Error()}
 }
 
-// err returns the kept error, nil for the zero storedErr.
+// Err returns the kept error, nil for the zero SavedError.
 func (s SavedError) Err() error {
 	if s.Kind == 0 {
 		return nil
