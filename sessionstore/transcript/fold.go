@@ -253,7 +253,8 @@ func (f *Fold) Finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// LatestTitle is Log.Title over the folded log's latest title event.
+// LatestTitle is Log.Title over the folded log's latest title event (a
+// copy: the state may be shared by concurrent readers).
 func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
 		return nil, nil
@@ -261,7 +262,8 @@ func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.TitleOversize > 0 {
 		return nil, titleTooLarge(s.Title.Seq, "data", s.TitleOversize, maxTitleEventBytes)
 	}
-	return (&Log{Events: []Event{*s.Title}}).Title()
+	e := *s.Title
+	return titleOf(&e)
 }
 
 // surface is one step of dsh's foldSurface (spec §5.1).

@@ -66,38 +66,41 @@ type Title struct {
 // for one over the size bounds (MaxTitleBytes, field_bounds.go).
 func (l *Log) Title() (*Title, error) {
 	for i := len(l.Events) - 1; i >= 0; i-- {
-		e := &l.Events[i]
-		if e.Type != "session/title" {
-			continue
+		if l.Events[i].Type == "session/title" {
+			return titleOf(&l.Events[i])
 		}
-		if len(e.Data) > maxTitleEventBytes {
-			return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
-		}
-		d, ok := e.obj()
-		if !ok {
-			return nil, Corruptf("event %d: session/title data is not an object", e.Seq)
-		}
-		if !isArray(d["messageSeqs"]) {
-			return nil, Corruptf("event %d: session/title messageSeqs is not an array", e.Seq)
-		}
-		src, ok := parseObject(d["source"])
-		if !ok {
-			return nil, Corruptf("event %d: session/title source is not an object", e.Seq)
-		}
-		switch k, _ := str(src["kind"]); k {
-		case "fallback", "provider", "user":
-		default:
-			return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src["kind"])))
-		}
-		if t, ok := str(d["title"]); !ok {
-			return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
-		} else if len(t) > MaxTitleBytes {
-			return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
-		}
-		return &Title{Title: Compact(d["title"]), MessageSeqs: Compact(d["messageSeqs"]), Source: Compact(d["source"]),
-			EventSeq: e.Seq, UpdatedAt: e.Time}, nil
 	}
 	return nil, nil
+}
+
+// titleOf folds the session/title event e (see Log.Title).
+func titleOf(e *Event) (*Title, error) {
+	if len(e.Data) > maxTitleEventBytes {
+		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
+	}
+	d, ok := e.obj()
+	if !ok {
+		return nil, Corruptf("event %d: session/title data is not an object", e.Seq)
+	}
+	if !isArray(d["messageSeqs"]) {
+		return nil, Corruptf("event %d: session/title messageSeqs is not an array", e.Seq)
+	}
+	src, ok := parseObject(d["source"])
+	if !ok {
+		return nil, Corruptf("event %d: session/title source is not an object", e.Seq)
+	}
+	switch k, _ := str(src["kind"]); k {
+	case "fallback", "provider", "user":
+	default:
+		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src["kind"])))
+	}
+	if t, ok := str(d["title"]); !ok {
+		return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
+	} else if len(t) > MaxTitleBytes {
+		return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
+	}
+	return &Title{Title: Compact(d["title"]), MessageSeqs: Compact(d["messageSeqs"]), Source: Compact(d["source"]),
+		EventSeq: e.Seq, UpdatedAt: e.Time}, nil
 }
 
 // Text returns the title string.
