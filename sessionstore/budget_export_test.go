@@ -7,7 +7,9 @@ import "github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 func ZstdDecodedForTest() int64 { return transcript.DecodedBytes.Load() }
 
 // DecodedPerReadForTest is the decoded-bytes budget of one read at limit.
-func DecodedPerReadForTest(limit int64) int64 { return transcript.DecodedPerReadFactor * limitOr(limit) }
+func DecodedPerReadForTest(limit int64) int64 {
+	return transcript.DecodedPerReadFactor * limitOr(limit)
+}
 
 // DropDecodeBuffersForTest drops the decode buffers kept for reuse (as
 // the idle timer does), so that heap measurements see what the index

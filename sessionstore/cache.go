@@ -190,7 +190,7 @@ func (x *Indexed) loadCache() error {
 // limitOr returns limit, or DefaultReadLimit when it is 0 (unset).
 func limitOr(limit int64) int64 {
 	if limit <= 0 {
-		return transcript.DefaultReadLimit
+		return DefaultReadLimit
 	}
 	return limit
 }

@@ -34,7 +34,7 @@ var (
 // failed and where; for KindNotFound it is exactly dsh's
 // `session "<id>" not found`.
 type Error struct {
-	Kind      transcript.Kind
+	Kind      Kind
 	SessionID string
 	// Path is the file involved, "" when none (in-memory source, not found).
 	Path string
@@ -50,7 +50,7 @@ type Error struct {
 
 // Error returns the message, which says which session failed and why.
 func (e *Error) Error() string {
-	if e.Kind == transcript.KindNotFound {
+	if e.Kind == KindNotFound {
 		return "session " + jsjson.Quote(e.SessionID) + " not found"
 	}
 	s := "session " + jsjson.Quote(e.SessionID)
@@ -72,13 +72,13 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
-		return e.Kind == transcript.KindNotFound
+		return e.Kind == KindNotFound
 	case ErrCorrupt:
-		return e.Kind == transcript.KindCorrupt
+		return e.Kind == KindCorrupt
 	case ErrUnsupported:
-		return e.Kind == transcript.KindUnsupported
+		return e.Kind == KindUnsupported
 	case ErrIO:
-		return e.Kind == transcript.KindIO
+		return e.Kind == KindIO
 	}
 	return false
 }
@@ -86,15 +86,15 @@ func (e *Error) Is(target error) bool {
 // Code returns the dsh session-query error code for e.
 func (e *Error) Code() string {
 	switch {
-	case e.Kind == transcript.KindNotFound:
+	case e.Kind == KindNotFound:
 		return "SESSION_QUERY_SESSION_NOT_FOUND"
-	case e.Kind == transcript.KindCorrupt && !e.Backend:
+	case e.Kind == KindCorrupt && !e.Backend:
 		return "SESSION_QUERY_CORRUPT_SESSION"
 	}
 	return "SESSION_QUERY_PERSISTENCE_FAILED"
 }
 
-func notFound(id string) *Error { return &Error{Kind: transcript.KindNotFound, SessionID: id} }
+func notFound(id string) *Error { return &Error{Kind: KindNotFound, SessionID: id} }
 
 // attach turns a log-level error into a session *Error.
 func attach(err error, id, path string) error {
@@ -109,5 +109,5 @@ func attach(err error, id, path string) error {
 	if errors.As(err, &le) {
 		return &Error{Kind: le.Kind, SessionID: id, Path: path, Msg: le.Msg, Err: le.Err, Backend: le.Backend}
 	}
-	return &Error{Kind: transcript.KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
+	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
 }

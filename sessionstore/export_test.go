@@ -13,7 +13,6 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // LongTests reports whether DSH_LONG_TESTS is set, as run-tests.sh (CI)
@@ -49,7 +48,7 @@ func OpenWaited(t testing.TB, root string, opts IndexOptions) *Indexed {
 }
 
 // KindOf returns the class of err, or 0 when err is not a store *Error.
-func KindOf(err error) transcript.Kind {
+func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind

@@ -105,7 +105,7 @@ func (e *entry) derive(view *logState) {
 	}
 	e.state, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.Err()
 	if e.err == nil && view == nil {
-		e.err = &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
+		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
 	if e.err == nil {
 		// The fold's error, or the crash closers' (finished on a copy:
@@ -116,7 +116,7 @@ func (e *entry) derive(view *logState) {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= transcript.MaxTitleBytes) {
+	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
 		// Derived from this very state before (and persisted): a
 		// restart does not decode every title again.
 		e.title = e.TitleText
@@ -160,7 +160,7 @@ func (e *entry) transient(limit int64) bool {
 	if e.ReadErr.Limit {
 		return e.ReadErrLimit != limit
 	}
-	return e.ReadErr.Kind == transcript.KindIO
+	return e.ReadErr.Kind == KindIO
 }
 
 // projectScan remembers a project directory's session directories.
@@ -758,7 +758,7 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 // setReadErr records on e the error its read gives.
 func (x *Indexed) setReadErr(e *entry, err error) {
 	e.State, e.ReadErr, e.ReadErrLimit = nil, transcript.SaveError(err), x.store.limit
-	if e.ReadErr.Kind == transcript.KindIO && !e.ReadErr.Limit {
+	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
 	}
@@ -784,13 +784,13 @@ func (x *Indexed) full(e *entry, path string) {
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
-		x.setReadErr(e, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err})
+		x.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		x.setReadErr(e, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err})
+		x.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	e.Sig = sigOf(fi)

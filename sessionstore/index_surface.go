@@ -96,7 +96,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 	// The file must still be the one the state describes.
 	f, _, ok, err := openState(e.path(x.root), e.Sig, st)
 	if err != nil {
-		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot read transcript", Err: err}
+		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
 	}
 	if !ok {
 		return nil, transcript.ErrRecordChanged
@@ -132,7 +132,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 			break
 		}
 		ev, err := records.ReadAt(st.Locs[i])
-		if errors.Is(err, transcript.ErrReadLimit) {
+		if errors.Is(err, ErrReadLimit) {
 			return nil, err
 		}
 		if err != nil || ev.Seq != seq {

@@ -67,7 +67,7 @@ func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 		return nil, attach(err, id, path)
 	}
 	if err != nil {
-		return nil, &Error{Kind: transcript.KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
+		return nil, &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "cannot read transcript", Err: err}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.Title
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
 // at most DefaultReadLimit bytes.
 func ScanZstd(data []byte) (*transcript.ScannedLog, error) {
-	return scanZstdLimit(data, transcript.DefaultReadLimit)
+	return scanZstdLimit(data, DefaultReadLimit)
 }
 
 // scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
@@ -144,7 +144,7 @@ func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
 			continue
 		}
 		if int64(len(out.HeaderLine))+1+decoded.Used > limit {
-			return nil, wholeLogLimit(transcript.ErrReadLimit, limit)
+			return nil, wholeLogLimit(ErrReadLimit, limit)
 		}
 		if rec.Loc.Torn {
 			good = complete + rec.Loc.Inner + int64(rec.Size) + 1
@@ -154,7 +154,7 @@ func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
 		out.Events = append(out.Events, rec.Events...)
 	}
 	if int64(len(out.HeaderLine))+1+decoded.Used > limit {
-		return nil, wholeLogLimit(transcript.ErrReadLimit, limit)
+		return nil, wholeLogLimit(ErrReadLimit, limit)
 	}
 	pos := cur.Position()
 	out.Frames, out.Offset = pos.Frames, pos.Offset
@@ -164,7 +164,7 @@ func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
 
 // wholeLogLimit rewords a frame's read-limit error for a whole-log read.
 func wholeLogLimit(err error, limit int64) error {
-	if errors.Is(err, transcript.ErrReadLimit) {
+	if errors.Is(err, ErrReadLimit) {
 		return transcript.Limitf(limit, "the decoded log holds more bytes than the read limit")
 	}
 	return err

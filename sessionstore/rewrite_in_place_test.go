@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // TestRewriteInPlaceIsNoticedOnReRead: a surface read re-reads the records
@@ -76,7 +74,7 @@ func TestRewriteInPlaceIsNoticedOnReRead(t *testing.T) {
 	rewrite(good[i] ^ 0xFF)
 	_, err = x.ReadSurface(ctx, "r2")
 	var se *Error
-	if !errors.As(err, &se) || se.Kind != transcript.KindUnsupported || !strings.Contains(err.Error(), "event 10 has unknown type") {
+	if !errors.As(err, &se) || se.Kind != KindUnsupported || !strings.Contains(err.Error(), "event 10 has unknown type") {
 		t.Fatalf("after an in-place rewrite of event 10's type: %v, want the unknown-type refusal of the new bytes", err)
 	}
 	rewrite(good[i])

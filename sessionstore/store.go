@@ -44,7 +44,7 @@ type Options struct {
 // effectiveReadLimit resolves Options.ReadLimit (see there).
 func effectiveReadLimit(n int64) int64 {
 	if n == 0 {
-		n = transcript.DefaultReadLimit
+		n = DefaultReadLimit
 		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(transcript.ReadLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
 			n = v << 20
 		}
@@ -124,7 +124,7 @@ func (s *Store) find(id string) (string, Encoding, error) {
 		return "", 0, notFound(id)
 	}
 	if err != nil {
-		return "", 0, &Error{Kind: transcript.KindIO, SessionID: id, Path: s.root, Msg: "cannot list the store root", Err: err}
+		return "", 0, &Error{Kind: KindIO, SessionID: id, Path: s.root, Msg: "cannot list the store root", Err: err}
 	}
 	var matches []string
 	var encs []Encoding
@@ -150,7 +150,7 @@ func (s *Store) find(id string) (string, Encoding, error) {
 	case 1:
 		return matches[0], encs[0], nil
 	}
-	return "", 0, &Error{Kind: transcript.KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
+	return "", 0, &Error{Kind: KindIO, SessionID: id, Path: matches[1], Msg: "duplicate JSONL session id (also at " + matches[0] + ")"}
 }
 
 // surfaceBudget holds the surface events one read keeps (a prepare's
@@ -194,7 +194,7 @@ const DefaultReadLimit = transcript.DefaultReadLimit
 func readHeader(path string, enc Encoding) (*transcript.Header, error) {
 	f, err := openRegular(path)
 	if err != nil {
-		return nil, &transcript.Error{Kind: transcript.KindIO, Msg: "cannot open transcript", Err: err}
+		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
 	}
 	defer f.Close()
 	return transcript.ReadHeader(f, enc.framing())
