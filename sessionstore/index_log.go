@@ -11,12 +11,13 @@ import (
 )
 
 // This file holds the per-transcript state of the index: the fold's state
-// (fold.go) after the records parsed so far, plus where each surface
-// record is stored, kept so that a grown file is parsed only from where the
-// last parse stopped (the keep-record-locations policy of the fold). The
-// parse applies dsh's scan rules (spec §3) and reports the error a read of
-// the log gives, in dsh's order: a scan error (framing first, then the
-// first decode error) before the header checks, before the fold's.
+// (transcript.FoldState) after the records read so far, plus where each
+// surface record is stored, kept so that a grown file is read only from
+// where the last read stopped (the keep-record-locations policy of the
+// fold). The records come from a transcript.Cursor, which applies dsh's
+// scan rules (spec §3) and reports the error a read of the log gives, in
+// dsh's order: a scan error (framing first, then the first decode error)
+// before the header checks, before the fold's.
 
 // logState is the incremental parse state of one transcript.
 type logState struct {
@@ -90,11 +91,10 @@ func eventRawMax(e *transcript.Event) int64 {
 // where the state's last parse stopped, keeping where each surface record
 // is stored (the keep-record-locations policy of the fold).
 type logParser struct {
-	path string
-	enc  Encoding
-	id   string
-	f    *os.File
-	st   *logState
+	enc Encoding
+	id  string
+	f   *os.File
+	st  *logState
 	// limit is the read limit (Store.limit; 0: DefaultReadLimit): the
 	// most decoded bytes of one frame or line.
 	limit int64
@@ -165,7 +165,7 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 	if cur.TornFrame() && view == committed {
 		view = committed.clone()
 	}
-	view.Offset, view.TailCRC, view.Frames = committed.Offset, committed.TailCRC, committed.Frames
+	view.Offset, view.TailCRC, view.Lines, view.Frames = committed.Offset, committed.TailCRC, committed.Lines, committed.Frames
 	p.st = committed
 	return view, nil
 }

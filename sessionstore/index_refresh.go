@@ -742,7 +742,7 @@ func (x *Indexed) grow(e, old *entry, path string) (*logState, bool) {
 	defer f.Close()
 	e.Listed, e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = true, old.RefID, old.RefCWD, old.RefCreatedAt, old.RefRaw
 	e.IdentityOK, e.TitleID, e.HeaderLine, e.Sig = old.IdentityOK, old.TitleID, old.HeaderLine, sig
-	p := &logParser{path: path, enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
+	p := &logParser{enc: e.Enc, id: old.TitleID, f: f, st: old.State.clone(), limit: x.store.limit}
 	view, err := p.parse(sig.Size)
 	if err != nil {
 		x.setReadErr(e, err)
@@ -796,7 +796,7 @@ func (x *Indexed) full(e *entry, path string) {
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
-		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: transcript.FoldState{KeepIDs: keepIDs}}, limit: x.store.limit}
+		p = &logParser{enc: e.Enc, f: f, st: &logState{Fold: transcript.FoldState{KeepIDs: keepIDs}}, limit: x.store.limit}
 		if view, err = p.parse(e.Sig.Size); err != nil || !view.Fold.NeedIDs {
 			break
 		}

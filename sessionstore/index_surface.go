@@ -102,7 +102,7 @@ func (x *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, 
 		return nil, transcript.ErrRecordChanged
 	}
 	defer f.Close()
-	p := &logParser{path: e.path(x.root), enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
+	p := &logParser{enc: e.Enc, id: e.TitleID, f: f, st: st, limit: x.store.limit}
 	// The crash closers a read appends come from the fold's state
 	// (finished on a copy: the log may still grow).
 	fd := transcript.ResumeFold(e.TitleID, st.Fold.Clone())
