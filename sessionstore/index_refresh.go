@@ -764,32 +764,24 @@ func (x *Indexed) setReadErr(e *entry, err error) {
 	}
 }
 
-// full reads a transcript from the start: the listing facts from its
-// header (ReadHeader, as Discover), then one parse of the whole log with
-// a read's checks.
+// full reads a transcript from the start with one open file: one parse
+// of the whole log with a read's checks, whose header gives the listing
+// facts. A header the parse refuses (a foreign version, a torn one) is
+// read again the way Discover reads it, so the session is listed (or
+// skipped) as Discover would.
 func (x *Indexed) full(e *entry, path string) {
-	h, err := readHeader(path, e.Enc)
-	switch {
-	case errors.Is(err, transcript.ErrNoHeaderYet):
-		e.NoHeaderYet = true
-	case err != nil:
-		e.HeaderErr = err.Error()
-	default:
-		e.Listed = true
-		r := h.Reference()
-		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
-		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
-	}
 	var view *logState
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
+		e.HeaderErr = (&transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}).Error()
 		x.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		x.list(e, path, f, nil)
 		x.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
@@ -801,6 +793,7 @@ func (x *Indexed) full(e *entry, path string) {
 			break
 		}
 	}
+	x.list(e, path, f, p.header)
 	if err == nil {
 		err = x.store.checkIdentity(p.header, path, e.Enc)
 	}
@@ -813,4 +806,24 @@ func (x *Indexed) full(e *entry, path string) {
 		return
 	}
 	e.TitleID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
+}
+
+// list sets e's listing facts from h, the header a read of f parsed, or,
+// when the read got none, from a header-only read of f.
+func (x *Indexed) list(e *entry, path string, f *os.File, h *transcript.Header) {
+	var err error
+	if h == nil {
+		h, err = transcript.ReadHeader(f, e.Enc.framing())
+	}
+	switch {
+	case errors.Is(err, transcript.ErrNoHeaderYet):
+		e.NoHeaderYet = true
+	case err != nil:
+		e.HeaderErr = err.Error()
+	default:
+		e.Listed = true
+		r := h.Reference()
+		e.RefID, e.RefCWD, e.RefCreatedAt, e.RefRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
+		e.IdentityOK = x.store.checkIdentity(h, path, e.Enc) == nil
+	}
 }

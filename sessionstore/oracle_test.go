@@ -281,3 +281,15 @@ func segmentID(seg string) string {
 	}
 	return seg
 }
+
+// readHeader reads only the header of the transcript at path, opened
+// without following symlinks below the store root it lies in (see
+// openRegular).
+func readHeader(path string, enc Encoding) (*transcript.Header, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
+	}
+	defer f.Close()
+	return transcript.ReadHeader(f, enc.framing())
+}

@@ -187,15 +187,3 @@ func (b *surfaceBudget) err() error {
 // DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
 // Options.ReadLimit; transcript.DefaultReadLimit).
 const DefaultReadLimit = transcript.DefaultReadLimit
-
-// readHeader reads only the header of the transcript at path, opened
-// without following symlinks below the store root it lies in (see
-// openRegular).
-func readHeader(path string, enc Encoding) (*transcript.Header, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
-	}
-	defer f.Close()
-	return transcript.ReadHeader(f, enc.framing())
-}

@@ -318,8 +318,12 @@ func (c *Cursor) nextInFrame() (Record, error) {
 	}
 }
 
-// headerFrame reads the header frame.
+// headerFrame reads the header frame, which ReadHeader's bound applies to
+// (a read lists what ReadHeader lists).
 func (c *Cursor) headerFrame(frame []byte) (Record, error) {
+	if len(frame) > maxHeaderBytes+1 {
+		return Record{}, Corruptf("no header within the first %d bytes", maxHeaderBytes)
+	}
 	line, err := headerFrameLine(frame)
 	if err != nil {
 		return Record{}, err
