@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The persisted index is one file per store root in the cache directory:
@@ -84,7 +86,7 @@ func (p presence) restore(e *entry) {
 		e.State = &logState{}
 	}
 	if p&hasFoldTitle != 0 && e.State != nil && e.State.Fold.Title == nil {
-		e.State.Fold.Title = &Event{}
+		e.State.Fold.Title = &transcript.Event{}
 	}
 	if p&hasTitleText != 0 && e.TitleText == nil {
 		e.TitleText = new(string)
@@ -308,7 +310,7 @@ func deriveAll(entries []*entry, limit int64) (decoded bool) {
 			return
 		}
 		if e.ReadErr.Limit && e.ReadErrLimit != limit {
-			e.ReadErr, e.ReadErrLimit, e.Sig.Size = storedErr{}, 0, -1
+			e.ReadErr, e.ReadErrLimit, e.Sig.Size = transcript.SavedError{}, 0, -1
 		}
 		had := e.TitleDerived
 		e.derive(e.State)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/golden"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // writeSession writes a raw transcript at the path dsh would use.
@@ -222,7 +223,7 @@ func TestTornTailIsNotCorruption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			scan, err := sessionstore.ScanRaw([]byte(header("s") + good + c.tail))
+			scan, err := transcript.ScanRaw([]byte(header("s") + good + c.tail))
 			if c.wantErr {
 				if err == nil {
 					t.Fatalf("no error; events %d", len(scan.Events))

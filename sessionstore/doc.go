@@ -4,10 +4,10 @@
 //
 // The index keeps, per session directory, the header's listing form, the
 // latest title and the parse state of its transcript: the fold's state
-// (fold.go: dsh's legacy upgrade, message and envelope checks, unknown-type
-// refusal, crash closers, surface fold, title) after the records read so
-// far, where each surface record is stored, and the error a read of the
-// log gives (index_log.go). A grown transcript is parsed from where the
+// (transcript.Fold: dsh's legacy upgrade, message and envelope checks,
+// unknown-type refusal, crash closers, surface fold, title) after the
+// records read so far, where each surface record is stored, and the error
+// a read of the log gives (index_log.go). A grown transcript is parsed from where the
 // last parse stopped; a replaced, truncated or rewritten one from the
 // start. Queries answer from the entries: ListSessions and ReadTitles from
 // memory, ReadSurface by re-reading only the surface records (each checked
@@ -17,8 +17,8 @@
 // only the sessions read by id are parsed) for prepare.
 //
 // The scan rules (spec §3: torn tails, the committed region, zstd frames)
-// and the fold run one record at a time, so the index never holds a whole
-// log. Tests build stores from log texts with sessionstore/memstore, which
+// and the fold run one record at a time (package transcript: one Cursor
+// every read loops over), so the index never holds a whole log. Tests build stores from log texts with sessionstore/memstore, which
 // writes them into a real layout and reads them through the index.
 //
 // Read-only by construction: files are opened O_RDONLY, relative to the

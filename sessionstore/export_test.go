@@ -8,10 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
-	"github.com/dsh-lsp/dsh-lsp/reference"
 	"os"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // LongTests reports whether DSH_LONG_TESTS is set, as run-tests.sh (CI)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // This file is the oracle of the transcript fold's policies: the full load
@@ -59,7 +60,7 @@ func fullAnswer(s *Store, id string) foldAnswer {
 
 // storeAnswer answers with one of the store's pairs of title and surface
 // reads.
-func storeAnswer(title func(context.Context, string) (*Title, error), surface func(context.Context, string) (*reference.Surface, error), id string) foldAnswer {
+func storeAnswer(title func(context.Context, string) (*transcript.Title, error), surface func(context.Context, string) (*reference.Surface, error), id string) foldAnswer {
 	ctx := context.Background()
 	t, terr := title(ctx, id)
 	var text *string
@@ -91,16 +92,16 @@ func indexAnswer(t *testing.T, x *Indexed, id string) foldAnswer {
 }
 
 // scanOf scans g's file as the store would (nil when it cannot).
-func scanOf(g *genSession, comp workload.Compression) *ScannedLog {
+func scanOf(g *genSession, comp workload.Compression) *transcript.ScannedLog {
 	data, err := os.ReadFile(g.path)
 	if err != nil {
 		return nil
 	}
-	var sc *ScannedLog
+	var sc *transcript.ScannedLog
 	if comp == workload.Zstd {
 		sc, err = ScanZstd(data)
 	} else {
-		sc, err = ScanRaw(data)
+		sc, err = transcript.ScanRaw(data)
 	}
 	if err != nil {
 		return nil
@@ -128,7 +129,7 @@ func withResultContent(t *testing.T, data json.RawMessage, alsoID bool) string {
 
 // foldMutation appends events that exercise one rule of the fold, given
 // the next seq and the loaded log (nil when it does not load).
-func foldMutation(t *testing.T, r *rand.Rand, next int64, log *Log) (string, []string) {
+func foldMutation(t *testing.T, r *rand.Rand, next int64, log *transcript.Log) (string, []string) {
 	ev := func(seq int64, typ, data string, extra string) string {
 		return fmt.Sprintf(`{"type":%q,"seq":%d,"time":%d,"data":%s%s}`, typ, seq, 1786000000000+seq, data, extra)
 	}
@@ -292,7 +293,7 @@ func TestFoldPoliciesAgree(t *testing.T) {
 						break
 					}
 					next := int64(len(sc.Events))
-					var log *Log
+					var log *transcript.Log
 					if l, err := st.Load(ctx, g.spec.ID); err == nil {
 						log = l
 					}
@@ -383,7 +384,7 @@ func FuzzFoldPolicies(f *testing.F) {
 		if i < 0 {
 			return
 		}
-		h, err := ParseHeader(data[:i])
+		h, err := transcript.ParseHeader(data[:i])
 		if err != nil || h.ID == "" || h.CWD != nil && *h.CWD == "" {
 			return
 		}

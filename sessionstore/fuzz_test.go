@@ -5,18 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // loadAll runs the whole read pipeline over one scanned log and checks
 // that what it returns is well-formed.
-func loadAll(t *testing.T, scan *ScannedLog, err error) {
+func loadAll(t *testing.T, scan *transcript.ScannedLog, err error) {
 	if err != nil {
 		if KindOf(attach(err, "fuzz", "")) == 0 {
 			t.Fatalf("scan error without a class: %v", err)
 		}
 		return
 	}
-	log, err := LoadLog(scan, scan.Header.ID)
+	log, err := transcript.LoadLog(scan, scan.Header.ID)
 	if err != nil {
 		if KindOf(attach(err, scan.Header.ID, "")) == 0 {
 			t.Fatalf("load error without a class: %v", err)
@@ -58,7 +60,7 @@ func FuzzScanRaw(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}` + "\n" +
 		`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		scan, err := ScanRaw(data)
+		scan, err := transcript.ScanRaw(data)
 		loadAll(t, scan, err)
 	})
 }
@@ -69,25 +71,5 @@ func FuzzScanZstd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		scan, err := ScanZstd(data)
 		loadAll(t, scan, err)
-	})
-}
-
-// FuzzDecodeRecord: one storage record (event or packed row).
-func FuzzDecodeRecord(f *testing.F) {
-	f.Add([]byte(`{"type":"tool-call-chunks","seq0":3,"time0":-5,"data":{"turn":1,"step":2,"index":0,"id":"c","name":"n","dt":[9007199254740991],"args":["{","}"]}}`))
-	f.Add([]byte(`{"type":"user/message","seq":0,"time":1,"data":{},"surfaceOp":"append"}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		evs, err := DecodeRecord(line)
-		if err != nil {
-			return
-		}
-		for _, e := range evs {
-			if e.Data == nil {
-				continue // missing data is rejected by validation later
-			}
-			if b := e.appendJSON(nil); !json.Valid(b) {
-				t.Fatalf("event does not re-marshal: %s", b)
-			}
-		}
 	})
 }

@@ -1,82 +1,23 @@
 package sessionstore
 
 import (
-	"bytes"
-	"errors"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
 	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // This file holds the per-transcript state of the index: the fold's state
-// (fold.go) after the records parsed so far, plus where each surface
-// record is stored, kept so that a grown file is parsed only from where the
-// last parse stopped (the keep-record-locations policy of the fold). The
-// parse applies dsh's scan rules (spec §3) and reports the error a read of
-// the log gives, in dsh's order: a scan error (framing first, then the
-// first decode error) before the header checks, before the fold's.
-
-// storedErr is a log error kept as data (an index entry persists it).
-type storedErr struct {
-	Kind    Kind
-	Msg     string
-	Backend bool
-	// Limit marks a read-limit failure (the cause is ErrReadLimit).
-	Limit bool
-}
-
-// storeErr keeps err as data; nil stays the zero storedErr.
-func storeErr(err error) storedErr {
-	if err == nil {
-		return storedErr{}
-	}
-	var le *logError
-	if errors.As(err, &le) {
-		s := storedErr{Kind: le.kind, Msg: le.msg, Backend: le.backend, Limit: errors.Is(le.err, ErrReadLimit)}
-		if le.err != nil && !s.Limit {
-			s.Msg += ": " + le.err.Error()
-		}
-		return s
-	}
-	var se *Error
-	if errors.As(err, &se) {
-		s := storedErr{Kind: se.Kind, Msg: se.Msg, Backend: se.Backend, Limit: errors.Is(se.Err, ErrReadLimit)}
-		if se.Err != nil && !s.Limit {
-			s.Msg += ": " + se.Err.Error()
-		}
-		return s
-	}
-	return storedErr{Kind: KindIO, Msg: "cannot read transcript: " + err.Error()}
-}
-
-// err returns the kept error, nil for the zero storedErr.
-func (s storedErr) err() error {
-	if s.Kind == 0 {
-		return nil
-	}
-	le := &logError{kind: s.Kind, msg: s.Msg, backend: s.Backend}
-	if s.Limit {
-		le.err = ErrReadLimit
-	}
-	return le
-}
-
-// recLoc locates one record (line) of a transcript: for raw logs Off is
-// the file offset of the line; for zstd logs Off is the file offset of the
-// frame holding it and Inner the line's offset in the frame's plaintext.
-// Torn marks a line of a torn final frame (decoded without checksum). CRC
-// is the CRC-32 of the line: a re-read by offset checks it, so a log
-// rewritten in place is noticed instead of handing unchecked bytes on.
-type recLoc struct {
-	Off   int64
-	Inner int64
-	Torn  bool
-	CRC   uint32
-}
+// (transcript.FoldState) after the records read so far, plus where each
+// surface record is stored, kept so that a grown file is read only from
+// where the last read stopped (the keep-record-locations policy of the
+// fold). The records come from a transcript.Cursor, which applies dsh's
+// scan rules (spec §3) and reports the error a read of the log gives, in
+// dsh's order: a scan error (framing first, then the first decode error)
+// before the header checks, before the fold's.
 
 // logState is the incremental parse state of one transcript.
 type logState struct {
@@ -92,10 +33,10 @@ type logState struct {
 	Frames int
 	// Fold is the fold's state after the records before Offset (or, in a
 	// view, also those of a torn final frame).
-	Fold foldState
+	Fold transcript.FoldState
 	// Locs (parallel to Fold.Nodes) are where each surface node's record
 	// is stored: ReadSurface decodes only those records.
-	Locs []recLoc
+	Locs []transcript.Loc
 	// Items (parallel to Locs) are what each surface node projects to,
 	// sized: a hover's message count, compaction and prompt size come
 	// from them without reading the log (SurfaceSummary). A state
@@ -118,7 +59,7 @@ type nodeItem struct {
 func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
 // newNodeItem is e's nodeItem.
-func newNodeItem(e *Event) nodeItem {
+func newNodeItem(e *transcript.Event) nodeItem {
 	it := reference.SurfaceItemOf(e.Type, e.Data)
 	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
 		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(eventRawMax(e))}
@@ -134,7 +75,7 @@ func (n nodeItem) item() (it reference.SurfaceItem, rawMax int64, ok bool) {
 
 func (st *logState) clone() *logState {
 	c := *st
-	c.Fold = st.Fold.clone()
+	c.Fold = st.Fold.Clone()
 	c.Locs = slices.Clone(st.Locs)
 	c.Items = slices.Clone(st.Items)
 	return &c
@@ -142,46 +83,47 @@ func (st *logState) clone() *logState {
 
 // eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
 // markers around the raw values take well under 256 bytes.
-func eventRawMax(e *Event) int64 {
+func eventRawMax(e *transcript.Event) int64 {
 	return int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 }
 
-// logParser feeds new bytes of one transcript into a logState.
+// logParser folds the records of one transcript into a logState, from
+// where the state's last parse stopped, keeping where each surface record
+// is stored (the keep-record-locations policy of the fold).
 type logParser struct {
-	path string
-	enc  Encoding
-	id   string
-	f    *os.File
-	st   *logState
+	enc Encoding
+	id  string
+	f   *os.File
+	st  *logState
 	// limit is the read limit (Store.limit; 0: DefaultReadLimit): the
 	// most decoded bytes of one frame or line.
 	limit int64
-	// decoded is this read's decoded-bytes budget (zstd); nil starts a
-	// fresh one.
-	decoded *decodedBudget
 	// header is the header read by a parse from offset 0.
-	header     *Header
+	header     *transcript.Header
 	headerLine []byte
-	// badAt is the offset of a raw log's first bad line (-1: none): the
-	// rest is a torn tail unless a later turn/end makes it corruption.
-	badAt int64
-	fd    *fold
-	loc   recLoc // the record being folded
+	fd         *transcript.Fold
+	loc        transcript.Loc // the record being folded
 }
 
-// budget returns the parser's decoded-bytes budget for this read.
-func (p *logParser) budget() *decodedBudget {
-	if p.decoded == nil {
-		p.decoded = &decodedBudget{limit: p.limit}
+// cursor returns a cursor over the transcript's first size bytes.
+func (p *logParser) cursor(size int64) *transcript.Cursor {
+	limit := limitOr(p.limit)
+	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: limit, Memory: bufGateFor(limit)})
+}
+
+// framing is how transcripts of encoding e store their records.
+func (e Encoding) framing() transcript.Framing {
+	if e == Zstd {
+		return transcript.Frames
 	}
-	return p.decoded
+	return transcript.Lines
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.
-func (p *logParser) fold() *fold {
+func (p *logParser) fold() *transcript.Fold {
 	if p.fd == nil {
-		p.fd = resumeFold(p.id, p.st.Fold)
-		p.fd.onNode = func(e *Event, si int, shadowed []int64) {
+		p.fd = transcript.ResumeFold(p.id, p.st.Fold)
+		p.fd.OnNode = func(e *transcript.Event, si int, shadowed []int64) {
 			if len(p.st.Items) == len(p.st.Locs) {
 				p.st.Items = slices.Replace(p.st.Items, si, si+len(shadowed), newNodeItem(e))
 			}
@@ -191,87 +133,59 @@ func (p *logParser) fold() *fold {
 	return p.fd
 }
 
-// apply folds e, stored at loc.
-func (p *logParser) apply(e *Event, loc recLoc) {
-	p.loc = loc
-	p.fold().stored(e)
-	p.st.Fold = p.fd.foldState
-}
-
-// frameCache keeps the last decoded frame while records are read in
-// file order.
-type frameCache struct {
-	off  int64
-	torn bool
-	text []byte
-	// win, once set, reads the records (surface_window.go).
-	win *fileWindow
-}
-
-// frameText returns the plaintext of the frame holding loc, decoding it
-// unless it is the last one decoded.
-func (fc *frameCache) frameText(loc recLoc, limit int64) ([]byte, error) {
-	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
-		return fc.text, nil
-	}
-	frame, err := fc.win.frame(loc.Off, limit)
-	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
-		return nil, err
-	}
-	var text []byte
-	if loc.Torn {
-		text, err = decodeTornFrame(frame, limit)
-	} else {
-		text, err = decodeFrameLimit(frame, limit)
-	}
-	if err != nil {
-		return nil, err
-	}
-	fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
-	return text, nil
-}
-
-// readRecord re-reads the single event stored at loc (a surface event is
-// never a packed row) through fc's window, caching the last decoded frame.
-func (p *logParser) readRecord(loc recLoc, fc *frameCache) (*Event, error) {
-	if fc.win == nil {
-		fc.win = &fileWindow{f: p.f}
-	}
-	var line []byte
-	if p.enc == Raw {
-		l, err := fc.win.line(loc.Off, limitOr(p.limit))
+// parse continues p.st from its offset to size and returns the state to
+// answer from. A torn final zstd frame is folded only into that view (a
+// copy): p.st stays at the last complete frame, where the next parse
+// resumes.
+func (p *logParser) parse(size int64) (view *logState, err error) {
+	cur := p.cursor(size)
+	defer cur.Close()
+	cur.Resume(transcript.Position{Offset: p.st.Offset, Lines: p.st.Lines, Frames: p.st.Frames, NextSeq: p.st.Fold.Count})
+	committed := p.st
+	for {
+		rec, err := cur.Next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		line = l
-	} else {
-		text, err := fc.frameText(loc, limitOr(p.limit))
-		if err != nil {
-			return nil, err
+		if rec.Loc.Torn && p.st == committed {
+			p.st = committed.clone()
+			p.fd = nil
 		}
-		if loc.Inner > int64(len(text)) {
-			return nil, errRecordChanged
-		}
-		text = text[loc.Inner:]
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			text = text[:i]
-		}
-		line = text
+		p.apply(rec)
 	}
-	if crc32.ChecksumIEEE(line) != loc.CRC {
-		return nil, errRecordChanged
+	pos := cur.Position()
+	committed.Offset, committed.Lines, committed.Frames = pos.Offset, pos.Lines, pos.Frames
+	if committed.TailCRC, err = transcript.TailCRC(p.f, committed.Offset); err != nil {
+		return nil, err
 	}
-	evs, err := DecodeRecord(line)
-	if err != nil || len(evs) != 1 {
-		return nil, errRecordChanged
+	view = p.st
+	if cur.TornFrame() && view == committed {
+		view = committed.clone()
 	}
-	return &evs[0], nil
+	view.Offset, view.TailCRC, view.Lines, view.Frames = committed.Offset, committed.TailCRC, committed.Lines, committed.Frames
+	p.st = committed
+	return view, nil
 }
 
-// errRecordChanged is a surface record that no longer holds what the
-// index read there: the log was rewritten in place since.
-var errRecordChanged = &logError{kind: KindIO, backend: true,
-	msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
+// apply folds one record.
+func (p *logParser) apply(rec transcript.Record) {
+	if rec.Header != nil {
+		p.header, p.headerLine, p.id = rec.Header, rec.HeaderLine, rec.Header.ID
+		return
+	}
+	fd := p.fold()
+	if rec.Skipped.N > 0 {
+		fd.Skip(rec.Skipped.N, rec.Skipped.Seq0+rec.Skipped.N-1, rec.Skipped.Last)
+	}
+	p.loc = rec.Loc
+	for i := range rec.Events {
+		fd.Stored(&rec.Events[i])
+	}
+	p.st.Fold = fd.FoldState
+}
 
 // openState opens a transcript for resuming or reading a saved parse
 // state: it must still be the file sig describes (same device and inode),
@@ -291,280 +205,9 @@ func openState(path string, sig fileSig, st *logState) (f *os.File, cur fileSig,
 		f.Close()
 		return nil, cur, false, nil
 	}
-	if crc, err := tailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
+	if crc, err := transcript.TailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
 		f.Close()
 		return nil, cur, false, nil
 	}
 	return f, cur, true, nil
-}
-
-// tailCRC returns the CRC-32 of the up to 64 bytes before off.
-func tailCRC(f *os.File, off int64) (uint32, error) {
-	start := max(off-64, 0)
-	buf := make([]byte, off-start)
-	if _, err := f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
-		return 0, err
-	}
-	return crc32.ChecksumIEEE(buf), nil
-}
-
-// feedText feeds every complete line of text to the scanner and applies
-// the resulting events; loc returns the record location of a line
-// starting at text offset i. It returns the length of a final partial
-// line, and a scan error (corruption) if any.
-func (p *logParser) feedText(sc *LineScanner, text []byte, loc func(i int) recLoc) (int, error) {
-	pos := 0
-	for pos < len(text) {
-		i := bytes.IndexByte(text[pos:], '\n')
-		if i < 0 {
-			return len(text) - pos, nil
-		}
-		line := text[pos : pos+i]
-		wasBad := sc.Bad()
-		if err := sc.Feed(line, 0); err != nil {
-			return 0, markBackend(err)
-		}
-		switch {
-		case sc.Bad():
-			if !wasBad {
-				p.badAt = loc(pos).Off
-			}
-		default:
-			if r := sc.takeSkipped(); r.n > 0 {
-				// assistant/chunk members: log-only, only counted.
-				p.fold().skip(r.n, r.seq0+r.n-1, r.last)
-				p.st.Fold = p.fd.foldState
-			}
-			if len(sc.events) > 0 {
-				l := loc(pos)
-				l.CRC = crc32.ChecksumIEEE(line)
-				for k := range sc.events {
-					p.apply(&sc.events[k], l)
-				}
-			}
-			p.st.Lines = sc.lines
-		}
-		sc.events = sc.events[:0]
-		pos += i + 1
-	}
-	return 0, nil
-}
-
-// parseRaw continues a raw transcript from st.Offset to size; from offset
-// 0 the first line is the header. A final line without "\n" is left for
-// the next parse (a torn tail for now), and so is everything from a bad
-// line on (fed only to see whether a later turn/end makes it corruption).
-func (p *logParser) parseRaw(size int64) error {
-	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, SkipRows: true, lines: st.Lines}
-	p.badAt = -1
-	bp := getReadBuf()
-	defer putReadBuf(bp)
-	buf := *bp
-	carry := 0
-	off := st.Offset
-	// A line longer than the read chunk grows the buffer up to the
-	// limit: only within a slot of the decode memory budget, so that the
-	// pass's workers (one per core) do not each hold one at once.
-	var sl *slot
-	defer func() { sl.keep() }()
-	for off+int64(carry) < size {
-		if carry == len(buf) {
-			if int64(carry) > limitOr(p.limit) {
-				return limitf(limitOr(p.limit), "a line holds more bytes than the read limit")
-			}
-			if sl == nil {
-				sl = bufGateFor(limitOr(p.limit)).takeSlot()
-			}
-			buf = growBuf(buf, limitOr(p.limit)+1)
-			*bp = buf
-		}
-		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
-		m, err := p.f.ReadAt(buf[carry:carry+n], off+int64(carry))
-		data := buf[:carry+m]
-		base := off
-		if base == 0 && p.header == nil {
-			n, herr := p.rawHeader(data)
-			if herr != nil {
-				return herr
-			}
-			data, base = data[n:], int64(n)
-		}
-		consumed := 0
-		if p.header != nil || base > 0 {
-			partial, ferr := p.feedText(sc, data, func(i int) recLoc { return recLoc{Off: base + int64(i)} })
-			if ferr != nil {
-				return ferr
-			}
-			consumed = len(data) - partial
-		}
-		off = base + int64(consumed)
-		if p.badAt < 0 {
-			st.Offset = off
-		}
-		carry = copy(buf, data[consumed:])
-		if m < n {
-			if err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			break
-		}
-	}
-	if p.header == nil && st.Offset == 0 {
-		return backendf("empty or header-less session log")
-	}
-	if p.badAt >= 0 {
-		st.Offset = p.badAt
-	}
-	return nil
-}
-
-// rawHeader parses the header line at the start of data, when complete,
-// and returns its length with the "\n" (0 when not complete yet).
-func (p *logParser) rawHeader(data []byte) (int, error) {
-	i := bytes.IndexByte(data, '\n')
-	if i < 0 {
-		return 0, nil
-	}
-	h, err := parseHeaderLine(data[:i])
-	if err != nil {
-		return 0, err
-	}
-	p.header, p.headerLine, p.id = h, append([]byte(nil), data[:i]...), h.ID
-	return i + 1, nil
-}
-
-// parseZstd continues a zstd transcript from st.Offset (a frame boundary)
-// to size, reading it in chunks and decoding frame by frame into recycled
-// buffers; from offset 0 the first frame is the header's. Complete frames
-// are committed to p.st; a torn final frame is returned (a copy of its
-// bytes) for a provisional parse. After the first decode-stage error only
-// the framing of the rest is read: a framing error wins over it.
-func (p *logParser) parseZstd(size int64) (torn []byte, err error) {
-	st := p.st
-	sc := &LineScanner{NextSeq: st.Fold.Count, Strict: true, SkipRows: true, lines: st.Lines}
-	bp := getReadBuf()
-	defer putReadBuf(bp)
-	tp := textBufs.Get().(*[]byte)
-	defer putTextBuf(tp)
-	buf := *bp
-	limit := limitOr(p.limit)
-	var pending error
-	off := st.Offset
-	carry := 0 // bytes of an incomplete frame at buf[:carry], from off
-	// A frame whose compressed bytes pass the read chunk grows the buffer
-	// up to the limit: only with every slot of the decode memory budget,
-	// which that frame's decode (and the rest of this parse) then uses.
-	var held *slot
-	defer func() { held.keep() }()
-	for off+int64(carry) < size {
-		if carry == len(buf) {
-			if int64(carry) > limit {
-				return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
-			}
-			if held == nil {
-				held = bufGateFor(limit).takeSlots(decodeSlots)
-			}
-			buf = append(buf, make([]byte, len(buf))...)
-			*bp = buf
-		}
-		n := int(min(int64(len(buf)-carry), size-off-int64(carry)))
-		m, rerr := p.f.ReadAt(buf[carry:carry+n], off+int64(carry))
-		data := buf[:carry+m]
-		pos := 0
-		for pos < len(data) {
-			end, complete, ferr := frameEndBase(data, pos, off-int64(pos))
-			if ferr != nil {
-				return nil, ferr
-			}
-			if !complete {
-				break
-			}
-			frameOff := off
-			off += int64(end - pos)
-			frame := data[pos:end]
-			pos = end
-			if pending == nil {
-				pending = p.frame(sc, frame, frameOff, tp, limit, held != nil)
-			}
-			if pending == nil {
-				st.Offset = off
-			}
-		}
-		carry = copy(buf, data[pos:])
-		if m < n {
-			if rerr != nil && !errors.Is(rerr, io.EOF) {
-				return nil, rerr
-			}
-			break
-		}
-	}
-	switch {
-	case pending != nil:
-		return nil, pending
-	case st.Frames == 0:
-		return nil, backendf("empty or header-less Zstandard session log")
-	case carry > 0:
-		return append([]byte(nil), buf[:carry]...), nil
-	}
-	return nil, nil
-}
-
-// frame decodes and feeds one complete zstd frame at off (the header
-// frame when it is the first), returning a decode-stage error. held says
-// the parse holds every decode slot (a frame larger than the read chunk).
-func (p *logParser) frame(sc *LineScanner, frame []byte, off int64, tp *[]byte, limit int64, held bool) error {
-	p.st.Frames++
-	if p.st.Frames == 1 {
-		text, err := decodeHeaderFrame(frame)
-		if err != nil {
-			return err
-		}
-		if len(text) == 0 || bytes.IndexByte(text, '\n') != len(text)-1 {
-			return backendf("first zstd frame is not exactly one header line")
-		}
-		h, err := parseHeaderLine(text[:len(text)-1])
-		if err != nil {
-			return err
-		}
-		p.header, p.headerLine, p.id = h, text[:len(text)-1], h.ID
-		return nil
-	}
-	text, sl, err := decodeFrameInto(frame, *tp, limit, p.budget(), held)
-	if err != nil {
-		return err
-	}
-	if len(text) == 0 || text[len(text)-1] != '\n' {
-		sl.reuse()
-		return backendf("complete frame %d contains a torn JSONL record", p.st.Frames)
-	}
-	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: off, Inner: int64(i)} })
-	// The fold keeps nothing of the text (it copies what it keeps), so a
-	// buffer from the memory budget goes back for reuse; only a small one
-	// is kept for the next frame.
-	if sl != nil {
-		sl.reuse()
-	} else {
-		*tp = text[:0]
-	}
-	return err
-}
-
-// parseTorn provisionally feeds the lines a torn final frame yields
-// (non-strict) into p.st, which must be a clone.
-func (p *logParser) parseTorn(frame []byte) error {
-	lo, _ := frameContentBounds(frame)
-	if err := p.budget().admit(lo); err != nil {
-		return err
-	}
-	text, err := decodeTornFrame(frame, limitOr(p.limit))
-	if err != nil {
-		return err
-	}
-	if err := p.budget().spend(len(text)); err != nil {
-		return err
-	}
-	sc := &LineScanner{NextSeq: p.st.Fold.Count, SkipRows: true, lines: p.st.Lines}
-	_, err = p.feedText(sc, text, func(i int) recLoc { return recLoc{Off: p.st.Offset, Inner: int64(i), Torn: true} })
-	return err
 }

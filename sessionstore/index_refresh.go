@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // fileSig identifies one version of a file: a different device/inode
@@ -65,7 +66,7 @@ type entry struct {
 	// the last parse under the read limit ReadErrLimit: the index and its
 	// persisted cache remember it, so neither a query nor a restart
 	// decodes the file again until it changes.
-	ReadErr      storedErr
+	ReadErr      transcript.SavedError
 	ReadErrLimit int64
 	// Listed is true when the header was read (as listing reads it,
 	// header only); Listed* are its listing form, IdentityOK whether it
@@ -110,14 +111,14 @@ func (e *entry) derive(view *logState) {
 	if e.Listed {
 		e.header = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
 	}
-	e.view, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.err()
+	e.view, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.Err()
 	if e.err == nil && view == nil {
-		e.err = &logError{kind: KindIO, msg: "cannot read transcript", err: fs.ErrNotExist}
+		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
 	if e.err == nil {
 		// The fold's error, or the crash closers' (finished on a copy:
 		// the log may still grow).
-		_, e.err = resumeFold(e.ReadID, view.Fold.clone()).finish()
+		_, e.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
 	}
 	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
@@ -130,7 +131,7 @@ func (e *entry) derive(view *logState) {
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
-	t, err := view.Fold.latestTitle()
+	t, err := view.Fold.LatestTitle()
 	if err != nil {
 		e.titleErr = attach(err, e.ReadID, "")
 		return
@@ -148,7 +149,7 @@ func (e *entry) answerErr(id, root string) error {
 		return attach(e.err, id, e.path(root))
 	}
 	if e.ReadID != id {
-		return attach(corruptf("header id %s does not match the requested id", jsjson.Quote(e.ReadID)), id, e.path(root))
+		return attach(transcript.Corruptf("header id %s does not match the requested id", jsjson.Quote(e.ReadID)), id, e.path(root))
 	}
 	return nil
 }
@@ -766,8 +767,8 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 	defer f.Close()
 	e.Listed, e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = true, old.ListedID, old.ListedCWD, old.ListedCreatedAt, old.ListedRaw
 	e.IdentityOK, e.ReadID, e.HeaderLine, e.Sig = old.IdentityOK, old.ReadID, old.HeaderLine, sig
-	p := &logParser{path: path, enc: e.Enc, id: old.ReadID, f: f, st: old.State.clone(), limit: ix.limit}
-	view, err := ix.parse(p, sig.Size)
+	p := &logParser{enc: e.Enc, id: old.ReadID, f: f, st: old.State.clone(), limit: ix.limit}
+	view, err := p.parse(sig.Size)
 	if err != nil {
 		ix.setReadErr(e, err)
 		return nil, true
@@ -781,50 +782,43 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 
 // setReadErr records on e the error its read gives.
 func (ix *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.ReadErr, e.ReadErrLimit = nil, storeErr(err), ix.limit
+	e.State, e.ReadErr, e.ReadErrLimit = nil, transcript.SaveError(err), ix.limit
 	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
 	}
 }
 
-// parseFromStart reads a transcript from the start: the listing facts from its
-// header (ReadHeader, as Discover), then one parse of the whole log with
-// a read's checks.
+// parseFromStart reads a transcript from the start with one open file:
+// one parse of the whole log with a read's checks, whose header gives the
+// listing facts. A header the parse refuses (a foreign version, a torn
+// one) is read again the way listing reads it, so the session is listed
+// (or skipped) as listing would.
 func (ix *Indexed) parseFromStart(e *entry, path string) {
-	h, err := ReadHeader(path, e.Enc)
-	switch {
-	case errors.Is(err, errNoHeaderYet):
-		e.NoHeaderYet = true
-	case err != nil:
-		e.HeaderErr = err.Error()
-	default:
-		e.Listed = true
-		r := h.Reference()
-		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
-		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
-	}
 	var view *logState
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
-		ix.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		e.HeaderErr = (&transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}).Error()
+		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		ix.setReadErr(e, &logError{kind: KindIO, msg: "cannot read transcript", err: err})
+		ix.listFrom(e, path, f, nil)
+		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
-		p = &logParser{path: path, enc: e.Enc, f: f, st: &logState{Fold: foldState{KeepIDs: keepIDs}}, limit: ix.limit}
-		if view, err = ix.parse(p, e.Sig.Size); err != nil || !view.Fold.NeedIDs {
+		p = &logParser{enc: e.Enc, f: f, st: &logState{Fold: transcript.FoldState{KeepIDs: keepIDs}}, limit: ix.limit}
+		if view, err = p.parse(e.Sig.Size); err != nil || !view.Fold.NeedIDs {
 			break
 		}
 	}
+	ix.listFrom(e, path, f, p.header)
 	if err == nil {
 		err = ix.layout.checkIdentity(p.header, path, e.Enc)
 	}
@@ -839,32 +833,22 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 	e.ReadID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
 }
 
-// parse runs p to size and returns the view state (p.st, or a clone
-// extended by the lines of a torn final zstd frame). p.st.TailCRC is
-// updated.
-func (ix *Indexed) parse(p *logParser, size int64) (*logState, error) {
-	var torn []byte
+// listFrom sets e's listing facts from h, the header a read of f parsed,
+// or, when the read got none, from a header-only read of f.
+func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) {
 	var err error
-	if p.enc == Raw {
-		err = p.parseRaw(size)
-	} else {
-		torn, err = p.parseZstd(size)
+	if h == nil {
+		h, err = transcript.ReadHeader(f, e.Enc.framing())
 	}
-	if err != nil {
-		return nil, err
+	switch {
+	case errors.Is(err, transcript.ErrNoHeaderYet):
+		e.NoHeaderYet = true
+	case err != nil:
+		e.HeaderErr = err.Error()
+	default:
+		e.Listed = true
+		r := h.Reference()
+		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
+		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
 	}
-	if p.st.TailCRC, err = tailCRC(p.f, p.st.Offset); err != nil {
-		return nil, err
-	}
-	if torn == nil {
-		return p.st, nil
-	}
-	committed := p.st
-	view := committed.clone()
-	tp := &logParser{path: p.path, enc: p.enc, id: p.id, f: p.f, st: view, limit: p.limit, decoded: p.decoded}
-	if err := tp.parseTorn(torn); err != nil {
-		return nil, err
-	}
-	p.st = committed
-	return view, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // SurfaceSummary returns the summary of the surface ReadSurface(id) would
@@ -22,7 +23,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if e == nil {
 		return nil, false
 	}
-	h, err := parseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.HeaderLine)
 	if err != nil || h.Validate() != nil {
 		return nil, false
 	}
@@ -35,7 +36,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 		return nil, false
 	}
 	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
+		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
 			items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // ReadSurface implements reference.Source. It brings the session's entry
@@ -35,7 +36,7 @@ func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfa
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != errRecordChanged || attempt == 2 {
+		if err != transcript.ErrRecordChanged || attempt == 2 {
 			return nil, attach(err, id, e.path(ix.root))
 		}
 		e = ix.reindex(e)
@@ -83,20 +84,20 @@ func (ix *Indexed) reindex(e *entry) *entry {
 // surfaceOf builds readSurface's snapshot from an entry's view state.
 func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
 	st := e.view
-	h, err := parseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, err
 	}
 	// The file must still be the one the state describes.
 	f, _, ok, err := openState(e.path(ix.root), e.Sig, st)
 	if err != nil {
-		return nil, &logError{kind: KindIO, msg: "cannot read transcript", err: err}
+		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
 	}
 	if !ok {
-		return nil, errRecordChanged
+		return nil, transcript.ErrRecordChanged
 	}
 	defer f.Close()
-	p := &logParser{path: e.path(ix.root), enc: e.Enc, id: e.ReadID, f: f, st: st, limit: ix.limit}
+	p := &logParser{enc: e.Enc, id: e.ReadID, f: f, st: st, limit: ix.limit}
 	closers, captured, err := closersOf(e)
 	if err != nil {
 		return nil, err
@@ -111,7 +112,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		return nil, err
 	}
 	for i := range closers {
-		if c := &closers[i]; isSurfaceType(c.Type) {
+		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
 			s.Events = append(s.Events, surfaceEvent(c))
 		}
 	}
@@ -121,9 +122,9 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 // closersOf finishes a copy of e's fold (the log may still grow): the
 // crash closers a read appends, and the last seq a read captures (nil for
 // a log without events).
-func closersOf(e *entry) ([]Event, *int64, error) {
-	fd := resumeFold(e.ReadID, e.view.Fold.clone())
-	closers, err := fd.finish()
+func closersOf(e *entry) ([]transcript.Event, *int64, error) {
+	fd := transcript.ResumeFold(e.ReadID, e.view.Fold.Clone())
+	closers, err := fd.Finish()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,10 +138,11 @@ func closersOf(e *entry) ([]Event, *int64, error) {
 
 // storedSurface reads the records of e's stored surface events through p
 // and appends their copies to events, holding them to the read limit. A
-// record that is not the one the fold checked is errRecordChanged.
+// record that is not the one the fold checked is transcript.ErrRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	st := e.view
-	fc := &frameCache{}
+	records := p.cursor(e.Sig.Size)
+	defer records.Close()
 	budget := &surfaceBudget{limit: ix.limit}
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
@@ -151,18 +153,18 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 		if seq >= st.Fold.Count { // a closer (closers only append)
 			break
 		}
-		ev, err := p.readRecord(st.Locs[i], fc)
+		ev, err := records.ReadAt(st.Locs[i])
 		if errors.Is(err, ErrReadLimit) {
 			return nil, err
 		}
 		if err != nil || ev.Seq != seq {
-			return nil, errRecordChanged
+			return nil, transcript.ErrRecordChanged
 		}
 		// The record's bytes are the ones the fold checked (CRC); it
 		// upgrades the same way (a legacy replacing tool/result takes the
 		// message id the fold kept for it).
-		if upgradeEvent(e.ReadID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
-			return nil, errRecordChanged
+		if transcript.UpgradeEvent(e.ReadID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
+			return nil, transcript.ErrRecordChanged
 		}
 		events = append(events, surfaceEvent(ev))
 		if !budget.add(events[len(events)-1]) {
@@ -190,10 +192,10 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
 // encoding and Data points into it, so no read buffer or decoded frame
 // stays referenced.
-func surfaceEvent(e *Event) reference.SurfaceEvent {
+func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	// Sized for the whole encoding up front: growing it from nil copies
 	// each event's data several times.
-	raw := e.appendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
+	raw := e.AppendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
 	var data json.RawMessage
 	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
 		data = raw[i+8 : i+8+len(e.Data) : i+8+len(e.Data)]
@@ -231,5 +233,5 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 const surfaceEventCost = 256
 
 func (b *surfaceBudget) err() error {
-	return limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
+	return transcript.Limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // layout is where a store keeps its sessions (spec §1): the one place that
@@ -132,13 +133,13 @@ func exists(path string) bool {
 }
 
 // checkIdentity recomputes the header's path (spec §1.3 step 6).
-func (l layout) checkIdentity(h *Header, path string, enc Encoding) error {
+func (l layout) checkIdentity(h *transcript.Header, path string, enc Encoding) error {
 	if h.ID == "" || (h.CWD != nil && *h.CWD == "") {
-		return corruptf("header id or cwd is empty and cannot name a path")
+		return transcript.Corruptf("header id or cwd is empty and cannot name a path")
 	}
 	want, err := SessionPath(l.root, h.CWD, h.ID, enc)
 	if err != nil {
-		return corruptf("header cannot name a path: %v", err)
+		return transcript.Corruptf("header cannot name a path: %v", err)
 	}
 	if want == path {
 		return nil
@@ -148,7 +149,7 @@ func (l layout) checkIdentity(h *Header, path string, enc Encoding) error {
 	if errA == nil && errB == nil && a == b {
 		return nil
 	}
-	return corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
+	return transcript.Corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
 }
 
 func cwdString(c *string) string {
@@ -168,17 +169,17 @@ func skippedTranscript(dir string, read, skipped Encoding) error {
 	return fmt.Errorf("sessionstore: %s: skipped: the session directory also holds %s, which is read", path, read.FileName())
 }
 
-// readLimitEnv names the environment variable that sets the default read
-// limit in MiB (for the server, whose settings are the client's).
-const readLimitEnv = "DSH_LSP_READ_LIMIT_MB"
+// DefaultReadLimit is the read limit when IndexOptions.ReadLimit is 0 and
+// the environment sets none (transcript.DefaultReadLimit).
+const DefaultReadLimit = transcript.DefaultReadLimit
 
 // effectiveReadLimit resolves IndexOptions.ReadLimit (see there).
 func effectiveReadLimit(n int64) int64 {
 	if n == 0 {
 		n = DefaultReadLimit
-		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(readLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
+		if v, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(transcript.ReadLimitEnv)), 10, 64); err == nil && v > 0 && v <= 1<<20 {
 			n = v << 20
 		}
 	}
-	return max(n, minReadLimit)
+	return max(n, transcript.MinReadLimit)
 }

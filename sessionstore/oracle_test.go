@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The full load: the whole transcript read into memory, scanned and folded
@@ -34,7 +34,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 		st1, err1 := f.Stat()
 		if err1 == nil && st1.Size() > limit {
 			f.Close()
-			return nil, limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
+			return nil, transcript.Limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
 		}
 		data, err = io.ReadAll(io.LimitReader(f, limit+1))
 		st2, err2 := f.Stat()
@@ -43,7 +43,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		if int64(len(data)) > limit {
-			return nil, limitf(limit, "the transcript grew past the read limit of a full load while it was read")
+			return nil, transcript.Limitf(limit, "the transcript grew past the read limit of a full load while it was read")
 		}
 		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
 			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
@@ -54,7 +54,7 @@ func readStable(path string, limit int64) ([]byte, error) {
 }
 
 // Load reads, scans and loads one session (spec §4).
-func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
+func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 		return nil, err
 	}
 	data, err := readStable(path, s.limit)
-	if le := (*logError)(nil); errors.As(err, &le) {
+	if le := (*transcript.Error)(nil); errors.As(err, &le) {
 		return nil, attach(err, id, path)
 	}
 	if err != nil {
@@ -72,11 +72,11 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var scan *ScannedLog
+	var scan *transcript.ScannedLog
 	if enc == Zstd {
 		scan, err = scanZstdLimit(data, s.limit)
 	} else {
-		scan, err = ScanRaw(data)
+		scan, err = transcript.ScanRaw(data)
 	}
 	if err != nil {
 		return nil, attach(err, id, path)
@@ -84,7 +84,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Log, error) {
 	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
 		return nil, attach(err, id, path)
 	}
-	log, err := LoadLog(scan, id)
+	log, err := transcript.LoadLog(scan, id)
 	return log, attach(err, id, path)
 }
 
@@ -98,7 +98,7 @@ func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface,
 }
 
 // ReadTitle is the full load's title (the oracle of Indexed.ReadTitles).
-func (s *Store) ReadTitle(ctx context.Context, id string) (*Title, error) {
+func (s *Store) ReadTitle(ctx context.Context, id string) (*transcript.Title, error) {
 	log, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -114,98 +114,61 @@ func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.Title
 
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
 // at most DefaultReadLimit bytes.
-func ScanZstd(data []byte) (*ScannedLog, error) { return scanZstdLimit(data, DefaultReadLimit) }
-
-// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
-// whole log (every frame, the torn final one included, draws from it).
-func scanZstdLimit(data []byte, limit int64) (*ScannedLog, error) {
-	frames, torn, err := scanFrames(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(frames) == 0 {
-		return nil, backendf("empty or header-less Zstandard session log")
-	}
-	first, err := decodeHeaderFrame(data[frames[0].Start:frames[0].End])
-	if err != nil {
-		return nil, err
-	}
-	if len(first) == 0 || bytes.IndexByte(first, '\n') != len(first)-1 {
-		return nil, backendf("first zstd frame is not exactly one header line")
-	}
-	h, err := parseHeaderLine(first[:len(first)-1])
-	if err != nil {
-		return nil, err
-	}
-	logical := int64(len(first))
-	s := &LineScanner{Strict: true, GoodEnd: logical}
-	for i, f := range frames[1:] {
-		text, err := decodeFrameLimit(data[f.Start:f.End], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		if len(text) == 0 || text[len(text)-1] != '\n' {
-			return nil, backendf("complete frame %d contains a torn JSONL record", i+2)
-		}
-		if _, err := s.feedLines(text, logical); err != nil {
-			return nil, markBackend(err)
-		}
-		logical += int64(len(text))
-	}
-	out := &ScannedLog{Header: h, HeaderLine: first[:len(first)-1], Frames: len(frames), Offset: int64(frames[len(frames)-1].End)}
-	if torn >= 0 {
-		text, err := decodeTornFrame(data[torn:], limit)
-		if err == nil && logical+int64(len(text)) > limit {
-			err = ErrReadLimit
-		}
-		if err != nil {
-			return nil, wholeLogLimit(err, limit)
-		}
-		s.Strict = false
-		partial, err := s.feedLines(text, logical)
-		if err != nil {
-			return nil, markBackend(err)
-		}
-		_ = partial
-		logical += int64(len(text))
-	}
-	out.Events = s.events
-	out.TornBytes = logical - s.GoodEnd
-	return out, nil
+func ScanZstd(data []byte) (*transcript.ScannedLog, error) {
+	return scanZstdLimit(data, DefaultReadLimit)
 }
 
-// scanFrames finds the frame boundaries of a concatenation of zstd frames
-// without decompressing (dsh scanZstdFrames, spec §3.2). torn is the start
-// of an incomplete final frame, or -1.
-func scanFrames(data []byte) (frames []frameSpan, torn int, err error) {
-	off := 0
-	for off < len(data) {
-		end, complete, err := FrameEnd(data, off)
+// scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
+// whole log (every frame, the torn final one included, counts).
+func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
+	decoded := &transcript.DecodedBudget{Limit: limit}
+	cur := transcript.NewCursorBytes(data, transcript.Frames, transcript.Options{Limit: limit, Budget: decoded, ExpandRows: true})
+	defer cur.Close()
+	out := &transcript.ScannedLog{}
+	// Logical bytes: the header line, then each frame's text; the torn
+	// tail is what follows the last good line.
+	var complete, good int64
+	for {
+		rec, err := cur.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil && out.Header == nil {
+			return nil, err // the header frame's own limit is not the log's
+		}
 		if err != nil {
-			return nil, 0, err
+			return nil, wholeLogLimit(err, limit)
 		}
-		if !complete {
-			return frames, off, nil
+		if rec.Header != nil {
+			out.Header, out.HeaderLine = rec.Header, rec.HeaderLine
+			continue
 		}
-		frames = append(frames, frameSpan{off, end})
-		off = end
+		if int64(len(out.HeaderLine))+1+decoded.Used > limit {
+			return nil, wholeLogLimit(ErrReadLimit, limit)
+		}
+		if rec.Loc.Torn {
+			good = complete + rec.Loc.Inner + int64(rec.Size) + 1
+		} else {
+			complete, good = decoded.Used, decoded.Used
+		}
+		out.Events = append(out.Events, rec.Events...)
 	}
-	return frames, -1, nil
+	if int64(len(out.HeaderLine))+1+decoded.Used > limit {
+		return nil, wholeLogLimit(ErrReadLimit, limit)
+	}
+	pos := cur.Position()
+	out.Frames, out.Offset = pos.Frames, pos.Offset
+	out.TornBytes = decoded.Used - good
+	return out, nil
 }
 
 // wholeLogLimit rewords a frame's read-limit error for a whole-log read.
 func wholeLogLimit(err error, limit int64) error {
 	if errors.Is(err, ErrReadLimit) {
-		return limitf(limit, "the decoded log holds more bytes than the read limit")
+		return transcript.Limitf(limit, "the decoded log holds more bytes than the read limit")
 	}
 	return err
 }
-
-// frameSpan is one zstd frame [Start, End) in the file.
-type frameSpan struct{ Start, End int }
 
 // Discover is the store's header-only listing (the oracle of the index's).
 // Listing is the result of discovery: the listed headers (in listSessions
@@ -288,9 +251,9 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			continue
 		}
 		path := filepath.Join(c.dir, enc.FileName())
-		h, err := ReadHeader(path, enc)
+		h, err := readHeader(path, enc)
 		if err != nil {
-			if err != errNoHeaderYet {
+			if err != transcript.ErrNoHeaderYet {
 				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
 			}
 			continue
@@ -300,7 +263,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			continue
 		}
 		if _, dup := l.Paths[h.ID]; dup {
-			l.Problems = append(l.Problems, attach(corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
+			l.Problems = append(l.Problems, attach(transcript.Corruptf("duplicate JSONL session id (also at %s)", l.Paths[h.ID]), h.ID, path))
 			continue
 		}
 		l.Paths[h.ID] = path
@@ -317,4 +280,16 @@ func segmentID(seg string) string {
 		return id
 	}
 	return seg
+}
+
+// readHeader reads only the header of the transcript at path, opened
+// without following symlinks below the store root it lies in (see
+// openRegular).
+func readHeader(path string, enc Encoding) (*transcript.Header, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
+	}
+	defer f.Close()
+	return transcript.ReadHeader(f, enc.framing())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -19,6 +20,7 @@ import (
 // suggested), and a header frame of compressed blocks that decodes past
 // the 1 MiB header bound (with no declared size, so the decoder stops at
 // its buffer's end) fails with the header limit, not as a corrupt block.
+// The index and the full load agree on the oversized block.
 func TestMalformedZstdErrorsSayWhatHappened(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -49,11 +51,26 @@ func TestMalformedZstdErrorsSayWhatHappened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true, ReadLimit: 1024 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
 	ctx := context.Background()
-	_, err = st.ReadSurface(ctx, "bigblock")
-	if err == nil || errors.Is(err, sessionstore.ErrReadLimit) || !strings.Contains(err.Error(), "larger than the format's maximum") ||
-		strings.Contains(err.Error(), "raise it") {
-		t.Errorf("bigblock: %v, want a corrupt-session error naming the oversized block, suggesting no read limit", err)
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []struct {
+		name string
+		src  interface {
+			ReadSurface(context.Context, string) (*reference.Surface, error)
+		}
+	}{{"full load", st}, {"index", x}} {
+		_, err = src.src.ReadSurface(ctx, "bigblock")
+		if err == nil || errors.Is(err, sessionstore.ErrReadLimit) || !strings.Contains(err.Error(), "larger than the format's maximum") ||
+			strings.Contains(err.Error(), "raise it") {
+			t.Errorf("%s: bigblock: %v, want a corrupt-session error naming the oversized block, suggesting no read limit", src.name, err)
+		}
 	}
 	_, err = st.ReadSurface(ctx, "hdrbomb")
 	if err == nil || !errors.Is(err, sessionstore.ErrReadLimit) || !strings.Contains(err.Error(), "header limit") ||

@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // Memory is a reference.Source over sessions added as log texts.
@@ -61,7 +62,7 @@ func (m *Memory) Add(log []byte) error {
 	if i < 0 {
 		return errors.New("memstore: session has no complete header line")
 	}
-	h, err := sessionstore.ParseHeader(log[:i])
+	h, err := transcript.ParseHeader(log[:i])
 	if err != nil {
 		return fmt.Errorf("memstore: session header: %w", err)
 	}

@@ -1,9 +1,8 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
 	"io"
-	"os"
 )
 
 // surfaceWindowSize is how much of a transcript one read of a surface read
@@ -17,8 +16,8 @@ const surfaceWindowSize = 256 << 10
 // through one buffer. Slices it returns alias the buffer until the next
 // call that refills it; a refill allocates a new buffer, so bytes already
 // returned stay valid.
-type fileWindow struct {
-	f   *os.File
+type window struct {
+	r   io.ReaderAt
 	off int64  // file offset of buf[0]
 	buf []byte // the file's bytes from off
 	eof bool   // buf ends at the end of the file
@@ -26,7 +25,7 @@ type fileWindow struct {
 
 // view returns the file's bytes from off: at least need bytes, or fewer
 // with atEOF set when the file ends first.
-func (w *fileWindow) view(off int64, need int) (data []byte, atEOF bool, err error) {
+func (w *window) view(off int64, need int) (data []byte, atEOF bool, err error) {
 	if w.buf != nil && off >= w.off && off <= w.off+int64(len(w.buf)) {
 		rest := w.buf[off-w.off:]
 		if len(rest) >= need {
@@ -37,7 +36,7 @@ func (w *fileWindow) view(off int64, need int) (data []byte, atEOF bool, err err
 		}
 	}
 	buf := make([]byte, max(need, surfaceWindowSize))
-	m, err := w.f.ReadAt(buf, off)
+	m, err := w.r.ReadAt(buf, off)
 	if err != nil && err != io.EOF {
 		return nil, false, err
 	}
@@ -46,11 +45,11 @@ func (w *fileWindow) view(off int64, need int) (data []byte, atEOF bool, err err
 	return w.buf, m < need, nil
 }
 
-// frame returns the complete zstd frame starting at off, like
-// readFrameAtLimit (the frame, or the bytes up to EOF and
-// io.ErrUnexpectedEOF for a torn frame; a read-limit error for a frame
-// longer than limit plus the decoder's overshoot).
-func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
+// frame returns the complete zstd frame starting at off: the frame, or
+// the bytes up to EOF and io.ErrUnexpectedEOF for a torn frame; a
+// read-limit error for a frame longer than limit plus the decoder's
+// overshoot.
+func (w *window) frame(off, limit int64) ([]byte, error) {
 	maxBytes := limit + overshoot
 	need := 1
 	for {
@@ -58,7 +57,7 @@ func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		end, complete, ferr := frameEndBase(data, 0, off)
+		end, complete, ferr := frameEnd(data, 0, off)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -69,7 +68,7 @@ func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
 			return data, io.ErrUnexpectedEOF
 		}
 		if int64(len(data)) >= maxBytes {
-			return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
+			return nil, Limitf(limit, "a zstd frame holds more bytes than the read limit")
 		}
 		need = int(min(2*int64(len(data)), maxBytes))
 	}
@@ -78,7 +77,7 @@ func (w *fileWindow) frame(off, limit int64) ([]byte, error) {
 // line returns the line starting at off (without its "\n"). A line
 // without a "\n" before the end of the file fails with
 // io.ErrUnexpectedEOF, one longer than limit with a read-limit error.
-func (w *fileWindow) line(off, limit int64) ([]byte, error) {
+func (w *window) line(off, limit int64) ([]byte, error) {
 	need := 1
 	for {
 		data, atEOF, err := w.view(off, need)
@@ -92,7 +91,7 @@ func (w *fileWindow) line(off, limit int64) ([]byte, error) {
 			return nil, io.ErrUnexpectedEOF
 		}
 		if int64(len(data)) > limit {
-			return nil, limitf(limit, "a line holds more bytes than the read limit")
+			return nil, Limitf(limit, "a line holds more bytes than the read limit")
 		}
 		need = int(min(2*int64(len(data)), limit+1))
 	}

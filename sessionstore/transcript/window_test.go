@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func TestFileWindowLines(t *testing.T) {
 	orders["shuffled"] = shuffled
 	for name, order := range orders {
 		t.Run(name, func(t *testing.T) {
-			w := &fileWindow{f: f}
+			w := &window{r: f}
 			for _, off := range order {
 				got, err := w.line(off, DefaultReadLimit)
 				want, werr := data[off:off+int64(bytes.IndexByte(data[off:], '\n'))], error(nil)
@@ -69,7 +69,7 @@ func TestFileWindowLines(t *testing.T) {
 		})
 	}
 	t.Run("over the limit", func(t *testing.T) {
-		w := &fileWindow{f: f}
+		w := &window{r: f}
 		long := offs[7] // 3 windows long
 		if _, err := w.line(long, surfaceWindowSize); !errors.Is(err, ErrReadLimit) {
 			t.Errorf("line of %d bytes under a %d-byte limit: %v, want ErrReadLimit", 3*surfaceWindowSize, surfaceWindowSize, err)
@@ -103,7 +103,7 @@ func TestFileWindowFrames(t *testing.T) {
 	last := enc.EncodeAll(bytes.Repeat([]byte("torn"), 100000), nil)
 	data = append(data, last[:len(last)/2]...)
 	f := writeTemp(t, data)
-	w := &fileWindow{f: f}
+	w := &window{r: f}
 	for pass := 0; pass < 2; pass++ { // the second pass goes backwards
 		for i := range offs {
 			off := offs[i]
@@ -140,7 +140,7 @@ func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
 	for {
 		m, err := f.ReadAt(buf[n:], off+int64(n))
 		n += m
-		end, complete, ferr := frameEndBase(buf[:n], 0, off)
+		end, complete, ferr := frameEnd(buf[:n], 0, off)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -155,7 +155,7 @@ func readFrameAtLimit(f *os.File, off, limit int64) ([]byte, error) {
 		}
 		if n == len(buf) {
 			if int64(n) >= maxBytes {
-				return nil, limitf(limit, "a zstd frame holds more bytes than the read limit")
+				return nil, Limitf(limit, "a zstd frame holds more bytes than the read limit")
 			}
 			buf = growBuf(buf, maxBytes)
 		}

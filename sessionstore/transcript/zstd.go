@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -13,12 +13,6 @@ import (
 )
 
 const zstdMagic = 0xFD2FB528
-
-// FrameEnd returns the end of the frame starting at off; complete is false
-// when the data runs out inside it.
-func FrameEnd(data []byte, off int) (end int, complete bool, err error) {
-	return frameEndBase(data, off, 0)
-}
 
 // headerFieldsLen is the length of a frame header's fields after its
 // descriptor byte fhd (RFC 8878 §3.1.1.1): the window descriptor (absent in
@@ -35,69 +29,93 @@ func headerFieldsLen(fhd byte) int {
 	return n + [4]int{0, 1, 2, 4}[fhd&3]
 }
 
-// frameEndBase is FrameEnd for data that starts at file offset base (the
-// offsets in its errors are file offsets).
-func frameEndBase(data []byte, off int, base int64) (end int, complete bool, err error) {
+// frameEnd returns the end of the frame starting at data[off]; complete
+// is false when the data runs out inside it. base is the file offset of
+// data[0] (the offsets in its errors are file offsets).
+func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
-	if len(data)-p < 4 {
+	if len(data)-p < 5 {
+		if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
+			return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
+		}
 		return 0, false, nil
 	}
 	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
 		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
 	}
-	p += 4
-	if p >= len(data) {
-		return 0, false, nil
-	}
-	fhd := data[p]
-	p++
+	fhd := data[p+4]
 	if fhd&0x18 != 0 {
-		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p-1))
+		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p+4))
 	}
-	p += headerFieldsLen(fhd)
-	checksum := fhd&0x04 != 0
-	for {
-		if len(data)-p < 3 {
+	for p += 5 + headerFieldsLen(fhd); ; {
+		b, ok := nextBlock(data, p)
+		switch {
+		case ok && b.typ == blockReserved:
+			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p))
+		case !ok || !b.whole:
 			return 0, false, nil
 		}
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		last := bh&1 != 0
-		typ := (bh >> 1) & 3
-		size := int(bh >> 3)
-		if typ == 3 {
-			return 0, false, backendf("reserved zstd block type at offset %d", base+int64(p-3))
-		}
-		if typ == 1 { // RLE
-			size = 1
-		}
-		if len(data)-p < size {
-			return 0, false, nil
-		}
-		p += size
-		if last {
+		p = b.next
+		if b.last {
 			break
 		}
 	}
-	if checksum {
-		if len(data)-p < 4 {
-			return 0, false, nil
-		}
+	if fhd&0x04 != 0 { // content checksum
 		p += 4
+	}
+	if p > len(data) {
+		return 0, false, nil
 	}
 	return p, true, nil
 }
 
-// DefaultReadLimit is the default read limit (IndexOptions.ReadLimit,
-// Options.ReadLimit): the most decoded bytes one zstd frame, one raw line
-// or one whole-log load may hold. A session over it fails to read with an
+// Block types of the zstd format.
+const (
+	blockRaw = iota
+	blockRLE
+	blockCompressed
+	blockReserved
+)
+
+// block is one block header of a zstd frame.
+type block struct {
+	typ uint32
+	// size is the Block_Size field: the decoded size of a raw or RLE
+	// block, the stored size of a compressed one.
+	size int
+	last bool
+	// next is the offset after the block's stored bytes; whole says data
+	// holds them all.
+	next  int
+	whole bool
+}
+
+// nextBlock reads the block header at data[p]; ok is false when fewer than
+// its 3 bytes remain.
+func nextBlock(data []byte, p int) (b block, ok bool) {
+	if len(data)-p < 3 {
+		return block{}, false
+	}
+	bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
+	b = block{typ: (bh >> 1) & 3, size: int(bh >> 3), last: bh&1 != 0}
+	stored := b.size
+	if b.typ == blockRLE {
+		stored = 1
+	}
+	b.next = p + 3 + stored
+	b.whole = b.next <= len(data)
+	return b, true
+}
+
+// DefaultReadLimit is the default read limit (Options.Limit): the most
+// decoded bytes one zstd frame or one raw line may hold. A session over it fails to read with an
 // error matching ErrReadLimit; the others are unaffected.
 const DefaultReadLimit int64 = 128 << 20
 
-// minReadLimit is the smallest accepted read limit: the decoder refuses
+// MinReadLimit is the smallest accepted read limit: the decoder refuses
 // a frame whose declared window exceeds the limit, and encoders use
 // windows of up to 8 MiB (the format's recommended decoder minimum).
-const minReadLimit int64 = 16 << 20
+const MinReadLimit int64 = 16 << 20
 
 // maxWindow is the largest zstd window the decoder accepts (the format's
 // own maximum on 64-bit hosts is larger, but dsh's encoder never uses
@@ -120,7 +138,7 @@ func decoderFor(limit int64) *zstd.Decoder {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0),
 		zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(win))
 	if err != nil {
-		panic("sessionstore: zstd decoder options: " + err.Error()) // options are constants
+		panic("transcript: zstd decoder options: " + err.Error()) // options are constants
 	}
 	if prev, loaded := decoders.LoadOrStore(limit, d); loaded {
 		d.Close()
@@ -145,13 +163,13 @@ const overshoot = 256 << 10
 // budget before allocating them (decode_budget.go).
 func decodeAll(limit int64, frame, dst []byte) ([]byte, error) {
 	out, err := decoderFor(limit).DecodeAll(frame, dst)
-	zstdDecoded.Add(int64(len(out)))
+	DecodedBytes.Add(int64(len(out)))
 	return out, err
 }
 
 // zstdDecoded counts the bytes every event-frame decode produced (the
 // tests' deterministic measure of decoding work).
-var zstdDecoded atomic.Int64
+var DecodedBytes atomic.Int64
 
 // frameContentBounds bounds the decoded size of the (possibly torn) frame
 // at the start of data from its block headers alone, without decoding:
@@ -161,109 +179,117 @@ var zstdDecoded atomic.Int64
 // of RLE or raw blocks (the bombs) before any output is allocated, and hi
 // sizes the output buffer once (no growth, no garbage).
 func frameContentBounds(data []byte) (lo, hi int64) {
-	const maxBlock = 128 << 10
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
-		return 0, maxBlock
+		return 0, maxBlockSize
 	}
-	p := 4
-	fhd := data[p]
-	p++
-	single := fhd&0x20 != 0
-	fcsCode := fhd >> 6
-	fcsLen := [4]int{0, 2, 4, 8}[fcsCode]
-	if fcsCode == 0 && single {
-		fcsLen = 1
-	}
-	if !single {
-		p++ // window descriptor
-	}
-	p += [4]int{0, 1, 2, 4}[fhd&3]
-	fcs := int64(-1)
-	if fcsLen > 0 && p+fcsLen <= len(data) {
-		var v uint64
-		for i := fcsLen - 1; i >= 0; i-- {
-			v = v<<8 | uint64(data[p+i])
-		}
-		if fcsLen == 2 {
-			v += 256
-		}
-		if v < 1<<62 {
-			fcs = int64(v)
-		}
-	}
-	p += fcsLen
-	for len(data)-p >= 3 {
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		size := int(bh >> 3)
-		stored := size
-		switch (bh >> 1) & 3 {
-		case 0: // raw
-			lo += int64(size)
-			hi += int64(size)
-		case 1: // RLE
-			stored = 1
-			lo += int64(size)
-			hi += int64(size)
-		case 2: // compressed
-			hi += maxBlock
-		default:
+	for p := 5 + headerFieldsLen(data[4]); ; {
+		b, ok := nextBlock(data, p)
+		if ok && b.typ == blockReserved {
 			return lo, hi
 		}
-		if len(data)-p < stored {
-			// Cut off: this block decodes to nothing yet.
-			if t := (bh >> 1) & 3; t != 2 {
-				lo -= int64(size)
-				hi -= int64(size)
-			} else {
-				hi -= maxBlock
-			}
+		if !ok || !b.whole { // a block cut off decodes to nothing yet
 			break
 		}
-		p += stored
-		if bh&1 != 0 {
+		if b.typ == blockCompressed {
+			hi += maxBlockSize
+		} else {
+			lo += int64(b.size)
+			hi += int64(b.size)
+		}
+		if p = b.next; b.last {
 			break
 		}
 	}
-	if fcs >= 0 {
+	if fcs := declaredSize(data); fcs >= 0 {
 		hi = min(hi, fcs)
 	}
 	return lo, max(hi, 0)
 }
 
-// decodeFrameLimit decompresses one complete frame of at most limit
-// decoded bytes; a larger one fails with a read-limit error.
-func decodeFrameLimit(frame []byte, limit int64) ([]byte, error) {
+// declaredSize is the content size a frame header declares, -1 when it
+// declares none (or it is cut off).
+func declaredSize(data []byte) int64 {
+	fhd := data[4]
+	single := fhd&0x20 != 0
+	n := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		n = 1
+	}
+	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
+	if !single {
+		p++ // window descriptor
+	}
+	if n == 0 || p+n > len(data) {
+		return -1
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(data[p+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	if v >= 1<<62 {
+		return -1
+	}
+	return int64(v)
+}
+
+// decodeFrame decompresses one complete frame of at most limit decoded
+// bytes into dst's storage when it is large enough for the frame's
+// block-header bound. A larger output buffer comes from the decode memory
+// budget, taken before it is allocated: the caller owns the result until
+// it gives the slot back (reuse(sl), after which nothing may refer to the
+// text, or keep(sl); a nil slot is fine). A frame over the limit, or one
+// whose raw and RLE blocks alone pass the read's decoded-bytes budget b
+// (nil: none), is refused before decoding; a frame holding a block larger
+// than the format allows is corruption.
+//
+// held says the caller already holds every slot of the budget (a frame
+// whose compressed bytes grew its read buffer): the output buffer is then
+// allocated within them, without taking another.
+func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
-			return nil, e
+			return nil, nil, e
 		}
-		return nil, limitf(limit, "a zstd frame decodes to more bytes than the read limit")
+		return nil, nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	// The caller keeps the text: the slot is given back without it
-	// (with it, for reuse, when the decode failed and nothing refers to
-	// it: a store of bombs then reuses the same buffers).
-	dst, sl := decodeBuf(nil, hi, limit)
-	out, err := decodeAll(limit, frame, dst)
+	if err := b.Admit(lo); err != nil {
+		return nil, nil, err
+	}
+	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
+		dst = make([]byte, 0, need)
+	} else {
+		dst, sl = decodeBuf(mem, dst, hi, limit)
+	}
+	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		sl.reuse()
-		if e := oversizedBlockErr(frame); e != nil {
-			return nil, e
-		}
-		return nil, frameDecodeErr(err, limit)
+		// Nothing refers to the buffer: a store of bombs reuses the same
+		// buffers.
+		reuse(sl)
+		return nil, nil, frameDecodeErr(frame, err, limit)
 	}
-	sl.keep()
-	return out, nil
+	if err := b.Spend(len(out)); err != nil {
+		reuse(sl)
+		return nil, nil, err
+	}
+	return out, sl, nil
 }
 
 // frameDecodeErr is the error of a complete frame that failed to decode:
-// a read-limit error for a size refusal, else corruption.
-func frameDecodeErr(err error, limit int64) error {
-	if isSizeErr(err) {
-		return limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
+// corruption for a block larger than the format allows (which the decoder
+// refuses as a window-size excess), a read-limit error for a size
+// refusal, else corruption.
+func frameDecodeErr(frame []byte, err error, limit int64) error {
+	if e := oversizedBlockErr(frame); e != nil {
+		return e
 	}
-	return &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+	if isSizeErr(err) {
+		return Limitf(limit, "a zstd frame decodes to (or declares a window of) more bytes than the read limit")
+	}
+	return &Error{Kind: KindCorrupt, Msg: "zstd frame does not decode", Err: err, Backend: true}
 }
 
 // decodeTornFrame decodes a torn final frame and returns the plaintext of
@@ -271,21 +297,21 @@ func frameDecodeErr(err error, limit int64) error {
 // Truncation is not an error; a frame whose declared size, window or
 // decoded blocks exceed limit fails with a read-limit error, so a torn
 // frame of RLE blocks costs at most limit bytes.
-func decodeTornFrame(frame []byte, limit int64) ([]byte, error) {
+func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
-		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
+		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	dst, sl := decodeBuf(nil, hi, limit)
+	dst, sl := decodeBuf(mem, nil, hi, limit)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		sl.reuse()
+		reuse(sl)
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
-		return nil, limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
+		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	sl.keep()
+	keep(sl)
 	return out, nil
 }
 
@@ -297,7 +323,7 @@ var headerDecoder = sync.OnceValue(func() *zstd.Decoder {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true),
 		zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
-		panic("sessionstore: zstd decoder options: " + err.Error())
+		panic("transcript: zstd decoder options: " + err.Error())
 	}
 	return d
 })
@@ -323,11 +349,11 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 		// as a corrupt block: tell them apart by decoding again, as a
 		// stream, up to one byte past the limit.
 		if isSizeErr(err) || headerPastLimit(frame) {
-			return nil, &logError{kind: KindIO, backend: true, err: ErrReadLimit,
-				msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
+			return nil, &Error{Kind: KindIO, Backend: true, Err: ErrReadLimit,
+				Msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
 					"; a session header is one short line, and this limit does not change with the read limit)"}
 		}
-		return nil, &logError{kind: KindCorrupt, msg: "zstd frame does not decode", err: err, backend: true}
+		return nil, &Error{Kind: KindCorrupt, Msg: "zstd frame does not decode", Err: err, Backend: true}
 	}
 	return append([]byte(nil), out...), nil
 }
@@ -361,30 +387,20 @@ func oversizedBlockErr(data []byte) error {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return nil
 	}
-	p := 4
-	fhd := data[p]
-	p++
-	p += headerFieldsLen(fhd)
-	for len(data)-p >= 3 {
-		bh := uint32(data[p]) | uint32(data[p+1])<<8 | uint32(data[p+2])<<16
-		p += 3
-		size, typ := int(bh>>3), (bh>>1)&3
-		if typ == 3 {
-			return nil // reserved: the decoder's own error says so
+	for p := 5 + headerFieldsLen(data[4]); ; {
+		b, ok := nextBlock(data, p)
+		if !ok || b.typ == blockReserved {
+			return nil // a reserved block: the decoder's own error says so
 		}
-		if size > maxBlockSize {
-			return &logError{kind: KindCorrupt, backend: true,
-				msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", size, maxBlockSize)}
+		if b.size > maxBlockSize {
+			return &Error{Kind: KindCorrupt, Backend: true,
+				Msg: fmt.Sprintf("a zstd block of %d bytes is larger than the format's maximum of %d bytes (the frame is malformed; no read limit helps)", b.size, maxBlockSize)}
 		}
-		if typ == 1 {
-			size = 1 // RLE: one stored byte
-		}
-		if len(data)-p < size || bh&1 != 0 {
+		if !b.whole || b.last {
 			return nil
 		}
-		p += size
+		p = b.next
 	}
-	return nil
 }
 
 // growBuf returns the full buf copied into a buffer twice as long, or

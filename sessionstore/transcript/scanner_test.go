@@ -1,9 +1,11 @@
-package sessionstore
+package transcript
 
-import "testing"
+import (
+	"testing"
+)
 
 // TestCountedRowsAgreeWithExpansion: a packed row counted by a scanner
-// with SkipRows (the streamed reads and the index) is accepted or refused
+// with skipRows (the index) is accepted or refused
 // exactly as its expansion (the full load), with the same seqs and times.
 func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 	rows := []string{
@@ -33,22 +35,22 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 		`{"type":"text-chunks","seq0":1,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["a","b","c"]}`,
 	}
 	for _, line := range rows {
-		evs, err := DecodeRecord([]byte(line))
+		evs, err := decodeEvents([]byte(line))
 		_, sum, err2 := decodeRecord([]byte(line), false)
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Errorf("%s: expanded error %v, counted error %v", line, err, err2)
 			continue
 		}
-		if err == nil && (sum.n != int64(len(evs)) || sum.seq0 != evs[0].Seq || sum.last != evs[len(evs)-1].Time) {
+		if err == nil && (sum.N != int64(len(evs)) || sum.Seq0 != evs[0].Seq || sum.Last != evs[len(evs)-1].Time) {
 			t.Errorf("%s: counted %+v, expanded %d members from %d", line, sum, len(evs), evs[0].Seq)
 		}
 		// A counting scanner continues the sequence exactly like an
 		// expanding one.
-		for _, next := range []int64{sum.seq0, sum.seq0 + 1} {
-			a, b := &LineScanner{NextSeq: next, SkipRows: true}, &LineScanner{NextSeq: next}
-			aerr, berr := a.Feed([]byte(line), 9), b.Feed([]byte(line), 9)
-			if (aerr == nil) != (berr == nil) || a.Bad() != b.Bad() || a.NextSeq != b.NextSeq || a.GoodEnd != b.GoodEnd {
-				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.Bad(), a.NextSeq, berr, b.Bad(), b.NextSeq)
+		for _, next := range []int64{sum.Seq0, sum.Seq0 + 1} {
+			a, b := &lineScanner{nextSeq: next, skipRows: true}, &lineScanner{nextSeq: next}
+			aerr, berr := a.feed([]byte(line)), b.feed([]byte(line))
+			if (aerr == nil) != (berr == nil) || a.bad != b.bad || a.nextSeq != b.nextSeq {
+				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.bad, a.nextSeq, berr, b.bad, b.nextSeq)
 			}
 		}
 	}

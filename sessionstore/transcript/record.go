@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -49,17 +49,18 @@ func (e *Event) setData(d json.RawMessage) {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 }
 
-// dropCache releases the parsed data and envelope once a log is loaded.
-func (e *Event) dropCache() {
+// DropCache releases the parsed data and envelope once a log is loaded.
+func (e *Event) DropCache() {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 	e.env = nil
 }
 
 // MarshalJSON writes the complete event object as dsh stores and returns
 // it: type, seq, time, data, sourceEventSeqs?, surfaceOp?, ignorable?.
-func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
-func (e Event) appendJSON(dst []byte) []byte {
+// AppendJSON appends the event as MarshalJSON writes it.
+func (e Event) AppendJSON(dst []byte) []byte {
 	w := jsjson.NewObject(dst)
 	w.String("type", e.Type).Int("seq", e.Seq).Int("time", e.Time).Raw("data", e.Data)
 	if e.SurfaceOp != nil && e.opFirst {
@@ -145,30 +146,30 @@ func scanEnvelope(line []byte) (*envelope, bool) {
 	return env, ok
 }
 
-// DecodeRecord decodes one storage record (one logical line without its
+// decodeEvents decodes one storage record (one logical line without its
 // "\n"): a session event, or a packed chunk row expanded into its
 // assistant/chunk events. The event envelope is only checked for what the
 // log scanner needs (an object with a type); full validation happens when
 // the log is loaded. An error means the line is a bad record. The events'
 // raw values alias line.
-func DecodeRecord(line []byte) ([]Event, error) {
+func decodeEvents(line []byte) ([]Event, error) {
 	evs, _, err := decodeRecord(line, true)
 	return evs, err
 }
 
-// rowSummary is what the fold needs of a packed row it does not expand:
+// RowSummary is what the fold needs of a packed row it does not expand:
 // its members are log-only assistant/chunk events that no check looks
 // into, so only their count, first seq and last time matter.
-type rowSummary struct {
-	n, seq0, last int64
+type RowSummary struct {
+	N, Seq0, Last int64
 }
 
-// decodeRecord is DecodeRecord; with expand false a well-formed packed row
+// decodeRecord is decodeEvents; with expand false a well-formed packed row
 // is returned as a summary (n > 0) instead of events.
-func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
+func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 	env, ok := scanEnvelope(line)
 	if !ok {
-		return nil, rowSummary{}, corruptf("record is not a JSON object")
+		return nil, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is not a bad line for the scanner (dsh only checks
 	// the seq there); it is refused later like any unknown type.
@@ -177,26 +178,26 @@ func decodeRecord(line []byte, expand bool) ([]Event, rowSummary, error) {
 	case rowText, rowReasoning, rowToolCall:
 		r, err := parseRow(typ, env)
 		if err != nil {
-			return nil, rowSummary{}, err
+			return nil, RowSummary{}, err
 		}
 		if !expand {
-			return nil, rowSummary{n: int64(len(r.payload)), seq0: r.seq0, last: r.last}, nil
+			return nil, RowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
 		}
-		return r.expand(), rowSummary{}, nil
+		return r.expand(), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
 	// seq/time are validated strictly later; here a non-integer seq just
 	// cannot match the expected position.
 	seq, ok := safeInt(env.seq)
 	if !ok {
-		return nil, rowSummary{}, corruptf("event %s has no integer seq", jsjson.Quote(typ))
+		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
 	if string(env.ignorable) == "true" {
 		ev.Ignorable = true
 	}
-	return []Event{ev}, rowSummary{}, nil
+	return []Event{ev}, RowSummary{}, nil
 }
 
 // packedRow is a validated packed chunk row (spec §2.4).
@@ -226,20 +227,38 @@ const (
 // §2.4); an error makes the line a bad record.
 func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
-		return nil, corruptf("%s row has unexpected keys", typ)
+		return nil, Corruptf("%s row has unexpected keys", typ)
 	}
 	r := &packedRow{typ: typ}
 	var ok bool
 	if r.seq0, ok = nonNegSafeInt(env.seq0); !ok {
-		return nil, corruptf("%s row seq0 is not a non-negative safe integer", typ)
+		return nil, Corruptf("%s row seq0 is not a non-negative safe integer", typ)
 	}
 	if r.time0, ok = safeInt(env.time0); !ok {
-		return nil, corruptf("%s row time0 is not a safe integer", typ)
+		return nil, Corruptf("%s row time0 is not a safe integer", typ)
 	}
-	// The names in the order of the rk bits.
-	d, other, ok := members(env.data, "turn", "step", "index", "id", "name", "dt", "texts", "args")
+	dt, payload, err := r.readData(env.data)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readPayload(payload); err != nil {
+		return nil, err
+	}
+	if err := r.readTimes(dt); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rowKeys are the data keys of a packed row, in the order of the rk bits.
+var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
+
+// readData checks the row's data keys and its turn, step, index (and a
+// tool call's id and name), and returns the raw dt and payload arrays.
+func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
+	d, other, ok := members(data, rowKeys[:]...)
 	if !ok {
-		return nil, corruptf("%s row data is not an object", typ)
+		return nil, nil, Corruptf("%s row data is not an object", r.typ)
 	}
 	var keys uint16
 	for i, v := range d {
@@ -248,78 +267,104 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 		}
 	}
 	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
-	dtRaw, payloadRaw := d[5], d[6]
-	if typ == rowToolCall {
-		payloadRaw = d[7]
+	r.hasName = r.typ == rowToolCall && keys&rkName != 0
+	if other || keys != r.wantKeys() {
+		return nil, nil, Corruptf("%s row data has unexpected keys", r.typ)
 	}
-	payloadKey := "texts"
-	if typ == rowToolCall {
-		payloadKey = "args"
-		r.hasName = keys&rkName != 0
-		want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
-		if r.hasName {
-			want |= rkName
-		}
-		if other || keys != want {
-			return nil, corruptf("%s row data has unexpected keys", typ)
-		}
-		if _, ok := str(r.id); !ok {
-			return nil, corruptf("%s row id is not a string", typ)
-		}
-		if r.hasName {
-			if _, ok := str(r.name); !ok {
-				return nil, corruptf("%s row name is not a string", typ)
-			}
-		}
-	} else if other || keys != rkTurn|rkStep|rkIndex|rkDt|rkTexts {
-		return nil, corruptf("%s row data has unexpected keys", typ)
+	if err := r.checkCall(); err != nil {
+		return nil, nil, err
 	}
 	for _, kv := range [...]struct {
 		k string
 		v []byte
 	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
 		if !isNumber(kv.v) {
-			return nil, corruptf("%s row %s is not a number", typ, kv.k)
+			return nil, nil, Corruptf("%s row %s is not a number", r.typ, kv.k)
 		}
 	}
+	if r.typ == rowToolCall {
+		return d[5], d[7], nil
+	}
+	return d[5], d[6], nil
+}
+
+// wantKeys are the data keys a row of its type must have.
+func (r *packedRow) wantKeys() uint16 {
+	if r.typ != rowToolCall {
+		return rkTurn | rkStep | rkIndex | rkDt | rkTexts
+	}
+	want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
+	if r.hasName {
+		want |= rkName
+	}
+	return want
+}
+
+// checkCall checks a tool-call row's id and optional name (strings).
+func (r *packedRow) checkCall() error {
+	if r.typ != rowToolCall {
+		return nil
+	}
+	if _, ok := str(r.id); !ok {
+		return Corruptf("%s row id is not a string", r.typ)
+	}
+	if _, ok := str(r.name); r.hasName && !ok {
+		return Corruptf("%s row name is not a string", r.typ)
+	}
+	return nil
+}
+
+// readPayload reads the row's texts (or args): a non-empty array of
+// strings.
+func (r *packedRow) readPayload(raw []byte) error {
+	key := "texts"
+	if r.typ == rowToolCall {
+		key = "args"
+	}
 	allStrings := true
-	if !elements(payloadRaw, func(p []byte) {
+	if !elements(raw, func(p []byte) {
 		allStrings = allStrings && jsonKind(p) == '"'
 		r.payload = append(r.payload, p)
 	}) || len(r.payload) == 0 {
-		return nil, corruptf("%s row %s is not a non-empty array", typ, payloadKey)
+		return Corruptf("%s row %s is not a non-empty array", r.typ, key)
 	}
 	if !allStrings {
-		return nil, corruptf("%s row %s holds a non-string", typ, payloadKey)
+		return Corruptf("%s row %s holds a non-string", r.typ, key)
 	}
+	return nil
+}
+
+// readTimes reads the row's dt (one safe-integer delta per member after
+// the first) and checks that every member's seq and time are safe.
+func (r *packedRow) readTimes(raw []byte) error {
 	var dt [][]byte
-	if !elements(dtRaw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
-		return nil, corruptf("%s row dt length does not match its payload", typ)
+	if !elements(raw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
+		return Corruptf("%s row dt length does not match its payload", r.typ)
 	}
 	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
-		return nil, corruptf("%s row seq range is not safe", typ)
+		return Corruptf("%s row seq range is not safe", r.typ)
 	}
 	r.dt = make([]int64, len(dt))
 	t := r.time0
 	for i, v := range dt {
 		delta, ok := safeInt(v)
 		if !ok {
-			return nil, corruptf("%s row dt holds a non-safe-integer", typ)
+			return Corruptf("%s row dt holds a non-safe-integer", r.typ)
 		}
 		t += delta
 		if t > maxSafeInteger || t < -maxSafeInteger {
-			return nil, corruptf("%s row time is not safe", typ)
+			return Corruptf("%s row time is not safe", r.typ)
 		}
 		r.dt[i] = delta
 	}
 	r.last = t
-	return r, nil
+	return nil
 }
 
 // expand returns the row's assistant/chunk events.
 func (r *packedRow) expand() []Event {
 	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[r.typ]
-	turn, step, index := compact(r.turn), compact(r.step), compact(r.index)
+	turn, step, index := Compact(r.turn), Compact(r.step), Compact(r.index)
 	events := make([]Event, len(r.payload))
 	t := r.time0
 	for i, p := range r.payload {
@@ -328,13 +373,13 @@ func (r *packedRow) expand() []Event {
 		}
 		chunk := jsjson.NewObject(nil).String("type", chunkType).Raw("index", index)
 		if r.typ == rowToolCall {
-			chunk.Raw("id", compact(r.id))
+			chunk.Raw("id", Compact(r.id))
 			if r.hasName {
-				chunk.Raw("name", compact(r.name))
+				chunk.Raw("name", Compact(r.name))
 			}
-			chunk.Raw("argumentsDelta", compact(p))
+			chunk.Raw("argumentsDelta", Compact(p))
 		} else {
-			chunk.Raw("text", compact(p))
+			chunk.Raw("text", Compact(p))
 		}
 		data := jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk.Bytes()).Bytes()
 		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
@@ -342,8 +387,8 @@ func (r *packedRow) expand() []Event {
 	return events
 }
 
-// compact returns v without insignificant whitespace.
-func compact(v json.RawMessage) json.RawMessage {
+// Compact returns v without insignificant whitespace.
+func Compact(v json.RawMessage) json.RawMessage {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return v
 	}

@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"bytes"
@@ -28,8 +28,8 @@ func init() {
 	}
 }
 
-// isSurfaceType reports whether t is one of the three surface event types.
-func isSurfaceType(t string) bool {
+// IsSurfaceType reports whether t is one of the three surface event types.
+func IsSurfaceType(t string) bool {
 	return t == "user/message" || t == "assistant/message" || t == "tool/result"
 }
 
@@ -38,42 +38,55 @@ func checkMessage(e *Event) error {
 	switch e.Type {
 	case "user/message":
 		if !validMessage(e.Data, "user") {
-			return corruptf("event %d: malformed user/message", e.Seq)
+			return Corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
-		m := field(e.Data, "message")
-		if !validMessage(m, "assistant") {
-			return corruptf("event %d: malformed assistant/message", e.Seq)
-		}
-		src, _, _ := members(field(m, "source"), "kind", "provider", "model")
-		k, _ := str(src[0])
-		_, okP := nonEmptyStr(src[1])
-		_, okM := nonEmptyStr(src[2])
-		if k != "model" || !okP || !okM {
-			return corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
-		}
+		return checkAssistantMessage(e)
 	case "tool/result":
-		m := field(e.Data, "message")
-		if !validMessage(m, "user") {
-			return corruptf("event %d: malformed tool/result", e.Seq)
-		}
-		src, _, _ := members(field(m, "source"), "kind", "callId")
-		k, _ := str(src[0])
-		callID, okC := nonEmptyStr(src[1])
-		if k != "tool" || !okC {
-			return corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
-		}
-		var blocks [][]byte
-		elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
-		if len(blocks) != 1 {
-			return corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
-		}
-		b, _, ok := members(blocks[0], "type", "content", "toolCallId")
-		t, _ := str(b[0])
-		tc, okT := str(b[2])
-		if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
-			return corruptf("event %d: tool/result block does not match its callId", e.Seq)
-		}
+		return checkToolResult(e)
+	}
+	return nil
+}
+
+// checkAssistantMessage checks an assistant message and its model source.
+func checkAssistantMessage(e *Event) error {
+	m := field(e.Data, "message")
+	if !validMessage(m, "assistant") {
+		return Corruptf("event %d: malformed assistant/message", e.Seq)
+	}
+	src, _, _ := members(field(m, "source"), "kind", "provider", "model")
+	k, _ := str(src[0])
+	_, okP := nonEmptyStr(src[1])
+	_, okM := nonEmptyStr(src[2])
+	if k != "model" || !okP || !okM {
+		return Corruptf("event %d: assistant/message source is not a model with provider and model", e.Seq)
+	}
+	return nil
+}
+
+// checkToolResult checks a tool result: a user message from a tool call
+// holding exactly one tool-result block for that call.
+func checkToolResult(e *Event) error {
+	m := field(e.Data, "message")
+	if !validMessage(m, "user") {
+		return Corruptf("event %d: malformed tool/result", e.Seq)
+	}
+	src, _, _ := members(field(m, "source"), "kind", "callId")
+	k, _ := str(src[0])
+	callID, okC := nonEmptyStr(src[1])
+	if k != "tool" || !okC {
+		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
+	}
+	var blocks [][]byte
+	elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
+	if len(blocks) != 1 {
+		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
+	}
+	b, _, ok := members(blocks[0], "type", "content", "toolCallId")
+	t, _ := str(b[0])
+	tc, okT := str(b[2])
+	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
+		return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
 	}
 	return nil
 }
@@ -125,36 +138,36 @@ func checkEnvelope(e *Event) error {
 		return nil
 	}
 	if env.hasExtra {
-		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(env.extra))
+		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(env.extra))
 	}
 	if env.keys&(keySeq0|keyTime0) != 0 {
 		k := "seq0"
 		if env.keys&keySeq0 == 0 {
 			k = "time0"
 		}
-		return corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
+		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
 	if _, ok := str(env.typ); !ok {
-		return corruptf("event %d: type is not a string", e.Seq)
+		return Corruptf("event %d: type is not a string", e.Seq)
 	}
 	if _, ok := nonNegSafeInt(env.seq); !ok {
-		return corruptf("event %d: seq is not a non-negative safe integer", e.Seq)
+		return Corruptf("event %d: seq is not a non-negative safe integer", e.Seq)
 	}
 	if _, ok := safeInt(env.time); !ok {
-		return corruptf("event %d: time is not a safe integer", e.Seq)
+		return Corruptf("event %d: time is not a safe integer", e.Seq)
 	}
 	if env.keys&keyData == 0 {
-		return corruptf("event %d: data is missing", e.Seq)
+		return Corruptf("event %d: data is missing", e.Seq)
 	}
-	if env.keys&keyIgnorable != 0 && string(compact(env.ignorable)) != "true" {
-		return corruptf("event %d: ignorable must be true", e.Seq)
+	if env.keys&keyIgnorable != 0 && string(Compact(env.ignorable)) != "true" {
+		return Corruptf("event %d: ignorable must be true", e.Seq)
 	}
 	return nil
 }
 
 // checkRequestHeader applies the request/header rules of spec §4 step 6.
 func checkRequestHeader(e *Event) error {
-	bad := func(what string) error { return corruptf("event %d: request/header %s", e.Seq, what) }
+	bad := func(what string) error { return Corruptf("event %d: request/header %s", e.Seq, what) }
 	if !isObject(e.Data) {
 		return bad("data is not an object")
 	}
@@ -189,7 +202,7 @@ func checkRequestHeader(e *Event) error {
 			if k != "reasoningEffort" && k != "maxTokens" {
 				return bad("adapterDefaults has key " + jsjson.Quote(k))
 			}
-			if string(compact(val)) != "true" {
+			if string(Compact(val)) != "true" {
 				return bad("adapterDefaults." + k + " is not true")
 			}
 			if _, present := cfg[k]; !present {

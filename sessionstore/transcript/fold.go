@@ -1,4 +1,4 @@
-package sessionstore
+package transcript
 
 import (
 	"crypto/sha256"
@@ -13,13 +13,14 @@ import (
 // scan (spec §4 steps 2–6, §5.1, §8): the legacy upgrade, the message
 // shape checks, the unknown-type refusal, the envelope and request/header
 // checks, the crash closers and the surface fold, plus the latest title —
-// applied one event at a time by fold.stored, closed by fold.finish.
+// applied one event at a time by Fold.Stored, closed by Fold.Finish.
 //
 // Its callers differ only in what they keep (the policy):
-//   - the index (index_log.go), the production read, keeps where each
-//     surface record is stored (onNode) and persists foldState, which it
-//     resumes from appended bytes or zstd frames;
-//   - the full load of the tests' oracle keeps every event.
+//   - the index (package sessionstore), the production read, keeps where
+//     each surface record is stored (OnNode) and persists FoldState, which
+//     it resumes from appended bytes or zstd frames;
+//   - the full load (LoadLog: the in-memory source, the tests' oracle)
+//     keeps every event.
 // The legacy upgrade's one cross-event question (the message id a
 // replacing tool/result inherits from an arbitrary earlier event) is
 // answered from the events (earlier) or, when they are not kept, from the
@@ -33,7 +34,7 @@ import (
 
 // Passes of the load; a later pass's error loses to an earlier pass's
 // (a higher value wins). passNone, the zero value, is "no failure", so a
-// zero foldState is a fresh fold.
+// zero FoldState is a fresh fold.
 const (
 	passNone = iota
 	passFold
@@ -50,9 +51,9 @@ type Replacement struct {
 	Shadowed []int64
 }
 
-// foldState is everything the fold carries from one event to the next. It
+// FoldState is everything the fold carries from one event to the next. It
 // is plain data (gob-encodable) so the index can persist it and resume.
-type foldState struct {
+type FoldState struct {
 	// Count is the number of events folded (the next seq); LastSeq and
 	// LastTime are the last event's (closers included after finish).
 	Count             int64
@@ -60,7 +61,7 @@ type foldState struct {
 	// FailPass is the earliest failing pass (passNone: no failure) and
 	// Fail its error, kept as data so that a resumed fold reports it.
 	FailPass int
-	Fail     storedErr
+	Fail     SavedError
 	// NeedIDs is set when a legacy replacing tool/result asked for an
 	// earlier message id that was not kept: the log must be folded again
 	// from the start with KeepIDs, which keeps every message id in IDs.
@@ -80,7 +81,8 @@ type foldState struct {
 	TitleOversize int
 }
 
-func (s *foldState) clone() foldState {
+// Clone returns a copy of s that shares nothing mutable with it.
+func (s *FoldState) Clone() FoldState {
 	c := *s
 	c.Nodes = slices.Clone(s.Nodes)
 	c.Results = maps.Clone(s.Results)
@@ -93,49 +95,70 @@ func (s *foldState) clone() foldState {
 	return c
 }
 
-// fold runs the pipeline over one session's events.
-type fold struct {
-	foldState
+// Fold runs the pipeline over one session's events.
+type Fold struct {
+	FoldState
 	id      string
 	failErr error
 	// earlier answers the legacy upgrade's cross-event question (the
-	// message id of the already-upgraded event at seq); nil means the
-	// events are not kept and the full load must answer.
+	// message id of the already-upgraded event at seq) from the kept
+	// events; nil means they are not kept (then the ids are: KeepIDs).
 	earlier func(seq int64) string
-	// onNode is the policy's hook: e became the surface node at index si,
+	// OnNode is the policy's hook: e became the surface node at index si,
 	// replacing shadowed (nil for an append). e's data may alias a read
 	// buffer.
-	onNode func(e *Event, si int, shadowed []int64)
+	OnNode func(e *Event, si int, shadowed []int64)
 }
 
-func newFold(id string) *fold { return &fold{id: id} }
+// newFold starts a fold of session id's events.
+func newFold(id string) *Fold { return &Fold{id: id} }
 
-// resumeFold continues a fold from a saved state.
-func resumeFold(id string, st foldState) *fold {
-	f := &fold{id: id, foldState: st}
+// ResumeFold continues a fold from a saved state.
+func ResumeFold(id string, st FoldState) *Fold {
+	f := &Fold{id: id, FoldState: st}
 	if f.FailPass != passNone {
-		f.failErr = f.Fail.err()
+		f.failErr = f.Fail.Err()
 	}
 	return f
 }
 
-func (f *fold) fail(pass int, err error) {
+func (f *Fold) fail(pass int, err error) {
 	if pass > f.FailPass {
-		f.FailPass, f.failErr, f.Fail = pass, err, storeErr(err)
+		f.FailPass, f.failErr, f.Fail = pass, err, SaveError(err)
 	}
 }
 
-// stored folds one stored (scanned) event, upgrading it in place. Nothing
-// of e is kept unless the policy keeps it.
-func (f *fold) stored(e *Event) {
+// Stored folds one stored (scanned) event, upgrading it in place.
+// Nothing of e is kept unless the policy keeps it.
+func (f *Fold) Stored(e *Event) {
 	f.Count++
 	f.LastSeq, f.LastTime = e.Seq, e.Time
 	if f.FailPass >= passUpgrade || f.NeedIDs {
 		return
 	}
-	earlierID := func(seq int64) string {
+	if err := UpgradeEvent(f.id, e, f.earlierID(e.Seq)); err != nil {
+		f.fail(passUpgrade, err)
+		return
+	}
+	if f.NeedIDs {
+		return
+	}
+	if f.KeepIDs {
+		f.keepID(e)
+	}
+	f.check(e)
+	f.Closer.feed(e)
+	f.surfaceAndTitle(e)
+}
+
+// earlierID answers the legacy upgrade's question for the event at seq
+// at: the message id of the already-upgraded event at an earlier seq,
+// from the kept events or the kept ids. Without either it marks the fold
+// as needing the ids (the log is then folded again, keeping them).
+func (f *Fold) earlierID(at int64) func(seq int64) string {
+	return func(seq int64) string {
 		switch {
-		case seq >= e.Seq:
+		case seq >= at:
 			return ""
 		case f.earlier != nil:
 			return f.earlier(seq)
@@ -145,21 +168,21 @@ func (f *fold) stored(e *Event) {
 		f.NeedIDs = true
 		return ""
 	}
-	if err := upgradeEvent(f.id, e, earlierID); err != nil {
-		f.fail(passUpgrade, err)
-		return
-	}
-	if f.NeedIDs {
-		return
-	}
-	if f.KeepIDs {
-		if id := messageID(e); id != "" {
-			if f.IDs == nil {
-				f.IDs = map[int64]string{}
-			}
-			f.IDs[e.Seq] = id
+}
+
+// keepID keeps the message id of e.
+func (f *Fold) keepID(e *Event) {
+	if id := messageID(e); id != "" {
+		if f.IDs == nil {
+			f.IDs = map[int64]string{}
 		}
+		f.IDs[e.Seq] = id
 	}
+}
+
+// check runs the per-event checks of the passes that have not failed:
+// message shapes, unknown types, the envelope and request/header rules.
+func (f *Fold) check(e *Event) {
 	if f.FailPass < passMessage {
 		if err := checkMessage(e); err != nil {
 			f.fail(passMessage, err)
@@ -169,28 +192,26 @@ func (f *fold) stored(e *Event) {
 		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsjson.Quote(e.Type)))
 	}
 	if f.FailPass < passEnvelope {
-		if err := checkEnvelope(e); err != nil {
+		err := checkEnvelope(e)
+		if err == nil && e.Type == "request/header" {
+			err = checkRequestHeader(e)
+		}
+		if err != nil {
 			f.fail(passEnvelope, err)
-		} else if e.Type == "request/header" {
-			if err := checkRequestHeader(e); err != nil {
-				f.fail(passEnvelope, err)
-			}
 		}
 	}
-	f.Closer.feed(e)
-	f.surfaceAndTitle(e)
 }
 
-// skip folds n log-only events that need no checks (the assistant/chunk
+// Skip folds n log-only events that need no checks (the assistant/chunk
 // members of a well-formed packed row) ending at lastSeq, lastTime.
-func (f *fold) skip(n, lastSeq, lastTime int64) {
+func (f *Fold) Skip(n, lastSeq, lastTime int64) {
 	f.Count += n
 	f.LastSeq, f.LastTime = lastSeq, lastTime
 }
 
 // surfaceAndTitle runs the surface fold for e (while nothing has failed)
 // and remembers the latest title event.
-func (f *fold) surfaceAndTitle(e *Event) {
+func (f *Fold) surfaceAndTitle(e *Event) {
 	if f.FailPass < passFold {
 		if err := f.surface(e); err != nil {
 			f.fail(passFold, err)
@@ -208,10 +229,10 @@ func (f *fold) surfaceAndTitle(e *Event) {
 	}
 }
 
-// finish appends the crash closers (the envelope pass checks them, the
+// Finish appends the crash closers (the envelope pass checks them, the
 // fold folds them) and returns them with the load's error, if any. A
 // resumable caller finishes a clone.
-func (f *fold) finish() ([]Event, error) {
+func (f *Fold) Finish() ([]Event, error) {
 	if f.FailPass >= passUpgrade {
 		return nil, f.failErr
 	}
@@ -232,69 +253,80 @@ func (f *fold) finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// latestTitle is Log.Title over the folded log's latest title event.
-func (s *foldState) latestTitle() (*Title, error) {
+// LatestTitle is Log.Title over the folded log's latest title event (a
+// copy: the state may be shared by concurrent readers).
+func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
 		return nil, nil
 	}
 	if s.TitleOversize > 0 {
 		return nil, titleTooLarge(s.Title.Seq, "data", s.TitleOversize, maxTitleEventBytes)
 	}
-	return (&Log{Events: []Event{*s.Title}}).Title()
+	e := *s.Title
+	return titleOf(&e)
 }
 
 // surface is one step of dsh's foldSurface (spec §5.1).
-func (f *fold) surface(e *Event) error {
-	if !isSurfaceType(e.Type) {
+func (f *Fold) surface(e *Event) error {
+	if !IsSurfaceType(e.Type) {
 		if e.SurfaceOp != nil || e.SourceEventSeqs != nil {
-			return corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
+			return Corruptf("event %d: log-only %s carries a surface marker", e.Seq, e.Type)
 		}
 		return nil
 	}
-	var seqs []int64
-	if e.SourceEventSeqs != nil {
-		var ok bool
-		seqs, ok = parseSeqList(e.SourceEventSeqs)
-		if !ok {
-			return corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
-		}
-		if len(seqs) == 0 && e.Type != "assistant/message" {
-			return corruptf("event %d: empty sourceEventSeqs", e.Seq)
-		}
-		if err := checkCited(e.Seq, seqs); err != nil {
-			return err
-		}
+	seqs, err := citedSeqs(e)
+	if err != nil {
+		return err
 	}
 	if e.SurfaceOp == nil {
-		return corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
+		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
 	}
 	if isAppendOp(e.SurfaceOp) {
 		f.Nodes = append(f.Nodes, e.Seq)
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
 	}
+	return f.replace(e, seqs)
+}
+
+// citedSeqs parses and checks the sourceEventSeqs of surface event e
+// (nil when it has none).
+func citedSeqs(e *Event) ([]int64, error) {
+	if e.SourceEventSeqs == nil {
+		return nil, nil
+	}
+	seqs, ok := parseSeqList(e.SourceEventSeqs)
+	if !ok {
+		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
+	}
+	if len(seqs) == 0 && e.Type != "assistant/message" {
+		return nil, Corruptf("event %d: empty sourceEventSeqs", e.Seq)
+	}
+	return seqs, checkCited(e.Seq, seqs)
+}
+
+// replace folds a replacing surface event, which cites seqs: it must name
+// a span of the surface, cite every node it shadows, and a replacing
+// tool/result may only change one tool/result's content.
+func (f *Fold) replace(e *Event, seqs []int64) error {
 	start, end, ok := parseReplaceOp(e.SurfaceOp)
 	if !ok {
-		return corruptf("event %d: invalid surfaceOp %s", e.Seq, string(compact(e.SurfaceOp)))
+		return Corruptf("event %d: invalid surfaceOp %s", e.Seq, string(Compact(e.SurfaceOp)))
 	}
 	si, ei := slices.Index(f.Nodes, start), slices.Index(f.Nodes, end)
 	if si < 0 || ei < 0 || si > ei {
-		return corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
+		return Corruptf("event %d: replace {start:%d,end:%d} does not name a surface span", e.Seq, start, end)
 	}
 	shadowed := slices.Clone(f.Nodes[si : ei+1])
 	sorted := slices.Sorted(slices.Values(seqs))
 	for _, s := range shadowed {
 		if _, found := slices.BinarySearch(sorted, s); !found {
-			return corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
+			return Corruptf("event %d: replace shadows seq %d without citing it in sourceEventSeqs", e.Seq, s)
 		}
 	}
 	if e.Type == "tool/result" {
-		old, isResult := f.Results[shadowed[0]]
-		if len(shadowed) != 1 || !isResult {
-			return corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
-		}
-		if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
-			return corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+		if err := f.checkResultReplace(e, shadowed); err != nil {
+			return err
 		}
 	}
 	for _, s := range shadowed {
@@ -305,13 +337,27 @@ func (f *fold) surface(e *Event) error {
 	return nil
 }
 
+// checkResultReplace applies dsh's replace rule for tool results: the
+// replacing tool/result shadows exactly one tool/result and differs from
+// it only in the result content.
+func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
+	old, isResult := f.Results[shadowed[0]]
+	if len(shadowed) != 1 || !isResult {
+		return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
+	}
+	if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
+		return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
+	}
+	return nil
+}
+
 // checkCited applies the sourceEventSeqs rules of §5.1 to the seqs an
 // event at seq cites, reporting the first offending entry in order.
 func checkCited(seq int64, seqs []int64) error {
 	increasing := true
 	for i, s := range seqs {
 		if s >= seq {
-			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
 		if i > 0 && s <= seqs[i-1] {
 			increasing = false
@@ -324,10 +370,10 @@ func checkCited(seq int64, seqs []int64) error {
 	seen := make(map[int64]bool, len(seqs))
 	for _, s := range seqs {
 		if s >= seq {
-			return corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
 		if seen[s] {
-			return corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
+			return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
 		}
 		seen[s] = true
 	}
@@ -336,15 +382,15 @@ func checkCited(seq int64, seqs []int64) error {
 
 // node records a new surface node: a tool/result's comparison digest, and
 // whatever the policy keeps.
-func (f *fold) node(e *Event, si int, shadowed []int64) {
+func (f *Fold) node(e *Event, si int, shadowed []int64) {
 	if e.Type == "tool/result" {
 		if f.Results == nil {
 			f.Results = map[int64]resultKey{}
 		}
 		f.Results[e.Seq] = digestResult(e.Data)
 	}
-	if f.onNode != nil {
-		f.onNode(e, si, shadowed)
+	if f.OnNode != nil {
+		f.OnNode(e, si, shadowed)
 	}
 }
 
@@ -416,45 +462,15 @@ func cloneRaw(v json.RawMessage) json.RawMessage {
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(compact(field(e.Data, "turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(field(e.Data, "turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(compact(field(e.Data, "step")))
+		c.OpenStep = cloneRaw(Compact(field(e.Data, "step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
-		var step, msg []byte
-		fields(e.Data, func(k string, v []byte) {
-			switch k {
-			case "step":
-				step = v
-			case "message":
-				msg = v
-			}
-		})
-		elements(field(msg, "content"), func(b []byte) {
-			var typ, id []byte
-			fields(b, func(k string, v []byte) {
-				switch k {
-				case "type":
-					typ = v
-				case "id":
-					id = v
-				}
-			})
-			if t, _ := str(typ); t == "tool-call" {
-				id, _ := str(id)
-				// Like a JS Map.set: an existing entry keeps its place
-				// but gets a fresh value.
-				p := pendingCall{ID: id, Step: cloneRaw(compact(step))}
-				if i := c.byID(id); i >= 0 {
-					c.Calls[i] = p
-				} else {
-					c.Calls = append(c.Calls, p)
-				}
-			}
-		})
+		c.feedAssistant(e)
 	case "tool/call":
 		id, _ := str(field(e.Data, "callId"))
 		if i := c.byID(id); i >= 0 {
@@ -466,6 +482,34 @@ func (c *closerState) feed(e *Event) {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
 	}
+}
+
+// feedAssistant records the tool calls an assistant message makes as
+// pending in its step. Like a JS Map.set, a repeated id keeps its place
+// but gets a fresh value.
+func (c *closerState) feedAssistant(e *Event) {
+	var step, msg []byte
+	fields(e.Data, func(k string, v []byte) {
+		switch k {
+		case "step":
+			step = v
+		case "message":
+			msg = v
+		}
+	})
+	elements(field(msg, "content"), func(b []byte) {
+		v, _, _ := members(b, "type", "id")
+		if t, _ := str(v[0]); t != "tool-call" {
+			return
+		}
+		id, _ := str(v[1])
+		p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
+		if i := c.byID(id); i >= 0 {
+			c.Calls[i] = p
+		} else {
+			c.Calls = append(c.Calls, p)
+		}
+	})
 }
 
 // closers returns the closing events after a last event with seq lastSeq

@@ -1,0 +1,661 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"hash/crc32"
+	"io"
+	"sync"
+)
+
+// NOTE on how the cursor is built. A transcript is read front to back
+// through one input buffer (input, below), refilled from an io.ReaderAt
+// in chunks of readChunk bytes (recycled) and grown only for a line or
+// frame longer than a chunk, within the decode memory budget. Raw lines
+// come straight from that buffer; a zstd frame is cut from it and decoded
+// into a second (recycled) buffer whose lines are then handed out. Every
+// line goes through the line scanner (scanlines.go), which applies seq
+// contiguity and the committed-region rule. Position is advanced only
+// past committed bytes: after a good line (raw) or a complete frame all of
+// whose lines were good (zstd); a grown log resumes there.
+
+// Framing is how a transcript stores its records.
+type Framing int
+
+const (
+	// Lines is a raw JSONL transcript (session.jsonl).
+	Lines Framing = iota + 1
+	// Frames is a transcript of zstd frames (session.jsonl.zstd).
+	Frames
+)
+
+// Loc locates one record (line) of a transcript: for raw logs Off is the
+// file offset of the line; for zstd logs Off is the file offset of the
+// frame holding it and Inner the line's offset in the frame's plaintext.
+// Torn marks a line of a torn final frame (decoded without checksum). CRC
+// is the CRC-32 of the line: a re-read by offset (ReadAt) checks it, so a
+// log rewritten in place is noticed instead of handing unchecked bytes on.
+type Loc struct {
+	Off   int64
+	Inner int64
+	Torn  bool
+	CRC   uint32
+}
+
+// Position is where a read stopped and the next one resumes.
+type Position struct {
+	// Offset is after the last committed record: after the last good line
+	// (raw) or after the last complete frame (zstd).
+	Offset int64
+	// Lines and Frames count the event lines and the complete frames (the
+	// header's included) before Offset, for error messages.
+	Lines  int
+	Frames int
+	// NextSeq is the seq the next event must carry.
+	NextSeq int64
+}
+
+// Record is one good record the cursor read.
+type Record struct {
+	// Header is set, and nothing else, for the header line or frame (the
+	// first record of a read from offset 0); HeaderLine is its text (the
+	// caller's to keep).
+	Header     *Header
+	HeaderLine []byte
+	// Events are the record's events, which alias the cursor's buffers
+	// until the next call: one event, or a packed row's members when
+	// Options.ExpandRows is set.
+	Events []Event
+	// Skipped counts the members of a packed row that was not expanded
+	// (they are log-only chunks that no check looks into).
+	Skipped RowSummary
+	// Loc is where the record is stored, and Size its length (without
+	// the "\n").
+	Loc  Loc
+	Size int
+}
+
+// Options configures a Cursor.
+type Options struct {
+	// Limit is the read limit: the most decoded bytes of one frame or
+	// line (0: DefaultReadLimit).
+	Limit int64
+	// Memory is the decode memory budget large buffers are taken from
+	// (nil: none).
+	Memory DecodeMemory
+	// Budget is the read's decoded-bytes budget (zstd); nil starts a
+	// fresh one.
+	Budget *DecodedBudget
+	// ExpandRows expands packed rows into their events (the full load)
+	// instead of counting them.
+	ExpandRows bool
+}
+
+// Cursor reads the records of one transcript in order (Next), from its
+// start or from a saved Position (Resume), and re-reads single records by
+// their location (ReadAt). It holds no goroutine; Close gives its buffers
+// back. It is not safe for concurrent use.
+type Cursor struct {
+	in      input
+	framing Framing
+	limit   int64
+	mem     DecodeMemory
+	budget  *DecodedBudget
+
+	sc         lineScanner
+	pos        Position // committed
+	wantHeader bool
+	done       bool
+	// pending is a zstd read's first decode-stage error: only the framing
+	// of the rest is read, and a framing error wins over it.
+	pending error
+
+	// The zstd frame whose lines are being handed out.
+	text      []byte
+	textAt    int
+	textSlot  Slot
+	textBuf   *[]byte
+	frameOff  int64
+	frameEnd  int64
+	frameTorn bool
+	tornRead  bool
+	// keepText decodes every frame into a buffer of its own, which the
+	// records handed out keep referring to.
+	keepText bool
+
+	// Random access (ReadAt).
+	win    *window
+	cached struct {
+		off  int64
+		torn bool
+		text []byte
+	}
+}
+
+// NewCursor returns a cursor over the first size bytes of r, read from
+// the start (its first record is the header).
+func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
+	c := &Cursor{in: input{r: r, size: size}, framing: framing, limit: o.Limit, mem: o.Memory, budget: o.Budget, wantHeader: true}
+	if c.limit <= 0 {
+		c.limit = DefaultReadLimit
+	}
+	if c.budget == nil {
+		c.budget = &DecodedBudget{Limit: c.limit}
+	}
+	c.sc = lineScanner{skipRows: !o.ExpandRows, strict: framing == Frames}
+	c.in.eof = size <= 0
+	return c
+}
+
+// NewCursorBytes returns a cursor over a transcript held in memory: its
+// records stay valid (they alias data, or a zstd frame's own decoded
+// text), and no line is too long for the buffer.
+func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
+	c := NewCursor(nil, int64(len(data)), framing, o)
+	c.in.buf, c.in.end, c.in.eof = data, len(data), true
+	c.keepText = true
+	return c
+}
+
+// Resume continues the read after pos (a Position of an earlier read of
+// the same bytes, which the caller has checked are unchanged).
+func (c *Cursor) Resume(pos Position) {
+	c.pos = pos
+	c.wantHeader = pos.Offset == 0
+	if c.in.r == nil { // in memory: every byte is in the buffer
+		c.in.start = int(min(pos.Offset, c.in.size))
+	} else {
+		c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
+		c.in.eof = pos.Offset >= c.in.size
+	}
+	c.sc.nextSeq, c.sc.lines = pos.NextSeq, pos.Lines
+}
+
+// Position returns where the committed records end.
+func (c *Cursor) Position() Position { return c.pos }
+
+// Close gives the cursor's buffers back.
+func (c *Cursor) Close() {
+	c.releaseText()
+	if c.textBuf != nil {
+		putTextBuf(c.textBuf)
+		c.textBuf = nil
+	}
+	c.in.close()
+}
+
+// Next returns the next good record, io.EOF after the last one (a torn
+// tail is not an error), or the error a read of the log gives: framing or
+// corruption (marked as found by the backend), the read limit, I/O.
+func (c *Cursor) Next() (Record, error) {
+	if c.framing == Frames {
+		return c.nextInFrame()
+	}
+	return c.nextLine()
+}
+
+// nextLine is Next for raw lines. From a bad line on nothing is returned
+// (the rest is a torn tail), but the lines are still scanned: a later
+// turn/end makes the bad line corruption.
+func (c *Cursor) nextLine() (Record, error) {
+	for {
+		line, off, err := c.in.line(c.growForLine)
+		if err == io.EOF {
+			if c.wantHeader {
+				return Record{}, backendf("empty or header-less session log")
+			}
+			return Record{}, io.EOF
+		}
+		if err != nil {
+			return Record{}, err
+		}
+		end := off + int64(len(line)) + 1
+		if c.wantHeader {
+			h, err := ParseHeaderLine(line)
+			if err != nil {
+				return Record{}, err
+			}
+			c.wantHeader, c.pos.Offset = false, end
+			return Record{Header: h, HeaderLine: bytes.Clone(line)}, nil
+		}
+		rec, ok, err := c.scan(line, Loc{Off: off})
+		if err != nil || ok {
+			if ok {
+				c.pos.Offset, c.pos.Lines, c.pos.NextSeq = end, c.sc.lines, c.sc.nextSeq
+			}
+			return rec, err
+		}
+	}
+}
+
+// scan feeds one line to the scanner: ok reports a good record, false a
+// bad line (from which on the log is a torn tail unless it turns out to
+// be corruption, an error).
+func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
+	c.sc.events = c.sc.events[:0]
+	if err := c.sc.feed(line); err != nil {
+		return Record{}, false, markBackend(err)
+	}
+	if c.sc.bad {
+		return Record{}, false, nil
+	}
+	rec = Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line)}
+	if len(rec.Events) > 0 {
+		rec.Loc.CRC = crc32.ChecksumIEEE(line)
+	}
+	return rec, true, nil
+}
+
+// growForLine grows a full input buffer holding one incomplete line, up
+// to the read limit, within one slot of the decode memory budget (the
+// index pass's workers must not each hold such a buffer at once).
+func (c *Cursor) growForLine() error {
+	n := len(c.in.buf)
+	if int64(n) > c.limit {
+		return Limitf(c.limit, "a line holds more bytes than the read limit")
+	}
+	if c.in.held == nil && c.mem != nil {
+		c.in.held = c.mem.ReserveOne()
+	}
+	c.in.setBuf(growBuf(c.in.buf, c.limit+1))
+	return nil
+}
+
+// growForFrame grows a full input buffer holding one incomplete zstd
+// frame, with every slot of the decode memory budget, which that frame's
+// decode (and the rest of this read) then uses.
+func (c *Cursor) growForFrame() error {
+	n := len(c.in.buf)
+	if int64(n) > c.limit {
+		return Limitf(c.limit, "a zstd frame decodes to more bytes than the read limit")
+	}
+	if c.in.held == nil && c.mem != nil {
+		c.in.held, c.in.heldAll = c.mem.ReserveAll(), true
+	}
+	c.in.setBuf(append(c.in.buf, make([]byte, n)...))
+	return nil
+}
+
+// nextInFrame is Next for zstd frames: the lines of the current frame,
+// then the next frame's. After the first decode-stage error only the
+// framing of the rest is read; at the end a torn final frame's whole
+// blocks are decoded and its lines handed out (Loc.Torn), not committed.
+func (c *Cursor) nextInFrame() (Record, error) {
+	for {
+		if c.text != nil {
+			if rec, ok, err := c.frameLine(); ok || err != nil {
+				return rec, err
+			}
+			continue
+		}
+		if c.done {
+			return Record{}, io.EOF
+		}
+		frame, off, err := c.in.frame(c.growForFrame)
+		if err == io.EOF {
+			if err := c.endOfFrames(); err != nil {
+				return Record{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return Record{}, err
+		}
+		if c.pending != nil {
+			continue
+		}
+		c.pos.Frames++
+		if c.pos.Frames == 1 {
+			rec, err := c.headerFrame(frame)
+			if err != nil {
+				c.pending = err
+				continue
+			}
+			c.wantHeader, c.pos.Offset = false, off+int64(len(frame))
+			return rec, nil
+		}
+		c.pending = c.startFrame(frame, off)
+	}
+}
+
+// headerFrame reads the header frame, which ReadHeader's bound applies to
+// (a read lists what ReadHeader lists).
+func (c *Cursor) headerFrame(frame []byte) (Record, error) {
+	if len(frame) > maxHeaderBytes+1 {
+		return Record{}, Corruptf("no header within the first %d bytes", maxHeaderBytes)
+	}
+	line, err := headerFrameLine(frame)
+	if err != nil {
+		return Record{}, err
+	}
+	h, err := ParseHeaderLine(line)
+	if err != nil {
+		return Record{}, err
+	}
+	return Record{Header: h, HeaderLine: line}, nil
+}
+
+// startFrame decodes a complete event frame at off into the recycled text
+// buffer; its lines are handed out next.
+func (c *Cursor) startFrame(frame []byte, off int64) error {
+	var dst []byte
+	if !c.keepText {
+		if c.textBuf == nil {
+			c.textBuf = textBufs.Get().(*[]byte)
+		}
+		dst = *c.textBuf
+	}
+	text, sl, err := decodeFrame(c.mem, frame, dst, c.limit, c.budget, c.in.heldAll)
+	if err != nil {
+		return err
+	}
+	if len(text) == 0 || text[len(text)-1] != '\n' {
+		reuse(sl)
+		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
+	}
+	c.text, c.textAt, c.textSlot = text, 0, sl
+	c.frameOff, c.frameEnd, c.frameTorn = off, off+int64(len(frame)), false
+	return nil
+}
+
+// frameLine hands out the current frame's next line; ok is false once the
+// frame is done (then committed, unless torn or after an error).
+func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
+	rest := c.text[c.textAt:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		c.releaseText()
+		if !c.frameTorn && c.pending == nil {
+			c.pos.Offset, c.pos.Lines, c.pos.NextSeq = c.frameEnd, c.sc.lines, c.sc.nextSeq
+		}
+		return Record{}, false, nil
+	}
+	inner := c.textAt
+	c.textAt += i + 1
+	rec, ok, err = c.scan(rest[:i], Loc{Off: c.frameOff, Inner: int64(inner), Torn: c.frameTorn})
+	if err != nil && !c.frameTorn {
+		// Corruption inside a complete frame is a decode-stage error:
+		// the framing of the rest still wins over it.
+		c.pending, err = err, nil
+		c.releaseText()
+	}
+	return rec, ok, err
+}
+
+// releaseText ends the current frame's text: a buffer from the memory
+// budget goes back for reuse (nothing refers to it: the fold copies what
+// it keeps), a small one is kept for the next frame.
+func (c *Cursor) releaseText() {
+	if c.text == nil {
+		return
+	}
+	switch {
+	case c.frameTorn || c.keepText:
+	case c.textSlot != nil:
+		c.textSlot.Reuse()
+	default:
+		*c.textBuf = c.text[:0]
+	}
+	c.text, c.textSlot = nil, nil
+}
+
+// endOfFrames ends a zstd read: the pending error, a log without a header
+// frame, or the torn final frame, whose whole blocks are decoded (without
+// checksum: it was never finished) and scanned leniently.
+func (c *Cursor) endOfFrames() error {
+	switch {
+	case c.pending != nil:
+		return c.pending
+	case c.pos.Frames == 0:
+		return backendf("empty or header-less Zstandard session log")
+	case c.in.start == c.in.end || c.tornRead:
+		c.done = true
+		return nil
+	}
+	c.tornRead = true
+	torn := c.in.buf[c.in.start:c.in.end]
+	lo, _ := frameContentBounds(torn)
+	if err := c.budget.Admit(lo); err != nil {
+		return err
+	}
+	text, err := decodeTornFrame(c.mem, torn, c.limit)
+	if err != nil {
+		return err
+	}
+	if err := c.budget.Spend(len(text)); err != nil {
+		return err
+	}
+	c.sc.strict = false
+	c.text, c.textAt, c.frameOff, c.frameTorn = text, 0, c.pos.Offset, true
+	return nil
+}
+
+// TornFrame reports whether the read met a torn final zstd frame (its
+// lines, if any, came with Loc.Torn set).
+func (c *Cursor) TornFrame() bool { return c.tornRead }
+
+// ReadAt re-reads the single event stored at loc (a surface record, never
+// a packed row) through a window over the transcript, which serves the
+// records that follow too, keeping the last decoded frame. A record that
+// no longer matches its CRC fails with ErrRecordChanged.
+func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
+	if c.win == nil {
+		c.win = &window{r: c.in.r}
+	}
+	var line []byte
+	if c.framing == Lines {
+		l, err := c.win.line(loc.Off, c.limit)
+		if err != nil {
+			return nil, err
+		}
+		line = l
+	} else {
+		text, err := c.frameText(loc)
+		if err != nil {
+			return nil, err
+		}
+		if loc.Inner > int64(len(text)) {
+			return nil, ErrRecordChanged
+		}
+		line = text[loc.Inner:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+	}
+	if crc32.ChecksumIEEE(line) != loc.CRC {
+		return nil, ErrRecordChanged
+	}
+	evs, err := decodeEvents(line)
+	if err != nil || len(evs) != 1 {
+		return nil, ErrRecordChanged
+	}
+	return &evs[0], nil
+}
+
+// frameText returns the plaintext of the frame holding loc, decoding it
+// unless it is the last one decoded.
+func (c *Cursor) frameText(loc Loc) ([]byte, error) {
+	fc := &c.cached
+	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
+		return fc.text, nil
+	}
+	frame, err := c.win.frame(loc.Off, c.limit)
+	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
+		return nil, err
+	}
+	var text []byte
+	if loc.Torn {
+		text, err = decodeTornFrame(c.mem, frame, c.limit)
+	} else {
+		var sl Slot
+		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, false)
+		keep(sl) // the text is kept (cached) past this call
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc.off, fc.torn, fc.text = loc.Off, loc.Torn, text
+	return text, nil
+}
+
+// ErrRecordChanged is a record that no longer holds what an earlier read
+// found there: the log was rewritten in place since.
+var ErrRecordChanged = &Error{Kind: KindIO, Backend: true,
+	Msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
+
+// TailCRC returns the CRC-32 of the up to 64 bytes of r before off: a
+// file rewritten in place with the same or a larger size changes it.
+func TailCRC(r io.ReaderAt, off int64) (uint32, error) {
+	start := max(off-64, 0)
+	buf := make([]byte, off-start)
+	if _, err := r.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+		return 0, err
+	}
+	return crc32.ChecksumIEEE(buf), nil
+}
+
+// Buffers of the cursor: a transcript is read in
+// chunks of up to readChunk bytes into a recycled buffer, and complete
+// zstd frames decode into a recycled buffer, so the first index pass
+// allocates per session about what it keeps, not what it reads.
+
+const readChunk = 4 << 20
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
+
+// getReadBuf returns a recycled read buffer of readChunk bytes.
+func getReadBuf() *[]byte { return readBufs.Get().(*[]byte) }
+
+// putReadBuf recycles b unless it grew (a long line or frame).
+func putReadBuf(b *[]byte) {
+	if cap(*b) == readChunk {
+		*b = (*b)[:readChunk]
+		readBufs.Put(b)
+	}
+}
+
+var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
+
+// putTextBuf recycles a decode buffer unless a huge frame grew it.
+func putTextBuf(b *[]byte) {
+	if cap(*b) <= readChunk {
+		textBufs.Put(b)
+	}
+}
+
+// input is the bytes of a transcript read but not consumed yet:
+// buf[start:end], which starts at file offset off+start.
+type input struct {
+	r          io.ReaderAt
+	size       int64
+	buf        []byte
+	pooled     *[]byte // buf's recycled storage, nil when not from the pool
+	off        int64   // file offset of buf[0]
+	start, end int
+	eof        bool // nothing more to read (size reached or a short read)
+	// held is memory taken from the decode budget for a grown buffer;
+	// heldAll says it is every slot.
+	held    Slot
+	heldAll bool
+}
+
+// setBuf replaces buf by a grown copy.
+func (in *input) setBuf(b []byte) {
+	in.buf = b
+	if in.pooled != nil {
+		*in.pooled = b
+	}
+}
+
+// more slides the unconsumed bytes to the front of buf and reads after
+// them, up to the end of buf or of the input. The caller grows a full
+// buffer first.
+func (in *input) more() error {
+	if in.buf == nil {
+		in.pooled = getReadBuf()
+		in.buf = *in.pooled
+	}
+	if in.start > 0 {
+		in.end = copy(in.buf, in.buf[in.start:in.end])
+		in.off += int64(in.start)
+		in.start = 0
+	}
+	want := int(min(int64(len(in.buf)-in.end), in.size-in.off-int64(in.end)))
+	m, err := in.r.ReadAt(in.buf[in.end:in.end+want], in.off+int64(in.end))
+	in.end += m
+	if m < want {
+		in.eof = true
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	if in.off+int64(in.end) >= in.size {
+		in.eof = true
+	}
+	return nil
+}
+
+// full reports whether buf holds nothing but unconsumed bytes.
+func (in *input) full() bool { return in.start == 0 && in.end == len(in.buf) && in.buf != nil }
+
+// line returns the next complete line (without "\n") and its file
+// offset, or io.EOF when none is left (a final line without "\n" is a
+// torn tail). grow is called when one line fills the buffer.
+func (in *input) line(grow func() error) ([]byte, int64, error) {
+	for {
+		if i := bytes.IndexByte(in.buf[in.start:in.end], '\n'); i >= 0 {
+			line, off := in.buf[in.start:in.start+i], in.off+int64(in.start)
+			in.start += i + 1
+			return line, off, nil
+		}
+		if err := in.fill(grow); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// frame returns the next complete zstd frame and its file offset, or
+// io.EOF when none is left (the bytes of a torn final frame stay
+// unconsumed). grow is called when one frame fills the buffer.
+func (in *input) frame(grow func() error) ([]byte, int64, error) {
+	for {
+		if in.end > in.start {
+			end, complete, err := frameEnd(in.buf[:in.end], in.start, in.off)
+			if err != nil {
+				return nil, 0, err
+			}
+			if complete {
+				frame, off := in.buf[in.start:end], in.off+int64(in.start)
+				in.start = end
+				return frame, off, nil
+			}
+		}
+		if err := in.fill(grow); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// fill reads more, growing a full buffer first; io.EOF at the end.
+func (in *input) fill(grow func() error) error {
+	if in.eof {
+		return io.EOF
+	}
+	if in.full() {
+		if err := grow(); err != nil {
+			return err
+		}
+	}
+	return in.more()
+}
+
+// close recycles the read buffer and gives held memory back (the grown
+// buffer is dropped, not reused).
+func (in *input) close() {
+	if in.pooled != nil {
+		putReadBuf(in.pooled)
+		in.pooled, in.buf = nil, nil
+	}
+	keep(in.held)
+	in.held = nil
+}

@@ -1,0 +1,197 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+const cursorHeader = `{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}`
+
+// cursorLines are the event lines of the cursor tests: single events and
+// a packed row (seqs 0–6).
+var cursorLines = []string{
+	`{"type":"todo/write","seq":0,"time":1,"data":{"a":1}}`,
+	`{"type":"todo/write","seq":1,"time":2,"data":{"b":"x"}}`,
+	`{"type":"text-chunks","seq0":2,"time0":3,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["a","b","c"]}}`,
+	`{"type":"todo/write","seq":5,"time":6,"data":{}}`,
+	`{"type":"todo/write","seq":6,"time":7,"data":{"c":[1,2]}}`,
+}
+
+// rawLog is the raw transcript of cursorLines.
+func rawLog() []byte {
+	return []byte(cursorHeader + "\n" + joinLines(cursorLines))
+}
+
+func joinLines(lines []string) string {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// zstdLog is the zstd transcript of cursorLines: the header frame, then
+// frames of one and two lines.
+func zstdLog(t *testing.T) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	out := enc.EncodeAll([]byte(cursorHeader+"\n"), nil)
+	out = enc.EncodeAll([]byte(joinLines(cursorLines[:1])), out)
+	out = enc.EncodeAll([]byte(joinLines(cursorLines[1:3])), out)
+	return enc.EncodeAll([]byte(joinLines(cursorLines[3:])), out)
+}
+
+// seqsOf reads every record of c: the seqs of its events (a packed row's
+// members counted as their seqs), and the records, with torn ones marked.
+func seqsOf(t *testing.T, c *Cursor) (seqs []int64, recs []Record) {
+	t.Helper()
+	for {
+		rec, err := c.Next()
+		if err == io.EOF {
+			return seqs, recs
+		}
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		if rec.Header != nil {
+			continue
+		}
+		for i := range rec.Skipped.N {
+			seqs = append(seqs, rec.Skipped.Seq0+i)
+		}
+		for _, e := range rec.Events {
+			seqs = append(seqs, e.Seq)
+		}
+		rec.Events = slices.Clone(rec.Events) // valid until the next call
+		for i := range rec.Events {
+			rec.Events[i].Data = bytes.Clone(rec.Events[i].Data)
+		}
+		recs = append(recs, rec)
+	}
+}
+
+// TestCursorResumesWhereAPrefixStopped: reading any prefix of a log (a
+// torn line or frame at its end) and then resuming the whole log at the
+// prefix's position hands out exactly the records of one read, and a
+// torn final frame's lines are never committed.
+func TestCursorResumesWhereAPrefixStopped(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		framing Framing
+		data    []byte
+	}{{"raw", Lines, rawLog()}, {"zstd", Frames, zstdLog(t)}} {
+		t.Run(c.name, func(t *testing.T) {
+			full := NewCursor(bytes.NewReader(c.data), int64(len(c.data)), c.framing, Options{})
+			want, _ := seqsOf(t, full)
+			full.Close()
+			if len(want) != 7 {
+				t.Fatalf("one read gave seqs %v, want 0–6", want)
+			}
+			// Every cut after the header (a log without a whole header is
+			// refused, not resumed).
+			start := len(cursorHeader) + 1
+			if c.framing == Frames {
+				start, _, _ = frameEnd(c.data, 0, 0)
+			}
+			for cut := start; cut <= len(c.data); cut++ {
+				first := NewCursor(bytes.NewReader(c.data[:cut]), int64(cut), c.framing, Options{})
+				var got []int64
+				for {
+					rec, err := first.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("cut %d: %v", cut, err)
+					}
+					if rec.Loc.Torn || rec.Header != nil {
+						continue
+					}
+					for i := range rec.Skipped.N {
+						got = append(got, rec.Skipped.Seq0+i)
+					}
+					for _, e := range rec.Events {
+						got = append(got, e.Seq)
+					}
+				}
+				pos := first.Position()
+				first.Close()
+				rest := NewCursor(bytes.NewReader(c.data), int64(len(c.data)), c.framing, Options{})
+				rest.Resume(pos)
+				more, _ := seqsOf(t, rest)
+				rest.Close()
+				if got = append(got, more...); !slices.Equal(got, want) {
+					t.Fatalf("cut %d (resumed at %+v): seqs %v, want %v", cut, pos, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCursorReadAtRereadsEachRecord: every single-event record re-reads
+// by its location, and a record whose bytes changed fails with
+// ErrRecordChanged.
+func TestCursorReadAtRereadsEachRecord(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		framing Framing
+		data    []byte
+	}{{"raw", Lines, rawLog()}, {"zstd", Frames, zstdLog(t)}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := bytes.NewReader(c.data)
+			cur := NewCursor(r, int64(len(c.data)), c.framing, Options{})
+			defer cur.Close()
+			_, recs := seqsOf(t, cur)
+			for _, rec := range recs {
+				if len(rec.Events) != 1 {
+					continue
+				}
+				ev, err := cur.ReadAt(rec.Loc)
+				if err != nil || ev.Seq != rec.Events[0].Seq || !bytes.Equal(ev.Data, rec.Events[0].Data) {
+					t.Errorf("ReadAt(%+v) = %v, %v, want seq %d", rec.Loc, ev, err, rec.Events[0].Seq)
+				}
+				changed := rec.Loc
+				changed.CRC++
+				if _, err := cur.ReadAt(changed); !errors.Is(err, ErrRecordChanged) {
+					t.Errorf("ReadAt of a changed record: %v, want ErrRecordChanged", err)
+				}
+			}
+		})
+	}
+}
+
+// TestCursorErrors: the log errors a read gives, in dsh's order.
+func TestCursorErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, log, want string
+	}{
+		{"no header line", `{"type":"session"`, "empty or header-less session log"},
+		{"foreign version", `{"type":"session","version":1,"id":"s","createdAt":1,"delegationDepth":0}` + "\n", "session format version 1 is not supported"},
+		{"seq gap before a turn/end", cursorHeader + "\n" + cursorLines[1] + "\n" + `{"type":"turn/end","seq":2,"time":1,"data":{}}` + "\n",
+			"event seq 1 where 0 was expected"},
+		{"bad line before a later turn/end", cursorHeader + "\n" + "{bad\n" + `{"type":"turn/end","seq":0,"time":1,"data":{}}` + "\n",
+			"bad record at event line 1 before a later turn/end"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cur := NewCursorBytes([]byte(c.log), Lines, Options{})
+			defer cur.Close()
+			var err error
+			for err == nil {
+				_, err = cur.Next()
+			}
+			if err == io.EOF || !bytes.Contains([]byte(fmt.Sprint(err)), []byte(c.want)) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

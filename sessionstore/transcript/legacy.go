@@ -1,0 +1,346 @@
+package transcript
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+)
+
+// UpgradeEvent applies HEAD's read-time upgrade of older record shapes
+// (spec §2.9, steps 0–4) to one event in place (the fold runs it on every
+// stored event in log order). earlierID returns the message
+// id of the already-upgraded event at an earlier seq ("" when there is no
+// such event or it has no id), which a replacing tool/result inherits.
+func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
+	switch e.Type {
+	case "request/header-delta", "mode/set":
+		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
+	case "request/header":
+		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
+			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
+		}
+	case "turn/start":
+		if field(e.Data, "trigger") == nil {
+			return nil // the current shape: nothing to upgrade
+		}
+		if err := upgradeTurnStart(e); err != nil {
+			return err
+		}
+	case "turn/end":
+		if err := upgradeTurnEnd(e); err != nil {
+			return err
+		}
+	case "steering/message":
+		if err := upgradeSteering(sessionID, e); err != nil {
+			return err
+		}
+	}
+	if needsUpgradeCheck(e) {
+		upgradeMessage(sessionID, e, earlierID)
+	}
+	return nil
+}
+
+// Top-level data keys the message upgrade looks at.
+const (
+	lkContent uint16 = 1 << iota
+	lkSource
+	lkID
+	lkRole
+	lkMessage
+	lkProvenance
+	lkCallID
+	lkIsError
+)
+
+// needsUpgradeCheck reports whether upgradeMessage could change e: only a
+// pre-identity message can. Current-format messages (the bulk of a log)
+// are recognised from their top-level data keys alone, without decoding
+// the data.
+func needsUpgradeCheck(e *Event) bool {
+	if !IsSurfaceType(e.Type) {
+		return false
+	}
+	m, ok := legacyKeys(e.Data)
+	if !ok {
+		return false // not an object: upgradeMessage leaves it alone
+	}
+	has := func(bits uint16) bool { return m&bits == bits }
+	switch e.Type {
+	case "user/message":
+		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
+	case "assistant/message":
+		return has(lkContent|lkProvenance) && m&lkMessage == 0
+	default:
+		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
+	}
+}
+
+// legacyKeys returns which of the keys the message upgrade looks at the
+// data object has (ok is false when data is not an object).
+func legacyKeys(data []byte) (m uint16, ok bool) {
+	ok = fields(data, func(k string, _ []byte) {
+		switch k {
+		case "content":
+			m |= lkContent
+		case "source":
+			m |= lkSource
+		case "id":
+			m |= lkID
+		case "role":
+			m |= lkRole
+		case "message":
+			m |= lkMessage
+		case "provenance":
+			m |= lkProvenance
+		case "callId":
+			m |= lkCallID
+		case "isError":
+			m |= lkIsError
+		}
+	})
+	return m, ok
+}
+
+func legacyID(sessionID string, seq int64) string {
+	return "legacy-message:" + sessionID + ":" + strconv.FormatInt(seq, 10)
+}
+
+func upgradeTurnStart(e *Event) error {
+	d, ok := e.obj()
+	if !ok {
+		return nil
+	}
+	trig, has := d["trigger"]
+	if !has {
+		return nil
+	}
+	turn, ok := safeInt(d["turn"])
+	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
+		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
+	}
+	t, ok := objectOf(trig)
+	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
+		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
+	}
+	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Bytes())
+	return nil
+}
+
+func upgradeTurnEnd(e *Event) error {
+	bad := Corruptf("event %d: malformed turn/end", e.Seq)
+	d, ok := e.obj()
+	if !ok {
+		return bad
+	}
+	turn, ok := safeInt(d["turn"])
+	if !ok || turn < 1 || !hasExactKeys(d, "turn", "reason") {
+		return bad
+	}
+	r, ok := objectOf(d["reason"])
+	if !ok {
+		return bad
+	}
+	kind, ok := str(r["kind"])
+	if !ok {
+		return bad
+	}
+	reason, ok := upgradedReason(kind, r)
+	if !ok {
+		return bad
+	}
+	if reason != nil {
+		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Raw("reason", reason).Bytes())
+	}
+	return nil
+}
+
+// upgradedReason returns the current form of a turn/end reason of the
+// given kind, nil when it is current already; ok is false for a malformed
+// one.
+func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
+	switch kind {
+	case "completed", "blocked", "max-tokens", "interrupted":
+		return nil, hasExactKeys(r, "kind")
+	case "aborted":
+		if _, has := r["reason"]; has {
+			return nil, true
+		}
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), hasExactKeys(r, "kind")
+	case "disposed":
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), hasExactKeys(r, "kind")
+	case "error":
+		return upgradedErrorReason(r)
+	}
+	return nil, true
+}
+
+// upgradedErrorReason is upgradedReason for an error reason: a legacy
+// failure object, or a bare message (and code), becomes its error.
+func upgradedErrorReason(r object) (json.RawMessage, bool) {
+	if _, has := r["error"]; has {
+		return nil, true
+	}
+	if _, ok := nonNegSafeInt(r["step"]); !ok {
+		return nil, false
+	}
+	var failure json.RawMessage
+	switch {
+	case hasExactKeys(r, "kind", "step", "failure"):
+		f, ok := objectOf(r["failure"])
+		if !ok || !validFailure(f) {
+			return nil, false
+		}
+		failure = Compact(r["failure"])
+	case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
+		code := json.RawMessage(`"UNKNOWN"`)
+		if c, has := r["code"]; has {
+			code = Compact(c)
+		}
+		failure = jsjson.NewObject(nil).Raw("message", Compact(r["message"])).Raw("code", code).Bytes()
+	default:
+		return nil, false
+	}
+	return jsjson.NewObject(nil).String("kind", "error").Raw("error", failure).Bytes(), true
+}
+
+// validFailure checks {message, code, status?, providerRetryAfterMs?,
+// requestId?} key-wise.
+func validFailure(f object) bool {
+	if _, ok := f["message"]; !ok {
+		return false
+	}
+	if _, ok := f["code"]; !ok {
+		return false
+	}
+	for k := range f {
+		switch k {
+		case "message", "code", "status", "providerRetryAfterMs", "requestId":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func upgradeSteering(sessionID string, e *Event) error {
+	d, ok := e.obj()
+	if !ok {
+		return Corruptf("event %d: malformed legacy steering/message", e.Seq)
+	}
+	if hasExactKeys(d, "turn", "message") {
+		if _, ok := safeInt(d["turn"]); ok && isObject(d["message"]) {
+			e.Type = "user/message"
+			e.setData(Compact(d["message"]))
+			return nil
+		}
+	}
+	if hasExactKeys(d, "turn", "content", "source") {
+		e.Type = "user/message"
+		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d["content"])).Raw("source", Compact(d["source"])).
+			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
+		return nil
+	}
+	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
+}
+
+// upgradeMessage upgrades pre-identity message data (§2.9 step 4), which
+// needsUpgradeCheck found. earlierID gives the message id of an
+// already-upgraded earlier event, which a replacing tool/result inherits.
+func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
+	d, ok := e.obj()
+	if !ok {
+		return
+	}
+	id := legacyID(sessionID, e.Seq)
+	w := jsjson.NewObject(nil)
+	switch e.Type {
+	case "user/message":
+		copyExcept(w, e.Data, d)
+		w.String("id", id).String("role", "user")
+	case "assistant/message":
+		msg := jsjson.NewObject(nil).String("id", id).String("role", "assistant").
+			Raw("content", Compact(d["content"])).Raw("source", modelSource(d["provenance"])).Bytes()
+		copyExcept(w, e.Data, d, "content", "provenance")
+		w.Raw("message", msg)
+	default: // tool/result
+		if start, ok := replaceStart(e.SurfaceOp); ok {
+			id = earlierID(start)
+		}
+		callID := Compact(d["callId"])
+		block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
+			Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
+		msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
+			Raw("content", wrapArray(block)).
+			Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
+		copyExcept(w, e.Data, d, "callId", "content", "isError")
+		w.Raw("message", msg)
+	}
+	e.setData(w.Bytes())
+}
+
+// copyExcept writes the members of the object data (decoded as d) but
+// skip, in document order.
+func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
+	for _, k := range orderedKeys(data) {
+		if !slices.Contains(skip, k) {
+			w.Raw(k, Compact(d[k]))
+		}
+	}
+}
+
+// modelSource is a legacy assistant message's provenance as a current
+// source: its members, the kind set to "model" (added when absent).
+func modelSource(provenance json.RawMessage) json.RawMessage {
+	src := jsjson.NewObject(nil)
+	p, ok := objectOf(provenance)
+	if !ok {
+		return src.String("kind", "model").Bytes()
+	}
+	for _, k := range orderedKeys(provenance) {
+		if k == "kind" {
+			src.String("kind", "model")
+		} else {
+			src.Raw(k, Compact(p[k]))
+		}
+	}
+	if _, ok := p["kind"]; !ok {
+		src.String("kind", "model")
+	}
+	return src.Bytes()
+}
+
+// replaceStart returns a replace surface op's start.
+func replaceStart(op json.RawMessage) (int64, bool) {
+	o, ok := objectOf(op)
+	if !ok {
+		return 0, false
+	}
+	if s, _ := str(o["op"]); s != "replace" {
+		return 0, false
+	}
+	return nonNegSafeInt(o["start"])
+}
+
+// messageID returns the id of a message event ("" when it has none).
+func messageID(e *Event) string {
+	d, ok := e.obj()
+	if !ok {
+		return ""
+	}
+	switch e.Type {
+	case "user/message":
+		id, _ := str(d["id"])
+		return id
+	case "assistant/message", "tool/result":
+		m, ok := objectOf(d["message"])
+		if !ok {
+			return ""
+		}
+		id, _ := str(m["id"])
+		return id
+	}
+	return ""
+}

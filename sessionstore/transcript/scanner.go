@@ -1,0 +1,107 @@
+package transcript
+
+import "fmt"
+
+// lineScanner applies the log rules of spec §3.1 to complete logical lines
+// fed one at a time: packed-row expansion, seq contiguity, and the
+// committed-region rule (a bad line followed, later, by a turn/end is
+// corruption; otherwise the bad line and everything after it are a torn
+// tail).
+type lineScanner struct {
+	// nextSeq is the seq the next event must carry.
+	nextSeq int64
+	// strict makes every bad line corruption (complete zstd frames).
+	strict bool
+	// skipRows makes well-formed packed rows count instead of expanding
+	// into events (their members are log-only chunks no check looks
+	// into): takeSkipped reports them.
+	skipRows bool
+	skipped  RowSummary
+	// events are the events of the lines fed since the caller reset it.
+	events []Event
+	// lines counts the lines fed; bad is set from the first bad line on
+	// (badLine, badErr).
+	lines   int
+	bad     bool
+	badLine int
+	badErr  error
+}
+
+// feed processes one complete line (without "\n"). It returns an error
+// only for corruption.
+func (s *lineScanner) feed(line []byte) error {
+	evs, row, err := decodeRecord(line, !s.skipRows)
+	s.lines++
+	if s.bad {
+		if err == nil && hasTurnEnd(evs) {
+			return s.committedErr()
+		}
+		return nil
+	}
+	switch {
+	case err == nil && row.N > 0:
+		if row.Seq0 == s.nextSeq {
+			s.count(row)
+			return nil
+		}
+		err = Corruptf("event seq %d where %d was expected", row.Seq0, s.nextSeq)
+	case err == nil:
+		// A record out of sequence that ends a turn is committed: the
+		// bad line cannot be a torn tail.
+		if err = s.contiguous(evs); err != nil && hasTurnEnd(evs) {
+			s.bad, s.badLine, s.badErr = true, s.lines, err
+			return s.committedErr()
+		}
+	}
+	if err != nil {
+		s.bad, s.badLine, s.badErr = true, s.lines, err
+		if s.strict {
+			return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf("complete frame contains a torn JSONL record (line %d)", s.lines), Err: err}
+		}
+		return nil
+	}
+	s.events = append(s.events, evs...)
+	s.nextSeq += int64(len(evs))
+	return nil
+}
+
+// contiguous checks that evs carry the next seqs.
+func (s *lineScanner) contiguous(evs []Event) error {
+	for i := range evs {
+		if evs[i].Seq != s.nextSeq+int64(i) {
+			return Corruptf("event seq %d where %d was expected", evs[i].Seq, s.nextSeq+int64(i))
+		}
+	}
+	return nil
+}
+
+// count counts the members of a well-formed packed row in sequence.
+func (s *lineScanner) count(row RowSummary) {
+	if s.skipped.N == 0 {
+		s.skipped.Seq0 = row.Seq0
+	}
+	s.skipped.N += row.N
+	s.skipped.Last = row.Last
+	s.nextSeq += row.N
+}
+
+func (s *lineScanner) committedErr() error {
+	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf("bad record at event line %d before a later turn/end", s.badLine), Err: s.badErr}
+}
+
+// takeSkipped returns the packed-row members counted since the last call,
+// and forgets them.
+func (s *lineScanner) takeSkipped() RowSummary {
+	r := s.skipped
+	s.skipped = RowSummary{}
+	return r
+}
+
+func hasTurnEnd(evs []Event) bool {
+	for _, e := range evs {
+		if e.Type == "turn/end" {
+			return true
+		}
+	}
+	return false
+}
