@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
-	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
@@ -27,9 +26,9 @@ func BenchmarkCompletion(b *testing.B) {
 		if _, err := workload.Generate(root, workload.Options{Sessions: 1000, CWDs: 20, Turns: 2, NoCWD: 0.05, Seed: 7}, nil); err != nil {
 			b.Fatal(err)
 		}
-		open := func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) }
+		open := func(root string) (lsp.Source, error) { return storetest.OpenSynced(root, 0) }
 		if src == "indexed" {
-			open = func(root string) (reference.Source, error) {
+			open = func(root string) (lsp.Source, error) {
 				x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 				if err == nil {
 					err = x.Wait(context.Background())

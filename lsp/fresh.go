@@ -1,30 +1,15 @@
 package lsp
 
 import (
-	"context"
 	"time"
 )
-
-// sourceGen revalidates env's source and returns its generation (0 for a
-// source that does not track changes: callers then fall back on their
-// time-to-live).
-func sourceGen(ctx context.Context, env *environment) (gen uint64, tracked bool, err error) {
-	if env.tracker == nil {
-		return 0, false, nil
-	}
-	gen, err = env.tracker.Fresh(ctx)
-	return gen, true, err
-}
 
 // rediagnoseOnChange re-publishes the diagnostics of every open document
 // whenever env's store changes (a session created or deleted makes
 // unknown-session disappear or appear without the user typing), while
 // env is the current environment.
 func (s *Server) rediagnoseOnChange(env *environment) {
-	f := env.tracker
-	if f == nil {
-		return
-	}
+	f := env.source
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

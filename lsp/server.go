@@ -56,16 +56,15 @@ type Options struct {
 	// SessionsDir is the --sessions flag; the sessionsDir setting overrides it.
 	SessionsDir string
 	// OpenSource opens the session source for a store root (tests inject
-	// fakes). Nil means sessionstore.OpenIndexed: listings and titles come
-	// from an index of session metadata (persisted in the user cache
-	// directory, outside the store), so completion does not parse logs
-	// once the index is complete. A source that implements
-	// reference.Index is used as a background index (while its first pass
-	// runs, listings come from its partial snapshot: lsp/index.go); any
-	// other source is complete from the start. A source that implements
-	// reference.ChangeTracker keys the server's caches by its generation
-	// and re-publishes diagnostics when it changes (lsp/fresh.go).
-	OpenSource func(root string) (reference.Source, error)
+	// wrapped indexes). Nil means sessionstore.OpenIndexed: listings and
+	// titles come from an index of session metadata (persisted in the
+	// user cache directory, outside the store), so completion does not
+	// parse logs once the index is complete. While its first pass runs,
+	// listings come from its partial snapshot (lsp/index.go); its
+	// generation and per-session versions key what the server derives
+	// from it, and diagnostics are re-published when it changes
+	// (lsp/fresh.go).
+	OpenSource func(root string) (Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means
 	// sessionstore.ResolveRoot.
@@ -75,9 +74,9 @@ type Options struct {
 	// DiagnosticsDelay is the debounce before diagnostics are computed after
 	// an edit; 0 means 150ms.
 	DiagnosticsDelay time.Duration
-	// MaxConcurrentReads bounds the requests that read whole sessions
-	// (prepare, hover, completionItem/resolve) running at once; more wait
-	// in a queue, cancellable. 0 means GOMAXPROCS-1 (at least 1).
+	// MaxConcurrentReads bounds the session reads (of prepare, hover and
+	// completionItem/resolve) running at once; more wait in a queue,
+	// cancellable. 0 means GOMAXPROCS-1 (at least 1).
 	MaxConcurrentReads int
 	// NoContentIndex turns content search off whatever the contentSearch
 	// setting says (--no-content-index): no content index is built or
@@ -126,7 +125,7 @@ type Server struct {
 	// sources are the open session sources, by store root: the current
 	// environment's and the one it replaced (recent, oldest first; see
 	// useEnvironment). closing counts the closes still running.
-	sources map[string]reference.Source
+	sources map[string]Source
 	recent  []string
 	closing sync.WaitGroup
 	// contents are the content indexes opened so far, by store root.
@@ -138,19 +137,12 @@ type Server struct {
 
 	diag  diagnosticsScheduler
 	known knownCache
-	cache candidateCache
-	// reads limits the requests that read whole sessions (prepare, hover,
-	// completionItem/resolve); renders caches hover and resolve answers
-	// and surfaces the sessions read, per session version
-	// (backpressure.go).
-	reads    *limiter
-	renders  renderCache
-	surfaces surfaceCache
-	prepared prepareCache
-	// readSlots bounds the session reads running at once (the reads of
-	// one prepare included).
-	readSlots chan struct{}
-	bg        sync.WaitGroup // background goroutines (diagnostics, progress)
+	// reads limits the session reads running at once (a prepare's
+	// parallel reads included); memo keeps what was derived from them per
+	// session version (backpressure.go, memo.go).
+	reads *limiter
+	memo  memo
+	bg    sync.WaitGroup // background goroutines (diagnostics, progress)
 }
 
 // clientCaps are the client capabilities the server uses.
@@ -181,10 +173,9 @@ func New(opts Options) *Server {
 		settings:       defaultSettings(),
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
-		sources:        make(map[string]reference.Source),
+		sources:        make(map[string]Source),
 		contents:       make(map[string]*contentSearch),
 		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
-		readSlots:      make(chan struct{}, readConcurrency(opts.MaxConcurrentReads)),
 	}
 }
 
