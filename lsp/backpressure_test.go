@@ -106,8 +106,7 @@ func startServer(t *testing.T, root string, opts lsp.Options, wrap func(lsp.Sour
 		if err != nil {
 			return nil, err
 		}
-		// The wrapper hides the index's progress methods: let the first
-		// pass end here, so that listings are complete.
+		// Let the first pass end here, so that listings are complete.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := src.Wait(ctx); err != nil {

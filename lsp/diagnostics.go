@@ -129,8 +129,8 @@ type knownCache struct {
 }
 
 // knownSessions reports which session ids the store lists, from the
-// index's catalog (revalidated once); nil (no unknown-session check) while
-// the store is first indexed.
+// index's catalog (one revalidation, and one set of ids per generation);
+// nil (no unknown-session check) while the store is first indexed.
 func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
 	if env.indexing() {
 		// The listing is partial: a session not indexed yet is not
@@ -138,10 +138,15 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id s
 		return nil, nil
 	}
 	cat, err := env.source.Catalog(ctx)
-	if errors.Is(err, reference.ErrCatalogUnavailable) {
-		return nil, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, reference.ErrCatalogUnavailable):
+		// No snapshot now (a source may refuse one): list instead.
+		headers, err := env.source.ListSessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return diagnostics.KnownIDs(headers), nil
+	case err != nil:
 		return nil, err
 	}
 	s.known.mu.Lock()
