@@ -81,6 +81,11 @@ func (s *Server) scheduleDiagnostics(uri string) {
 
 // rediagnoseAll reschedules every open document (settings changed).
 func (s *Server) rediagnoseAll() {
+	s.rediagnoseAfter(s.opts.DiagnosticsDelay)
+}
+
+// rediagnoseAfter reschedules every open document after delay.
+func (s *Server) rediagnoseAfter(delay time.Duration) {
 	s.mu.Lock()
 	uris := make([]string, 0, len(s.docs))
 	for u := range s.docs {
@@ -88,7 +93,7 @@ func (s *Server) rediagnoseAll() {
 	}
 	s.mu.Unlock()
 	for _, u := range uris {
-		s.scheduleDiagnostics(u)
+		s.diag.schedule(u, delay, &s.bg, func() { s.publishDiagnostics(u) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/google/uuid"
 	"go.lsp.dev/jsonrpc2"
@@ -207,55 +208,73 @@ type candidatesParams struct {
 	Target       json.RawMessage `json:"target"`
 }
 
-// candidatesSnap is what dsh/candidates reads after the read loop moved on.
-type candidatesSnap struct {
+// listSnap is what a listing request (dsh/candidates, dsh/search) reads
+// after the read loop moved on.
+type listSnap struct {
 	env    *environment
 	target reference.Target
 	query  string
 	limit  int64
 }
 
-// candidatesSnapshot checks the params of dsh/candidates and snapshots the
-// environment, the target (given, or the document's) and the limit.
-func (s *Server) candidatesSnapshot(p *candidatesParams) (candidatesSnap, error) {
-	var c candidatesSnap
-	var target *reference.Target
-	if len(p.Target) > 0 && string(p.Target) != "null" {
-		t, err := parseTarget(p.Target, "target")
-		if err != nil {
-			return c, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
-		}
-		target = t
+// listRequest is a listing request's params, decoded.
+type listRequest struct {
+	// uri is the document whose target applies ("": the workspace's),
+	// unless target is given.
+	uri    string
+	target *reference.Target
+	query  *string
+	limit  *float64
+}
+
+// listSnapshot snapshots the environment, the target, the query and the
+// limit of a listing request: the given limit (checked, at most maxLimit),
+// else defaultLimit of the settings.
+func (s *Server) listSnapshot(r listRequest, defaultLimit func(reference.Config) int64, maxLimit int64) (listSnap, error) {
+	var c listSnap
+	if r.query != nil {
+		c.query = *r.query
 	}
 	s.mu.Lock()
 	c.env = s.env
-	c.limit = s.settings.config.CandidateLimit
-	if target == nil {
-		uri := ""
-		if p.TextDocument != nil {
-			uri = p.TextDocument.URI
-		}
-		c.target = s.targetForLocked(uri)
+	c.limit = defaultLimit(s.settings.config)
+	if r.target != nil {
+		c.target = *r.target
 	} else {
-		c.target = *target
+		c.target = s.targetForLocked(r.uri)
 	}
 	s.mu.Unlock()
-	if p.Limit != nil {
-		l, err := reference.CheckCandidateLimit(*p.Limit)
+	if r.limit != nil {
+		l, err := reference.CheckCandidateLimit(*r.limit)
 		if err != nil {
 			return c, err
 		}
-		c.limit = l
-	}
-	if p.Query != nil {
-		c.query = *p.Query
+		c.limit = min(l, maxLimit)
 	}
 	return c, nil
 }
 
+// candidatesSnapshot checks the params of dsh/candidates and snapshots the
+// environment, the target (given, or the document's) and the limit (given,
+// or the candidateLimit setting).
+func (s *Server) candidatesSnapshot(p *candidatesParams) (listSnap, error) {
+	r := listRequest{query: p.Query, limit: p.Limit}
+	if len(p.Target) > 0 && string(p.Target) != "null" {
+		t, err := parseTarget(p.Target, "target")
+		if err != nil {
+			return listSnap{}, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
+		}
+		r.target = t
+	}
+	if p.TextDocument != nil {
+		r.uri = p.TextDocument.URI
+	}
+	return s.listSnapshot(r, func(c reference.Config) int64 { return c.CandidateLimit }, math.MaxInt64)
+}
+
 // dshCandidates is dsh/candidates: the candidate list for hosts with their
 // own picker.
-func (s *Server) dshCandidates(ctx context.Context, c candidatesSnap) (any, error) {
+func (s *Server) dshCandidates(ctx context.Context, c listSnap) (any, error) {
 	cands, err := s.candidates(ctx, c.env, c.target, c.query, c.limit, false)
 	if err != nil {
 		return nil, err

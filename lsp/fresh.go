@@ -29,7 +29,7 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 			if !current {
 				return
 			}
-			s.rediagnoseSoon()
+			s.rediagnoseAfter(storeChangeDelay)
 		}
 	}()
 }
@@ -38,16 +38,3 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 // a store change: short, since no typing is to be waited out (the index
 // already groups a write burst into one change).
 const storeChangeDelay = 10 * time.Millisecond
-
-// rediagnoseSoon reschedules every open document after storeChangeDelay.
-func (s *Server) rediagnoseSoon() {
-	s.mu.Lock()
-	uris := make([]string, 0, len(s.docs))
-	for u := range s.docs {
-		uris = append(uris, u)
-	}
-	s.mu.Unlock()
-	for _, u := range uris {
-		s.diag.schedule(u, storeChangeDelay, &s.bg, func() { s.publishDiagnostics(u) })
-	}
-}

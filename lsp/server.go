@@ -477,8 +477,8 @@ var methods = map[string]handler{
 	"textDocument/codeAction":  request[protocol.CodeActionParams, codeActionSnap]{inline: (*Server).codeActionSnapshot, async: (*Server).codeAction},
 	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
 	"dsh/prepare":              request[prepareInput, prepareSnap]{decode: parsePrepareParams, inline: (*Server).prepareSnapshot, async: (*Server).prepare},
-	"dsh/candidates":           request[candidatesParams, candidatesSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
-	"dsh/search":               request[searchParams, searchSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
+	"dsh/candidates":           request[candidatesParams, listSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
+	"dsh/search":               request[searchParams, listSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
 
 	"initialized":                         notification[noParams]{apply: (*Server).initialized},
 	"exit":                                notification[noParams]{apply: (*Server).exit},
