@@ -196,12 +196,12 @@ func parseTarget(raw json.RawMessage, key string) (*reference.Target, error) {
 type environment struct {
 	root   string
 	source Source
-	// service answers from source; reads is the service prepare uses,
-	// whose session reads go through the server's memo and read limiter
-	// (backpressure.go).
-	service *reference.Service
-	reads   *reference.Service
-	config  reference.Config
+	// service answers from source; prepareService is the one prepare
+	// uses, whose session reads go through the server's read limiter and
+	// memo (backpressure.go).
+	service        *reference.Service
+	prepareService *reference.Service
+	config         reference.Config
 	// retired is closed when another environment replaces this one: the
 	// goroutines that follow its store end then.
 	retired     chan struct{}
@@ -260,7 +260,7 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 		retired: make(chan struct{}),
 		content: s.contentFor(root, src, st)}
 	// The configuration was just validated: this cannot fail.
-	env.reads, _ = reference.NewService(memoizedSurfaces{Source: src, s: s, env: env}, st.config)
+	env.prepareService, _ = reference.NewService(memoizedSurfaces{Source: src, s: s, env: env}, st.config)
 	return env, nil
 }
 

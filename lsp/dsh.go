@@ -133,10 +133,10 @@ func (s *Server) prepare(ctx context.Context, snap prepareSnap) (any, error) {
 func (s *Server) prepareText(ctx context.Context, env *environment, target reference.Target, text string) (*reference.PreparedText, error) {
 	key, ok := prepareKey(ctx, env, target, text)
 	if !ok {
-		return env.reads.PrepareText(ctx, target, text)
+		return env.prepareService.PrepareText(ctx, target, text)
 	}
 	pt, err := memoize(ctx, &s.memo, key, func(ctx context.Context) (*reference.PreparedText, int64, error) {
-		pt, err := env.reads.PrepareText(ctx, target, text)
+		pt, err := env.prepareService.PrepareText(ctx, target, text)
 		if err != nil {
 			return nil, 0, err
 		}

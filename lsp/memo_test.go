@@ -12,16 +12,6 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
-// waitFor polls cond (a condition, not a fixed sleep) for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // gatedCompute is a memo computation that counts its runs and holds each
 // until release yields (or its request is cancelled).
 type gatedCompute struct {
