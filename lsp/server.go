@@ -4,10 +4,12 @@
 // Layout follows gopls: server.go wires the connection and dispatches
 // methods; each feature lives in its own file (lifecycle.go, text.go,
 // completion.go, diagnostics.go, hover.go, codeaction.go, command.go,
-// dsh.go for the dsh/* methods, config.go, progress.go). Params and most
-// results are go.lsp.dev/protocol's types; lsp/wire has the codec and the
-// results encoded by hand (session text keeps JSON.stringify's bytes);
-// lsp/position maps offsets to positions.
+// dsh.go for the dsh/* methods, config.go, progress.go); index.go has the
+// Source the server reads a store through, backpressure.go and memo.go the
+// one read limiter and the one memo of what session reads give. Params
+// and most results are go.lsp.dev/protocol's types; lsp/wire has the codec
+// and the results encoded by hand (session text keeps JSON.stringify's
+// bytes); lsp/position maps offsets to positions.
 //
 // Concurrency: jsonrpc2 runs a handler inline on the connection's read
 // goroutine. Notifications (text sync, configuration, dsh/setTarget) are
