@@ -43,7 +43,7 @@ type memoKey struct {
 const maxMemoBytes = 64 << 20
 
 // memo maps keys to computations, in flight or done. Done entries are kept
-// in least-recently-used order within maxBytes.
+// in least-recently-used order within maxBytes (the server's: maxMemoBytes).
 type memo struct {
 	mu       sync.Mutex
 	entries  map[memoKey]*future
@@ -128,13 +128,13 @@ func (m *memo) join(key memoKey) (f *future, leader bool) {
 func (m *memo) finish(f *future, v any, size int64, err error, abandoned bool) {
 	m.mu.Lock()
 	f.value, f.size, f.err, f.abandoned = v, size, err, abandoned
-	keep := err == nil && size >= 0 && size <= m.limit()/2
+	keep := err == nil && size >= 0 && size <= m.maxBytes/2
 	if !keep {
 		m.forgetLocked(f)
 	} else {
 		f.kept = m.lru.PushFront(f)
 		m.bytes += size
-		for m.bytes > m.limit() {
+		for m.bytes > m.maxBytes {
 			m.forgetLocked(m.lru.Back().Value.(*future))
 		}
 	}
@@ -152,12 +152,4 @@ func (m *memo) forgetLocked(f *future) {
 		m.bytes -= f.size
 		f.kept = nil
 	}
-}
-
-// limit is maxBytes, or maxMemoBytes when unset.
-func (m *memo) limit() int64 {
-	if m.maxBytes > 0 {
-		return m.maxBytes
-	}
-	return maxMemoBytes
 }

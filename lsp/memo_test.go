@@ -64,7 +64,7 @@ func memoizeAsync(ctx context.Context, m *memo, key memoKey, g *gatedCompute) ch
 // wait for that computation and get its value; later requests get the
 // kept value without computing.
 func TestMemoJoinersShareOneComputation(t *testing.T) {
-	m := &memo{}
+	m := &memo{maxBytes: 1 << 20}
 	g := newGatedCompute()
 	key := memoKey{kind: memoSurface, id: "a", version: "1"}
 	lead := memoizeAsync(context.Background(), m, key, g)
@@ -92,7 +92,7 @@ func TestMemoJoinersShareOneComputation(t *testing.T) {
 // TestMemoCancelledLeaderDoesNotFailJoiners: when the request computing a
 // key is cancelled, a request waiting for it computes the key itself.
 func TestMemoCancelledLeaderDoesNotFailJoiners(t *testing.T) {
-	m := &memo{}
+	m := &memo{maxBytes: 1 << 20}
 	g := newGatedCompute()
 	key := memoKey{kind: memoSurface, id: "a", version: "1"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -209,7 +209,7 @@ func (v *versionedSource) ReadSurface(_ context.Context, id string) (*reference.
 // version is read again, and a session without a version on every request.
 func TestReadSurfaceOncePerVersion(t *testing.T) {
 	src := &versionedSource{versions: map[string]string{"a": "1"}}
-	s := &Server{reads: newLimiter(1)}
+	s := &Server{reads: newLimiter(1), memo: memo{maxBytes: 1 << 20}}
 	env := &environment{root: "/store", source: src}
 	read := func(id string) *reference.Surface {
 		t.Helper()

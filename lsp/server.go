@@ -178,6 +178,7 @@ func New(opts Options) *Server {
 		sources:        make(map[string]Source),
 		contents:       make(map[string]*contentSearch),
 		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
+		memo:           memo{maxBytes: maxMemoBytes},
 	}
 }
 
