@@ -3,7 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"sync"
+	"fmt"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -89,25 +89,9 @@ func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, err
 	if !r.ours {
 		return item, nil
 	}
-	cwd := "\x00"
-	if data.CWD != nil {
-		cwd = *data.CWD
-	}
-	key := renderKey{kind: "resolve", env: r.env, id: data.SessionID, label: data.Label, cwd: cwd, md: r.markdown, at: data.CreatedAt}
-	doc, ok := s.renders.get(key)
-	if !ok {
-		done, err := s.reads.acquire(ctx, "completionItem/resolve")
-		if err != nil {
-			return nil, err
-		}
-		doc, ok = s.renders.get(key)
-		if !ok {
-			doc, err = s.renderDocumentation(ctx, key, data)
-		}
-		done()
-		if err != nil {
-			return nil, err
-		}
+	doc, err := s.itemDocumentation(ctx, r)
+	if err != nil {
+		return nil, err
 	}
 	kind := "plaintext"
 	if r.markdown {
@@ -120,64 +104,38 @@ func (s *Server) completionResolve(ctx context.Context, r resolveSnap) (any, err
 	return item, nil
 }
 
-// renderDocumentation reads a session and renders an item's documentation,
-// cached under key when the read succeeded.
-func (s *Server) renderDocumentation(ctx context.Context, key renderKey, data completion.ItemData) (string, error) {
-	start := time.Now()
-	surf, err := s.readSurface(ctx, key.env, data.SessionID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
+// itemDocumentation renders an item's documentation from a read of its
+// session, memoized per session version.
+func (s *Server) itemDocumentation(ctx context.Context, r resolveSnap) (string, error) {
+	data := r.data
+	render := func(ctx context.Context) (string, int64, error) {
+		surf, err := s.readSurface(ctx, r.env, data.SessionID, "completionItem/resolve")
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", 0, ctx.Err()
+			}
+			s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
+			return completion.Documentation(data, nil, r.markdown).Value, noKeep, nil
 		}
-		s.logger.Debug("resolve: cannot read session", "id", data.SessionID, "error", err)
+		doc := completion.Documentation(data, surf, r.markdown).Value
+		return doc, int64(len(doc)), nil
 	}
-	doc := completion.Documentation(data, surf, key.md).Value
-	if surf != nil {
-		if dir, ok := sessionDir(key.env.root, surf.Header.CWD, data.SessionID); ok {
-			s.renders.put(key, dir, start, doc)
-		}
+	v, ok := r.env.source.Version(ctx, data.SessionID)
+	if !ok {
+		doc, _, err := render(ctx)
+		return doc, err
 	}
-	return doc, nil
+	cwd := "\x00"
+	if data.CWD != nil {
+		cwd = *data.CWD
+	}
+	key := memoKey{kind: memoResolve, root: r.env.root, id: data.SessionID, version: v,
+		detail: fmt.Sprintf("%q %q %t %d", data.Label, cwd, r.markdown, data.CreatedAt)}
+	return memoize(ctx, &s.memo, key, render)
 }
 
-// candidateCacheTTL bounds how stale a cached candidate list may be: a
-// completion session (typing @, @a, @ab…) reuses lists, a new session
-// created by dsh appears within this time.
-const candidateCacheTTL = 3 * time.Second
-
-// candidateCache caches ListCandidates results per query generation.
-type candidateCache struct {
-	mu      sync.Mutex
-	gen     int
-	entries map[candidateKey]candidateEntry
-}
-
-// candidateKey identifies a ListCandidates call: the target enters as its
-// cwd and session id ("\x00" when absent).
-type candidateKey struct {
-	gen       int
-	env       *environment
-	cwd       string
-	sessionID string
-	query     string
-	limit     int64
-	srcGen    uint64
-}
-
-type candidateEntry struct {
-	at    time.Time
-	cands []reference.Candidate
-}
-
-// reset starts a new generation (settings changed).
-func (c *candidateCache) reset() {
-	c.mu.Lock()
-	c.gen++
-	c.entries = nil
-	c.mu.Unlock()
-}
-
-// targetKey returns t's cwd and session id for a candidateKey.
+// targetKey returns t's cwd and session id, "\x00" when absent (for
+// keys).
 func targetKey(t reference.Target) (cwd, id string) {
 	cwd, id = "\x00", "\x00"
 	if t.CWD != nil {
@@ -198,55 +156,27 @@ const partialGrace = time.Second
 // partialPoll is how often that wait looks at the partial index.
 const partialPoll = 10 * time.Millisecond
 
-// candidates returns ListCandidates, cached for candidateCacheTTL.
+// candidates returns ListCandidates. The index revalidates once, in its
+// Catalog (reference.ListCandidates), whose filtering is fast enough per
+// keystroke that the lists are not cached (BenchmarkCompletion).
 //
 // While the store is first indexed: with allowPartial (textDocument/
 // completion, whose list is isIncomplete, so clients re-ask as the user
 // types) the answer comes from what is indexed so far, read from memory
-// (no log is read) and not cached: at once when some sessions are indexed,
-// else after at most partialGrace (see there); without it (dsh/candidates,
-// whose answer cannot say it is partial) the call waits, cancellably, for
-// the first pass to finish.
+// (no log is read): at once when some sessions are indexed, else after at
+// most partialGrace (see there); without it (dsh/candidates, whose answer
+// cannot say it is partial) the call waits, cancellably, for the first
+// pass to finish.
 func (s *Server) candidates(ctx context.Context, env *environment, t reference.Target, query string, limit int64, allowPartial bool) ([]reference.Candidate, error) {
 	if !allowPartial {
 		if err := waitIndexed(ctx, env); err != nil {
 			return nil, err
 		}
-	} else {
-		svc, partial, err := env.currentAfterGrace(ctx, partialGrace, partialPoll)
-		if err != nil {
-			return nil, err
-		}
-		if partial {
-			return svc.ListCandidates(ctx, t, query, limit)
-		}
+		return env.service.ListCandidates(ctx, t, query, limit)
 	}
-	svc := env.service
-	cwd, id := targetKey(t)
-	// A source that tracks the store's changes revalidates here; its
-	// generation keys the cache, so a list is never reused across a change.
-	srcGen, tracked, err := sourceGen(ctx, env)
+	svc, _, err := env.currentAfterGrace(ctx, partialGrace, partialPoll)
 	if err != nil {
 		return nil, err
 	}
-	s.cache.mu.Lock()
-	key := candidateKey{gen: s.cache.gen, env: env, cwd: cwd, sessionID: id, query: query, limit: limit, srcGen: srcGen}
-	if e, ok := s.cache.entries[key]; ok && (tracked || time.Since(e.at) < candidateCacheTTL) {
-		s.cache.mu.Unlock()
-		return e.cands, nil
-	}
-	s.cache.mu.Unlock()
-	cands, err := svc.ListCandidates(ctx, t, query, limit)
-	if err != nil {
-		return nil, err
-	}
-	s.cache.mu.Lock()
-	if s.cache.entries == nil || len(s.cache.entries) > 256 {
-		s.cache.entries = make(map[candidateKey]candidateEntry)
-	}
-	if key.gen == s.cache.gen {
-		s.cache.entries[key] = candidateEntry{at: time.Now(), cands: cands}
-	}
-	s.cache.mu.Unlock()
-	return cands, nil
+	return svc.ListCandidates(ctx, t, query, limit)
 }

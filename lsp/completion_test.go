@@ -223,15 +223,12 @@ func TestWorkspaceFolderTarget(t *testing.T) {
 	}
 }
 
-// The fake must stay a reference.Index, or the server treats it as complete.
-var _ reference.Index = (*partialIndex)(nil)
-
 // partialIndex is an index still in its first pass (until done is
 // closed): Partial gives the sessions indexed so far; the Source it embeds
 // is the whole store and counts the listings and title reads made before
 // done (which read logs, so completion must not make them).
 type partialIndex struct {
-	reference.Source
+	lsp.Source
 	listing   []reference.SessionHeader
 	titles    map[string]reference.TitleResult
 	done      chan struct{}
@@ -348,7 +345,7 @@ func completionIDs(t *testing.T, s *session, uri string) ([]string, bool) {
 // documents are diagnosed again against the whole store.
 func TestCompletionWhileIndexing(t *testing.T) {
 	idx := newPartialIndex(t, idE, idC) // not idB ("Plan the migration of the")
-	s := start(t, lsp.Options{OpenSource: func(string) (reference.Source, error) { return idx, nil }})
+	s := start(t, lsp.Options{OpenSource: func(string) (lsp.Source, error) { return idx, nil }})
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +395,7 @@ func TestCompletionWhileIndexing(t *testing.T) {
 func TestSettingsSwitchToStoreBeingIndexed(t *testing.T) {
 	idx := newPartialIndex(t, idE)
 	other := t.TempDir()
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+	s := start(t, lsp.Options{OpenSource: func(root string) (lsp.Source, error) {
 		if root == other {
 			return idx, nil
 		}

@@ -195,15 +195,13 @@ func parseTarget(raw json.RawMessage, key string) (*reference.Target, error) {
 // environment is what the settings resolve to: the store and the service.
 type environment struct {
 	root   string
-	source reference.Source
-	// index is source as a background index, nil when source is not one
-	// (it is then complete from the start; index.go).
-	index reference.Index
-	// tracker is source as a change tracker, nil when source is not one
-	// (caches then expire by time; fresh.go).
-	tracker reference.ChangeTracker
-	service *reference.Service
-	config  reference.Config
+	source Source
+	// service answers from source; prepareService is the one prepare
+	// uses, whose session reads go through the server's read limiter and
+	// memo (backpressure.go).
+	service        *reference.Service
+	prepareService *reference.Service
+	config         reference.Config
 	// retired is closed when another environment replaces this one: the
 	// goroutines that follow its store end then.
 	retired     chan struct{}
@@ -258,13 +256,11 @@ func (s *Server) buildEnvironment(st settings) (*environment, error) {
 		}
 		return nil, &SettingsError{err.Error()}
 	}
-	// The source's abilities are decided once per environment (see
-	// Options.OpenSource).
-	index, _ := src.(reference.Index)
-	tracker, _ := src.(reference.ChangeTracker)
-	env := &environment{root: root, source: src, index: index, tracker: tracker, service: svc, config: st.config,
+	env := &environment{root: root, source: src, service: svc, config: st.config,
 		retired: make(chan struct{}),
 		content: s.contentFor(root, src, st)}
+	// The configuration was just validated: this cannot fail.
+	env.prepareService, _ = reference.NewService(memoizedSurfaces{Source: src, s: s, env: env}, st.config)
 	return env, nil
 }
 
@@ -332,7 +328,7 @@ func (s *Server) releaseSourcesLocked(drop func(root string) bool) {
 
 // openSource opens a store root with Options.OpenSource, or behind the
 // sessionstore index (reporting its first pass as progress).
-func (s *Server) openSource(root string) (reference.Source, error) {
+func (s *Server) openSource(root string) (Source, error) {
 	if s.opts.OpenSource != nil {
 		return s.opts.OpenSource(root)
 	}
@@ -378,7 +374,6 @@ func (s *Server) didChangeConfiguration(p *protocol.DidChangeConfigurationParams
 	s.settings = st
 	s.useEnvironment(env)
 	s.mu.Unlock()
-	s.cache.reset()
 	s.logger.Info("settings changed", "root", env.root, "config", fmt.Sprintf("%+v", st.config))
 	s.rediagnoseAll()
 	s.rediagnoseWhenIndexed(env)

@@ -162,38 +162,20 @@ type searchParams struct {
 	Limit *float64 `json:"limit"`
 }
 
-// searchSnap is what dsh/search reads after the read loop moved on.
-type searchSnap struct {
-	env    *environment
-	target reference.Target
-	query  string
-	limit  int
-}
-
-func (s *Server) searchSnapshot(p *searchParams) (searchSnap, error) {
-	var c searchSnap
+// searchSnapshot checks the params of dsh/search and snapshots the
+// environment, the workspace's target and the limit (given, at most
+// contentindex.MaxLimit, or contentindex.DefaultLimit).
+func (s *Server) searchSnapshot(p *searchParams) (listSnap, error) {
 	if p.Query == nil {
-		return c, invalidParams(`dsh/search: missing "query"`)
+		return listSnap{}, invalidParams(`dsh/search: missing "query"`)
 	}
-	c.query = *p.Query
-	c.limit = contentindex.DefaultLimit
-	if p.Limit != nil {
-		l, err := reference.CheckCandidateLimit(*p.Limit)
-		if err != nil {
-			return c, err
-		}
-		c.limit = int(min(l, contentindex.MaxLimit))
-	}
-	s.mu.Lock()
-	c.env = s.env
-	c.target = s.targetForLocked("")
-	s.mu.Unlock()
-	return c, nil
+	return s.listSnapshot(listRequest{query: p.Query, limit: p.Limit},
+		func(reference.Config) int64 { return contentindex.DefaultLimit }, contentindex.MaxLimit)
 }
 
 // dshSearch is dsh/search: the content-search hits, after syncing the
 // content index with the store.
-func (s *Server) dshSearch(ctx context.Context, c searchSnap) (any, error) {
+func (s *Server) dshSearch(ctx context.Context, c listSnap) (any, error) {
 	cs := c.env.content
 	if cs == nil {
 		return nil, jsonrpc2.NewError(codeRequestFailed, "dsh/search: content search is off (setting contentSearch, flag --no-content-index)")
@@ -203,7 +185,7 @@ func (s *Server) dshSearch(ctx context.Context, c searchSnap) (any, error) {
 	if err := waitIndexed(ctx, c.env); err != nil {
 		return nil, err
 	}
-	items, err := cs.ix.Find(ctx, cs.src, c.target, c.query, c.limit)
+	items, err := cs.ix.Find(ctx, cs.src, c.target, c.query, int(c.limit))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -80,6 +81,11 @@ func (s *Server) scheduleDiagnostics(uri string) {
 
 // rediagnoseAll reschedules every open document (settings changed).
 func (s *Server) rediagnoseAll() {
+	s.rediagnoseAfter(s.opts.DiagnosticsDelay)
+}
+
+// rediagnoseAfter reschedules every open document after delay.
+func (s *Server) rediagnoseAfter(delay time.Duration) {
 	s.mu.Lock()
 	uris := make([]string, 0, len(s.docs))
 	for u := range s.docs {
@@ -87,7 +93,7 @@ func (s *Server) rediagnoseAll() {
 	}
 	s.mu.Unlock()
 	for _, u := range uris {
-		s.scheduleDiagnostics(u)
+		s.diag.schedule(u, delay, &s.bg, func() { s.publishDiagnostics(u) })
 	}
 }
 
@@ -119,50 +125,41 @@ func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.F
 	return diagnostics.Check(snap.mapper.Content, env)
 }
 
-// knownTTL is how long a session listing is reused for diagnostics: dsh may
-// create sessions at any time, but listing per keystroke is wasteful.
-const knownTTL = 2 * time.Second
-
-// knownCache is the last session listing of an environment.
+// knownCache is the unknown-session check of the last catalog listed for
+// diagnostics (a catalog is one generation of the store's listing).
 type knownCache struct {
 	mu    sync.Mutex
-	env   *environment
-	at    time.Time
-	gen   uint64
+	cat   *reference.Catalog
 	known func(id string) bool
 }
 
-// knownSessions reports which session ids the store lists (cached for
-// knownTTL); nil (no unknown-session check) while the store is first
-// indexed.
+// knownSessions reports which session ids the store lists, from the
+// index's catalog (one revalidation, and one set of ids per generation);
+// nil (no unknown-session check) while the store is first indexed.
 func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
-	// A source that tracks the store's changes is reused per generation
-	// (never across a change), others for knownTTL.
-	gen, tracked, err := sourceGen(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	s.known.mu.Lock()
-	if s.known.env == env && (tracked && s.known.gen == gen || !tracked && time.Since(s.known.at) < knownTTL) {
-		known := s.known.known
-		s.known.mu.Unlock()
-		return known, nil
-	}
-	s.known.mu.Unlock()
 	if env.indexing() {
 		// The listing is partial: a session not indexed yet is not
 		// unknown. Checked when the first pass ends (rediagnoseAll).
 		return nil, nil
 	}
-	headers, err := env.source.ListSessions(ctx)
-	if err != nil {
+	cat, err := env.source.Catalog(ctx)
+	switch {
+	case errors.Is(err, reference.ErrCatalogUnavailable):
+		// No snapshot now (a source may refuse one): list instead.
+		headers, err := env.source.ListSessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return diagnostics.KnownIDs(headers), nil
+	case err != nil:
 		return nil, err
 	}
-	known := diagnostics.KnownIDs(headers)
 	s.known.mu.Lock()
-	s.known.env, s.known.at, s.known.known, s.known.gen = env, time.Now(), known, gen
-	s.known.mu.Unlock()
-	return known, nil
+	defer s.known.mu.Unlock()
+	if s.known.cat != cat {
+		s.known.cat, s.known.known = cat, diagnostics.KnownIDs(cat.Headers)
+	}
+	return s.known.known, nil
 }
 
 // titleOf reads one session's latest title (nil when none or unreadable).

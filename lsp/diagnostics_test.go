@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/diagnostics"
+	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -163,10 +164,15 @@ func TestSetTarget(t *testing.T) {
 	s.Await(lsptest.DiagnosticCodes(uri))
 }
 
-// countingSource counts ReadSurface calls.
+// countingSource counts ReadSurface calls; it hides the index's
+// SurfaceSummary, so every hover reads.
 type countingSource struct {
-	reference.Source
+	lsp.Source
 	reads atomic.Int32
+}
+
+func (c *countingSource) SurfaceSummary(context.Context, string) (*reference.SurfaceSummary, bool) {
+	return nil, false
 }
 
 func (c *countingSource) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
@@ -178,7 +184,7 @@ func (c *countingSource) ReadSurface(ctx context.Context, id string) (*reference
 // size come from one read of the session log.
 func TestHoverReadsTheSessionOnce(t *testing.T) {
 	cs := &countingSource{}
-	s := startOver(t, func(st reference.Source) reference.Source { cs.Source = st; return cs })
+	s := startOver(t, func(st lsp.Source) lsp.Source { cs.Source = st; return cs })
 	uri := "file:///once.dsh"
 	s.Open(uri, "see "+reference.FormatMention(idB, ptr("plan")))
 	before := cs.reads.Load()

@@ -3,10 +3,12 @@ package lsp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"time"
+	"math"
 
+	"github.com/google/uuid"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -123,42 +125,79 @@ func (s *Server) prepare(ctx context.Context, snap prepareSnap) (any, error) {
 	return jsonrpc2.RawMessage(b), nil
 }
 
-// prepareText prepares text for target. Reading sessions waits for a read
-// slot and reads through the surface cache; the result is cached while the
-// sessions it read are unchanged (backpressure.go). A text without
-// mentions reads nothing.
+// prepareText prepares text for target, memoized per version of every
+// session the text cites (their reads go through the read limit and the
+// surface memo). A memoized result is served with a fresh context message
+// id (a UUID v4, as each prepare must): everything else is what preparing
+// the same text over the same sessions gives.
 func (s *Server) prepareText(ctx context.Context, env *environment, target reference.Target, text string) (*reference.PreparedText, error) {
-	if mentions, _ := reference.ScanText(text); len(mentions) == 0 {
-		return env.service.PrepareText(ctx, target, text)
+	key, ok := prepareKey(ctx, env, target, text)
+	if !ok {
+		return env.prepareService.PrepareText(ctx, target, text)
 	}
-	key := newPrepareKey(env, target, text)
-	if pt, ok := s.prepared.get(key); ok {
-		return pt, nil
-	}
-	done, err := s.reads.acquire(ctx, "dsh.prepare")
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if pt, ok := s.prepared.get(key); ok {
-		return pt, nil // prepared by a request queued before this one
-	}
-	src := &recordingSurfaces{cachedSurfaces: cachedSurfaces{Source: env.source, s: s, env: env}, ok: true}
-	svc, err := reference.NewService(src, env.service.Config())
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	pt, err := svc.PrepareText(ctx, target, text)
-	if err == nil && pt.ContextMessage != nil {
-		src.mu.Lock()
-		dirs, ok := src.dirs, src.ok
-		src.mu.Unlock()
-		if ok {
-			s.prepared.put(key, dirs, start, pt)
+	pt, err := memoize(ctx, &s.memo, key, func(ctx context.Context) (*reference.PreparedText, int64, error) {
+		pt, err := env.prepareService.PrepareText(ctx, target, text)
+		if err != nil {
+			return nil, 0, err
 		}
+		if pt.References == nil {
+			pt.References = []reference.ParsedReference{}
+		}
+		return pt, preparedSize(pt), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return pt, err
+	return withFreshID(pt), nil
+}
+
+// prepareKey is the memo key of preparing text for target in env: the
+// text, the target and the settings by digest, and the version of every
+// session the text cites. ok is false when the result must not be kept: the
+// text cites no session or does not parse (nothing is read), or a cited
+// session has no version to name (sessionstore.Indexed.Version).
+func prepareKey(ctx context.Context, env *environment, target reference.Target, text string) (memoKey, bool) {
+	parsed, err := reference.ParseText(text)
+	if err != nil || len(parsed.References) == 0 {
+		return memoKey{}, false
+	}
+	versions := sha256.New()
+	for _, r := range parsed.References {
+		v, ok := env.source.Version(ctx, r.SessionID)
+		if !ok {
+			return memoKey{}, false
+		}
+		fmt.Fprintf(versions, "%q %q\n", r.SessionID, v)
+	}
+	request := sha256.New()
+	cwd, id := targetKey(target)
+	fmt.Fprintf(request, "%q %q %+v\n", cwd, id, env.config)
+	request.Write([]byte(text))
+	return memoKey{kind: memoPrepare, root: env.root, version: string(versions.Sum(nil)), detail: string(request.Sum(nil))}, true
+}
+
+// preparedSize estimates the memory a prepared text holds.
+func preparedSize(pt *reference.PreparedText) int64 {
+	n := int64(len(pt.Content)) + 256
+	for _, r := range pt.References {
+		n += int64(len(r.SessionID)+len(r.Label)) + 64
+	}
+	if cm := pt.ContextMessage; cm != nil {
+		n += int64(len(cm.Text)) + 256*int64(len(cm.Source.References))
+	}
+	return n
+}
+
+// withFreshID returns a copy of a memoized prepared text whose context
+// message (if any) has a fresh id; the memoized value is never modified.
+func withFreshID(pt *reference.PreparedText) *reference.PreparedText {
+	cp := *pt
+	if pt.ContextMessage != nil {
+		cm := *pt.ContextMessage
+		cm.ID = uuid.NewString()
+		cp.ContextMessage = &cm
+	}
+	return &cp
 }
 
 // candidatesParams is dsh/candidates.
@@ -169,55 +208,73 @@ type candidatesParams struct {
 	Target       json.RawMessage `json:"target"`
 }
 
-// candidatesSnap is what dsh/candidates reads after the read loop moved on.
-type candidatesSnap struct {
+// listSnap is what a listing request (dsh/candidates, dsh/search) reads
+// after the read loop moved on.
+type listSnap struct {
 	env    *environment
 	target reference.Target
 	query  string
 	limit  int64
 }
 
-// candidatesSnapshot checks the params of dsh/candidates and snapshots the
-// environment, the target (given, or the document's) and the limit.
-func (s *Server) candidatesSnapshot(p *candidatesParams) (candidatesSnap, error) {
-	var c candidatesSnap
-	var target *reference.Target
-	if len(p.Target) > 0 && string(p.Target) != "null" {
-		t, err := parseTarget(p.Target, "target")
-		if err != nil {
-			return c, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
-		}
-		target = t
+// listRequest is a listing request's params, decoded.
+type listRequest struct {
+	// uri is the document whose target applies ("": the workspace's),
+	// unless target is given.
+	uri    string
+	target *reference.Target
+	query  *string
+	limit  *float64
+}
+
+// listSnapshot snapshots the environment, the target, the query and the
+// limit of a listing request: the given limit (checked, at most maxLimit),
+// else defaultLimit of the settings.
+func (s *Server) listSnapshot(r listRequest, defaultLimit func(reference.Config) int64, maxLimit int64) (listSnap, error) {
+	var c listSnap
+	if r.query != nil {
+		c.query = *r.query
 	}
 	s.mu.Lock()
 	c.env = s.env
-	c.limit = s.settings.config.CandidateLimit
-	if target == nil {
-		uri := ""
-		if p.TextDocument != nil {
-			uri = p.TextDocument.URI
-		}
-		c.target = s.targetForLocked(uri)
+	c.limit = defaultLimit(s.settings.config)
+	if r.target != nil {
+		c.target = *r.target
 	} else {
-		c.target = *target
+		c.target = s.targetForLocked(r.uri)
 	}
 	s.mu.Unlock()
-	if p.Limit != nil {
-		l, err := reference.CheckCandidateLimit(*p.Limit)
+	if r.limit != nil {
+		l, err := reference.CheckCandidateLimit(*r.limit)
 		if err != nil {
 			return c, err
 		}
-		c.limit = l
-	}
-	if p.Query != nil {
-		c.query = *p.Query
+		c.limit = min(l, maxLimit)
 	}
 	return c, nil
 }
 
+// candidatesSnapshot checks the params of dsh/candidates and snapshots the
+// environment, the target (given, or the document's) and the limit (given,
+// or the candidateLimit setting).
+func (s *Server) candidatesSnapshot(p *candidatesParams) (listSnap, error) {
+	r := listRequest{query: p.Query, limit: p.Limit}
+	if len(p.Target) > 0 && string(p.Target) != "null" {
+		t, err := parseTarget(p.Target, "target")
+		if err != nil {
+			return listSnap{}, invalidParams("dsh/candidates: %s", err.(*SettingsError).Msg)
+		}
+		r.target = t
+	}
+	if p.TextDocument != nil {
+		r.uri = p.TextDocument.URI
+	}
+	return s.listSnapshot(r, func(c reference.Config) int64 { return c.CandidateLimit }, math.MaxInt64)
+}
+
 // dshCandidates is dsh/candidates: the candidate list for hosts with their
 // own picker.
-func (s *Server) dshCandidates(ctx context.Context, c candidatesSnap) (any, error) {
+func (s *Server) dshCandidates(ctx context.Context, c listSnap) (any, error) {
 	cands, err := s.candidates(ctx, c.env, c.target, c.query, c.limit, false)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// QueuedReads returns how many requests wait for a read slot.
+// QueuedReads returns how many session reads wait for a read slot.
 func QueuedReads(s *Server) int { return s.reads.waiting() }
 
 // RegisteredMethods returns the registered requests and notifications.

@@ -89,7 +89,7 @@ func runFramedOn(t *testing.T, steps []framingStep, closeInput bool, wrap func(j
 	outR, outW := io.Pipe()
 	srv := lsp.New(lsp.Options{
 		ResolveRoot: func(string) (string, error) { return framingStore, nil },
-		OpenSource:  func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) },
+		OpenSource:  func(root string) (lsp.Source, error) { return storetest.OpenSynced(root, 0) },
 	})
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), wrap(jsonrpc2.NewHeaderStream(pipeEnds{inR, outW}))) }()

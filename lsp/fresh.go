@@ -1,30 +1,15 @@
 package lsp
 
 import (
-	"context"
 	"time"
 )
-
-// sourceGen revalidates env's source and returns its generation (0 for a
-// source that does not track changes: callers then fall back on their
-// time-to-live).
-func sourceGen(ctx context.Context, env *environment) (gen uint64, tracked bool, err error) {
-	if env.tracker == nil {
-		return 0, false, nil
-	}
-	gen, err = env.tracker.Fresh(ctx)
-	return gen, true, err
-}
 
 // rediagnoseOnChange re-publishes the diagnostics of every open document
 // whenever env's store changes (a session created or deleted makes
 // unknown-session disappear or appear without the user typing), while
 // env is the current environment.
 func (s *Server) rediagnoseOnChange(env *environment) {
-	f := env.tracker
-	if f == nil {
-		return
-	}
+	f := env.source
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -44,7 +29,7 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 			if !current {
 				return
 			}
-			s.rediagnoseSoon()
+			s.rediagnoseAfter(storeChangeDelay)
 		}
 	}()
 }
@@ -53,16 +38,3 @@ func (s *Server) rediagnoseOnChange(env *environment) {
 // a store change: short, since no typing is to be waited out (the index
 // already groups a write burst into one change).
 const storeChangeDelay = 10 * time.Millisecond
-
-// rediagnoseSoon reschedules every open document after storeChangeDelay.
-func (s *Server) rediagnoseSoon() {
-	s.mu.Lock()
-	uris := make([]string, 0, len(s.docs))
-	for u := range s.docs {
-		uris = append(uris, u)
-	}
-	s.mu.Unlock()
-	for _, u := range uris {
-		s.diag.schedule(u, storeChangeDelay, &s.bg, func() { s.publishDiagnostics(u) })
-	}
-}

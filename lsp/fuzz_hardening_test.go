@@ -402,7 +402,7 @@ func freshConnectionServes(t *testing.T) {
 	a, b := jsonrpc2.NewChannelStreamPair(16)
 	srv := lsp.New(lsp.Options{
 		ResolveRoot: func(flag string) (string, error) { return hardeningStore, nil },
-		OpenSource:  func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) },
+		OpenSource:  func(root string) (lsp.Source, error) { return storetest.OpenSynced(root, 0) },
 	})
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), a) }()

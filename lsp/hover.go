@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -67,44 +66,25 @@ func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
 	return nil, nil
 }
 
-// describeMention returns the hover text of one mention: from the render
-// cache while the session's files are unchanged, else from the index's
-// summary of the session (no read), else rendered from a read under the
-// read limiter (queued, cancellable).
+// describeMention returns the hover text of one mention, memoized per
+// session version: from the index's summary of the session (no read), else
+// rendered from a read under the read limit (queued, cancellable).
 func (s *Server) describeMention(ctx context.Context, snap docSnapshot, m reference.Mention) (string, error) {
-	key := renderKey{kind: "hover", env: snap.env, id: m.SessionID, label: m.Label, bare: m.Kind != reference.MentionMarkdown,
-		md: snap.caps.hoverMarkdown, self: snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID,
-		budget: snap.config.MaxReferenceBytes}
-	if v, ok := s.renders.get(key); ok {
-		return v, nil
-	}
-	start := time.Now()
-	if v, dir, ok := s.renderFromIndex(ctx, snap, m); ok {
-		if dir != "" {
-			s.renders.put(key, dir, start, v)
+	self := snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID
+	render := func(ctx context.Context) (string, int64, error) {
+		if v, ok := s.renderFromIndex(ctx, snap, m); ok {
+			return v, int64(len(v)), nil
 		}
-		return v, nil
+		return s.renderMention(ctx, snap, m)
 	}
-	done, err := s.reads.acquire(ctx, "textDocument/hover")
-	if err != nil {
-		return "", err
+	v, ok := snap.env.source.Version(ctx, m.SessionID)
+	if !ok {
+		value, _, err := render(ctx)
+		return value, err
 	}
-	defer done()
-	if v, ok := s.renders.get(key); ok {
-		return v, nil // rendered by a request queued before this one
-	}
-	start = time.Now()
-	value, dir, err := s.renderMention(ctx, snap, m)
-	if err == nil && dir != "" {
-		s.renders.put(key, dir, start, value)
-	}
-	return value, err
-}
-
-// surfaceSummarizer is a Source that can size a session's surface from
-// its index (sessionstore.Indexed), so a hover needs no read.
-type surfaceSummarizer interface {
-	SurfaceSummary(ctx context.Context, id string) (*reference.SurfaceSummary, bool)
+	key := memoKey{kind: memoHover, root: snap.env.root, id: m.SessionID, version: v,
+		detail: fmt.Sprintf("%q %t %t %t %d", m.Label, m.Kind != reference.MentionMarkdown, snap.caps.hoverMarkdown, self, snap.config.MaxReferenceBytes)}
+	return memoize(ctx, &s.memo, key, render)
 }
 
 // hoverText collects the lines of one mention's hover text.
@@ -191,14 +171,10 @@ func (h *hoverText) addRetained(stats reference.RetentionStats, size, budget int
 // so a hover costs the same whether the session was read before or not.
 // ok is false when the index cannot answer exactly (no summary, or
 // retention would truncate a text or fail): renderMention then reads.
-func (s *Server) renderFromIndex(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, ok bool) {
-	src, isSummarizer := snap.env.source.(surfaceSummarizer)
-	if !isSummarizer {
-		return "", "", false
-	}
-	sum, ok := src.SurfaceSummary(ctx, m.SessionID)
+func (s *Server) renderFromIndex(ctx context.Context, snap docSnapshot, m reference.Mention) (value string, ok bool) {
+	sum, ok := snap.env.source.SurfaceSummary(ctx, m.SessionID)
 	if !ok {
-		return "", "", false
+		return "", false
 	}
 	budget := snap.config.MaxReferenceBytes
 	self := snap.target.SessionID != nil && *snap.target.SessionID == m.SessionID
@@ -206,35 +182,32 @@ func (s *Server) renderFromIndex(ctx context.Context, snap docSnapshot, m refere
 	var size int64
 	if !self {
 		if stats, size, ok = reference.RetainSummary(sum, m.Label, budget); !ok {
-			return "", "", false
+			return "", false
 		}
 	}
 	h := newHoverText(ctx, snap, m)
-	dir, _ = sessionDir(snap.env.root, sum.Header.CWD, m.SessionID)
 	if h.addHeader(snap, m, sum.Header) {
-		return h.String(), dir, true
+		return h.String(), true
 	}
 	h.addRetained(stats, size, budget)
-	return h.String(), dir, true
+	return h.String(), true
 }
 
 // renderMention renders the hover text of one mention from a read of the
-// session, and returns the session's directory when the text comes from a
-// successful read (so it may be cached).
-func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m reference.Mention) (value, dir string, err error) {
+// session, with its size for the memo (noKeep when the read failed: the
+// text says so, and is not kept).
+func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m reference.Mention) (value string, size int64, err error) {
 	h := newHoverText(ctx, snap, m)
-	env := snap.env
-	surf, err := s.readSurface(ctx, env, m.SessionID)
+	surf, err := s.readSurface(ctx, snap.env, m.SessionID, "textDocument/hover")
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", "", ctx.Err()
+			return "", 0, ctx.Err()
 		}
 		h.add("status", "cannot be read: "+completion.OneLine(err.Error()))
-		return h.String(), "", nil
+		return h.String(), noKeep, nil
 	}
-	dir, _ = sessionDir(env.root, surf.Header.CWD, m.SessionID)
 	if h.addHeader(snap, m, surf.Header) {
-		return h.String(), dir, nil
+		return h.String(), int64(len(h.String())), nil
 	}
 	// Retain the surface already read rather than Service.RetainOne, which
 	// would read (parse) the whole log a second time.
@@ -252,5 +225,6 @@ func (s *Server) renderMention(ctx context.Context, snap docSnapshot, m referenc
 		// AppendJSON by the reference goldens) without building it.
 		h.addRetained(retained.Stats, retained.Data.Size(), budget)
 	}
-	return h.String(), dir, nil
+	value = h.String()
+	return value, int64(len(value)), nil
 }

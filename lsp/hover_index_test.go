@@ -25,13 +25,17 @@ func (s *summarizingSource) ReadSurface(ctx context.Context, id string) (*refere
 }
 
 // readingSource hides the index's SurfaceSummary: every hover reads.
-type readingSource struct{ reference.Source }
+type readingSource struct{ lsp.Source }
+
+func (readingSource) SurfaceSummary(context.Context, string) (*reference.SurfaceSummary, bool) {
+	return nil, false
+}
 
 // startIndexed starts a server over storeRaw's index (memory only) with
 // maxReferenceBytes budget, the source wrapped by wrap.
-func startIndexed(t *testing.T, budget int64, wrap func(*sessionstore.Indexed) reference.Source) *session {
+func startIndexed(t *testing.T, budget int64, wrap func(*sessionstore.Indexed) lsp.Source) *session {
 	t.Helper()
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+	s := start(t, lsp.Options{OpenSource: func(root string) (lsp.Source, error) {
 		x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 		if err != nil {
 			return nil, err
@@ -83,11 +87,11 @@ func TestHoverFromTheIndexEqualsTheRead(t *testing.T) {
 	fromIndex := 0
 	for _, budget := range []int64{65536, 700, 250} {
 		var src *summarizingSource
-		summarized := startIndexed(t, budget, func(x *sessionstore.Indexed) reference.Source {
+		summarized := startIndexed(t, budget, func(x *sessionstore.Indexed) lsp.Source {
 			src = &summarizingSource{Indexed: x}
 			return src
 		})
-		read := startIndexed(t, budget, func(x *sessionstore.Indexed) reference.Source { return readingSource{x} })
+		read := startIndexed(t, budget, func(x *sessionstore.Indexed) lsp.Source { return readingSource{x} })
 		for i, h := range headers {
 			for _, label := range []*string{nil, ptr("plan")} {
 				uri := fmt.Sprintf("file:///h-%d-%d-%v.dsh", budget, i, label != nil)

@@ -11,19 +11,31 @@ import (
 // The store's index, as the server uses it: while the first indexing pass
 // runs, listing queries are answered from a partial snapshot
 // (partialSource), unknown-session is not reported, and open documents are
-// rediagnosed when the pass ends. A source that is no reference.Index (a
-// plain store, a test fake) is complete from the start.
+// rediagnosed when the pass ends.
 
-// The default source is an index that tracks changes.
-var (
-	_ reference.Index         = (*sessionstore.Indexed)(nil)
-	_ reference.ChangeTracker = (*sessionstore.Indexed)(nil)
-)
+// Source is what the server reads a session store through: an index that
+// tracks the store's changes (sessionstore.Indexed; tests wrap one).
+type Source interface {
+	reference.Index
+	reference.ChangeTracker
+	// Version returns the version of the transcript a read of session id
+	// loads now, after revalidating like a query; ok is false when no
+	// answer about the session may be kept (sessionstore.Indexed.Version).
+	// Answers derived from a read are memoized under it.
+	Version(ctx context.Context, id string) (v string, ok bool)
+	// SurfaceSummary sizes a session's surface from the index alone, so a
+	// hover needs no read; ok is false when the index cannot answer
+	// exactly that way (sessionstore.Indexed.SurfaceSummary).
+	SurfaceSummary(ctx context.Context, id string) (*reference.SurfaceSummary, bool)
+}
+
+// The default source.
+var _ Source = (*sessionstore.Indexed)(nil)
 
 // indexing reports whether env's source is still in its first indexing
 // pass (its listing is partial).
 func (env *environment) indexing() bool {
-	return env.index != nil && !env.index.Complete()
+	return !env.source.Complete()
 }
 
 // currentListing returns the service to answer listing queries with,
@@ -35,7 +47,7 @@ func (env *environment) currentListing() (svc *reference.Service, partial bool, 
 	if !env.indexing() {
 		return env.service, false, 0
 	}
-	listing, titles, complete := env.index.Partial()
+	listing, titles, complete := env.source.Partial()
 	if complete {
 		return env.service, false, 0
 	}
@@ -47,13 +59,10 @@ func (env *environment) currentListing() (svc *reference.Service, partial bool, 
 	return svc, true, len(listing)
 }
 
-// waitIndexed waits until env's index (if any) has finished its first
-// pass, or ctx is done.
+// waitIndexed waits until env's index has finished its first pass, or ctx
+// is done.
 func waitIndexed(ctx context.Context, env *environment) error {
-	if env.indexing() {
-		return env.index.Wait(ctx)
-	}
-	return nil
+	return env.source.Wait(ctx)
 }
 
 // currentAfterGrace is currentListing, but while the partial index lists
@@ -76,7 +85,7 @@ func (env *environment) currentAfterGrace(ctx context.Context, grace, poll time.
 
 // rediagnoseWhenIndexed reschedules the diagnostics of every open
 // document when env's first indexing pass finishes (unknown-session is not
-// reported before: see knownSessions). Nothing to do for a complete source.
+// reported before: see knownSessions). Nothing to do once it has finished.
 func (s *Server) rediagnoseWhenIndexed(env *environment) {
 	if !env.indexing() {
 		return
@@ -84,7 +93,7 @@ func (s *Server) rediagnoseWhenIndexed(env *environment) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		if env.index.Wait(s.ctx) == nil {
+		if env.source.Wait(s.ctx) == nil {
 			s.rediagnoseAll()
 		}
 	}()
@@ -126,11 +135,4 @@ func (p *partialSource) ReadTitles(ctx context.Context, ids []string) ([]referen
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// Catalog refuses (reference.ErrCatalogUnavailable), so that queries use
-// this snapshot's ListSessions and ReadTitles rather than the catalog of
-// the index it embeds, which may have completed since the snapshot.
-func (p *partialSource) Catalog(context.Context) (*reference.Catalog, error) {
-	return nil, reference.ErrCatalogUnavailable
 }

@@ -72,7 +72,6 @@ func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeRe
 		s.folders = append(s.folders, string(f.URI))
 	}
 	s.mu.Unlock()
-	s.cache.reset()
 
 	version, _ := p.ClientInfo.Version.Get()
 	client := p.ClientInfo.Name + " " + version
@@ -199,7 +198,6 @@ func (s *Server) didChangeWorkspaceFolders(p *protocol.DidChangeWorkspaceFolders
 		}
 	}
 	s.mu.Unlock()
-	s.cache.reset()
 	s.rediagnoseAll()
 }
 

@@ -60,12 +60,10 @@ func (s *Server) startIndexing() {
 		}
 		start := time.Now()
 		var err error
-		if env.index != nil {
-			if err = env.index.Wait(ctx); err == nil {
-				// Unknown-session checks were off while the listing
-				// was partial: check open documents against the whole.
-				s.rediagnoseAll()
-			}
+		if err = env.source.Wait(ctx); err == nil {
+			// Unknown-session checks were off while the listing was
+			// partial: check open documents against the whole.
+			s.rediagnoseAll()
 		}
 		msg := ""
 		headers, lerr := env.source.ListSessions(ctx)
@@ -73,13 +71,6 @@ func (s *Server) startIndexing() {
 			err = lerr
 		}
 		if err == nil {
-			if env.index == nil {
-				ids := make([]string, len(headers))
-				for i, h := range headers {
-					ids[i] = h.ID
-				}
-				_, err = env.source.ReadTitles(ctx, ids)
-			}
 			msg = fmt.Sprintf("%d sessions indexed", len(headers))
 		}
 		if err != nil {

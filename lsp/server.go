@@ -4,10 +4,12 @@
 // Layout follows gopls: server.go wires the connection and dispatches
 // methods; each feature lives in its own file (lifecycle.go, text.go,
 // completion.go, diagnostics.go, hover.go, codeaction.go, command.go,
-// dsh.go for the dsh/* methods, config.go, progress.go). Params and most
-// results are go.lsp.dev/protocol's types; lsp/wire has the codec and the
-// results encoded by hand (session text keeps JSON.stringify's bytes);
-// lsp/position maps offsets to positions.
+// dsh.go for the dsh/* methods, config.go, progress.go); index.go has the
+// Source the server reads a store through, backpressure.go and memo.go the
+// one read limiter and the one memo of what session reads give. Params
+// and most results are go.lsp.dev/protocol's types; lsp/wire has the codec
+// and the results encoded by hand (session text keeps JSON.stringify's
+// bytes); lsp/position maps offsets to positions.
 //
 // Concurrency: jsonrpc2 runs a handler inline on the connection's read
 // goroutine. Notifications (text sync, configuration, dsh/setTarget) are
@@ -56,16 +58,15 @@ type Options struct {
 	// SessionsDir is the --sessions flag; the sessionsDir setting overrides it.
 	SessionsDir string
 	// OpenSource opens the session source for a store root (tests inject
-	// fakes). Nil means sessionstore.OpenIndexed: listings and titles come
-	// from an index of session metadata (persisted in the user cache
-	// directory, outside the store), so completion does not parse logs
-	// once the index is complete. A source that implements
-	// reference.Index is used as a background index (while its first pass
-	// runs, listings come from its partial snapshot: lsp/index.go); any
-	// other source is complete from the start. A source that implements
-	// reference.ChangeTracker keys the server's caches by its generation
-	// and re-publishes diagnostics when it changes (lsp/fresh.go).
-	OpenSource func(root string) (reference.Source, error)
+	// wrapped indexes). Nil means sessionstore.OpenIndexed: listings and
+	// titles come from an index of session metadata (persisted in the
+	// user cache directory, outside the store), so completion does not
+	// parse logs once the index is complete. While its first pass runs,
+	// listings come from its partial snapshot (lsp/index.go); its
+	// generation and per-session versions key what the server derives
+	// from it, and diagnostics are re-published when it changes
+	// (lsp/fresh.go).
+	OpenSource func(root string) (Source, error)
 	// ResolveRoot resolves the store root from a flag/setting value (empty:
 	// $DSH_HOME/sessions or ~/.dsh/sessions). Nil means
 	// sessionstore.ResolveRoot.
@@ -75,9 +76,9 @@ type Options struct {
 	// DiagnosticsDelay is the debounce before diagnostics are computed after
 	// an edit; 0 means 150ms.
 	DiagnosticsDelay time.Duration
-	// MaxConcurrentReads bounds the requests that read whole sessions
-	// (prepare, hover, completionItem/resolve) running at once; more wait
-	// in a queue, cancellable. 0 means GOMAXPROCS-1 (at least 1).
+	// MaxConcurrentReads bounds the session reads (of prepare, hover and
+	// completionItem/resolve) running at once; more wait in a queue,
+	// cancellable. 0 means GOMAXPROCS-1 (at least 1).
 	MaxConcurrentReads int
 	// NoContentIndex turns content search off whatever the contentSearch
 	// setting says (--no-content-index): no content index is built or
@@ -126,7 +127,7 @@ type Server struct {
 	// sources are the open session sources, by store root: the current
 	// environment's and the one it replaced (recent, oldest first; see
 	// useEnvironment). closing counts the closes still running.
-	sources map[string]reference.Source
+	sources map[string]Source
 	recent  []string
 	closing sync.WaitGroup
 	// contents are the content indexes opened so far, by store root.
@@ -138,19 +139,12 @@ type Server struct {
 
 	diag  diagnosticsScheduler
 	known knownCache
-	cache candidateCache
-	// reads limits the requests that read whole sessions (prepare, hover,
-	// completionItem/resolve); renders caches hover and resolve answers
-	// and surfaces the sessions read, per session version
-	// (backpressure.go).
-	reads    *limiter
-	renders  renderCache
-	surfaces surfaceCache
-	prepared prepareCache
-	// readSlots bounds the session reads running at once (the reads of
-	// one prepare included).
-	readSlots chan struct{}
-	bg        sync.WaitGroup // background goroutines (diagnostics, progress)
+	// reads limits the session reads running at once (a prepare's
+	// parallel reads included); memo keeps what was derived from them per
+	// session version (backpressure.go, memo.go).
+	reads *limiter
+	memo  memo
+	bg    sync.WaitGroup // background goroutines (diagnostics, progress)
 }
 
 // clientCaps are the client capabilities the server uses.
@@ -181,10 +175,10 @@ func New(opts Options) *Server {
 		settings:       defaultSettings(),
 		docs:           make(map[string]*document),
 		pendingTargets: make(map[string]reference.Target),
-		sources:        make(map[string]reference.Source),
+		sources:        make(map[string]Source),
 		contents:       make(map[string]*contentSearch),
 		reads:          newLimiter(readConcurrency(opts.MaxConcurrentReads)),
-		readSlots:      make(chan struct{}, readConcurrency(opts.MaxConcurrentReads)),
+		memo:           memo{maxBytes: maxMemoBytes},
 	}
 }
 
@@ -486,8 +480,8 @@ var methods = map[string]handler{
 	"textDocument/codeAction":  request[protocol.CodeActionParams, codeActionSnap]{inline: (*Server).codeActionSnapshot, async: (*Server).codeAction},
 	"workspace/executeCommand": request[protocol.ExecuteCommandParams, prepareSnap]{inline: (*Server).executeCommand, async: (*Server).prepare},
 	"dsh/prepare":              request[prepareInput, prepareSnap]{decode: parsePrepareParams, inline: (*Server).prepareSnapshot, async: (*Server).prepare},
-	"dsh/candidates":           request[candidatesParams, candidatesSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
-	"dsh/search":               request[searchParams, searchSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
+	"dsh/candidates":           request[candidatesParams, listSnap]{decode: optionalParams[candidatesParams], inline: (*Server).candidatesSnapshot, async: (*Server).dshCandidates},
+	"dsh/search":               request[searchParams, listSnap]{decode: optionalParams[searchParams], inline: (*Server).searchSnapshot, async: (*Server).dshSearch},
 
 	"initialized":                         notification[noParams]{apply: (*Server).initialized},
 	"exit":                                notification[noParams]{apply: (*Server).exit},

@@ -269,11 +269,16 @@ func TestInvalidParams(t *testing.T) {
 	}
 }
 
-// blockingSource wraps a Source; ReadSurface blocks until its ctx is done.
+// blockingSource wraps a Source; ReadSurface blocks until its ctx is done
+// (and SurfaceSummary is hidden, so every hover reads).
 type blockingSource struct {
-	reference.Source
+	lsp.Source
 	entered chan struct{}
 	once    sync.Once
+}
+
+func (b *blockingSource) SurfaceSummary(context.Context, string) (*reference.SurfaceSummary, bool) {
+	return nil, false
 }
 
 func (b *blockingSource) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
@@ -284,9 +289,9 @@ func (b *blockingSource) ReadSurface(ctx context.Context, id string) (*reference
 
 // startOver starts a server initialized on storeRaw whose session source
 // is wrap(the plain store).
-func startOver(t *testing.T, wrap func(reference.Source) reference.Source) *session {
+func startOver(t *testing.T, wrap func(lsp.Source) lsp.Source) *session {
 	t.Helper()
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+	s := start(t, lsp.Options{OpenSource: func(root string) (lsp.Source, error) {
 		st, err := storetest.OpenSynced(root, 0)
 		return wrap(st), err
 	}})
@@ -301,7 +306,7 @@ func startOver(t *testing.T, wrap func(reference.Source) reference.Source) *sess
 func startBlocking(t *testing.T) (*session, *blockingSource) {
 	t.Helper()
 	bs := &blockingSource{entered: make(chan struct{})}
-	s := startOver(t, func(st reference.Source) reference.Source { bs.Source = st; return bs })
+	s := startOver(t, func(st lsp.Source) lsp.Source { bs.Source = st; return bs })
 	return s, bs
 }
 
@@ -432,7 +437,7 @@ func TestOutOfRangePositions(t *testing.T) {
 func TestStoreReopenedOnce(t *testing.T) {
 	opened := map[string]int{}
 	var mu sync.Mutex
-	s := start(t, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+	s := start(t, lsp.Options{OpenSource: func(root string) (lsp.Source, error) {
 		mu.Lock()
 		opened[filepath.Base(root)]++
 		mu.Unlock()

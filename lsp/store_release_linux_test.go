@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
-	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -72,7 +71,7 @@ func TestReplacedStoresAreClosed(t *testing.T) {
 	before := inotifyInstances(t)
 	s := start(t, lsp.Options{
 		ResolveRoot: func(flag string) (string, error) { return flag, nil },
-		OpenSource: func(root string) (reference.Source, error) {
+		OpenSource: func(root string) (lsp.Source, error) {
 			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{})
 			if err != nil {
 				return nil, err

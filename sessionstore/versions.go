@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -35,10 +36,59 @@ func (x *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error)
 	for i, h := range x.listing {
 		out[i].Header = h
 		if e := x.titleEntry(h.ID); e != nil {
-			out[i].Version = fmt.Sprintf("%d:%d:%d:%d:%d", e.Enc, e.Sig.Dev, e.Sig.Ino, e.Sig.Size, e.Sig.MtimeNs)
+			out[i].Version = e.version()
 		}
 	}
 	return out, nil
+}
+
+// version names the transcript e indexed: its encoding and the file's
+// identity, size and modification time at the last parse.
+func (e *entry) version() string {
+	return transcriptVersion(e.Enc, e.Sig)
+}
+
+func transcriptVersion(enc Encoding, sig fileSig) string {
+	return fmt.Sprintf("%d:%d:%d:%d:%d", enc, sig.Dev, sig.Ino, sig.Size, sig.MtimeNs)
+}
+
+// versionSettle is how long after its last modification a transcript gets
+// a Version: a file system whose timestamps tick coarsely gives a second
+// same-size write within one tick the same modification time, so until
+// the tick has surely passed the signature cannot tell the two apart.
+const versionSettle = time.Second
+
+// Version revalidates the index like a query does and returns the version
+// of the transcript a read of id loads now, in the form SessionVersions
+// gives it: what was derived from a read of the session may be reused
+// while Version returns the same string. A transcript that changed since
+// the index last parsed it (appended to, truncated, replaced: a read
+// parses it again) has the version of the file as it is now. ok is false
+// when no answer about the session should be kept: it is not indexed
+// (unknown, or not resolved to one transcript), its last read failed, it
+// was rewritten in place without changing its signature (the tail check a
+// read makes), or it was modified less than versionSettle ago.
+func (x *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
+	if ctx.Err() != nil || x.maybeRefresh(ctx) != nil {
+		return "", false
+	}
+	x.mu.RLock()
+	e := x.titleEntry(id)
+	x.mu.RUnlock()
+	if e == nil || e.state == nil || e.err != nil || e.TitleID != id {
+		return "", false
+	}
+	f, cur, same, err := openState(e.path(x.root), e.Sig, e.state)
+	if err != nil {
+		return "", false
+	}
+	if f != nil {
+		f.Close()
+	}
+	if !same && cur == e.Sig || time.Since(time.Unix(0, cur.MtimeNs)) < versionSettle {
+		return "", false
+	}
+	return transcriptVersion(e.Enc, cur), true
 }
 
 // ContentIndexPath returns where a content index of this store belongs:

@@ -144,9 +144,9 @@ func serverOptions(root string) lsp.Options {
 	opts := lsp.Options{SessionsDir: root}
 	switch *sourceKind {
 	case "store":
-		opts.OpenSource = func(root string) (reference.Source, error) { return storetest.OpenSynced(root, 0) }
+		opts.OpenSource = func(root string) (lsp.Source, error) { return storetest.OpenSynced(root, 0) }
 	case "indexed":
-		opts.OpenSource = func(root string) (reference.Source, error) {
+		opts.OpenSource = func(root string) (lsp.Source, error) {
 			return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 		}
 	}

@@ -145,37 +145,60 @@ func (t *Text) Clone() *Text {
 // at character 0 is the end of the text, and any other line past the end
 // is an error.
 func (t *Text) Offset(p Position, enc Encoding) (int, error) {
-	line, want := int(p.Line), int(p.Character)
-	// Find the chunk holding the start of the line.
-	k, off, before := 0, 0, 0 // chunk index, its offset, breaks before it
+	line := int(p.Line)
+	k, off, before := t.chunkOfLine(line)
+	if k == len(t.chunks) {
+		return t.offsetPastChunks(p, before)
+	}
+	i := skipLines(t.chunks[k].s, line-before)
+	return t.walkLine(k, off, i, int(p.Character), enc), nil
+}
+
+// chunkOfLine returns the index of the chunk holding the start of line, its
+// byte offset and the line breaks before it; len(t.chunks) (and the breaks
+// of the whole text) when no chunk holds it.
+func (t *Text) chunkOfLine(line int) (k, off, before int) {
 	for ; k < len(t.chunks) && before+t.chunks[k].breaks < line; k++ {
 		before += t.chunks[k].breaks
 		off += len(t.chunks[k].s)
 	}
-	if k == len(t.chunks) {
-		switch {
-		case line == before:
-			return 0, nil // line 0 of an empty text
-		case line == before+1 && want == 0:
-			// One past the last line at character 0 is the end of the
-			// text (clients send it for edits that append at the end).
-			return t.size, nil
-		}
-		return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, before+1)
+	return k, off, before
+}
+
+// offsetPastChunks is the offset of p when no chunk holds the start of its
+// line, in a text of breaks line breaks: line 0 of an empty text, or the
+// end of the text for the line after the last at character 0 (clients send
+// it for edits that append at the end); any other line is an error.
+func (t *Text) offsetPastChunks(p Position, breaks int) (int, error) {
+	switch line := int(p.Line); {
+	case line == breaks:
+		return 0, nil
+	case line == breaks+1 && p.Character == 0:
+		return t.size, nil
 	}
-	// Skip the line-before terminators of chunk k that precede the line.
-	s := t.chunks[k].s
+	return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, breaks+1)
+}
+
+// skipLines returns the offset in s just after its first n line
+// terminators ("\r\n" is one); s holds at least n.
+func skipLines(s string, n int) int {
 	i := 0
-	for skip := line - before; skip > 0; skip-- {
+	for ; n > 0; n-- {
 		j := strings.IndexAny(s[i:], "\r\n")
 		i += j + 1
 		if s[i-1] == '\r' && i < len(s) && s[i] == '\n' {
 			i++
 		}
 	}
-	// Walk the line, skipping whole chunks (and the rest of the first one)
-	// when they hold no terminator and fewer units than remain.
-	units := 0
+	return i
+}
+
+// walkLine returns the offset want units into the line that starts at
+// byte i of chunk k (at text offset off), or of the line's end when the
+// line is shorter. Whole chunks (and the rest of the first one) are skipped
+// when they hold no terminator and fewer units than remain.
+func (t *Text) walkLine(k, off, i, want int, enc Encoding) int {
+	s, units := t.chunks[k].s, 0
 	for {
 		if rest := s[i:]; !strings.ContainsAny(rest, "\r\n") {
 			if u := unitsOf(rest, enc); units+u <= want {
@@ -183,35 +206,52 @@ func (t *Text) Offset(p Position, enc Encoding) (int, error) {
 				i = len(s)
 			}
 		}
-		for i < len(s) {
-			if b := s[i]; b < utf8.RuneSelf {
-				if b == '\n' || b == '\r' || units+1 > want {
-					return off + i, nil
-				}
-				units++
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(s[i:])
-			u := unitLen(enc, r, n)
-			if units+u > want {
-				return off + i, nil
-			}
-			units += u
-			i += n
+		var found bool
+		if i, units, found = walkChunk(s, i, units, want, enc); found {
+			return off + i
 		}
 		off += len(s)
-		k++
-		for k < len(t.chunks) && t.chunks[k].breaks == 0 && units+t.chunks[k].units(enc) <= want {
-			units += t.chunks[k].units(enc)
-			off += len(t.chunks[k].s)
-			k++
-		}
-		if k == len(t.chunks) {
-			return off, nil
+		if k, off, units = t.skipWholeChunks(k+1, off, units, want, enc); k == len(t.chunks) {
+			return off
 		}
 		s, i = t.chunks[k].s, 0
 	}
+}
+
+// walkChunk walks s from byte i, units units into the line, up to a line
+// terminator or the character that would pass want (found: i is the
+// offset), else to the end of s.
+func walkChunk(s string, i, units, want int, enc Encoding) (int, int, bool) {
+	for i < len(s) {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b == '\n' || b == '\r' || units+1 > want {
+				return i, units, true
+			}
+			units++
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		u := unitLen(enc, r, n)
+		if units+u > want {
+			return i, units, true
+		}
+		units += u
+		i += n
+	}
+	return i, units, false
+}
+
+// skipWholeChunks skips the chunks from k on that hold no line break and
+// fewer units than remain to want, and returns the next chunk's index and
+// offset and the units walked.
+func (t *Text) skipWholeChunks(k, off, units, want int, enc Encoding) (int, int, int) {
+	for k < len(t.chunks) && t.chunks[k].breaks == 0 && units+t.chunks[k].units(enc) <= want {
+		units += t.chunks[k].units(enc)
+		off += len(t.chunks[k].s)
+		k++
+	}
+	return k, off, units
 }
 
 // unitsOf is the length of valid UTF-8 s in enc.

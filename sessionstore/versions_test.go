@@ -1,0 +1,144 @@
+package sessionstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+)
+
+// TestVersionNamesTheTranscriptAReadLoads: a session's Version changes
+// whenever its transcript is appended to, truncated, replaced or rewritten
+// in place with a new modification time; a transcript rewritten in place
+// keeping size and modification time (only the tail check tells), one
+// modified moments ago, and an unknown session have none; an untouched
+// session keeps its version.
+func TestVersionNamesTheTranscriptAReadLoads(t *testing.T) {
+	const id = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0abc"
+	cwd := "/home/alice/versions"
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"session","version":0,"id":%q,"createdAt":1786000000000,"cwd":%q,"delegationDepth":0}`+"\n", id, cwd)
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"type":"user/message","seq":%d,"time":1786000000001,"surfaceOp":"append","data":{"role":"user","id":"m%d","source":{"kind":"user"},"content":[{"type":"text","text":"hello %d"}]}}`+"\n", i, i, i)
+	}
+	log := []byte(b.String())
+	last := bytes.LastIndex(log[:len(log)-1], []byte("\n")) + 1
+	old := time.Now().Add(-time.Hour).Truncate(time.Second).Add(100 * time.Millisecond)
+
+	for _, tc := range []struct {
+		name string
+		// change changes the transcript at path; ok and changed are what
+		// Version then reports.
+		change      func(t *testing.T, path string)
+		ok, changed bool
+	}{
+		{"untouched", func(*testing.T, string) {}, true, false},
+		{"appended to", func(t *testing.T, path string) {
+			appendTo(t, path, `{"type":"user/message","seq":3,"time":1786000000001,"surfaceOp":"append","data":{"role":"user","id":"m3","source":{"kind":"user"},"content":[{"type":"text","text":"more"}]}}`+"\n")
+			setMtime(t, path, old.Add(time.Minute))
+		}, true, true},
+		{"truncated", func(t *testing.T, path string) {
+			if err := os.Truncate(path, int64(last)); err != nil {
+				t.Fatal(err)
+			}
+			setMtime(t, path, old.Add(time.Minute))
+		}, true, true},
+		{"replaced", func(t *testing.T, path string) {
+			tmp := path + ".new"
+			if err := os.WriteFile(tmp, log, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			setMtime(t, tmp, old)
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}, true, true},
+		{"rewritten in place within the same second", func(t *testing.T, path string) {
+			rewriteTail(t, path, log)
+			setMtime(t, path, old.Add(400*time.Millisecond))
+		}, true, true},
+		{"rewritten in place at the same time", func(t *testing.T, path string) {
+			rewriteTail(t, path, log)
+			setMtime(t, path, old)
+		}, false, false},
+		{"modified moments ago", func(t *testing.T, path string) {
+			appendTo(t, path, "")
+			setMtime(t, path, time.Now())
+		}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			path, err := sessionstore.SessionPath(root, &cwd, id, sessionstore.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, log, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			setMtime(t, path, old)
+			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			ctx := context.Background()
+			if err := x.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := x.Version(ctx, "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0fff"); ok {
+				t.Fatalf("unknown session has version %q", v)
+			}
+			before, ok := x.Version(ctx, id)
+			if !ok {
+				t.Fatal("indexed session has no version")
+			}
+			tc.change(t, path)
+			after, ok := x.Version(ctx, id)
+			if ok != tc.ok || ok && (after != before) != tc.changed {
+				t.Fatalf("version %q, %t after the change; before %q: want ok %t, changed %t", after, ok, before, tc.ok, tc.changed)
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteTail changes the last message's text in place, within the bytes
+// the tail check covers, keeping the size.
+func rewriteTail(t *testing.T, path string, log []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("HELLO"), int64(bytes.LastIndex(log, []byte("hello")))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setMtime(t *testing.T, path string, mtime time.Time) {
+	t.Helper()
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
