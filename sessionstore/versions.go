@@ -23,19 +23,19 @@ type SessionVersion struct {
 // every listed session with its version, in listing order. A listed
 // session that a read cannot resolve to exactly one transcript (the
 // store's find rules) has an empty Version.
-func (x *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error) {
+func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := x.maybeRefresh(ctx); err != nil {
+	if err := ix.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	out := make([]SessionVersion, len(x.listing))
-	for i, h := range x.listing {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]SessionVersion, len(ix.listing))
+	for i, h := range ix.listing {
 		out[i].Header = h
-		if e := x.titleEntry(h.ID); e != nil {
+		if e := ix.titleEntry(h.ID); e != nil {
 			out[i].Version = e.version()
 		}
 	}
@@ -68,17 +68,17 @@ const versionSettle = time.Second
 // (unknown, or not resolved to one transcript), its last read failed, it
 // was rewritten in place without changing its signature (the tail check a
 // read makes), or it was modified less than versionSettle ago.
-func (x *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
-	if ctx.Err() != nil || x.maybeRefresh(ctx) != nil {
+func (ix *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
+	if ctx.Err() != nil || ix.maybeRefresh(ctx) != nil {
 		return "", false
 	}
-	x.mu.RLock()
-	e := x.titleEntry(id)
-	x.mu.RUnlock()
-	if e == nil || e.state == nil || e.err != nil || e.TitleID != id {
+	ix.mu.RLock()
+	e := ix.titleEntry(id)
+	ix.mu.RUnlock()
+	if e == nil || e.view == nil || e.err != nil || e.ReadID != id {
 		return "", false
 	}
-	f, cur, same, err := openState(e.path(x.root), e.Sig, e.state)
+	f, cur, same, err := openState(e.path(ix.root), e.Sig, e.view)
 	if err != nil {
 		return "", false
 	}
@@ -95,11 +95,11 @@ func (x *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
 // beside the persisted metadata index in the cache directory (so it
 // follows the same rules: never under the store root), or "" when the
 // index is kept in memory only.
-func (x *Indexed) ContentIndexPath() string {
-	if x.cachePath == "" {
+func (ix *Indexed) ContentIndexPath() string {
+	if ix.cachePath == "" {
 		return ""
 	}
-	base := strings.TrimSuffix(filepath.Base(x.cachePath), ".bin")
+	base := strings.TrimSuffix(filepath.Base(ix.cachePath), ".bin")
 	base = strings.TrimPrefix(base, "index-")
-	return filepath.Join(filepath.Dir(x.cachePath), "content-"+base+".db")
+	return filepath.Join(filepath.Dir(ix.cachePath), "content-"+base+".db")
 }
