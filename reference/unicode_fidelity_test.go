@@ -9,11 +9,12 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// The exact values of issue 14 ("the last differences from dsh").
+// Strings where a naive Go encoder and dsh (Node) disagree: ill-formed
+// UTF-8 in a title and a lone surrogate in an id.
 const (
-	issueInvalidTitle = "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend"
-	issueRepaired     = "Sum\ufffdb\ufffdx\ufffd\ufffdend"
-	loneID            = "lone\xed\xa0\x80x" // JS "lone\ud800x" in WTF-8
+	invalidTitle  = "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend"
+	repairedTitle = "Sum\ufffdb\ufffdx\ufffd\ufffdend"
+	loneID        = "lone\xed\xa0\x80x" // JS "lone\ud800x" in WTF-8
 )
 
 // TestJSStringMaximalSubparts checks that the JSON writers replace each
@@ -21,7 +22,7 @@ const (
 // have decoded it) and keep WTF-8 lone surrogates as \udxxx escapes.
 func TestJSStringMaximalSubparts(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{issueInvalidTitle, `"` + issueRepaired + `"`},
+		{invalidTitle, `"` + repairedTitle + `"`},
 		{loneID, `"lone\ud800x"`},
 		{"a\xed\xb0\x80", `"a\udc00"`},
 		{"\xed\xa0\xbd\xed\xb9\x82", `"🙂"`}, // a WTF-8 pair is the astral character
@@ -39,12 +40,12 @@ func TestJSStringMaximalSubparts(t *testing.T) {
 			t.Errorf("QuotedLen(%q, true) = %d, want %d", tt.in, got, len(tt.want))
 		}
 	}
-	if got := string(textEncoderBytes(issueInvalidTitle + loneID)); got != issueRepaired+"lone\ufffdx" {
+	if got := string(textEncoderBytes(invalidTitle + loneID)); got != repairedTitle+"lone\ufffdx" {
 		t.Errorf("textEncoderBytes = %q", got)
 	}
-	raw, err := jsjson.MarshalTagSafe(json.RawMessage(`{"title":"` + issueInvalidTitle + `"}`))
-	if err != nil || string(raw) != `{"title":"`+issueRepaired+`"}` {
-		t.Errorf("MarshalTagSafeJSON = %s, %v", raw, err)
+	raw, err := tagSafe(json.RawMessage(`{"title":"` + invalidTitle + `"}`))
+	if err != nil || string(raw) != `{"title":"`+repairedTitle+`"}` {
+		t.Errorf("tagSafe = %s, %v", raw, err)
 	}
 }
 
@@ -99,10 +100,10 @@ func TestOutputTypesKeepLoneSurrogates(t *testing.T) {
 		{&PreparedText{Content: "see @" + loneID, References: []ParsedReference{{SessionID: loneID, Label: loneID}}},
 			`{"content":"see @lone\ud800x","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
 		{PreparedText{Content: "x"}, `{"content":"x","references":[]}`},
-		{ParseResult{Text: "@" + loneID + " " + issueInvalidTitle, References: []ParsedReference{{SessionID: loneID, Label: loneID}}},
-			`{"text":"@lone\ud800x ` + issueRepaired + `","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
-		{[]Candidate{{SessionID: loneID, Label: issueInvalidTitle, CWD: &cwd, CreatedAt: 5}},
-			`[{"sessionId":"lone\ud800x","label":"` + issueRepaired + `","cwd":"/w\udc00","createdAt":5}]`},
+		{ParseResult{Text: "@" + loneID + " " + invalidTitle, References: []ParsedReference{{SessionID: loneID, Label: loneID}}},
+			`{"text":"@lone\ud800x ` + repairedTitle + `","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
+		{[]Candidate{{SessionID: loneID, Label: invalidTitle, CWD: &cwd, CreatedAt: 5}},
+			`[{"sessionId":"lone\ud800x","label":"` + repairedTitle + `","cwd":"/w\udc00","createdAt":5}]`},
 		{RemoteCandidate{Candidate: Candidate{SessionID: loneID, Label: "T\xed\xa0\x80", CreatedAt: 7}, Mention: FormatMention(loneID, nil)},
 			`{"sessionId":"lone\ud800x","label":"T\ud800","createdAt":7,"mention":"@[lone\ud800x](dsh-session:ImxvbmVcdWQ4MDB4Ig)"}`},
 	}

@@ -319,64 +319,88 @@ func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 	for i := 0; i < len(body); {
 		if body[i] != '\\' {
 			// Take the run up to the next escape in one piece.
-			end := bytes.IndexByte(body[i:], '\\')
-			if end < 0 {
-				end = len(body)
-			} else {
-				end += i
-			}
-			run := body[i:end]
+			end := escapeIndex(body, i)
 			if strict {
-				for k, c := range run {
-					if c < 0x20 {
-						return dst, n, i + k
-					}
+				if k := controlIndex(body[i:end]); k >= 0 {
+					return dst, n, i + k
 				}
 			}
-			switch {
-			case count:
-				n += RepairedLen(run)
-			case utf8.Valid(run):
-				dst = append(dst, run...)
-			default:
-				dst = AppendRepairedUTF8(dst, run)
-			}
+			dst, n = appendRun(dst, n, body[i:end], count)
 			i = end
 			continue
 		}
-		if i+1 >= len(body) {
-			return dst, n, i
-		}
-		if e := unescape[body[i+1]]; e != 0 {
-			if count {
-				n++
-			} else {
-				dst = append(dst, e)
-			}
-			i += 2
-			continue
-		}
-		if body[i+1] != 'u' {
-			return dst, n, i
-		}
-		r, ok := Hex4(body, i+2)
+		r, next, ok := decodeEscape(body, i)
 		if !ok {
 			return dst, n, i
-		}
-		i += 6
-		if isHighSurrogate(r) && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
-			if lo, ok := Hex4(body, i+2); ok && isLowSurrogate(lo) {
-				r = combineSurrogates(r, lo)
-				i += 6
-			}
 		}
 		if count {
 			n += wtf8Len(r)
 		} else {
 			dst = AppendWTF8(dst, r)
 		}
+		i = next
 	}
 	return dst, n, -1
+}
+
+// escapeIndex returns the offset of the first backslash in body at or
+// after i, or len(body).
+func escapeIndex(body []byte, i int) int {
+	if k := bytes.IndexByte(body[i:], '\\'); k >= 0 {
+		return i + k
+	}
+	return len(body)
+}
+
+// controlIndex returns the offset of the first raw control character in
+// run, or -1.
+func controlIndex(run []byte) int {
+	for k, c := range run {
+		if c < 0x20 {
+			return k
+		}
+	}
+	return -1
+}
+
+// appendRun appends run, which holds no escape, with ill-formed UTF-8
+// repaired; with count it only adds the repaired length to n.
+func appendRun(dst []byte, n int, run []byte, count bool) ([]byte, int) {
+	switch {
+	case count:
+		n += RepairedLen(run)
+	case utf8.Valid(run):
+		dst = append(dst, run...)
+	default:
+		dst = AppendRepairedUTF8(dst, run)
+	}
+	return dst, n
+}
+
+// decodeEscape decodes the escape whose backslash is at body[i]: a
+// two-character escape, or \uXXXX with a following low-surrogate escape
+// joined to a high one. It returns the code point and the offset after
+// the escape; ok is false when the escape is invalid or truncated.
+func decodeEscape(body []byte, i int) (r rune, next int, ok bool) {
+	if i+1 >= len(body) {
+		return 0, i, false
+	}
+	if e := unescape[body[i+1]]; e != 0 {
+		return rune(e), i + 2, true
+	}
+	if body[i+1] != 'u' {
+		return 0, i, false
+	}
+	if r, ok = Hex4(body, i+2); !ok {
+		return 0, i, false
+	}
+	next = i + 6
+	if isHighSurrogate(r) && next+1 < len(body) && body[next] == '\\' && body[next+1] == 'u' {
+		if lo, ok := Hex4(body, next+2); ok && isLowSurrogate(lo) {
+			return combineSurrogates(r, lo), next + 6, true
+		}
+	}
+	return r, next, true
 }
 
 // unescape[c] is the byte the two-character escape \c stands for, 0 when
