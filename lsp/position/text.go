@@ -146,12 +146,7 @@ func (t *Text) Clone() *Text {
 // is an error.
 func (t *Text) Offset(p Position, enc Encoding) (int, error) {
 	line, want := int(p.Line), int(p.Character)
-	// Find the chunk holding the start of the line.
-	k, off, before := 0, 0, 0 // chunk index, its offset, breaks before it
-	for ; k < len(t.chunks) && before+t.chunks[k].breaks < line; k++ {
-		before += t.chunks[k].breaks
-		off += len(t.chunks[k].s)
-	}
+	k, off, before := t.chunkOfLine(line)
 	if k == len(t.chunks) {
 		switch {
 		case line == before:
@@ -163,55 +158,101 @@ func (t *Text) Offset(p Position, enc Encoding) (int, error) {
 		}
 		return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, before+1)
 	}
-	// Skip the line-before terminators of chunk k that precede the line.
-	s := t.chunks[k].s
+	i := skipLines(t.chunks[k].s, line-before)
+	return t.walkLine(k, off, i, want, enc), nil
+}
+
+// chunkOfLine returns the index k of the chunk holding the start of line,
+// its byte offset and the number of line terminators before it; k is
+// len(t.chunks) when the text has fewer lines.
+func (t *Text) chunkOfLine(line int) (k, off, before int) {
+	for ; k < len(t.chunks) && before+t.chunks[k].breaks < line; k++ {
+		before += t.chunks[k].breaks
+		off += len(t.chunks[k].s)
+	}
+	return k, off, before
+}
+
+// skipLines returns the offset in s just past its first n line
+// terminators ("\r\n" counts once); s holds at least n.
+func skipLines(s string, n int) int {
 	i := 0
-	for skip := line - before; skip > 0; skip-- {
-		j := strings.IndexAny(s[i:], "\r\n")
-		i += j + 1
+	for ; n > 0; n-- {
+		i += strings.IndexAny(s[i:], "\r\n") + 1
 		if s[i-1] == '\r' && i < len(s) && s[i] == '\n' {
 			i++
 		}
 	}
-	// Walk the line, skipping whole chunks (and the rest of the first one)
-	// when they hold no terminator and fewer units than remain.
-	units := 0
+	return i
+}
+
+// walkLine returns the text offset of unit want of the line that starts at
+// byte i of chunk k (chunk k starts at text offset off), clamped to the
+// line's end. Whole chunks, and the rest of the first one, are skipped
+// when they hold no terminator and fewer units than remain.
+func (t *Text) walkLine(k, off, i, want int, enc Encoding) int {
+	s, units := t.chunks[k].s, 0
 	for {
-		if rest := s[i:]; !strings.ContainsAny(rest, "\r\n") {
-			if u := unitsOf(rest, enc); units+u <= want {
-				units += u
-				i = len(s)
-			}
+		var stopped bool
+		i, units = skipPlainTail(s, i, units, want, enc)
+		if i, units, stopped = scanLine(s, i, units, want, enc); stopped {
+			return off + i
 		}
-		for i < len(s) {
-			if b := s[i]; b < utf8.RuneSelf {
-				if b == '\n' || b == '\r' || units+1 > want {
-					return off + i, nil
-				}
-				units++
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(s[i:])
-			u := unitLen(enc, r, n)
-			if units+u > want {
-				return off + i, nil
-			}
-			units += u
-			i += n
-		}
-		off += len(s)
-		k++
-		for k < len(t.chunks) && t.chunks[k].breaks == 0 && units+t.chunks[k].units(enc) <= want {
-			units += t.chunks[k].units(enc)
-			off += len(t.chunks[k].s)
-			k++
-		}
+		k, off, units = t.skipPlainChunks(k+1, off+len(s), units, want, enc)
 		if k == len(t.chunks) {
-			return off, nil
+			return off
 		}
 		s, i = t.chunks[k].s, 0
 	}
+}
+
+// skipPlainTail skips s[i:] whole (units counted) when it holds no line
+// terminator and no more units than remain to want.
+func skipPlainTail(s string, i, units, want int, enc Encoding) (int, int) {
+	rest := s[i:]
+	if strings.ContainsAny(rest, "\r\n") {
+		return i, units
+	}
+	if u := unitsOf(rest, enc); units+u <= want {
+		return len(s), units + u
+	}
+	return i, units
+}
+
+// scanLine walks s from byte i, units into the line, one character at a
+// time. It stops at a line terminator or at the character that would pass
+// want units (stopped, i is where); otherwise it returns len(s) and the
+// units counted so far.
+func scanLine(s string, i, units, want int, enc Encoding) (int, int, bool) {
+	for i < len(s) {
+		b, size, u := s[i], 1, 1
+		if b == '\n' || b == '\r' {
+			return i, units, true
+		}
+		if b >= utf8.RuneSelf {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			u = unitLen(enc, r, size)
+		}
+		if units+u > want {
+			return i, units, true
+		}
+		units += u
+		i += size
+	}
+	return i, units, false
+}
+
+// skipPlainChunks skips the chunks from k on that hold no line terminator
+// and fit in the units that remain to want, and returns the first chunk
+// not skipped with its offset and the units counted.
+func (t *Text) skipPlainChunks(k, off, units, want int, enc Encoding) (int, int, int) {
+	for k < len(t.chunks) && t.chunks[k].breaks == 0 && units+t.chunks[k].units(enc) <= want {
+		units += t.chunks[k].units(enc)
+		off += len(t.chunks[k].s)
+		k++
+	}
+	return k, off, units
 }
 
 // unitsOf is the length of valid UTF-8 s in enc.
