@@ -334,40 +334,60 @@ func sessionResource(c reference.Candidate) *mcp.Resource {
 // INVALID_REFERENCE instead of the SDK's bare "Resource not found".
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/read" {
-			res, err := next(ctx, method, req)
-			if rr, ok := req.(*mcp.ReadResourceRequest); ok && err != nil && rr.Params != nil &&
-				strings.HasPrefix(rr.Params.URI, reference.URIPrefix) {
-				if _, derr := reference.DecodeURI(rr.Params.URI); derr != nil {
-					res, err = s.readResource(ctx, rr)
-				}
-			}
-			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && r != nil {
-				return wtf8ReadResult{r}, nil
-			}
-			return res, err
+		switch method {
+		case "resources/read":
+			return s.readResourceThrough(ctx, next, method, req)
+		case "resources/list":
+			return s.listResourcesRanked(ctx, next, method, req)
 		}
-		if method != "resources/list" {
-			return next(ctx, method, req)
-		}
-		// Like a search, the list covers the whole store: wait for the
-		// index's first pass (bounded by the request's context).
-		if err := s.waitIndexed(ctx); err != nil {
-			return nil, err
-		}
-		if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-			s.opts.Logger.Warn("listing recent sessions", "error", err)
-		}
-		res, err := next(ctx, method, req)
-		if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil {
-			s.mu.Lock()
-			rank := s.rank
-			s.mu.Unlock()
-			sortByRank(lr.Resources, rank)
-			return wtf8ListResult{lr}, nil
-		}
-		return res, err
+		return next(ctx, method, req)
 	}
+}
+
+// readResourceThrough answers resources/read with the SDK, except that an
+// undecodable dsh-session: URI gets dsh's error from readResource, and
+// writes the result's strings in WTF-8.
+func (s *Server) readResourceThrough(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if rr, ok := req.(*mcp.ReadResourceRequest); ok && err != nil && undecodableSessionURI(rr) {
+		res, err = s.readResource(ctx, rr)
+	}
+	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && r != nil {
+		return wtf8ReadResult{r}, nil
+	}
+	return res, err
+}
+
+// undecodableSessionURI reports whether rr asks for a dsh-session: URI that
+// does not decode (so no URI template matches it).
+func undecodableSessionURI(rr *mcp.ReadResourceRequest) bool {
+	if rr.Params == nil || !strings.HasPrefix(rr.Params.URI, reference.URIPrefix) {
+		return false
+	}
+	_, err := reference.DecodeURI(rr.Params.URI)
+	return err != nil
+}
+
+// listResourcesRanked answers resources/list after the index's first pass
+// and a Sync, in rank order, its strings in WTF-8.
+func (s *Server) listResourcesRanked(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	// Like a search, the list covers the whole store: wait for the
+	// index's first pass (bounded by the request's context).
+	if err := s.waitIndexed(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Warn("listing recent sessions", "error", err)
+	}
+	res, err := next(ctx, method, req)
+	if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil {
+		s.mu.Lock()
+		rank := s.rank
+		s.mu.Unlock()
+		sortByRank(lr.Resources, rank)
+		return wtf8ListResult{lr}, nil
+	}
+	return res, err
 }
 
 // sortByRank orders resources by rank (unranked ones last, by URI).
