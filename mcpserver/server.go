@@ -51,9 +51,9 @@ const (
 	// MaxTextBytes bounds dsh_prepare's text (hostile input has bounded
 	// cost); a longer text is refused with INVALID_CONFIG.
 	MaxTextBytes = 1 << 20
-	// DefaultPollInterval is how often the recent-sessions resource list is
+	// defaultPollInterval is how often the recent-sessions resource list is
 	// compared with the index when Options.PollInterval is 0.
-	DefaultPollInterval = 500 * time.Millisecond
+	defaultPollInterval = 500 * time.Millisecond
 )
 
 // Options configures a Server.
@@ -78,7 +78,7 @@ type Options struct {
 	// contentindex.Source); nil means content search is off.
 	Content *contentindex.Index
 	// PollInterval is how often Watch compares the recent sessions with the
-	// index (0: DefaultPollInterval).
+	// index (0: every 500 ms).
 	PollInterval time.Duration
 }
 
@@ -120,7 +120,7 @@ func New(opts Options) (*Server, error) {
 		opts.Config = reference.DefaultConfig()
 	}
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
+		opts.PollInterval = defaultPollInterval
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

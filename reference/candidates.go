@@ -43,7 +43,7 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)
 	}
-	needle := LowerJS(query)
+	needle := lowerJS(query)
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
 	}

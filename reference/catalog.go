@@ -30,7 +30,7 @@ type Catalog struct {
 	prepErr error
 	// labels[i] is the label of Headers[i].
 	labels []string
-	// lowered holds, for each header in order, LowerJS of its id, cwd
+	// lowered holds, for each header in order, lowerJS of its id, cwd
 	// ("" without one) and label, each followed by catalogSep; fields[i]
 	// are the offsets of header i's three fields in it. A needle without
 	// catalogSep matches inside one field only, so one strings.Index scan
@@ -161,14 +161,14 @@ func (c *Catalog) prepare() error {
 	return c.prepErr
 }
 
-// appendLowerJS appends LowerJS(s) to b, lowering ASCII s in place
+// appendLowerJS appends lowerJS(s) to b, lowering ASCII s in place
 // (one pass, no intermediate string).
 func appendLowerJS(b []byte, s string) []byte {
 	mark := len(b)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			return append(b[:mark], LowerJS(s)...)
+			return append(b[:mark], lowerJS(s)...)
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
@@ -178,7 +178,7 @@ func appendLowerJS(b []byte, s string) []byte {
 	return b
 }
 
-// matches is candidateMatches for Headers[i]: needle (LowerJS output, not
+// matches is candidateMatches for Headers[i]: needle (lowerJS output, not
 // empty) in its lowercased id, cwd or label.
 func (c *Catalog) matches(i int, needle string) bool {
 	f := c.fields[i]

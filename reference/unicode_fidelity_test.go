@@ -49,7 +49,7 @@ func TestJSStringMaximalSubparts(t *testing.T) {
 	}
 }
 
-// TestLowerJSUnicode17 compares LowerJS with Node's toLocaleLowerCase
+// TestLowerJSUnicode17 compares lowerJS with Node's toLocaleLowerCase
 // (Unicode 17; vectors generated offline into testdata/unicode17/lower.json):
 // every code point Node lowercases to something else, and the issue's
 // strings (Ᲊ U+1C89 → ᲊ U+1C8A, İ, final sigma, …).
@@ -69,22 +69,22 @@ func TestLowerJSUnicode17(t *testing.T) {
 	for _, pair := range cps.Items {
 		r := rune(pair.Items[0].Num)
 		want := pair.Items[1].Str
-		if got := LowerJS(string(r)); got != want {
-			t.Errorf("LowerJS(U+%04X) = %q, want %q", r, got, want)
+		if got := lowerJS(string(r)); got != want {
+			t.Errorf("lowerJS(U+%04X) = %q, want %q", r, got, want)
 		}
 		// Inside a longer string too (the non-ASCII path with context).
-		if got := LowerJS("X" + string(r) + "Y"); got != "x"+want+"y" && r != 0x3A3 {
-			t.Errorf("LowerJS(X U+%04X Y) = %q, want %q", r, got, "x"+want+"y")
+		if got := lowerJS("X" + string(r) + "Y"); got != "x"+want+"y" && r != 0x3A3 {
+			t.Errorf("lowerJS(X U+%04X Y) = %q, want %q", r, got, "x"+want+"y")
 		}
 	}
 	for _, pair := range v.Field("strings").Items {
 		in, want := pair.Items[0].Str, pair.Items[1].Str
-		if got := LowerJS(in); got != want {
-			t.Errorf("LowerJS(%q) = %q, want %q", in, got, want)
+		if got := lowerJS(in); got != want {
+			t.Errorf("lowerJS(%q) = %q, want %q", in, got, want)
 		}
 	}
 	// The issue's case: a title ᲉEMA matches the query ᲊ.
-	if !strings.Contains(LowerJS("\u1C89EMA"), LowerJS("\u1C8A")) {
+	if !strings.Contains(lowerJS("\u1C89EMA"), lowerJS("\u1C8A")) {
 		t.Error(`"\u1C89EMA" does not match the query "\u1C8A"`)
 	}
 }

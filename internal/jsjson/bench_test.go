@@ -44,7 +44,7 @@ func BenchmarkAppendNumber(b *testing.B) {
 	buf := make([]byte, 0, 64)
 	for b.Loop() {
 		for _, f := range nums {
-			buf = AppendNumber(buf[:0], f)
+			buf = appendNumber(buf[:0], f)
 		}
 	}
 }

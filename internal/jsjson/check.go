@@ -270,7 +270,7 @@ func (c *checker) str(i int) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := Hex4(b, j+2); !ok {
+				if _, ok := hex4(b, j+2); !ok {
 					return 0, false
 				}
 				j += 6

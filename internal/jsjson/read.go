@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// ErrMalformed is returned when the input is not the JSON shape expected.
-var ErrMalformed = errors.New("malformed JSON")
+// errMalformed is returned when the input is not the JSON shape expected.
+var errMalformed = errors.New("malformed JSON")
 
 // SkipSpace returns the index of the first non-whitespace byte at or
 // after i.
@@ -31,21 +31,21 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
-// ValueEnd returns the index just past the JSON value that starts at
+// endOfValue returns the index just past the JSON value that starts at
 // b[i] (i must point at its first byte).
-func ValueEnd(b []byte, i int) (int, error) {
+func endOfValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
-		return 0, ErrMalformed
+		return 0, errMalformed
 	}
 	switch b[i] {
 	case '"':
-		return StringEnd(b, i)
+		return endOfString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				end, err := StringEnd(b, i)
+				end, err := endOfString(b, i)
 				if err != nil {
 					return 0, err
 				}
@@ -61,33 +61,33 @@ func ValueEnd(b []byte, i int) (int, error) {
 			}
 			i++
 		}
-		return 0, ErrMalformed
+		return 0, errMalformed
 	default: // number, true, false, null
 		j := i
 		for j < len(b) {
 			switch b[j] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
 				if j == i {
-					return 0, ErrMalformed
+					return 0, errMalformed
 				}
 				return j, nil
 			}
 			j++
 		}
 		if j == i {
-			return 0, ErrMalformed
+			return 0, errMalformed
 		}
 		return j, nil
 	}
 }
 
-// StringEnd returns the index just past the string literal at b[i].
-func StringEnd(b []byte, i int) (int, error) {
+// endOfString returns the index just past the string literal at b[i].
+func endOfString(b []byte, i int) (int, error) {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return 0, ErrMalformed
+			return 0, errMalformed
 		}
 		j += k
 		// The quote is escaped when an odd number of backslashes precede it.
@@ -103,12 +103,12 @@ func StringEnd(b []byte, i int) (int, error) {
 }
 
 // Members calls fn for every member of the object b (keys raw, quotes
-// included; values raw), in document order. It returns ErrMalformed when b is
+// included; values raw), in document order. It returns errMalformed when b is
 // not an object.
 func Members(b []byte, fn func(key, value []byte)) error {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return ErrMalformed
+		return errMalformed
 	}
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -116,36 +116,36 @@ func Members(b []byte, fn func(key, value []byte)) error {
 	}
 	for i < len(b) {
 		if b[i] != '"' {
-			return ErrMalformed
+			return errMalformed
 		}
-		keyEnd, err := StringEnd(b, i)
+		keyEnd, err := endOfString(b, i)
 		if err != nil {
 			return err
 		}
 		key := b[i:keyEnd]
 		i = SkipSpace(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
-			return ErrMalformed
+			return errMalformed
 		}
 		i = SkipSpace(b, i+1)
-		valueEnd, err := ValueEnd(b, i)
+		valueEnd, err := endOfValue(b, i)
 		if err != nil {
 			return err
 		}
 		fn(key, b[i:valueEnd])
 		i = SkipSpace(b, valueEnd)
 		if i >= len(b) {
-			return ErrMalformed
+			return errMalformed
 		}
 		if b[i] == '}' {
 			return nil
 		}
 		if b[i] != ',' {
-			return ErrMalformed
+			return errMalformed
 		}
 		i = SkipSpace(b, i+1)
 	}
-	return ErrMalformed
+	return errMalformed
 }
 
 // Elements calls fn for every element of the array b. ok is false when b
@@ -160,24 +160,24 @@ func Elements(b []byte, fn func(value []byte)) (ok bool, err error) {
 		return true, nil
 	}
 	for i < len(b) {
-		end, err := ValueEnd(b, i)
+		end, err := endOfValue(b, i)
 		if err != nil {
 			return true, err
 		}
 		fn(b[i:end])
 		i = SkipSpace(b, end)
 		if i >= len(b) {
-			return true, ErrMalformed
+			return true, errMalformed
 		}
 		if b[i] == ']' {
 			return true, nil
 		}
 		if b[i] != ',' {
-			return true, ErrMalformed
+			return true, errMalformed
 		}
 		i = SkipSpace(b, i+1)
 	}
-	return true, ErrMalformed
+	return true, errMalformed
 }
 
 // KeyIs reports whether the raw key literal (quotes included) denotes
@@ -256,12 +256,12 @@ func StrictString(v []byte) (string, bool) {
 // parseString reads the string literal at b[i] (a quote) as JSON.parse
 // does and returns its value and the offset after the closing quote. A raw
 // control character, an invalid escape or a missing closing quote is a
-// *SyntaxError at the first offending byte.
+// *syntaxError at the first offending byte.
 func parseString(b []byte, i int) (string, int, error) {
 	if i >= len(b) || b[i] != '"' {
-		return "", i, &SyntaxError{Msg: "expected a string", Offset: i}
+		return "", i, &syntaxError{Msg: "expected a string", Offset: i}
 	}
-	end, err := StringEnd(b, i)
+	end, err := endOfString(b, i)
 	body := b[i+1:]
 	if err == nil {
 		body = b[i+1 : end-1]
@@ -272,15 +272,15 @@ func parseString(b []byte, i int) (string, int, error) {
 	s, bad := unquote(body, true)
 	switch {
 	case bad >= 0 && body[bad] < 0x20:
-		return "", i + 1 + bad, &SyntaxError{Msg: "control character in a string", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "control character in a string", Offset: i + 1 + bad}
 	case bad >= 0 && bad+1 < len(body) && body[bad+1] == 'u':
-		return "", i + 1 + bad, &SyntaxError{Msg: "invalid \\u escape", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "invalid \\u escape", Offset: i + 1 + bad}
 	case bad >= 0 && bad+1 < len(body):
-		return "", i + 1 + bad, &SyntaxError{Msg: fmt.Sprintf("invalid escape \\%c", body[bad+1]), Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: fmt.Sprintf("invalid escape \\%c", body[bad+1]), Offset: i + 1 + bad}
 	case bad >= 0: // a backslash at the end of the input
-		return "", i + 1 + bad, &SyntaxError{Msg: "unterminated string", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "unterminated string", Offset: i + 1 + bad}
 	case err != nil:
-		return "", len(b), &SyntaxError{Msg: "unterminated string", Offset: len(b)}
+		return "", len(b), &syntaxError{Msg: "unterminated string", Offset: len(b)}
 	}
 	return s, end, nil
 }
@@ -311,7 +311,7 @@ func unquote(body []byte, strict bool) (string, int) {
 // literal (the bytes between its quotes) onto dst. Escapes decode as
 // JSON.parse decodes them, an escaped lone surrogate as WTF-8; each maximal
 // ill-formed UTF-8 subpart becomes one U+FFFD (the one repair rule,
-// AppendRepairedUTF8). With count it appends nothing and only measures:
+// appendRepairedUTF8). With count it appends nothing and only measures:
 // n is the length the decoded string has. bad is the offset in body of the
 // first byte JSON.parse rejects (the backslash of an invalid or truncated
 // escape; with strict, also a raw control character), or -1.
@@ -368,11 +368,11 @@ func controlIndex(run []byte) int {
 func appendRun(dst []byte, n int, run []byte, count bool) ([]byte, int) {
 	switch {
 	case count:
-		n += RepairedLen(run)
+		n += repairedLen(run)
 	case utf8.Valid(run):
 		dst = append(dst, run...)
 	default:
-		dst = AppendRepairedUTF8(dst, run)
+		dst = appendRepairedUTF8(dst, run)
 	}
 	return dst, n
 }
@@ -391,12 +391,12 @@ func decodeEscape(body []byte, i int) (r rune, next int, ok bool) {
 	if body[i+1] != 'u' {
 		return 0, i, false
 	}
-	if r, ok = Hex4(body, i+2); !ok {
+	if r, ok = hex4(body, i+2); !ok {
 		return 0, i, false
 	}
 	next = i + 6
 	if isHighSurrogate(r) && next+1 < len(body) && body[next] == '\\' && body[next+1] == 'u' {
-		if lo, ok := Hex4(body, next+2); ok && isLowSurrogate(lo) {
+		if lo, ok := hex4(body, next+2); ok && isLowSurrogate(lo) {
 			return combineSurrogates(r, lo), next + 6, true
 		}
 	}
@@ -416,9 +416,9 @@ func StringLen(v []byte) (int, bool) {
 	return n, bad < 0
 }
 
-// Hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
+// hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
 // case); ok is false when they are missing or not hex.
-func Hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
+func hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}

@@ -30,8 +30,8 @@ func TestRepairUTF8(t *testing.T) {
 			if got := RepairUTF8String(tt.in); got != tt.want {
 				t.Errorf("RepairUTF8String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if got := RepairedLen([]byte(tt.in)); got != len(tt.want) {
-				t.Errorf("RepairedLen(%q) = %d, want %d", tt.in, got, len(tt.want))
+			if got := repairedLen([]byte(tt.in)); got != len(tt.want) {
+				t.Errorf("repairedLen(%q) = %d, want %d", tt.in, got, len(tt.want))
 			}
 			lit := []byte(`"` + tt.in + `"`)
 			if got, ok := String(lit); !ok || got != tt.want {

@@ -90,8 +90,8 @@ func TestAppendNumber(t *testing.T) {
 		{0.000123, "0.000123"}, {100, "100"}, {1.7e3, "1700"},
 	}
 	for _, tt := range tests {
-		if got := string(AppendNumber(nil, tt.f)); got != tt.want {
-			t.Errorf("AppendNumber(%v) = %s, want %s", tt.f, got, tt.want)
+		if got := string(appendNumber(nil, tt.f)); got != tt.want {
+			t.Errorf("appendNumber(%v) = %s, want %s", tt.f, got, tt.want)
 		}
 	}
 }

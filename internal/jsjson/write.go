@@ -164,11 +164,11 @@ func wtf8Len(r rune) int {
 	return utf8.RuneLen(r)
 }
 
-// AppendNumber appends f formatted as JS Number.prototype.toString()
+// appendNumber appends f formatted as JS Number.prototype.toString()
 // (radix 10) does: the shortest round-tripping digits, plain notation for
 // decimal exponents in [-6, 21), exponent notation (1e+21, 1.5e-7)
 // otherwise; -0 is "0", NaN "NaN", infinities "Infinity"/"-Infinity".
-func AppendNumber(dst []byte, f float64) []byte {
+func appendNumber(dst []byte, f float64) []byte {
 	if s, ok := nonFiniteOrZero(f); ok {
 		return append(dst, s...)
 	}
@@ -274,7 +274,7 @@ func AppendValue(dst []byte, v *Value, tagSafe bool) []byte {
 		if math.IsInf(v.Num, 0) || math.IsNaN(v.Num) {
 			return append(dst, "null"...)
 		}
-		return AppendNumber(dst, v.Num)
+		return appendNumber(dst, v.Num)
 	case KindString:
 		return AppendJSString(dst, v.Str, tagSafe)
 	case KindArray:
