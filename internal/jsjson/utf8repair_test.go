@@ -7,10 +7,11 @@ import (
 )
 
 // TestRepairUTF8 checks the WHATWG maximal-subpart rule (what Node's
-// TextDecoder gives) on the issue's title and the Unicode §3.9 examples.
+// TextDecoder gives) on an ill-formed title and the Unicode §3.9
+// examples.
 func TestRepairUTF8(t *testing.T) {
 	tests := []struct{ name, in, want string }{
-		{"issue 14 title", "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend", "Sum\ufffdb\ufffdx\ufffd\ufffdend"},
+		{"ill-formed title", "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend", "Sum\ufffdb\ufffdx\ufffd\ufffdend"},
 		{"valid", "héllo 🙂", "héllo 🙂"},
 		// Unicode 17 §3.9, Table 3-8: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64.
 		{"table 3-8", "a\xf1\x80\x80\xe1\x80\xc2b\x80c\x80\xbfd", "a\ufffd\ufffd\ufffdb\ufffdc\ufffd\ufffdd"},
