@@ -44,7 +44,7 @@ type Options struct {
 	// Source is the session store (normally a *sessionstore.Indexed). It is
 	// only read. When it is a reference.Index, searches and reads wait for
 	// its first pass so that answers cover the whole store; when it is a
-	// reference.ChangeTracker, Watch announces its changes at once.
+	// reference.ChangeTracker, Run announces its changes at once.
 	Source reference.Source
 	// Config holds the limits (maxReferences, candidateLimit,
 	// maxReferenceBytes); the zero value means reference.DefaultConfig().
@@ -60,7 +60,7 @@ type Options struct {
 	// searches (synced with Source, which must then be a
 	// contentindex.Source); nil means content search is off.
 	Content *contentindex.Index
-	// PollInterval is how often Watch compares the recent sessions with the
+	// PollInterval is how often Run compares the recent sessions with the
 	// index (0: every 500 ms).
 	PollInterval time.Duration
 }
@@ -88,13 +88,13 @@ type Server struct {
 	// source has no catalog): an unchanged snapshot means nothing to do.
 	catalog *reference.Catalog
 	synced  bool
-	// lastSyncErr is the last Watch failure's message ("" after a success).
+	// lastSyncErr is the last background Sync failure's message ("" after a success).
 	lastSyncErr string
 }
 
 // New builds the server: tools, resource template, and the middleware that
-// orders the resource list by rank. Call Sync or Watch (Run does) to list
-// the recent sessions.
+// orders the resource list by rank. Call Sync (Run does, in a loop) to
+// list the recent sessions.
 func New(opts Options) (*Server, error) {
 	if opts.Source == nil {
 		return nil, errors.New("mcpserver: no session source")
@@ -142,7 +142,7 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Run keeps the recent sessions listed and in step with the store (Watch,
+// Run keeps the recent sessions listed and in step with the store (watch,
 // in the background: a first indexing pass never delays the handshake)
 // and serves one client over t until it disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
@@ -151,7 +151,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Watch(ctx)
+		s.watch(ctx)
 	}()
 	err := s.mcp.Run(ctx, t)
 	cancel()
@@ -159,12 +159,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// Watch calls Sync every PollInterval, and at once when the source signals
+// watch calls Sync every PollInterval, and at once when the source signals
 // a change (reference.ChangeTracker), until ctx is done, so that a change the index
 // sees in the store reaches clients as notifications/resources/list_changed.
 // A poll costs one catalog lookup when nothing changed (the lookup also
 // lets the index revalidate itself when it is stale).
-func (s *Server) Watch(ctx context.Context) {
+func (s *Server) watch(ctx context.Context) {
 	// The first indexing pass of a large store without a cache takes a
 	// while: list once it is done rather than re-ranking partial listings.
 	if err := s.waitIndexed(ctx); err != nil {
