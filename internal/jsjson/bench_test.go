@@ -20,8 +20,13 @@ func BenchmarkCheckObject(b *testing.B) {
 	}
 }
 
+// benchLiteral is a string literal as JSON.stringify writes session text:
+// non-ASCII raw, quotes, line breaks and tabs as two-character escapes,
+// other control characters (terminal colours in tool output) as \u00XX.
+var benchLiteral = []byte(`"` + strings.Repeat(`line \"one\"\n\ttab é 😀 \u001b[1mbold\u001b[0m plain text run `, 50) + `"`)
+
 func BenchmarkStringWithEscapes(b *testing.B) {
-	lit := []byte(`"` + strings.Repeat(`line \"one\"\n\ttab \u00e9 \ud83d\ude00 plain text run `, 50) + `"`)
+	lit := benchLiteral
 	b.SetBytes(int64(len(lit)))
 	for b.Loop() {
 		if _, ok := String(lit); !ok {
@@ -31,7 +36,7 @@ func BenchmarkStringWithEscapes(b *testing.B) {
 }
 
 func BenchmarkStringLen(b *testing.B) {
-	lit := []byte(`"` + strings.Repeat(`line \"one\"\n\ttab \u00e9 \ud83d\ude00 plain text run `, 50) + `"`)
+	lit := benchLiteral
 	for b.Loop() {
 		if _, ok := StringLen(lit); !ok {
 			b.Fatal("not a string")

@@ -319,17 +319,38 @@ func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 	for i := 0; i < len(body); {
 		if body[i] != '\\' {
 			// Take the run up to the next escape in one piece.
-			end := escapeIndex(body, i)
+			end := len(body)
+			if k := bytes.IndexByte(body[i:], '\\'); k >= 0 {
+				end = i + k
+			}
 			if strict {
 				if k := controlIndex(body[i:end]); k >= 0 {
 					return dst, n, i + k
 				}
 			}
-			dst, n = appendRun(dst, n, body[i:end], count)
+			switch run := body[i:end]; {
+			case count:
+				n += repairedLen(run)
+			case utf8.Valid(run):
+				dst = append(dst, run...)
+			default:
+				dst = appendRepairedUTF8(dst, run)
+			}
 			i = end
 			continue
 		}
-		r, next, ok := decodeEscape(body, i)
+		if i+1 < len(body) && unescape[body[i+1]] != 0 {
+			// The common escapes (\n, \", \\, …) stand for one byte:
+			// decoded here, without a call.
+			if count {
+				n++
+			} else {
+				dst = append(dst, unescape[body[i+1]])
+			}
+			i += 2
+			continue
+		}
+		r, next, ok := decodeUnicodeEscape(body, i)
 		if !ok {
 			return dst, n, i
 		}
@@ -343,15 +364,6 @@ func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 	return dst, n, -1
 }
 
-// escapeIndex returns the offset of the first backslash in body at or
-// after i, or len(body).
-func escapeIndex(body []byte, i int) int {
-	if k := bytes.IndexByte(body[i:], '\\'); k >= 0 {
-		return i + k
-	}
-	return len(body)
-}
-
 // controlIndex returns the offset of the first raw control character in
 // run, or -1.
 func controlIndex(run []byte) int {
@@ -363,32 +375,12 @@ func controlIndex(run []byte) int {
 	return -1
 }
 
-// appendRun appends run, which holds no escape, with ill-formed UTF-8
-// repaired; with count it only adds the repaired length to n.
-func appendRun(dst []byte, n int, run []byte, count bool) ([]byte, int) {
-	switch {
-	case count:
-		n += repairedLen(run)
-	case utf8.Valid(run):
-		dst = append(dst, run...)
-	default:
-		dst = appendRepairedUTF8(dst, run)
-	}
-	return dst, n
-}
-
-// decodeEscape decodes the escape whose backslash is at body[i]: a
-// two-character escape, or \uXXXX with a following low-surrogate escape
-// joined to a high one. It returns the code point and the offset after
-// the escape; ok is false when the escape is invalid or truncated.
-func decodeEscape(body []byte, i int) (r rune, next int, ok bool) {
-	if i+1 >= len(body) {
-		return 0, i, false
-	}
-	if e := unescape[body[i+1]]; e != 0 {
-		return rune(e), i + 2, true
-	}
-	if body[i+1] != 'u' {
+// decodeUnicodeEscape decodes the \uXXXX escape whose backslash is at
+// body[i], joined with a following low-surrogate escape when it is a high
+// surrogate. It returns the code point and the offset after the escape; ok
+// is false when body[i:] is no valid \u escape.
+func decodeUnicodeEscape(body []byte, i int) (r rune, next int, ok bool) {
+	if i+1 >= len(body) || body[i+1] != 'u' {
 		return 0, i, false
 	}
 	if r, ok = hex4(body, i+2); !ok {

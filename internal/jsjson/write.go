@@ -169,52 +169,44 @@ func wtf8Len(r rune) int {
 // decimal exponents in [-6, 21), exponent notation (1e+21, 1.5e-7)
 // otherwise; -0 is "0", NaN "NaN", infinities "Infinity"/"-Infinity".
 func appendNumber(dst []byte, f float64) []byte {
-	if s, ok := nonFiniteOrZero(f); ok {
-		return append(dst, s...)
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, nonFiniteOrZero(f)...)
 	}
 	if f < 0 {
 		dst = append(dst, '-')
 		f = -f
 	}
-	var buf [24]byte
-	digits, exp := shortestDigits(&buf, f)
-	return appendDecimal(dst, digits, exp+1)
-}
-
-// nonFiniteOrZero returns the JS text of NaN, the infinities and zero
-// (either sign), the numbers whose text is not built from their digits.
-func nonFiniteOrZero(f float64) (string, bool) {
-	switch {
-	case math.IsNaN(f):
-		return "NaN", true
-	case math.IsInf(f, 1):
-		return "Infinity", true
-	case math.IsInf(f, -1):
-		return "-Infinity", true
-	case f == 0:
-		return "0", true
-	}
-	return "", false
-}
-
-// shortestDigits writes into buf the shortest digits that round-trip the
-// positive finite f and returns them with f's decimal exponent:
-// f = 0.d₁d₂… × 10^(exp+1).
-func shortestDigits(buf *[24]byte, f float64) (digits []byte, exp int) {
+	// Shortest round-tripping digits in scientific form, d[.ddd]e±xx,
+	// split into the digits and the decimal exponent.
 	var tmp [32]byte
-	sci := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d[.ddd]e±xx
-	k := 0
+	sci := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	var digits [24]byte
+	k, exp := 0, 0
 	for j, c := range sci {
 		if c == 'e' {
 			exp, _ = strconv.Atoi(string(sci[j+1:]))
 			break
 		}
 		if c != '.' {
-			buf[k] = c
+			digits[k] = c
 			k++
 		}
 	}
-	return buf[:k], exp
+	return appendDecimal(dst, digits[:k], exp+1)
+}
+
+// nonFiniteOrZero is the JS text of NaN, the infinities and zero (either
+// sign), the numbers whose text is not built from their digits.
+func nonFiniteOrZero(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return "0"
 }
 
 // appendDecimal writes digits d with the decimal point n places from
