@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -381,13 +383,8 @@ func sortByRank(rs []*mcp.Resource, rank map[string]int) {
 		}
 		return len(rank)
 	}
-	// Insertion sort: the list is at most a page (candidateLimit, 50 by
-	// default) and already sorted by URI within equal keys.
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && key(rs[j]) < key(rs[j-1]); j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
+	// Stable: the SDK lists by URI, which stays the order among equal keys.
+	slices.SortStableFunc(rs, func(a, b *mcp.Resource) int { return cmp.Compare(key(a), key(b)) })
 }
 
 const instructions = `dsh-lsp gives access to the user's DeepSeek Harness (dsh) chat sessions.
