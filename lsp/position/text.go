@@ -225,15 +225,16 @@ func skipPlainTail(s string, i, units, want int, enc Encoding) (int, int) {
 // units counted so far.
 func scanLine(s string, i, units, want int, enc Encoding) (int, int, bool) {
 	for i < len(s) {
-		b, size, u := s[i], 1, 1
-		if b == '\n' || b == '\r' {
-			return i, units, true
+		if b := s[i]; b < utf8.RuneSelf {
+			if b == '\n' || b == '\r' || units+1 > want {
+				return i, units, true
+			}
+			units++
+			i++
+			continue
 		}
-		if b >= utf8.RuneSelf {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			u = unitLen(enc, r, size)
-		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		u := unitLen(enc, r, size)
 		if units+u > want {
 			return i, units, true
 		}
