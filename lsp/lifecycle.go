@@ -152,32 +152,46 @@ func fileURIPath(u string) (string, bool) { return fileURIPathOn(runtime.GOOS, u
 // made on another OS still ranks by it).
 func fileURIPathOn(goos, u string) (string, bool) {
 	pu, err := url.Parse(u)
-	if err != nil || pu.Scheme != "file" {
+	if err != nil || pu.Scheme != "file" || pu.Path == "" {
 		return "", false
 	}
-	p := pu.Path
-	if p == "" {
-		return "", false
+	if goos == "windows" {
+		return windowsPath(pu.Host, pu.Path), true
 	}
-	if goos != "windows" {
-		p = path.Clean(p)
-		if len(p) > 1 {
-			p = strings.TrimSuffix(p, "/")
-		}
-		return p, true
+	return posixPath(pu.Path), true
+}
+
+// posixPath is the clean form of a file URI's path, without a trailing
+// slash.
+func posixPath(p string) string {
+	p = path.Clean(p)
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
 	}
+	return p
+}
+
+// windowsPath is the Windows path of a file URI with host and path p, as
+// fileURIPathOn describes.
+func windowsPath(host, p string) string {
 	switch {
-	case pu.Host != "" && pu.Host != "localhost":
-		p = `\\` + pu.Host + strings.ReplaceAll(path.Clean(p), "/", `\`)
-	case len(p) >= 3 && p[0] == '/' && p[2] == ':' && (p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z'):
+	case host != "" && host != "localhost":
+		p = `\\` + host + strings.ReplaceAll(path.Clean(p), "/", `\`)
+	case hasDriveLetter(p):
 		p = strings.ToUpper(p[1:2]) + ":" + strings.ReplaceAll(path.Clean("/"+p[3:]), "/", `\`)
 	default:
-		return path.Clean(p), true
+		return path.Clean(p)
 	}
 	if len(p) > 3 {
 		p = strings.TrimSuffix(p, `\`)
 	}
-	return p, true
+	return p
+}
+
+// hasDriveLetter reports whether the URI path p starts with a drive, as in
+// "/c:/x".
+func hasDriveLetter(p string) bool {
+	return len(p) >= 3 && p[0] == '/' && p[2] == ':' && (p[1] >= 'a' && p[1] <= 'z' || p[1] >= 'A' && p[1] <= 'Z')
 }
 
 // didChangeWorkspaceFolders keeps the folder list: the first folder's path

@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// storeIssue14 is the hand-built store of issue 14 (see
-// cmd/dsh-lsp/issue14_test.go): ids "a" and "🙂" with the same createdAt,
-// "lone\ud800x" titled "T\ud800", a title with invalid UTF-8 and the
-// title "\u1C89EMA".
-const storeIssue14 = "../testdata/issue14/store"
+// unicodeStore is the hand-built store of strings where a naive Go encoder
+// and dsh disagree (see cmd/dsh-lsp/unicode_fidelity_test.go): ids "a" and
+// "🙂" with the same createdAt, "lone\ud800x" titled "T\ud800", a title
+// with invalid UTF-8 and the title "\u1C89EMA".
+const unicodeStore = "../testdata/unicode-store/store"
 
 // call sends a request and returns the raw result bytes as the server
 // wrote them (the fake editor's decoding would turn \ud800 into U+FFFD).
@@ -24,11 +24,11 @@ func callRaw(t *testing.T, s *session, method string, params any) string {
 	return string(raw)
 }
 
-// TestIssue14Candidates checks dsh/candidates byte for byte: 🙂 before a
+// TestCandidatesWriteJSStringsInICUOrder checks dsh/candidates byte for byte: 🙂 before a
 // (ICU 78 root order), the lone surrogate kept as \ud800, each maximal
 // ill-formed UTF-8 subpart of a title as one U+FFFD, and ᲉEMA found by ᲊ.
-func TestIssue14Candidates(t *testing.T) {
-	s := startInit(t, map[string]any{"sessionsDir": storeIssue14})
+func TestCandidatesWriteJSStringsInICUOrder(t *testing.T) {
+	s := startInit(t, map[string]any{"sessionsDir": unicodeStore})
 	cand := func(id, label, uri, createdAt string) string {
 		return `{"sessionId":"` + id + `","label":"` + label + `","createdAt":` + createdAt +
 			`,"uri":"` + uri + `","mention":"@[` + label + `](` + uri + `)"}`
@@ -58,11 +58,11 @@ func TestIssue14Candidates(t *testing.T) {
 	}
 }
 
-// TestIssue14PrepareHoverCompletion checks that dsh/prepare, hover and
+// TestPrepareHoverCompletionKeepJSStrings checks that dsh/prepare, hover and
 // completion write the lone surrogate as \ud800 and repaired titles with
 // one U+FFFD per maximal subpart.
-func TestIssue14PrepareHoverCompletion(t *testing.T) {
-	s := startInit(t, map[string]any{"sessionsDir": storeIssue14})
+func TestPrepareHoverCompletionKeepJSStrings(t *testing.T) {
+	s := startInit(t, map[string]any{"sessionsDir": unicodeStore})
 	prep := callRaw(t, s, "dsh/prepare", map[string]any{"text": "see dsh-session:ImxvbmVcdWQ4MDB4Ig and @[t](dsh-session:InV0ZjgtdGl0bGUi)"})
 	for _, want := range []string{
 		`{"content":"see @lone\ud800x and @t","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"},{"sessionId":"utf8-title","label":"t"}],`,
@@ -74,7 +74,7 @@ func TestIssue14PrepareHoverCompletion(t *testing.T) {
 		}
 	}
 
-	uri := "file:///issue14.dsh"
+	uri := "file:///unicode.dsh"
 	s.Open(uri, "cite @[x](dsh-session:ImxvbmVcdWQ4MDB4Ig) and @")
 	hover := callRaw(t, s, "textDocument/hover", map[string]any{
 		"textDocument": map[string]any{"uri": uri}, "position": s.Pos(uri, 8)})

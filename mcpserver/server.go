@@ -1,27 +1,12 @@
-// Package mcpserver serves dsh session references to AI agents over the
-// Model Context Protocol (github.com/modelcontextprotocol/go-sdk): tools to
-// search sessions, prepare a prompt and read one session, a resource
-// template for dsh-session: URIs and the recent sessions as resources.
-//
-// Everything is computed by package reference over a reference.Source
-// (normally a sessionstore.Indexed), exactly as the language server and the
-// command line compute it: candidates are ranked as completion ranks them,
-// dsh_prepare returns dsh's exact context message, and dsh_read_session
-// returns the context message a mention of that one session would add. The
-// store is only read.
-//
-// Errors carry dsh's SESSION_REFERENCE_* code: a tool answers with a result
-// whose isError is true, whose text starts with the code and whose
-// structuredContent is {"error":{"code","message"}} (the command line's error
-// object); a resource read fails with a JSON-RPC error whose data holds
-// {"code","uri"}.
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,9 +36,9 @@ const (
 	// MaxTextBytes bounds dsh_prepare's text (hostile input has bounded
 	// cost); a longer text is refused with INVALID_CONFIG.
 	MaxTextBytes = 1 << 20
-	// DefaultPollInterval is how often the recent-sessions resource list is
+	// defaultPollInterval is how often the recent-sessions resource list is
 	// compared with the index when Options.PollInterval is 0.
-	DefaultPollInterval = 500 * time.Millisecond
+	defaultPollInterval = 500 * time.Millisecond
 )
 
 // Options configures a Server.
@@ -61,7 +46,7 @@ type Options struct {
 	// Source is the session store (normally a *sessionstore.Indexed). It is
 	// only read. When it is a reference.Index, searches and reads wait for
 	// its first pass so that answers cover the whole store; when it is a
-	// reference.ChangeTracker, Watch announces its changes at once.
+	// reference.ChangeTracker, Run announces its changes at once.
 	Source reference.Source
 	// Config holds the limits (maxReferences, candidateLimit,
 	// maxReferenceBytes); the zero value means reference.DefaultConfig().
@@ -77,8 +62,8 @@ type Options struct {
 	// searches (synced with Source, which must then be a
 	// contentindex.Source); nil means content search is off.
 	Content *contentindex.Index
-	// PollInterval is how often Watch compares the recent sessions with the
-	// index (0: DefaultPollInterval).
+	// PollInterval is how often Run compares the recent sessions with the
+	// index (0: every 500 ms).
 	PollInterval time.Duration
 }
 
@@ -105,13 +90,13 @@ type Server struct {
 	// source has no catalog): an unchanged snapshot means nothing to do.
 	catalog *reference.Catalog
 	synced  bool
-	// lastSyncErr is the last Watch failure's message ("" after a success).
+	// lastSyncErr is the last background Sync failure's message ("" after a success).
 	lastSyncErr string
 }
 
 // New builds the server: tools, resource template, and the middleware that
-// orders the resource list by rank. Call Sync or Watch (Run does) to list
-// the recent sessions.
+// orders the resource list by rank. Call Sync (Run does, in a loop) to
+// list the recent sessions.
 func New(opts Options) (*Server, error) {
 	if opts.Source == nil {
 		return nil, errors.New("mcpserver: no session source")
@@ -120,7 +105,7 @@ func New(opts Options) (*Server, error) {
 		opts.Config = reference.DefaultConfig()
 	}
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
+		opts.PollInterval = defaultPollInterval
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -159,7 +144,7 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Run keeps the recent sessions listed and in step with the store (Watch,
+// Run keeps the recent sessions listed and in step with the store (watch,
 // in the background: a first indexing pass never delays the handshake)
 // and serves one client over t until it disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
@@ -168,7 +153,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Watch(ctx)
+		s.watch(ctx)
 	}()
 	err := s.mcp.Run(ctx, t)
 	cancel()
@@ -176,12 +161,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// Watch calls Sync every PollInterval, and at once when the source signals
+// watch calls Sync every PollInterval, and at once when the source signals
 // a change (reference.ChangeTracker), until ctx is done, so that a change the index
 // sees in the store reaches clients as notifications/resources/list_changed.
 // A poll costs one catalog lookup when nothing changed (the lookup also
 // lets the index revalidate itself when it is stale).
-func (s *Server) Watch(ctx context.Context) {
+func (s *Server) watch(ctx context.Context) {
 	// The first indexing pass of a large store without a cache takes a
 	// while: list once it is done rather than re-ranking partial listings.
 	if err := s.waitIndexed(ctx); err != nil {
@@ -334,40 +319,60 @@ func sessionResource(c reference.Candidate) *mcp.Resource {
 // INVALID_REFERENCE instead of the SDK's bare "Resource not found".
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/read" {
-			res, err := next(ctx, method, req)
-			if rr, ok := req.(*mcp.ReadResourceRequest); ok && err != nil && rr.Params != nil &&
-				strings.HasPrefix(rr.Params.URI, reference.URIPrefix) {
-				if _, derr := reference.DecodeURI(rr.Params.URI); derr != nil {
-					res, err = s.readResource(ctx, rr)
-				}
-			}
-			if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && r != nil {
-				return wtf8ReadResult{r}, nil
-			}
-			return res, err
+		switch method {
+		case "resources/read":
+			return s.readResourceThrough(ctx, next, method, req)
+		case "resources/list":
+			return s.listResourcesRanked(ctx, next, method, req)
 		}
-		if method != "resources/list" {
-			return next(ctx, method, req)
-		}
-		// Like a search, the list covers the whole store: wait for the
-		// index's first pass (bounded by the request's context).
-		if err := s.waitIndexed(ctx); err != nil {
-			return nil, err
-		}
-		if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-			s.opts.Logger.Warn("listing recent sessions", "error", err)
-		}
-		res, err := next(ctx, method, req)
-		if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil {
-			s.mu.Lock()
-			rank := s.rank
-			s.mu.Unlock()
-			sortByRank(lr.Resources, rank)
-			return wtf8ListResult{lr}, nil
-		}
-		return res, err
+		return next(ctx, method, req)
 	}
+}
+
+// readResourceThrough answers resources/read with the SDK, except that an
+// undecodable dsh-session: URI gets dsh's error from readResource, and
+// writes the result's strings in WTF-8.
+func (s *Server) readResourceThrough(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if rr, ok := req.(*mcp.ReadResourceRequest); ok && err != nil && undecodableSessionURI(rr) {
+		res, err = s.readResource(ctx, rr)
+	}
+	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && r != nil {
+		return wtf8ReadResult{r}, nil
+	}
+	return res, err
+}
+
+// undecodableSessionURI reports whether rr asks for a dsh-session: URI that
+// does not decode (so no URI template matches it).
+func undecodableSessionURI(rr *mcp.ReadResourceRequest) bool {
+	if rr.Params == nil || !strings.HasPrefix(rr.Params.URI, reference.URIPrefix) {
+		return false
+	}
+	_, err := reference.DecodeURI(rr.Params.URI)
+	return err != nil
+}
+
+// listResourcesRanked answers resources/list after the index's first pass
+// and a Sync, in rank order, its strings in WTF-8.
+func (s *Server) listResourcesRanked(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	// Like a search, the list covers the whole store: wait for the
+	// index's first pass (bounded by the request's context).
+	if err := s.waitIndexed(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.Sync(ctx); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Warn("listing recent sessions", "error", err)
+	}
+	res, err := next(ctx, method, req)
+	if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil {
+		s.mu.Lock()
+		rank := s.rank
+		s.mu.Unlock()
+		sortByRank(lr.Resources, rank)
+		return wtf8ListResult{lr}, nil
+	}
+	return res, err
 }
 
 // sortByRank orders resources by rank (unranked ones last, by URI).
@@ -378,13 +383,8 @@ func sortByRank(rs []*mcp.Resource, rank map[string]int) {
 		}
 		return len(rank)
 	}
-	// Insertion sort: the list is at most a page (candidateLimit, 50 by
-	// default) and already sorted by URI within equal keys.
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && key(rs[j]) < key(rs[j-1]); j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
+	// Stable: the SDK lists by URI, which stays the order among equal keys.
+	slices.SortStableFunc(rs, func(a, b *mcp.Resource) int { return cmp.Compare(key(a), key(b)) })
 }
 
 const instructions = `dsh-lsp gives access to the user's DeepSeek Harness (dsh) chat sessions.

@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxLineBytes bounds one line of the stdio transport (the SDK's default
+// maxLineBytes bounds one line of the stdio transport (the SDK's default
 // frame bound); a longer line is answered with a parse error and skipped.
-const MaxLineBytes = mcp.DefaultMaxLineLength
+const maxLineBytes = mcp.DefaultMaxLineLength
 
 // JSON-RPC 2.0 error codes of a line that is not a message.
 const (
@@ -91,7 +91,7 @@ func filterLines(in io.Reader, out io.Writer, pw *io.PipeWriter) {
 		line = append(line[:0], chunk...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			chunk, err = br.ReadSlice('\n')
-			if !tooLong && len(line)+len(chunk) > MaxLineBytes {
+			if !tooLong && len(line)+len(chunk) > maxLineBytes {
 				tooLong = true
 				line = line[:0]
 			}
@@ -104,7 +104,7 @@ func filterLines(in io.Reader, out io.Writer, pw *io.PipeWriter) {
 			return
 		}
 		if tooLong {
-			if !answerLine(out, codeParseError, fmt.Sprintf("Parse error: a line longer than %d bytes was skipped", MaxLineBytes)) {
+			if !answerLine(out, codeParseError, fmt.Sprintf("Parse error: a line longer than %d bytes was skipped", maxLineBytes)) {
 				pw.Close()
 				return
 			}

@@ -43,7 +43,7 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)
 	}
-	needle := LowerJS(query)
+	needle := lowerJS(query)
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
 	}
@@ -60,6 +60,11 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 		}
 		// No snapshot now: list and read titles instead.
 	}
+	return s.listedCandidates(ctx, target, needle, limit)
+}
+
+// listedCandidates is ListCandidates over ListSessions and ReadTitles.
+func (s *Service) listedCandidates(ctx context.Context, target Target, needle string, limit int64) ([]Candidate, error) {
 	headers, err := await(ctx, func() ([]SessionHeader, error) { return s.source.ListSessions(ctx) })
 	if err := ctx.Err(); err != nil {
 		return nil, errCancelled(err)
@@ -67,10 +72,18 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	// listed are the headers other than the target, in the Source's order,
-	// with their ranks.
-	listed := make([]int32, 0, len(headers))
-	ranks := make([]uint8, 0, len(headers))
+	listed, ranks := rankHeaders(headers, target)
+	if needle == "" {
+		return s.unfilteredCut(ctx, headers, listed, ranks, limit)
+	}
+	return s.filteredCut(ctx, headers, listed, ranks, needle, limit)
+}
+
+// rankHeaders returns the indexes of the headers other than the target, in
+// the Source's order, with their ranks.
+func rankHeaders(headers []SessionHeader, target Target) (listed []int32, ranks []uint8) {
+	listed = make([]int32, 0, len(headers))
+	ranks = make([]uint8, 0, len(headers))
 	for i := range headers {
 		if target.isSelf(headers[i].ID) {
 			continue
@@ -78,24 +91,31 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 		listed = append(listed, int32(i))
 		ranks = append(ranks, candidateRank(headers[i].CWD, target.CWD))
 	}
-	if needle == "" {
-		// Without a filter only the cut is shown, so only its titles are read.
-		cut := rankAndCut(listed, ranks, limit, nil)
-		ids := make([]string, len(cut))
-		for i, li := range cut {
-			ids[i] = headers[listed[li]].ID
-		}
-		labels, err := s.readLabels(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Candidate, len(cut))
-		for i, li := range cut {
-			h := &headers[listed[li]]
-			out[i] = Candidate{SessionID: h.ID, Label: labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt}
-		}
-		return out, nil
+	return listed, ranks
+}
+
+// unfilteredCut answers an empty query: without a filter only the cut is
+// shown, so only its titles are read.
+func (s *Service) unfilteredCut(ctx context.Context, headers []SessionHeader, listed []int32, ranks []uint8, limit int64) ([]Candidate, error) {
+	cut := rankAndCut(listed, ranks, limit, nil)
+	ids := make([]string, len(cut))
+	for i, li := range cut {
+		ids[i] = headers[listed[li]].ID
 	}
+	labels, err := s.readLabels(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Candidate, len(cut))
+	for i, li := range cut {
+		out[i] = headers[listed[li]].candidate(labels[i])
+	}
+	return out, nil
+}
+
+// filteredCut answers a query: a label can match, so every listed title is
+// read before the cut.
+func (s *Service) filteredCut(ctx context.Context, headers []SessionHeader, listed []int32, ranks []uint8, needle string, limit int64) ([]Candidate, error) {
 	ids := make([]string, len(listed))
 	for i, hi := range listed {
 		ids[i] = headers[hi].ID
@@ -111,10 +131,14 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 	})
 	out := make([]Candidate, len(cut))
 	for i, li := range cut {
-		h := &headers[listed[li]]
-		out[i] = Candidate{SessionID: h.ID, Label: labels[li], CWD: h.CWD, CreatedAt: h.CreatedAt}
+		out[i] = headers[listed[li]].candidate(labels[li])
 	}
 	return out, nil
+}
+
+// candidate is the candidate for the session h with label.
+func (h *SessionHeader) candidate(label string) Candidate {
+	return Candidate{SessionID: h.ID, Label: label, CWD: h.CWD, CreatedAt: h.CreatedAt}
 }
 
 // RemoteCandidates implements dsh's remote face candidates(agent, query,

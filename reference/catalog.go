@@ -30,7 +30,7 @@ type Catalog struct {
 	prepErr error
 	// labels[i] is the label of Headers[i].
 	labels []string
-	// lowered holds, for each header in order, LowerJS of its id, cwd
+	// lowered holds, for each header in order, lowerJS of its id, cwd
 	// ("" without one) and label, each followed by catalogSep; fields[i]
 	// are the offsets of header i's three fields in it. A needle without
 	// catalogSep matches inside one field only, so one strings.Index scan
@@ -161,14 +161,14 @@ func (c *Catalog) prepare() error {
 	return c.prepErr
 }
 
-// appendLowerJS appends LowerJS(s) to b, lowering ASCII s in place
+// appendLowerJS appends lowerJS(s) to b, lowering ASCII s in place
 // (one pass, no intermediate string).
 func appendLowerJS(b []byte, s string) []byte {
 	mark := len(b)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			return append(b[:mark], LowerJS(s)...)
+			return append(b[:mark], lowerJS(s)...)
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
@@ -178,7 +178,7 @@ func appendLowerJS(b []byte, s string) []byte {
 	return b
 }
 
-// matches is candidateMatches for Headers[i]: needle (LowerJS output, not
+// matches is candidateMatches for Headers[i]: needle (lowerJS output, not
 // empty) in its lowercased id, cwd or label.
 func (c *Catalog) matches(i int, needle string) bool {
 	f := c.fields[i]
@@ -202,61 +202,86 @@ func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([
 			return indexedCandidates(c, x, target, needle, limit), nil
 		}
 	}
-	var buckets [3][]int32
-	// add files header i under its rank and reports whether the cut is
-	// complete (limit sessions of rank 0).
-	add := func(i int) bool {
-		h := &c.Headers[i]
-		if target.isSelf(h.ID) {
-			return false
-		}
-		r := candidateRank(h.CWD, target.CWD)
-		if int64(len(buckets[r])) < limit {
-			buckets[r] = append(buckets[r], int32(i))
-		}
-		return int64(len(buckets[0])) == limit
-	}
+	rb := rankBuckets{c: c, target: target, limit: limit}
 	switch {
 	case needle == "":
 		for i := range c.Headers {
-			if add(i) {
+			if rb.add(i) {
 				break
 			}
 		}
 	case strings.IndexByte(needle, catalogSep) >= 0:
 		// The needle could span fields in c.lowered: test each field.
 		for i := range c.Headers {
-			if c.matches(i, needle) && add(i) {
+			if c.matches(i, needle) && rb.add(i) {
 				break
 			}
 		}
 	default:
-		i := 0
-		for pos := 0; pos < len(c.lowered); {
-			k := strings.Index(c.lowered[pos:], needle)
-			if k < 0 {
-				break
-			}
-			at := pos + k
-			for c.fields[i].end <= at {
-				i++
-			}
-			if add(i) {
-				break
-			}
-			pos = c.fields[i].end
-		}
+		c.scanLowered(needle, rb.add)
 	}
-	n := min(int64(len(buckets[0])+len(buckets[1])+len(buckets[2])), limit)
+	return rb.cut(), nil
+}
+
+// scanLowered calls visit with each session whose lowered fields contain
+// needle (which holds no catalogSep), in order, until visit returns true:
+// one strings.Index scan over c.lowered.
+func (c *Catalog) scanLowered(needle string, visit func(i int) bool) {
+	i := 0
+	for pos := 0; pos < len(c.lowered); {
+		k := strings.Index(c.lowered[pos:], needle)
+		if k < 0 {
+			return
+		}
+		at := pos + k
+		for c.fields[i].end <= at {
+			i++
+		}
+		if visit(i) {
+			return
+		}
+		pos = c.fields[i].end
+	}
+}
+
+// rankBuckets collects a catalog's sessions by rank, up to limit of each.
+type rankBuckets struct {
+	c       *Catalog
+	target  Target
+	limit   int64
+	buckets [3][]int32
+}
+
+// add files session i under its rank, unless it is the target, and
+// reports whether the cut is complete (limit sessions of rank 0).
+func (rb *rankBuckets) add(i int) bool {
+	h := &rb.c.Headers[i]
+	if rb.target.isSelf(h.ID) {
+		return false
+	}
+	r := candidateRank(h.CWD, rb.target.CWD)
+	if int64(len(rb.buckets[r])) < rb.limit {
+		rb.buckets[r] = append(rb.buckets[r], int32(i))
+	}
+	return int64(len(rb.buckets[0])) == rb.limit
+}
+
+// cut returns the first limit sessions collected, rank by rank.
+func (rb *rankBuckets) cut() []Candidate {
+	n := min(int64(len(rb.buckets[0])+len(rb.buckets[1])+len(rb.buckets[2])), rb.limit)
 	out := make([]Candidate, 0, n)
-	for _, bucket := range buckets {
+	for _, bucket := range rb.buckets {
 		for _, i := range bucket {
 			if int64(len(out)) == n {
-				return out, nil
+				return out
 			}
-			h := &c.Headers[i]
-			out = append(out, Candidate{SessionID: h.ID, Label: c.labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt})
+			out = append(out, rb.c.candidate(i))
 		}
 	}
-	return out, nil
+	return out
+}
+
+// candidate is the candidate for session i.
+func (c *Catalog) candidate(i int32) Candidate {
+	return c.Headers[i].candidate(c.labels[i])
 }

@@ -154,66 +154,86 @@ func buildTrigramIndex(c *Catalog) *trigramIndex {
 // each rank is collected from the shorter of its own list and the
 // needle's candidates, and stops when the answer is full.
 func indexedCandidates(c *Catalog, x *trigramIndex, target Target, needle string, limit int64) []Candidate {
-	all := needle == ""
 	var cands []int32
-	if !all {
+	if needle != "" {
 		var any bool
 		if cands, any = x.candidates(needle); !any {
 			return []Candidate{}
 		}
 	}
-	var picked []int32
-	// collect appends to picked the sessions of rank r, in order, from
-	// list (or every session when list is nil and every is set), until
-	// the answer is full.
-	collect := func(r uint8, list []int32, every bool) {
-		try := func(i int32) bool {
-			h := &c.Headers[i]
-			if candidateRank(h.CWD, target.CWD) != r || target.isSelf(h.ID) || !all && !c.matches(int(i), needle) {
-				return false
-			}
-			picked = append(picked, i)
-			return int64(len(picked)) == limit
-		}
-		if every {
-			for i := range c.Headers {
-				if try(int32(i)) {
-					return
-				}
-			}
-			return
-		}
-		for _, i := range list {
-			if try(i) {
-				return
-			}
-		}
-	}
-	// pick chooses what to walk for a rank with its own list own: the
-	// shorter of own and the needle's candidates.
-	pick := func(r uint8, own []int32) {
-		if int64(len(picked)) == limit {
-			return
-		}
-		if all || len(own) <= len(cands) {
-			collect(r, own, false)
-		} else {
-			collect(r, cands, false)
-		}
-	}
+	rc := rankCollector{c: c, target: target, needle: needle, limit: limit}
 	if target.CWD != nil {
-		pick(0, x.byCWD[*target.CWD])
+		rc.collect(0, rc.shorter(x.byCWD[*target.CWD], cands))
 	}
-	pick(1, x.noCWD)
-	if int64(len(picked)) < limit {
-		collect(2, cands, all)
+	rc.collect(1, rc.shorter(x.noCWD, cands))
+	if needle == "" {
+		rc.collectEvery(2)
+	} else {
+		rc.collect(2, cands)
 	}
-	out := make([]Candidate, len(picked))
-	for k, i := range picked {
-		h := &c.Headers[i]
-		out[k] = Candidate{SessionID: h.ID, Label: c.labels[i], CWD: h.CWD, CreatedAt: h.CreatedAt}
+	out := make([]Candidate, len(rc.picked))
+	for k, i := range rc.picked {
+		out[k] = c.candidate(i)
 	}
 	return out
+}
+
+// rankCollector picks a catalog's answer rank by rank: the sessions of the
+// rank being collected that are not the target and contain the needle,
+// until limit are picked.
+type rankCollector struct {
+	c      *Catalog
+	target Target
+	needle string // "" matches every session
+	limit  int64
+	picked []int32
+}
+
+// shorter returns what to walk for a rank with its own list own: the
+// shorter of own and the needle's candidates.
+func (rc *rankCollector) shorter(own, cands []int32) []int32 {
+	if rc.needle == "" || len(own) <= len(cands) {
+		return own
+	}
+	return cands
+}
+
+func (rc *rankCollector) full() bool { return int64(len(rc.picked)) == rc.limit }
+
+// try picks session i when it qualifies for rank r and reports whether the
+// answer is full.
+func (rc *rankCollector) try(r uint8, i int32) bool {
+	h := &rc.c.Headers[i]
+	if candidateRank(h.CWD, rc.target.CWD) != r || rc.target.isSelf(h.ID) || rc.needle != "" && !rc.c.matches(int(i), rc.needle) {
+		return false
+	}
+	rc.picked = append(rc.picked, i)
+	return rc.full()
+}
+
+// collect picks from list, in order, the sessions of rank r until the
+// answer is full.
+func (rc *rankCollector) collect(r uint8, list []int32) {
+	if rc.full() {
+		return
+	}
+	for _, i := range list {
+		if rc.try(r, i) {
+			return
+		}
+	}
+}
+
+// collectEvery is collect over every session of the catalog.
+func (rc *rankCollector) collectEvery(r uint8) {
+	if rc.full() {
+		return
+	}
+	for i := range rc.c.Headers {
+		if rc.try(r, int32(i)) {
+			return
+		}
+	}
 }
 
 // candidates returns the sessions that may contain needle, ascending: the

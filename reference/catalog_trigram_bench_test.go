@@ -54,7 +54,7 @@ func BenchmarkCatalogCandidatesNewQueries(b *testing.B) {
 							q = w[:3+i/len(words)%(len(w)-2)]
 						}
 						t := time.Now()
-						if _, err := catalogCandidates(cat, target, LowerJS(q), 50); err != nil {
+						if _, err := catalogCandidates(cat, target, lowerJS(q), 50); err != nil {
 							b.Fatal(err)
 						}
 						lat = append(lat, time.Since(t))

@@ -94,7 +94,7 @@ func TestTrigramCandidatesEqualScan(t *testing.T) {
 		}
 		for range 400 {
 			query := randomQuery(rng, headers, titles)
-			needle := LowerJS(query)
+			needle := lowerJS(query)
 			target := targets[rng.IntN(len(targets))]
 			limit := int64([]int{1, 3, 50, 100000}[rng.IntN(4)])
 			want, err := catalogCandidates(scan, target, needle, limit)
@@ -148,7 +148,7 @@ func TestTrigramCandidatesFoldingTraps(t *testing.T) {
 		{"σας", []string{"ΣΑΣ-final"}},
 		{"nomatch", nil},
 	} {
-		got, err := catalogCandidates(&c, Target{}, LowerJS(tc.query), 50)
+		got, err := catalogCandidates(&c, Target{}, lowerJS(tc.query), 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,8 +223,8 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 				query := randomQuery(rng, headers, titles)
 				target := targets[rng.IntN(len(targets))]
 				limit := int64([]int{1, 3, 50, 100000}[rng.IntN(4)])
-				want, _ := catalogCandidates(scan, target, LowerJS(query), limit)
-				got := indexedOrScan(t, next, target, LowerJS(query), limit)
+				want, _ := catalogCandidates(scan, target, lowerJS(query), limit)
+				got := indexedOrScan(t, next, target, lowerJS(query), limit)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d sessions, step %d (%s), query %q, limit %d, target %+v:\nindex %+v\nscan  %+v", n, step, change, query, limit, target, got, want)
 				}

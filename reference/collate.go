@@ -77,77 +77,119 @@ var collators = sync.Pool{New: func() any { return collate.New(language.Und) }}
 // | 4 for a placed character (else an anchor), | its level against the
 // item before (0 equal, 1 primary, 2 secondary, 3 tertiary).
 func loadCollTable() {
-	t := &collTable
-	b := collateICU78
+	places, anchors, err := decodeCollTable(collateICU78)
+	if err != nil {
+		collTable.err = err
+		return
+	}
+	collTable.places, collTable.anchorCE = places, anchors
+}
+
+// decodeCollTable decodes the table b (the format loadCollTable describes)
+// into the places sorted by code point and the x/text collation element of
+// every anchor they name.
+func decodeCollTable(b []byte) ([]collPlace, map[rune][3]uint64, error) {
 	if len(b) < 8 || string(b[:8]) != "DSHCOLL1" {
-		t.err = errors.New("collate_icu78.bin: bad header")
-		return
+		return nil, nil, errors.New("collate_icu78.bin: bad header")
 	}
-	b = b[8:]
-	next := func() (int64, bool) {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	count, n := binary.Uvarint(b)
+	count, n := binary.Uvarint(b[8:])
 	if n <= 0 {
-		t.err = errors.New("collate_icu78.bin: bad ignorable count")
-		return
+		return nil, nil, errors.New("collate_icu78.bin: bad ignorable count")
 	}
-	b = b[n:]
+	r := varints{b: b[8+n:]}
 	places := make([]collPlace, 0, 130000)
+	places, prev, err := r.ignorables(places, count)
+	if err != nil {
+		return nil, nil, err
+	}
+	if places, err = r.order(places, prev); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(places, func(i, j int) bool { return places[i].cp < places[j].cp })
+	anchors, err := anchorElements(places)
+	if err != nil {
+		return nil, nil, err
+	}
+	return places, anchors, nil
+}
+
+// varints reads the table's varints one at a time.
+type varints struct{ b []byte }
+
+func (r *varints) next() (int64, bool) {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		return 0, false
+	}
+	r.b = r.b[n:]
+	return v, true
+}
+
+// ignorables appends the count completely ignorable characters and
+// returns the last code point read.
+func (r *varints) ignorables(places []collPlace, count uint64) ([]collPlace, rune, error) {
 	prev := rune(0)
 	for range count {
-		d, ok := next()
+		d, ok := r.next()
 		if !ok {
-			t.err = errors.New("collate_icu78.bin: truncated ignorables")
-			return
+			return nil, 0, errors.New("collate_icu78.bin: truncated ignorables")
 		}
 		prev += rune(d)
 		places = append(places, collPlace{cp: prev, anchor: -2})
 	}
+	return places, prev, nil
+}
+
+// order appends the placed characters of the ICU order, which continues
+// the code point deltas from prev; an anchor item resets the steps.
+func (r *varints) order(places []collPlace, prev rune) ([]collPlace, error) {
 	cur := collPlace{anchor: -1}
-	for len(b) > 0 {
-		h, ok := next()
+	for len(r.b) > 0 {
+		h, ok := r.next()
 		if !ok {
-			t.err = errors.New("collate_icu78.bin: truncated order")
-			return
+			return nil, errors.New("collate_icu78.bin: truncated order")
 		}
 		prev += rune(h >> 3)
 		if h&4 == 0 {
 			cur = collPlace{anchor: prev}
 			continue
 		}
-		switch h & 3 {
-		case 1:
-			cur.p, cur.s, cur.t = cur.p+1, 0, 0
-		case 2:
-			cur.s, cur.t = cur.s+1, 0
-		case 3:
-			cur.t++
-		}
+		cur = cur.stepped(int(h & 3))
 		cur.cp = prev
 		places = append(places, cur)
 	}
-	sort.Slice(places, func(i, j int) bool { return places[i].cp < places[j].cp })
+	return places, nil
+}
+
+// stepped returns the place one step after pl at level (1 primary, 2
+// secondary, 3 tertiary; 0 the same place): a step resets the lower
+// levels.
+func (pl collPlace) stepped(level int) collPlace {
+	switch level {
+	case 1:
+		pl.p, pl.s, pl.t = pl.p+1, 0, 0
+	case 2:
+		pl.s, pl.t = pl.s+1, 0
+	case 3:
+		pl.t++
+	}
+	return pl
+}
+
+// anchorElements returns the x/text collation element of every anchor
+// that places name; each must be exactly one element.
+func anchorElements(places []collPlace) (map[rune][3]uint64, error) {
 	anchors := make(map[rune][3]uint64)
 	c := collate.New(language.Und)
 	var buf collate.Buffer
 	for _, pl := range places {
-		if pl.anchor < 0 {
-			continue
-		}
-		if _, ok := anchors[pl.anchor]; ok {
+		if _, seen := anchors[pl.anchor]; pl.anchor < 0 || seen {
 			continue
 		}
 		buf.Reset()
 		lv, ok := splitCollationKey(c.KeyFromString(&buf, string(pl.anchor)))
 		if !ok || len(lv[0]) > 1 || len(lv[1]) > 1 || len(lv[2]) > 1 {
-			t.err = fmt.Errorf("collate_icu78.bin: anchor U+%04X is not one x/text collation element", pl.anchor)
-			return
+			return nil, fmt.Errorf("collate_icu78.bin: anchor U+%04X is not one x/text collation element", pl.anchor)
 		}
 		var ce [3]uint64
 		for l := range 3 {
@@ -157,7 +199,7 @@ func loadCollTable() {
 		}
 		anchors[pl.anchor] = ce
 	}
-	t.places, t.anchorCE = places, anchors
+	return anchors, nil
 }
 
 // placeOf returns the place of r when collate_icu78.bin places it.

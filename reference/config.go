@@ -8,9 +8,9 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// MaxReferences is dsh's hard limit on references per message
+// maxReferencesLimit is dsh's hard limit on references per message
 // (MAX_REFERENCES).
-const MaxReferences = 3
+const maxReferencesLimit = 3
 
 // Config holds the session-reference limits.
 type Config struct {
@@ -39,7 +39,7 @@ func (c Config) Validate() error {
 			return notPositiveSafeInteger(f.name)
 		}
 	}
-	if c.MaxReferences > MaxReferences {
+	if c.MaxReferences > maxReferencesLimit {
 		return newError(CodeInvalidConfig, "session-reference: maxReferences must not exceed 3", nil)
 	}
 	return nil

@@ -5,8 +5,10 @@
 // It covers dsh-session: URIs, @[label](uri) mentions, candidate discovery,
 // surface projection, per-reference byte retention and the untrusted
 // "## Referenced sessions" context message. Sessions are read through the
-// Source interface, which package sessionstore implements over real dsh
-// stores on disk.
+// Source interface; in production that is sessionstore.Indexed, the index of
+// a dsh store on disk, which also gives the Catalog snapshot candidate
+// queries filter (CatalogSource) and the Index and ChangeTracker a front
+// end waits on and refreshes by.
 //
 // Lone UTF-16 surrogates: a JS string may hold an unpaired surrogate (for
 // example a session id decoded from dsh-session:Ilx1ZDgwMHgi). Go strings are

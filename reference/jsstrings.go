@@ -32,14 +32,14 @@ func IsJSWhitespace(r rune) bool {
 // must not be shared between goroutines.
 var lowerCasers = sync.Pool{New: func() any { c := cases.Lower(language.Und); return &c }}
 
-// LowerJS returns s lowercased as JS String.prototype.toLocaleLowerCase()
+// lowerJS returns s lowercased as JS String.prototype.toLocaleLowerCase()
 // does in the default (root) locale: the full Unicode lowercase mapping,
 // including SpecialCasing (İ U+0130 → "i̇", i + U+0307) and the Final_Sigma
 // rule (Σ → ς at the end of a word), unlike strings.ToLower, which maps
 // İ to "i" and Σ always to σ. The mappings are Unicode 17's, as in Node 22:
 // x/text's tables (Unicode 15) plus the generated lowerDelta. Invalid UTF-8
 // bytes, including the WTF-8 form of lone surrogates, are kept unchanged.
-func LowerJS(s string) string {
+func lowerJS(s string) string {
 	ascii, upper := true, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -145,10 +145,10 @@ func asciiCase(s string) (ascii, upper bool) {
 	return true, up&highBits != 0
 }
 
-// containsLowerASCII reports whether needle is in LowerJS(s) for an ASCII s
-// without building LowerJS(s): LowerJS only maps A–Z to a–z in ASCII
+// containsLowerASCII reports whether needle is in lowerJS(s) for an ASCII s
+// without building lowerJS(s): lowerJS only maps A–Z to a–z in ASCII
 // strings, so each byte of s is lowered while comparing. needle must be
-// LowerJS output (no A–Z); its non-ASCII bytes never match ASCII bytes.
+// lowerJS output (no A–Z); its non-ASCII bytes never match ASCII bytes.
 func containsLowerASCII(s, needle string) bool {
 	n := len(needle)
 	switch {
@@ -191,7 +191,7 @@ const (
 	lowerMemoMaxBytes   = 16 << 20
 )
 
-// lowerMemo remembers LowerJS of non-ASCII strings, keyed by the original
+// lowerMemo remembers lowerJS of non-ASCII strings, keyed by the original
 // string, so that filtering candidates does not lowercase every title again
 // on every keystroke. It is bounded by a generation swap: when the current
 // map is full it becomes the old one and the previous old map is dropped;
@@ -235,7 +235,7 @@ func (m *lowerMemo) store(entries []memoEntry) {
 }
 
 // lowerMatcher tests strings for a lowercased needle as
-// strings.Contains(LowerJS(s), needle) does, reading non-ASCII lowerings
+// strings.Contains(lowerJS(s), needle) does, reading non-ASCII lowerings
 // from a lowerMemo. It holds the memo's read lock from newLowerMatcher
 // until done, which also stores the lowerings it computed; one goroutine
 // uses it at a time.
@@ -245,32 +245,32 @@ type lowerMatcher struct {
 	pending []memoEntry
 }
 
-// newLowerMatcher returns a matcher for needle, which must be LowerJS
+// newLowerMatcher returns a matcher for needle, which must be lowerJS
 // output. Call done when finished.
 func newLowerMatcher(memo *lowerMemo, needle string) *lowerMatcher {
 	memo.mu.RLock()
 	return &lowerMatcher{memo: memo, needle: needle}
 }
 
-// contains reports whether m's needle is in LowerJS(s).
+// contains reports whether m's needle is in lowerJS(s).
 func (m *lowerMatcher) contains(s string) bool {
 	switch ascii, upper := asciiCase(s); {
 	case ascii && !upper:
-		return strings.Contains(s, m.needle) // LowerJS(s) == s
+		return strings.Contains(s, m.needle) // lowerJS(s) == s
 	case ascii:
 		return containsLowerASCII(s, m.needle)
 	}
 	return strings.Contains(m.lower(s), m.needle)
 }
 
-// lower returns LowerJS(s) from the memo, computing it on a miss.
+// lower returns lowerJS(s) from the memo, computing it on a miss.
 func (m *lowerMatcher) lower(s string) string {
 	if l, ok := m.memo.cur[s]; ok {
 		return l
 	}
 	l, ok := m.memo.old[s]
 	if !ok {
-		l = LowerJS(s)
+		l = lowerJS(s)
 	}
 	m.pending = append(m.pending, memoEntry{s, l})
 	return l

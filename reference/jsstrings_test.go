@@ -47,8 +47,8 @@ func TestLowerJS(t *testing.T) {
 		{"ПРИВЕТ 世界", "привет 世界"},
 	}
 	for _, tt := range tests {
-		if got := LowerJS(tt.in); got != tt.want {
-			t.Errorf("LowerJS(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := lowerJS(tt.in); got != tt.want {
+			t.Errorf("lowerJS(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -71,8 +71,8 @@ func TestLowerJSCandidateExamples(t *testing.T) {
 		{"/SAME", "/same", true},
 	}
 	for _, tt := range tests {
-		if got := strings.Contains(LowerJS(tt.text), LowerJS(tt.query)); got != tt.match {
-			t.Errorf("LowerJS(%q) contains LowerJS(%q) = %v, want %v", tt.text, tt.query, got, tt.match)
+		if got := strings.Contains(lowerJS(tt.text), lowerJS(tt.query)); got != tt.match {
+			t.Errorf("lowerJS(%q) contains lowerJS(%q) = %v, want %v", tt.text, tt.query, got, tt.match)
 		}
 	}
 }
@@ -89,8 +89,8 @@ func TestLowerJSSimpleMappings(t *testing.T) {
 			continue
 		}
 		n++
-		if got := LowerJS(string(r)); got != string(lower) {
-			t.Errorf("LowerJS(%U) = %q, want %q", r, got, string(lower))
+		if got := lowerJS(string(r)); got != string(lower) {
+			t.Errorf("lowerJS(%U) = %q, want %q", r, got, string(lower))
 		}
 	}
 	if n < 1000 {
@@ -102,7 +102,7 @@ func BenchmarkLowerJS(b *testing.B) {
 	for _, s := range []string{"/home/alice/proj-Session-1", "Ünïcode STRASSE İstanbul ΑΣ"} {
 		b.Run(s[:5], func(b *testing.B) {
 			for b.Loop() {
-				LowerJS(s)
+				lowerJS(s)
 			}
 		})
 	}

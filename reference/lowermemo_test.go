@@ -29,7 +29,7 @@ func randomLowerString(rng *rand.Rand, maxPieces int) string {
 }
 
 // TestLowerMatcherEqualsLowerJS checks that the memoized and ASCII paths
-// answer exactly strings.Contains(LowerJS(s), needle), on misses, on hits,
+// answer exactly strings.Contains(lowerJS(s), needle), on misses, on hits,
 // on hits in the old generation and across generation swaps.
 func TestLowerMatcherEqualsLowerJS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -39,11 +39,11 @@ func TestLowerMatcherEqualsLowerJS(t *testing.T) {
 	}
 	var needles []string
 	for range 40 {
-		needles = append(needles, LowerJS(randomLowerString(rng, 3)))
+		needles = append(needles, lowerJS(randomLowerString(rng, 3)))
 	}
 	// Needles cut from lowered texts, so that many tests match.
 	for _, s := range texts[:40] {
-		l := LowerJS(s)
+		l := lowerJS(s)
 		i := rng.IntN(len(l) + 1)
 		needles = append(needles, l[i:i+rng.IntN(len(l)-i+1)])
 	}
@@ -53,11 +53,11 @@ func TestLowerMatcherEqualsLowerJS(t *testing.T) {
 			for _, needle := range needles {
 				m := newLowerMatcher(memo, needle)
 				for _, s := range texts {
-					want := strings.Contains(LowerJS(s), needle)
+					want := strings.Contains(lowerJS(s), needle)
 					if got := m.contains(s); got != want {
 						t.Fatalf("bound %v pass %d: contains(%q, %q) = %v, want %v", bound, pass, s, needle, got, want)
 					}
-					if got, want := m.lower(s), LowerJS(s); got != want {
+					if got, want := m.lower(s), lowerJS(s); got != want {
 						t.Fatalf("bound %v pass %d: lower(%q) = %q, want %q", bound, pass, s, got, want)
 					}
 				}
@@ -82,9 +82,9 @@ func TestLowerMemoConcurrent(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 9))
 			for range 200 {
-				s, needle := randomLowerString(rng, 6), LowerJS(randomLowerString(rng, 2))
+				s, needle := randomLowerString(rng, 6), lowerJS(randomLowerString(rng, 2))
 				m := newLowerMatcher(memo, needle)
-				got, want := m.contains(s), strings.Contains(LowerJS(s), needle)
+				got, want := m.contains(s), strings.Contains(lowerJS(s), needle)
 				m.done()
 				if got != want {
 					t.Errorf("contains(%q, %q) = %v, want %v", s, needle, got, want)
@@ -144,10 +144,10 @@ func TestContainsLowerASCII(t *testing.T) {
 }
 
 // naiveCandidates is ListCandidates as first written: filter by
-// strings.Contains(LowerJS(...)) in the Source's order, stable sort by
+// strings.Contains(lowerJS(...)) in the Source's order, stable sort by
 // rank, cut.
 func naiveCandidates(f *fakeSource, target Target, query string, limit int) []string {
-	needle := LowerJS(query)
+	needle := lowerJS(query)
 	type rec struct {
 		c    Candidate
 		rank uint8
@@ -162,9 +162,9 @@ func naiveCandidates(f *fakeSource, target Target, query string, limit int) []st
 		if first := f.find(s.id); first.titleErr == nil && first.title != nil {
 			label = *first.title
 		}
-		if needle != "" && !strings.Contains(LowerJS(s.id), needle) &&
-			(s.cwd == nil || !strings.Contains(LowerJS(*s.cwd), needle)) &&
-			!strings.Contains(LowerJS(label), needle) {
+		if needle != "" && !strings.Contains(lowerJS(s.id), needle) &&
+			(s.cwd == nil || !strings.Contains(lowerJS(*s.cwd), needle)) &&
+			!strings.Contains(lowerJS(label), needle) {
 			continue
 		}
 		recs = append(recs, rec{Candidate{SessionID: s.id, Label: label, CWD: s.cwd, CreatedAt: s.createdAt}, candidateRank(s.cwd, target.CWD)})

@@ -140,12 +140,12 @@ func FormatMention(sessionID string, label *string) string {
 	if label != nil {
 		l = *label
 	}
-	return "@[" + EscapeLabel(l) + "](" + EncodeURI(sessionID) + ")"
+	return "@[" + escapeLabel(l) + "](" + EncodeURI(sessionID) + ")"
 }
 
-// EscapeLabel puts a backslash before every `\` and every `]` of label and
+// escapeLabel puts a backslash before every `\` and every `]` of label and
 // changes nothing else, as dsh's mention formatter does.
-func EscapeLabel(label string) string {
+func escapeLabel(label string) string {
 	n := strings.Count(label, `\`) + strings.Count(label, `]`)
 	if n == 0 {
 		return label
@@ -161,11 +161,11 @@ func EscapeLabel(label string) string {
 	return b.String()
 }
 
-// UnescapeLabel undoes EscapeLabel on a raw markdown label: every backslash
+// unescapeLabel undoes escapeLabel on a raw markdown label: every backslash
 // followed by a code point that is not a line terminator becomes that code
 // point. Any other backslash (at the end, or before \n, \r, U+2028, U+2029)
 // stays; the mention pattern never captures such a label.
-func UnescapeLabel(raw string) string {
+func unescapeLabel(raw string) string {
 	i := strings.IndexByte(raw, '\\')
 	if i < 0 {
 		return raw
@@ -251,7 +251,7 @@ func (m rawMatch) resolve(text string) (Mention, *Problem) {
 	}
 	mention := Mention{Kind: m.kind, SessionID: id, Label: id, Span: m.span, URISpan: m.uriSpan, LabelSpan: m.label, URI: uri}
 	if m.kind == MentionMarkdown {
-		mention.Label = UnescapeLabel(text[m.label.Start:m.label.End])
+		mention.Label = unescapeLabel(text[m.label.Start:m.label.End])
 	}
 	return mention, nil
 }

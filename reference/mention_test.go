@@ -215,7 +215,7 @@ func checkScanAgrees(t *testing.T, text string) {
 		if m.Kind == MentionMarkdown {
 			if m.LabelSpan.Start != m.Span.Start+2 || text[m.LabelSpan.End:m.URISpan.Start] != "](" {
 				t.Errorf("label span %v of %q", m.LabelSpan, text[m.Span.Start:m.Span.End])
-			} else if got := UnescapeLabel(text[m.LabelSpan.Start:m.LabelSpan.End]); got != m.Label {
+			} else if got := unescapeLabel(text[m.LabelSpan.Start:m.LabelSpan.End]); got != m.Label {
 				t.Errorf("label %q, span text unescapes to %q", m.Label, got)
 			}
 		} else if m.LabelSpan != (Span{m.URISpan.Start, m.URISpan.Start}) || m.Label != m.SessionID {
@@ -390,16 +390,16 @@ func TestEscapeUnescapeLabel(t *testing.T) {
 		{"[x](y)\n", "[x\\](y)\n"}, {"é🙂", "é🙂"},
 	}
 	for _, tt := range tests {
-		if got := EscapeLabel(tt.label); got != tt.escaped {
-			t.Errorf("EscapeLabel(%q) = %q, want %q", tt.label, got, tt.escaped)
+		if got := escapeLabel(tt.label); got != tt.escaped {
+			t.Errorf("escapeLabel(%q) = %q, want %q", tt.label, got, tt.escaped)
 		}
-		if got := UnescapeLabel(tt.escaped); got != tt.label {
-			t.Errorf("UnescapeLabel(%q) = %q, want %q", tt.escaped, got, tt.label)
+		if got := unescapeLabel(tt.escaped); got != tt.label {
+			t.Errorf("unescapeLabel(%q) = %q, want %q", tt.escaped, got, tt.label)
 		}
 	}
 	for raw, want := range map[string]string{`\x\🙂`: "x🙂", `a\`: `a\`, "a\\\nb": "a\\\nb", `\\\`: `\\`} {
-		if got := UnescapeLabel(raw); got != want {
-			t.Errorf("UnescapeLabel(%q) = %q, want %q", raw, got, want)
+		if got := unescapeLabel(raw); got != want {
+			t.Errorf("unescapeLabel(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

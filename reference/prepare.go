@@ -170,7 +170,7 @@ func (s *Service) prepareNormalized(ctx context.Context, n *normalizer) (*Prepar
 		stats[i] = newReferenceStats(ref, all[i], i)
 		data[i] = all[i].Data.AppendJSON(nil)
 	}
-	return &Prepared{References: refs, ContextMessage: NewContextMessage(stats, BuildPrompt(data)), Data: data}, nil
+	return &Prepared{References: refs, ContextMessage: newContextMessage(stats, buildPrompt(data)), Data: data}, nil
 }
 
 // readAndRetain reads every source in parallel, one ReadSurface each, and

@@ -209,7 +209,7 @@ func TestPrepareContextMessage(t *testing.T) {
 	}
 	wantArray := `[{"sessionId":"three","label":"three","cwd":"/three","capturedThroughSeq":0,"conversation":[{"role":"assistant","text":"three fact"}]},` +
 		`{"sessionId":"one","label":"L1","cwd":"/one","capturedThroughSeq":0,"conversation":[{"role":"user","text":"one fact"}]}]`
-	if want := PromptHeader + wantArray + PromptFooter; m.Text != want {
+	if want := promptHeader + wantArray + promptFooter; m.Text != want {
 		t.Errorf("prompt\n got %q\nwant %q", m.Text, want)
 	}
 	if !strings.HasPrefix(m.Text, "## Referenced sessions\n") || strings.HasSuffix(m.Text, "\n") {

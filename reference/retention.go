@@ -39,9 +39,6 @@ func (d *DataObject) AppendJSON(dst []byte) []byte {
 	return append(dst, dataTail...)
 }
 
-// MarshalJSON returns the tag-safe serialization of d.
-func (d DataObject) MarshalJSON() ([]byte, error) { return d.AppendJSON(nil), nil }
-
 // Size returns the UTF-8 byte length of d's tag-safe serialization, the
 // figure the byte budget applies to.
 func (d *DataObject) Size() int64 {

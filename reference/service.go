@@ -18,7 +18,7 @@ func (t Target) isSelf(id string) bool { return t.SessionID != nil && *t.Session
 type Service struct {
 	source Source
 	config Config
-	// lowered memoizes LowerJS of the ids, cwds and titles that candidate
+	// lowered memoizes lowerJS of the ids, cwds and titles that candidate
 	// queries filter, so a new query does not lowercase them all again.
 	lowered *lowerMemo
 }

@@ -12,7 +12,7 @@ const lowerDeltaTablesVersion = "15.0.0"
 
 // lowerDelta lists, by code point, the Unicode 17.0.0 lowercase mappings that
 // golang.org/x/text/cases (Unicode 15.0.0) does not apply: characters it does
-// not know and so leaves unchanged. LowerJS applies them after x/text.
+// not know and so leaves unchanged. lowerJS applies them after x/text.
 var lowerDelta = [...]lowerMapping{
 	{0x1C89, "\u1c8a"},
 	{0xA7CB, "ɤ"},

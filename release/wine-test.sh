@@ -103,10 +103,11 @@ runflags=(-test.count=1 -test.short)
 #     that handle closes (Windows 10 1607+ removes the name at once).
 #   internal/archtest TestImportRules: runs `go list`; there is no go
 #     command inside Wine (the import rules are checked natively).
-#   cmd/dsh-lsp TestCLIIssue14/mentions_invalid_UTF-8: Windows command lines
-#     are UTF-16, so invalid UTF-8 bytes in an argument cannot reach the
-#     process as bytes (invalid UTF-8 handling itself runs in-process in
-#     the reference tests, which pass under Wine).
+#   cmd/dsh-lsp TestCLIWritesJSStringsInICUOrder/mentions_invalid_UTF-8:
+#     Windows command lines are UTF-16, so invalid UTF-8 bytes in an
+#     argument cannot reach the process as bytes (invalid UTF-8 handling
+#     itself runs in-process in the reference tests, which pass under
+#     Wine).
 #   sessionstore TestFilesChangingUnderTheReader: KNOWN BUG, not a Wine
 #     limitation: with files replaced in a tight loop, the index's watcher
 #     (sessionstore/watch.go) blocks forever in fsnotify's Windows
@@ -115,7 +116,7 @@ runflags=(-test.count=1 -test.short)
 #     reason (store_hardening_test.go); remove the skip once it is fixed.
 declare -A wine_skip=(
 	[github.com/dsh-lsp/dsh-lsp/internal/archtest]='^TestImportRules$'
-	[github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp]='^TestCLIIssue14$/^mentions_invalid_UTF-8$'
+	[github.com/dsh-lsp/dsh-lsp/cmd/dsh-lsp]='^TestCLIWritesJSStringsInICUOrder$/^mentions_invalid_UTF-8$'
 	[github.com/dsh-lsp/dsh-lsp/lsp]='^(FuzzProtocol|TestHoverCachedPerSessionVersion|TestResolveCachedPerSessionVersion|TestQueuedReadsCancelled|TestPrepareReadsUnchangedSessionsOnce)$'
 )
 

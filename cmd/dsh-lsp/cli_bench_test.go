@@ -12,8 +12,8 @@ import (
 )
 
 // benchCLIStore returns the store the CLI benchmarks run on:
-// $DSH_BENCH_STORE, or one generated in a temporary directory like issue
-// 11's (5,000 sessions of ~78 KB, raw; $DSH_BENCH_SESSIONS and
+// $DSH_BENCH_STORE, or one generated in a temporary directory (5,000
+// sessions of ~78 KB, raw; $DSH_BENCH_SESSIONS and
 // $DSH_BENCH_COMPRESSION=zstd change it).
 func benchCLIStore(b *testing.B) string {
 	b.Helper()
@@ -50,7 +50,7 @@ func runCLIBench(b *testing.B, cache string, args ...string) time.Duration {
 
 // BenchmarkCLICandidates times `dsh-lsp candidates QUERY` (a whole
 // process) on a 5,000-session store: with the index cache of an earlier
-// run (issue 11: ≤ 100 ms), cold (no cache: the first indexing pass, and
+// run (the target: ≤ 100 ms), cold (no cache: the first indexing pass, and
 // the cache written), and with --no-cache (the store read directly).
 // cpu-ms/op is the process's user + system time, which a loaded machine
 // inflates less than wall time. The floor (one goroutine reading every

@@ -26,7 +26,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/freshtest"
 )
 
-// freshWindow is issue 11's bound: every answer the server gives from this
+// freshWindow is the freshness bound (docs/CONTRACT.md §7): every answer the server gives from this
 // long after dsh wrote reflects the write.
 const freshWindow = 300 * time.Millisecond
 
@@ -222,7 +222,7 @@ func (c *freshClient) awaitFresh(step, root string, since time.Time) (expected, 
 	}
 }
 
-// TestFreshness runs issue 11's freshness scenario against the real
+// TestFreshness runs the freshness scenario against the real
 // binary over stdio, for raw and zstd stores: after each write dsh makes
 // (new session, new title on resume, new title inside a still-open turn,
 // truncated, replaced and deleted logs) the time until dsh/candidates
@@ -233,7 +233,7 @@ func (c *freshClient) awaitFresh(step, root string, since time.Time) (expected, 
 // cache the server wrote before dsh changed the store: its first answers
 // must equal the re-read at once.
 //
-// The two scenarios run at once, as before, but as plain subtests started
+// The two scenarios run at once, as plain subtests started
 // from goroutines rather than parallel ones: they spend most of their ~3 s
 // waiting for freshness windows, and as parallel subtests they held both
 // of the -test.parallel slots a 2-core machine has, so that every other

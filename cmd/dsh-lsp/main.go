@@ -46,44 +46,67 @@ func main() {
 
 // run executes one invocation and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fmt.Fprint(stdout, usage)
-			return 0
-		}
 		return serveMain(args, stderr)
 	}
 	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return serveMain(rest, stderr)
-	case "prepare":
-		return cliMain(stdout, stderr, func() (any, error) { return prepareCmd(rest, stdin) })
-	case "candidates":
-		return cliMain(stdout, stderr, func() (any, error) { return candidatesCmd(rest, stderr) })
-	case "search":
-		return cliMain(stdout, stderr, func() (any, error) { return searchCmd(rest) })
-	case "mentions":
-		return cliMain(stdout, stderr, func() (any, error) { return mentionsCmd(rest, stdin) })
-	case "uri":
-		return cliMain(stdout, stderr, func() (any, error) { return uriCmd(rest) })
-	case "check":
-		return checkMain(rest, stdout, stderr)
-	case "mcp":
-		return mcpMain(rest, stdout, stderr)
-	case "demo":
-		return demoMain(rest, stdout, stderr)
-	case "version":
-		return cliMain(stdout, stderr, func() (any, error) {
-			return map[string]string{"name": "dsh-lsp", "version": versionString()}, nil
-		})
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	if c, ok := commands[cmd]; ok {
+		return c(rest, stdin, stdout, stderr)
 	}
 	return cliMain(stdout, stderr, func() (any, error) {
 		return nil, usageError("unknown command %q (try dsh-lsp help)", cmd)
 	})
+}
+
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// command runs one subcommand with the arguments after its name and
+// returns the exit code.
+type command func(rest []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// commands are the subcommands by name; a first argument that is a flag
+// (or none) means serve.
+var commands = map[string]command{
+	"serve": func(rest []string, _ io.Reader, _, stderr io.Writer) int { return serveMain(rest, stderr) },
+	"prepare": answers(func(rest []string, stdin io.Reader, _ io.Writer) (any, error) {
+		return prepareCmd(rest, stdin)
+	}),
+	"candidates": answers(func(rest []string, _ io.Reader, stderr io.Writer) (any, error) {
+		return candidatesCmd(rest, stderr)
+	}),
+	"search": answers(func(rest []string, _ io.Reader, _ io.Writer) (any, error) { return searchCmd(rest) }),
+	"mentions": answers(func(rest []string, stdin io.Reader, _ io.Writer) (any, error) {
+		return mentionsCmd(rest, stdin)
+	}),
+	"uri": answers(func(rest []string, _ io.Reader, _ io.Writer) (any, error) { return uriCmd(rest) }),
+	"check": func(rest []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return checkMain(rest, stdout, stderr)
+	},
+	"mcp": func(rest []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return mcpMain(rest, stdout, stderr)
+	},
+	"demo": func(rest []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return demoMain(rest, stdout, stderr)
+	},
+	"version": answers(func([]string, io.Reader, io.Writer) (any, error) {
+		return map[string]string{"name": "dsh-lsp", "version": versionString()}, nil
+	}),
+	"help": func(_ []string, _ io.Reader, stdout, _ io.Writer) int {
+		fmt.Fprint(stdout, usage)
+		return 0
+	},
+}
+
+// answers makes a command of one that answers a single JSON value (or an
+// error), which cliMain prints.
+func answers(f func(rest []string, stdin io.Reader, stderr io.Writer) (any, error)) command {
+	return func(rest []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		return cliMain(stdout, stderr, func() (any, error) { return f(rest, stdin, stderr) })
+	}
 }
 
 const usage = `dsh-lsp: cite dsh sessions in prompts with @[label](dsh-session:…) mentions

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/dsh-lsp/dsh-lsp/contentindex"
 	"github.com/dsh-lsp/dsh-lsp/mcpserver"
@@ -46,12 +43,11 @@ func mcpMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cliMain(stdout, stderr, func() (any, error) { return nil, err })
 	}
-	zl, closeLog, err := newZapLogger(*logFile, *logLevel, stderr)
+	logger, closeLog, err := newLogger(*logFile, *logLevel, stderr)
 	if err != nil {
 		return cliMain(stdout, stderr, func() (any, error) { return nil, usageError("%v", err) })
 	}
 	defer closeLog()
-	logger := slog.New(zapslog.NewHandler(zl.Core()))
 	idx, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{
 		ReadLimit: c.readLimit(),
 		Logf:      func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },

@@ -226,7 +226,7 @@ func TestMCPContentSearch(t *testing.T) {
 	if ids := hitIDs(decodeHits(t, want)); len(ids) == 0 {
 		t.Errorf("CLI search git push: no hits")
 	}
-	// Without content, the candidates as before.
+	// Without content, the answer is the candidates.
 	res = callTool(t, cs, mcpserver.ToolSearch, map[string]any{"query": "git", "content": false})
 	cands, _ := cliJSON(t, storeRaw, "candidates", "--no-cache", "git")
 	if got := texts(t, res); res.IsError || len(got) != 1 || got[0] != cands {

@@ -41,16 +41,12 @@ func serveMain(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dsh-lsp serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	zl, closeLog, err := newZapLogger(*logFile, *logLevel, stderr)
+	logger, closeLog, err := newLogger(*logFile, *logLevel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh-lsp: %v\n", err)
 		return 2
 	}
 	defer closeLog()
-	// zapslog keeps slog attributes and groups as structured zap fields, so the
-	// server and go.lsp.dev/protocol (which logs through a *slog.Logger) share
-	// the zap sink.
-	logger := slog.New(zapslog.NewHandler(zl.Core()))
 
 	// A client that goes away while we write would otherwise kill the
 	// process with SIGPIPE (Go's default for fd 1); the write error ends
@@ -111,6 +107,17 @@ func serveTCP(ctx context.Context, addr string, opts lsp.Options, logger *slog.L
 	}
 	wg.Wait()
 	return 0
+}
+
+// newLogger builds the *slog.Logger the server, the MCP server and
+// go.lsp.dev/protocol log through: zap writing to file (or w) at level.
+// zapslog keeps slog attributes and groups as structured zap fields.
+func newLogger(file, level string, w io.Writer) (*slog.Logger, func(), error) {
+	zl, closeLog, err := newZapLogger(file, level, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slog.New(zapslog.NewHandler(zl.Core())), closeLog, nil
 }
 
 // newZapLogger builds a zap logger writing to file (or w) at level.

@@ -5,17 +5,18 @@ import (
 	"testing"
 )
 
-// storeIssue14 is a small hand-built store (testdata/issue14/store, built
-// in dsh's raw JSONL format) holding the cases of issue 14: ids "a" and
-// "🙂" with the same createdAt, the id "lone\ud800x" titled "T\ud800", a
-// title with invalid UTF-8 bytes and the title "\u1C89EMA".
-const storeIssue14 = "../../testdata/issue14/store"
+// unicodeStore is a small hand-built store (testdata/unicode-store/store,
+// in dsh's raw JSONL format) holding the strings where a naive Go encoder
+// and dsh disagree: ids "a" and "🙂" with the same createdAt, the id
+// "lone\ud800x" titled "T\ud800", a title with invalid UTF-8 bytes and the
+// title "\u1C89EMA".
+const unicodeStore = "../../testdata/unicode-store/store"
 
-// TestCLIIssue14 checks the CLI output byte for byte: dsh's strings as JS
+// TestCLIWritesJSStringsInICUOrder checks the CLI output byte for byte: dsh's strings as JS
 // JSON.stringify writes them (lone surrogates as \udxxx, each maximal
 // ill-formed UTF-8 subpart as one U+FFFD) and dsh's order (ICU 78 root:
 // 🙂 before a).
-func TestCLIIssue14(t *testing.T) {
+func TestCLIWritesJSStringsInICUOrder(t *testing.T) {
 	t.Parallel()
 	cand := func(id, label, uri string, createdAt string) string {
 		return `{"sessionId":"` + id + `","label":"` + label + `","createdAt":` + createdAt +
@@ -34,12 +35,12 @@ func TestCLIIssue14(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"tie order", []string{"candidates", "--sessions", storeIssue14}, "[" + strings.Join([]string{smile, a, lone, utf8Title, garay, title42}, ",") + "]"},
-		{"limit 1 is 🙂", []string{"candidates", "--sessions", storeIssue14, "--limit", "1"}, "[" + smile + "]"},
-		{"surrogate id and title", []string{"candidates", "--sessions", storeIssue14, "lone"}, "[" + lone + "]"},
-		{"invalid UTF-8 title", []string{"candidates", "--sessions", storeIssue14, "sum"}, "[" + utf8Title + "]"},
-		{"U+1C8A matches U+1C89", []string{"candidates", "--sessions", storeIssue14, "\u1C8A"}, "[" + garay + "]"},
-		{"U+1C8A+ema", []string{"candidates", "--sessions", storeIssue14, "\u1C8Aema"}, "[" + garay + "]"},
+		{"tie order", []string{"candidates", "--sessions", unicodeStore}, "[" + strings.Join([]string{smile, a, lone, utf8Title, garay, title42}, ",") + "]"},
+		{"limit 1 is 🙂", []string{"candidates", "--sessions", unicodeStore, "--limit", "1"}, "[" + smile + "]"},
+		{"surrogate id and title", []string{"candidates", "--sessions", unicodeStore, "lone"}, "[" + lone + "]"},
+		{"invalid UTF-8 title", []string{"candidates", "--sessions", unicodeStore, "sum"}, "[" + utf8Title + "]"},
+		{"U+1C8A matches U+1C89", []string{"candidates", "--sessions", unicodeStore, "\u1C8A"}, "[" + garay + "]"},
+		{"U+1C8A+ema", []string{"candidates", "--sessions", unicodeStore, "\u1C8Aema"}, "[" + garay + "]"},
 		{"mentions", []string{"mentions", "x dsh-session:ImxvbmVcdWQ4MDB4Ig"},
 			`{"text":"x @lone\ud800x","references":[{"sessionId":"lone\ud800x","label":"lone\ud800x"}]}`},
 		{"mentions invalid UTF-8", []string{"mentions", "a \xe2\x82b \xc0 dsh-session:ImEi"},
@@ -57,10 +58,10 @@ func TestCLIIssue14(t *testing.T) {
 	}
 }
 
-// TestCLIIssue14Prepare checks prepare's content, references and the
+// TestCLIPrepareKeepsLoneSurrogatesAndRepairsUTF8 checks prepare's content, references and the
 // context message's data for the surrogate id and the invalid UTF-8 log.
-func TestCLIIssue14Prepare(t *testing.T) {
-	r := runCLI(t, "", "prepare", "--sessions", storeIssue14,
+func TestCLIPrepareKeepsLoneSurrogatesAndRepairsUTF8(t *testing.T) {
+	r := runCLI(t, "", "prepare", "--sessions", unicodeStore,
 		"see dsh-session:ImxvbmVcdWQ4MDB4Ig and @[t](dsh-session:InV0ZjgtdGl0bGUi)")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)

@@ -29,47 +29,22 @@ func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
 		return SkipSpace(b, i+1) == len(b), true
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return false, c.utf8OK
-		}
-		keyEnd, ok := c.str(i)
-		if !ok {
-			return false, c.utf8OK
-		}
-		j := SkipSpace(b, keyEnd)
-		if j >= len(b) || b[j] != ':' {
-			return false, c.utf8OK
-		}
-		v := SkipSpace(b, j+1)
-		end, ok := c.value(v, 1)
+		keyEnd, v, end, ok := c.member(i, 1)
 		if !ok {
 			return false, c.utf8OK
 		}
 		if fn != nil {
 			fn(b[i:keyEnd], b[v:end])
 		}
-		i = SkipSpace(b, end)
-		if i >= len(b) {
+		next, closed, ok := c.separator(end, '}')
+		if !ok {
 			return false, c.utf8OK
 		}
-		switch b[i] {
-		case '}':
-			return SkipSpace(b, i+1) == len(b), c.utf8OK
-		case ',':
-			i = SkipSpace(b, i+1)
-		default:
-			return false, c.utf8OK
+		if closed {
+			return SkipSpace(b, next) == len(b), c.utf8OK
 		}
+		i = next
 	}
-}
-
-// Valid reports whether b is one valid JSON value (as encoding/json's
-// Valid) and whether it is valid UTF-8 throughout.
-func Valid(b []byte) (ok, utf8OK bool) {
-	c := checker{b: b, utf8OK: true}
-	i := SkipSpace(b, 0)
-	end, ok := c.value(i, 0)
-	return ok && SkipSpace(b, end) == len(b), c.utf8OK
 }
 
 type checker struct {
@@ -88,65 +63,9 @@ func (c *checker) value(i, depth int) (int, bool) {
 	case '"':
 		return c.str(i)
 	case '{':
-		if depth+1 > maxDepth {
-			return 0, false
-		}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false
-			}
-			end, ok := c.str(i)
-			if !ok {
-				return 0, false
-			}
-			i = SkipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false
-			}
-			if i, ok = c.value(SkipSpace(b, i+1), depth+1); !ok {
-				return 0, false
-			}
-			i = SkipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == '}' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = SkipSpace(b, i+1)
-		}
+		return c.object(i, depth)
 	case '[':
-		if depth+1 > maxDepth {
-			return 0, false
-		}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = c.value(i, depth+1); !ok {
-				return 0, false
-			}
-			i = SkipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == ']' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = SkipSpace(b, i+1)
-		}
+		return c.array(i, depth)
 	case 't':
 		return literal(b, i, "true")
 	case 'f':
@@ -157,6 +76,91 @@ func (c *checker) value(i, depth int) (int, bool) {
 		end, problem := number(b, i)
 		return end, problem == ""
 	}
+}
+
+// object validates the object whose '{' is at i, nested at depth, and
+// returns its end.
+func (c *checker) object(i, depth int) (int, bool) {
+	if depth+1 > maxDepth {
+		return 0, false
+	}
+	b := c.b
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		_, _, end, ok := c.member(i, depth+1)
+		if !ok {
+			return 0, false
+		}
+		next, closed, ok := c.separator(end, '}')
+		if !ok || closed {
+			return next, ok
+		}
+		i = next
+	}
+}
+
+// array validates the array whose '[' is at i, nested at depth, and
+// returns its end.
+func (c *checker) array(i, depth int) (int, bool) {
+	if depth+1 > maxDepth {
+		return 0, false
+	}
+	b := c.b
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		end, ok := c.value(i, depth+1)
+		if !ok {
+			return 0, false
+		}
+		next, closed, ok := c.separator(end, ']')
+		if !ok || closed {
+			return next, ok
+		}
+		i = next
+	}
+}
+
+// member validates one object member, "key": value, whose key starts at i;
+// the value is nested at depth. It returns the end of the key literal and
+// the start and end of the value.
+func (c *checker) member(i, depth int) (keyEnd, v, end int, ok bool) {
+	b := c.b
+	if i >= len(b) || b[i] != '"' {
+		return 0, 0, 0, false
+	}
+	if keyEnd, ok = c.str(i); !ok {
+		return 0, 0, 0, false
+	}
+	j := SkipSpace(b, keyEnd)
+	if j >= len(b) || b[j] != ':' {
+		return 0, 0, 0, false
+	}
+	v = SkipSpace(b, j+1)
+	end, ok = c.value(v, depth)
+	return keyEnd, v, end, ok
+}
+
+// separator reads what follows a member or element ending at i: closing
+// ends the container (closed, next is just past it), a comma continues it
+// (next is the following item's start).
+func (c *checker) separator(i int, closing byte) (next int, closed, ok bool) {
+	b := c.b
+	i = SkipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, false
+	case b[i] == closing:
+		return i + 1, true, true
+	case b[i] == ',':
+		return SkipSpace(b, i+1), false, true
+	}
+	return 0, false, false
 }
 
 func literal(b []byte, i int, lit string) (int, bool) {
@@ -173,32 +177,52 @@ func number(b []byte, i int) (end int, problem string) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
+	if i, problem = integerPart(b, i); problem != "" {
+		return i, problem
+	}
+	if i, problem = fractionPart(b, i); problem != "" {
+		return i, problem
+	}
+	return exponentPart(b, i)
+}
+
+// integerPart scans 0|[1-9][0-9]* at i.
+func integerPart(b []byte, i int) (end int, problem string) {
 	if i < len(b) && b[i] == '0' {
+		return i + 1, ""
+	}
+	if j := digitsEnd(b, i); j > i {
+		return j, ""
+	}
+	return i, "invalid number"
+}
+
+// fractionPart scans an optional \.[0-9]+ at i.
+func fractionPart(b []byte, i int) (end int, problem string) {
+	if i >= len(b) || b[i] != '.' {
+		return i, ""
+	}
+	j := digitsEnd(b, i+1)
+	if j == i+1 {
+		return j, "invalid number: no digit after '.'"
+	}
+	return j, ""
+}
+
+// exponentPart scans an optional [eE][+-]?[0-9]+ at i.
+func exponentPart(b []byte, i int) (end int, problem string) {
+	if i >= len(b) || (b[i] != 'e' && b[i] != 'E') {
+		return i, ""
+	}
+	i++
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
 		i++
-	} else if j := digitsEnd(b, i); j > i {
-		i = j
-	} else {
-		return i, "invalid number"
 	}
-	if i < len(b) && b[i] == '.' {
-		j := digitsEnd(b, i+1)
-		if j == i+1 {
-			return j, "invalid number: no digit after '.'"
-		}
-		i = j
+	j := digitsEnd(b, i)
+	if j == i {
+		return i, "invalid number: no digit in the exponent"
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digitsEnd(b, i)
-		if j == i {
-			return i, "invalid number: no digit in the exponent"
-		}
-		i = j
-	}
-	return i, ""
+	return j, ""
 }
 
 // digitsEnd returns the end of the run of ASCII digits at b[i].
@@ -246,7 +270,7 @@ func (c *checker) str(i int) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := Hex4(b, j+2); !ok {
+				if _, ok := hex4(b, j+2); !ok {
 					return 0, false
 				}
 				j += 6

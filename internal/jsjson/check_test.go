@@ -19,7 +19,16 @@ var checkCases = []string{
 	"{\"a\":\"" + strings.Repeat("x", 37) + "\xe2\x82\"}", `{"a":1}{"b":2}`, `{"a",1}`, `{1:2}`,
 }
 
-// TestCheckAgreesWithEncodingJSON: CheckObject and Valid accept exactly
+// valid reports whether b is one valid JSON value (as encoding/json's
+// Valid) and whether it is valid UTF-8 throughout: the checker CheckObject
+// runs on each member value, applied to a whole document.
+func valid(b []byte) (ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true}
+	end, ok := c.value(SkipSpace(b, 0), 0)
+	return ok && SkipSpace(b, end) == len(b), c.utf8OK
+}
+
+// TestCheckAgreesWithEncodingJSON: CheckObject and the value checker accept exactly
 // what json.Valid accepts, and report UTF-8 validity like utf8.Valid.
 func TestCheckAgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range checkCases {
@@ -29,12 +38,12 @@ func TestCheckAgreesWithEncodingJSON(t *testing.T) {
 
 func checkOne(t *testing.T, b []byte) {
 	want := json.Valid(b)
-	ok, u := Valid(b)
+	ok, u := valid(b)
 	if ok != want {
-		t.Errorf("Valid(%.60q) = %v, json.Valid %v", b, ok, want)
+		t.Errorf("valid(%.60q) = %v, json.Valid %v", b, ok, want)
 	}
 	if ok && u != utf8.Valid(b) {
-		t.Errorf("Valid(%.60q) utf8OK = %v, utf8.Valid %v", b, u, !u)
+		t.Errorf("valid(%.60q) utf8OK = %v, utf8.Valid %v", b, u, !u)
 	}
 	var keys []string
 	okObj, _ := CheckObject(b, func(k, v []byte) { keys = append(keys, string(k)) })

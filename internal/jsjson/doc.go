@@ -1,9 +1,9 @@
 // Package jsjson is dsh-lsp's one JS-JSON package: JSON read and written
 // exactly as dsh (Node) reads and writes it.
 //
-//   - Validation (check.go): CheckObject and Valid accept exactly what
+//   - Validation (check.go): CheckObject accepts exactly the objects
 //     encoding/json's Valid accepts, in one allocation-free pass.
-//   - The raw reader (read.go): SkipSpace, ValueEnd, Members, Elements,
+//   - The raw reader (read.go): SkipSpace, Members, Elements,
 //     ObjectField and KeyIs walk raw bytes without decoding, for the hot
 //     paths (store logs, the projection); String, StrictString and
 //     StringLen decode one literal with the one string decoder.
@@ -12,8 +12,8 @@
 //   - The one UTF-8 repair rule (utf8repair.go): WHATWG maximal subparts,
 //     as Node decodes the logs dsh reads.
 //   - The writers (write.go): AppendJSString (JSON.stringify's string
-//     quoting, tag-safe or not), Quote, QuotedLen, AppendNumber (JS
-//     Number#toString), AppendValue and MarshalTagSafe, and Object (an
+//     quoting, tag-safe or not), Quote, QuotedLen, AppendValue (numbers
+//     as JS Number#toString writes them), and Object (an
 //     object written member by member in insertion order).
 //
 // Strings are WTF-8: an escaped lone UTF-16 surrogate is kept as its 3-byte

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// ErrMalformed is returned when the input is not the JSON shape expected.
-var ErrMalformed = errors.New("malformed JSON")
+// errMalformed is returned when the input is not the JSON shape expected.
+var errMalformed = errors.New("malformed JSON")
 
 // SkipSpace returns the index of the first non-whitespace byte at or
 // after i.
@@ -31,21 +31,21 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
-// ValueEnd returns the index just past the JSON value that starts at
+// endOfValue returns the index just past the JSON value that starts at
 // b[i] (i must point at its first byte).
-func ValueEnd(b []byte, i int) (int, error) {
+func endOfValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
-		return 0, ErrMalformed
+		return 0, errMalformed
 	}
 	switch b[i] {
 	case '"':
-		return StringEnd(b, i)
+		return endOfString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				end, err := StringEnd(b, i)
+				end, err := endOfString(b, i)
 				if err != nil {
 					return 0, err
 				}
@@ -61,33 +61,33 @@ func ValueEnd(b []byte, i int) (int, error) {
 			}
 			i++
 		}
-		return 0, ErrMalformed
+		return 0, errMalformed
 	default: // number, true, false, null
 		j := i
 		for j < len(b) {
 			switch b[j] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
 				if j == i {
-					return 0, ErrMalformed
+					return 0, errMalformed
 				}
 				return j, nil
 			}
 			j++
 		}
 		if j == i {
-			return 0, ErrMalformed
+			return 0, errMalformed
 		}
 		return j, nil
 	}
 }
 
-// StringEnd returns the index just past the string literal at b[i].
-func StringEnd(b []byte, i int) (int, error) {
+// endOfString returns the index just past the string literal at b[i].
+func endOfString(b []byte, i int) (int, error) {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return 0, ErrMalformed
+			return 0, errMalformed
 		}
 		j += k
 		// The quote is escaped when an odd number of backslashes precede it.
@@ -103,12 +103,12 @@ func StringEnd(b []byte, i int) (int, error) {
 }
 
 // Members calls fn for every member of the object b (keys raw, quotes
-// included; values raw), in document order. It returns ErrMalformed when b is
+// included; values raw), in document order. It returns errMalformed when b is
 // not an object.
 func Members(b []byte, fn func(key, value []byte)) error {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return ErrMalformed
+		return errMalformed
 	}
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -116,36 +116,36 @@ func Members(b []byte, fn func(key, value []byte)) error {
 	}
 	for i < len(b) {
 		if b[i] != '"' {
-			return ErrMalformed
+			return errMalformed
 		}
-		keyEnd, err := StringEnd(b, i)
+		keyEnd, err := endOfString(b, i)
 		if err != nil {
 			return err
 		}
 		key := b[i:keyEnd]
 		i = SkipSpace(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
-			return ErrMalformed
+			return errMalformed
 		}
 		i = SkipSpace(b, i+1)
-		valueEnd, err := ValueEnd(b, i)
+		valueEnd, err := endOfValue(b, i)
 		if err != nil {
 			return err
 		}
 		fn(key, b[i:valueEnd])
 		i = SkipSpace(b, valueEnd)
 		if i >= len(b) {
-			return ErrMalformed
+			return errMalformed
 		}
 		if b[i] == '}' {
 			return nil
 		}
 		if b[i] != ',' {
-			return ErrMalformed
+			return errMalformed
 		}
 		i = SkipSpace(b, i+1)
 	}
-	return ErrMalformed
+	return errMalformed
 }
 
 // Elements calls fn for every element of the array b. ok is false when b
@@ -160,24 +160,24 @@ func Elements(b []byte, fn func(value []byte)) (ok bool, err error) {
 		return true, nil
 	}
 	for i < len(b) {
-		end, err := ValueEnd(b, i)
+		end, err := endOfValue(b, i)
 		if err != nil {
 			return true, err
 		}
 		fn(b[i:end])
 		i = SkipSpace(b, end)
 		if i >= len(b) {
-			return true, ErrMalformed
+			return true, errMalformed
 		}
 		if b[i] == ']' {
 			return true, nil
 		}
 		if b[i] != ',' {
-			return true, ErrMalformed
+			return true, errMalformed
 		}
 		i = SkipSpace(b, i+1)
 	}
-	return true, ErrMalformed
+	return true, errMalformed
 }
 
 // KeyIs reports whether the raw key literal (quotes included) denotes
@@ -256,12 +256,12 @@ func StrictString(v []byte) (string, bool) {
 // parseString reads the string literal at b[i] (a quote) as JSON.parse
 // does and returns its value and the offset after the closing quote. A raw
 // control character, an invalid escape or a missing closing quote is a
-// *SyntaxError at the first offending byte.
+// *syntaxError at the first offending byte.
 func parseString(b []byte, i int) (string, int, error) {
 	if i >= len(b) || b[i] != '"' {
-		return "", i, &SyntaxError{Msg: "expected a string", Offset: i}
+		return "", i, &syntaxError{Msg: "expected a string", Offset: i}
 	}
-	end, err := StringEnd(b, i)
+	end, err := endOfString(b, i)
 	body := b[i+1:]
 	if err == nil {
 		body = b[i+1 : end-1]
@@ -272,15 +272,15 @@ func parseString(b []byte, i int) (string, int, error) {
 	s, bad := unquote(body, true)
 	switch {
 	case bad >= 0 && body[bad] < 0x20:
-		return "", i + 1 + bad, &SyntaxError{Msg: "control character in a string", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "control character in a string", Offset: i + 1 + bad}
 	case bad >= 0 && bad+1 < len(body) && body[bad+1] == 'u':
-		return "", i + 1 + bad, &SyntaxError{Msg: "invalid \\u escape", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "invalid \\u escape", Offset: i + 1 + bad}
 	case bad >= 0 && bad+1 < len(body):
-		return "", i + 1 + bad, &SyntaxError{Msg: fmt.Sprintf("invalid escape \\%c", body[bad+1]), Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: fmt.Sprintf("invalid escape \\%c", body[bad+1]), Offset: i + 1 + bad}
 	case bad >= 0: // a backslash at the end of the input
-		return "", i + 1 + bad, &SyntaxError{Msg: "unterminated string", Offset: i + 1 + bad}
+		return "", i + 1 + bad, &syntaxError{Msg: "unterminated string", Offset: i + 1 + bad}
 	case err != nil:
-		return "", len(b), &SyntaxError{Msg: "unterminated string", Offset: len(b)}
+		return "", len(b), &syntaxError{Msg: "unterminated string", Offset: len(b)}
 	}
 	return s, end, nil
 }
@@ -311,7 +311,7 @@ func unquote(body []byte, strict bool) (string, int) {
 // literal (the bytes between its quotes) onto dst. Escapes decode as
 // JSON.parse decodes them, an escaped lone surrogate as WTF-8; each maximal
 // ill-formed UTF-8 subpart becomes one U+FFFD (the one repair rule,
-// AppendRepairedUTF8). With count it appends nothing and only measures:
+// appendRepairedUTF8). With count it appends nothing and only measures:
 // n is the length the decoded string has. bad is the offset in body of the
 // first byte JSON.parse rejects (the backslash of an invalid or truncated
 // escape; with strict, also a raw control character), or -1.
@@ -319,64 +319,80 @@ func decodeBody(dst, body []byte, strict, count bool) (out []byte, n, bad int) {
 	for i := 0; i < len(body); {
 		if body[i] != '\\' {
 			// Take the run up to the next escape in one piece.
-			end := bytes.IndexByte(body[i:], '\\')
-			if end < 0 {
-				end = len(body)
-			} else {
-				end += i
+			end := len(body)
+			if k := bytes.IndexByte(body[i:], '\\'); k >= 0 {
+				end = i + k
 			}
-			run := body[i:end]
 			if strict {
-				for k, c := range run {
-					if c < 0x20 {
-						return dst, n, i + k
-					}
+				if k := controlIndex(body[i:end]); k >= 0 {
+					return dst, n, i + k
 				}
 			}
-			switch {
+			switch run := body[i:end]; {
 			case count:
-				n += RepairedLen(run)
+				n += repairedLen(run)
 			case utf8.Valid(run):
 				dst = append(dst, run...)
 			default:
-				dst = AppendRepairedUTF8(dst, run)
+				dst = appendRepairedUTF8(dst, run)
 			}
 			i = end
 			continue
 		}
-		if i+1 >= len(body) {
-			return dst, n, i
-		}
-		if e := unescape[body[i+1]]; e != 0 {
+		if i+1 < len(body) && unescape[body[i+1]] != 0 {
+			// The common escapes (\n, \", \\, …) stand for one byte:
+			// decoded here, without a call.
 			if count {
 				n++
 			} else {
-				dst = append(dst, e)
+				dst = append(dst, unescape[body[i+1]])
 			}
 			i += 2
 			continue
 		}
-		if body[i+1] != 'u' {
-			return dst, n, i
-		}
-		r, ok := Hex4(body, i+2)
+		r, next, ok := decodeUnicodeEscape(body, i)
 		if !ok {
 			return dst, n, i
-		}
-		i += 6
-		if isHighSurrogate(r) && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
-			if lo, ok := Hex4(body, i+2); ok && isLowSurrogate(lo) {
-				r = combineSurrogates(r, lo)
-				i += 6
-			}
 		}
 		if count {
 			n += wtf8Len(r)
 		} else {
 			dst = AppendWTF8(dst, r)
 		}
+		i = next
 	}
 	return dst, n, -1
+}
+
+// controlIndex returns the offset of the first raw control character in
+// run, or -1.
+func controlIndex(run []byte) int {
+	for k, c := range run {
+		if c < 0x20 {
+			return k
+		}
+	}
+	return -1
+}
+
+// decodeUnicodeEscape decodes the \uXXXX escape whose backslash is at
+// body[i], joined with a following low-surrogate escape when it is a high
+// surrogate. It returns the code point and the offset after the escape; ok
+// is false when body[i:] is no valid \u escape.
+func decodeUnicodeEscape(body []byte, i int) (r rune, next int, ok bool) {
+	if i+1 >= len(body) || body[i+1] != 'u' {
+		return 0, i, false
+	}
+	if r, ok = hex4(body, i+2); !ok {
+		return 0, i, false
+	}
+	next = i + 6
+	if isHighSurrogate(r) && next+1 < len(body) && body[next] == '\\' && body[next+1] == 'u' {
+		if lo, ok := hex4(body, next+2); ok && isLowSurrogate(lo) {
+			return combineSurrogates(r, lo), next + 6, true
+		}
+	}
+	return r, next, true
 }
 
 // unescape[c] is the byte the two-character escape \c stands for, 0 when
@@ -392,9 +408,9 @@ func StringLen(v []byte) (int, bool) {
 	return n, bad < 0
 }
 
-// Hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
+// hex4 decodes the four hex digits of a \uXXXX escape at s[i:i+4] (either
 // case); ok is false when they are missing or not hex.
-func Hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
+func hex4[T ~string | ~[]byte](s T, i int) (r rune, ok bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}

@@ -74,15 +74,15 @@ func TestValueEnd(t *testing.T) {
 		{``, -1},
 	}
 	for _, tt := range tests {
-		got, err := ValueEnd([]byte(tt.in), 0)
+		got, err := endOfValue([]byte(tt.in), 0)
 		if tt.want < 0 {
-			if !errors.Is(err, ErrMalformed) {
-				t.Errorf("ValueEnd(%q) = %d, %v; want ErrMalformed", tt.in, got, err)
+			if !errors.Is(err, errMalformed) {
+				t.Errorf("endOfValue(%q) = %d, %v; want errMalformed", tt.in, got, err)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ValueEnd(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			t.Errorf("endOfValue(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
 		}
 	}
 }
@@ -158,12 +158,12 @@ func TestHex4(t *testing.T) {
 		{"123", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := Hex4(tt.in, 0)
+		got, ok := hex4(tt.in, 0)
 		if ok != tt.ok || got != tt.want {
-			t.Errorf("Hex4(%q) = %#x, %v; want %#x, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("hex4(%q) = %#x, %v; want %#x, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
-		if gotB, okB := Hex4([]byte(tt.in), 0); gotB != got || okB != ok {
-			t.Errorf("Hex4([]byte(%q)) differs from the string form", tt.in)
+		if gotB, okB := hex4([]byte(tt.in), 0); gotB != got || okB != ok {
+			t.Errorf("hex4([]byte(%q)) differs from the string form", tt.in)
 		}
 	}
 }

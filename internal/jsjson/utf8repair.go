@@ -44,9 +44,9 @@ func InvalidLen[T ~string | ~[]byte](s T, i int) int {
 	return n
 }
 
-// AppendRepairedUTF8 appends s to dst with each maximal ill-formed subpart
+// appendRepairedUTF8 appends s to dst with each maximal ill-formed subpart
 // replaced by U+FFFD, as the WHATWG decoder does.
-func AppendRepairedUTF8[T ~string | ~[]byte](dst []byte, s T) []byte {
+func appendRepairedUTF8[T ~string | ~[]byte](dst []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -74,7 +74,7 @@ func RepairUTF8(b []byte) []byte {
 	if utf8.Valid(b) {
 		return b
 	}
-	return AppendRepairedUTF8(make([]byte, 0, len(b)+8), b)
+	return appendRepairedUTF8(make([]byte, 0, len(b)+8), b)
 }
 
 // RepairUTF8String is RepairUTF8 for a string.
@@ -82,11 +82,11 @@ func RepairUTF8String(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	return string(AppendRepairedUTF8(make([]byte, 0, len(s)+8), s))
+	return string(appendRepairedUTF8(make([]byte, 0, len(s)+8), s))
 }
 
-// RepairedLen returns len(RepairUTF8(b)) without building it.
-func RepairedLen(b []byte) int {
+// repairedLen returns len(RepairUTF8(b)) without building it.
+func repairedLen(b []byte) int {
 	if utf8.Valid(b) {
 		return len(b)
 	}

@@ -7,10 +7,11 @@ import (
 )
 
 // TestRepairUTF8 checks the WHATWG maximal-subpart rule (what Node's
-// TextDecoder gives) on the issue's title and the Unicode §3.9 examples.
+// TextDecoder gives) on an ill-formed title and the Unicode §3.9
+// examples.
 func TestRepairUTF8(t *testing.T) {
 	tests := []struct{ name, in, want string }{
-		{"issue 14 title", "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend", "Sum\ufffdb\ufffdx\ufffd\ufffdend"},
+		{"ill-formed title", "Sum\xe2\x82b\xf0\x9f\x99x\xc0\xafend", "Sum\ufffdb\ufffdx\ufffd\ufffdend"},
 		{"valid", "héllo 🙂", "héllo 🙂"},
 		// Unicode 17 §3.9, Table 3-8: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64.
 		{"table 3-8", "a\xf1\x80\x80\xe1\x80\xc2b\x80c\x80\xbfd", "a\ufffd\ufffd\ufffdb\ufffdc\ufffd\ufffdd"},
@@ -30,8 +31,8 @@ func TestRepairUTF8(t *testing.T) {
 			if got := RepairUTF8String(tt.in); got != tt.want {
 				t.Errorf("RepairUTF8String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if got := RepairedLen([]byte(tt.in)); got != len(tt.want) {
-				t.Errorf("RepairedLen(%q) = %d, want %d", tt.in, got, len(tt.want))
+			if got := repairedLen([]byte(tt.in)); got != len(tt.want) {
+				t.Errorf("repairedLen(%q) = %d, want %d", tt.in, got, len(tt.want))
 			}
 			lit := []byte(`"` + tt.in + `"`)
 			if got, ok := String(lit); !ok || got != tt.want {

@@ -6,15 +6,15 @@ import (
 	"strconv"
 )
 
-// SyntaxError is a JSON.parse failure: what went wrong and the byte offset
+// syntaxError is a JSON.parse failure: what went wrong and the byte offset
 // where it did.
-type SyntaxError struct {
+type syntaxError struct {
 	Msg    string
 	Offset int
 }
 
 // Error returns "invalid JSON at byte <offset>: <what>".
-func (e *SyntaxError) Error() string {
+func (e *syntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
@@ -81,7 +81,8 @@ func (v *Value) Field(key string) *Value {
 // cannot exhaust the stack. JS reads the bytes with the WHATWG decoder
 // first: callers holding raw bytes pass RepairUTF8(b); strings are decoded
 // by the one string decoder (String), so ill-formed UTF-8 left in b is
-// repaired the same way. A malformed text gives a *SyntaxError.
+// repaired the same way. A malformed text gives an error naming what is
+// wrong and its byte offset.
 func Parse(b []byte) (*Value, error) {
 	p := parser{b: b}
 	p.pos = SkipSpace(b, 0)
@@ -101,7 +102,7 @@ type parser struct {
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return &SyntaxError{Msg: fmt.Sprintf(format, args...), Offset: p.pos}
+	return &syntaxError{Msg: fmt.Sprintf(format, args...), Offset: p.pos}
 }
 
 func (p *parser) literal(lit string) bool {
@@ -231,7 +232,7 @@ func (p *parser) number() (*Value, error) {
 	}
 	f, err := strconv.ParseFloat(string(p.b[start:end]), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return nil, &SyntaxError{Msg: "invalid number", Offset: start}
+		return nil, &syntaxError{Msg: "invalid number", Offset: start}
 	}
 	return &Value{Kind: KindNumber, Num: f}, nil
 }

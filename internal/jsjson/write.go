@@ -3,7 +3,6 @@ package jsjson
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -165,26 +164,20 @@ func wtf8Len(r rune) int {
 	return utf8.RuneLen(r)
 }
 
-// AppendNumber appends f formatted as JS Number.prototype.toString()
+// appendNumber appends f formatted as JS Number.prototype.toString()
 // (radix 10) does: the shortest round-tripping digits, plain notation for
 // decimal exponents in [-6, 21), exponent notation (1e+21, 1.5e-7)
 // otherwise; -0 is "0", NaN "NaN", infinities "Infinity"/"-Infinity".
-func AppendNumber(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Infinity"...)
-	case f == 0:
-		return append(dst, '0')
+func appendNumber(dst []byte, f float64) []byte {
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, nonFiniteOrZero(f)...)
 	}
 	if f < 0 {
 		dst = append(dst, '-')
 		f = -f
 	}
-	// Shortest digits in scientific form: d[.ddd]e±xx.
+	// Shortest round-tripping digits in scientific form, d[.ddd]e±xx,
+	// split into the digits and the decimal exponent.
 	var tmp [32]byte
 	sci := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
 	var digits [24]byte
@@ -199,8 +192,29 @@ func AppendNumber(dst []byte, f float64) []byte {
 			k++
 		}
 	}
-	d := digits[:k]
-	n := exp + 1 // position of the decimal point relative to the digits
+	return appendDecimal(dst, digits[:k], exp+1)
+}
+
+// nonFiniteOrZero is the JS text of NaN, the infinities and zero (either
+// sign), the numbers whose text is not built from their digits.
+func nonFiniteOrZero(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return "0"
+}
+
+// appendDecimal writes digits d with the decimal point n places from
+// their start (n <= 0: before them, with -n zeros in between) as
+// Number#toString does: plain notation for n in (-6, 21], exponent
+// notation otherwise.
+func appendDecimal(dst, d []byte, n int) []byte {
+	k := len(d)
 	switch {
 	case k <= n && n <= 21:
 		dst = append(dst, d...)
@@ -218,43 +232,23 @@ func AppendNumber(dst []byte, f float64) []byte {
 		}
 		dst = append(dst, d...)
 	default:
-		dst = append(dst, d[0])
-		if k > 1 {
-			dst = append(dst, '.')
-			dst = append(dst, d[1:]...)
-		}
-		dst = append(dst, 'e')
-		if n-1 >= 0 {
-			dst = append(dst, '+')
-		}
-		dst = strconv.AppendInt(dst, int64(n-1), 10)
+		dst = appendExponentForm(dst, d, n-1)
 	}
 	return dst
 }
 
-// ErrNotSerializable is the plain TypeError dsh's tag-safe serializer
-// throws when a value serializes to nothing (JS undefined). It carries no
-// session-reference code.
-var ErrNotSerializable = errors.New("session-reference data is not JSON-serializable")
-
-// MarshalTagSafe re-encodes the JSON text raw exactly as dsh's tag-safe
-// serializer (JSON.stringify, then every "<" as \u003c) would write the
-// value JSON.parse(raw) gives: compact, keys in insertion order (a
-// duplicated key keeps its first position and its last value), numbers in
-// JS Number#toString form (1.0 → 1, 1e21 → 1e+21, -0 → 0; out-of-range
-// numbers are Infinity and write as null), strings escaped by
-// AppendJSString (invalid UTF-8 in raw is read as U+FFFD, as a JS
-// TextDecoder would). An empty raw (JS undefined) gives ErrNotSerializable;
-// malformed JSON gives a *SyntaxError with its offset.
-func MarshalTagSafe(raw []byte) ([]byte, error) {
-	if SkipSpace(raw, 0) == len(raw) {
-		return nil, ErrNotSerializable
+// appendExponentForm writes d as d₁[.d₂…]e±exp.
+func appendExponentForm(dst, d []byte, exp int) []byte {
+	dst = append(dst, d[0])
+	if len(d) > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, d[1:]...)
 	}
-	v, err := Parse(RepairUTF8(raw))
-	if err != nil {
-		return nil, err
+	dst = append(dst, 'e')
+	if exp >= 0 {
+		dst = append(dst, '+')
 	}
-	return AppendValue(make([]byte, 0, len(raw)), v, true), nil
+	return strconv.AppendInt(dst, int64(exp), 10)
 }
 
 // AppendValue writes v compactly with JSON.stringify rules; with tagSafe,
@@ -272,7 +266,7 @@ func AppendValue(dst []byte, v *Value, tagSafe bool) []byte {
 		if math.IsInf(v.Num, 0) || math.IsNaN(v.Num) {
 			return append(dst, "null"...)
 		}
-		return AppendNumber(dst, v.Num)
+		return appendNumber(dst, v.Num)
 	case KindString:
 		return AppendJSString(dst, v.Str, tagSafe)
 	case KindArray:

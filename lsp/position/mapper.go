@@ -78,10 +78,6 @@ func NewMapper(content string, enc Encoding) *Mapper {
 	}
 }
 
-// LineCount returns the number of lines (a text ending in a newline has an
-// empty last line).
-func (m *Mapper) LineCount() int { return len(m.lineStart) }
-
 // Line returns the text of line i without its terminator, and its start
 // offset.
 func (m *Mapper) Line(i int) (string, int) {

@@ -145,18 +145,26 @@ func (t *Text) Clone() *Text {
 // at character 0 is the end of the text, and any other line past the end
 // is an error.
 func (t *Text) Offset(p Position, enc Encoding) (int, error) {
-	line := int(p.Line)
+	line, want := int(p.Line), int(p.Character)
 	k, off, before := t.chunkOfLine(line)
 	if k == len(t.chunks) {
-		return t.offsetPastChunks(p, before)
+		switch {
+		case line == before:
+			return 0, nil // line 0 of an empty text
+		case line == before+1 && want == 0:
+			// One past the last line at character 0 is the end of the
+			// text (clients send it for edits that append at the end).
+			return t.size, nil
+		}
+		return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, before+1)
 	}
 	i := skipLines(t.chunks[k].s, line-before)
-	return t.walkLine(k, off, i, int(p.Character), enc), nil
+	return t.walkLine(k, off, i, want, enc), nil
 }
 
-// chunkOfLine returns the index of the chunk holding the start of line, its
-// byte offset and the line breaks before it; len(t.chunks) (and the breaks
-// of the whole text) when no chunk holds it.
+// chunkOfLine returns the index k of the chunk holding the start of line,
+// its byte offset and the number of line terminators before it; k is
+// len(t.chunks) when the text has fewer lines.
 func (t *Text) chunkOfLine(line int) (k, off, before int) {
 	for ; k < len(t.chunks) && before+t.chunks[k].breaks < line; k++ {
 		before += t.chunks[k].breaks
@@ -165,27 +173,12 @@ func (t *Text) chunkOfLine(line int) (k, off, before int) {
 	return k, off, before
 }
 
-// offsetPastChunks is the offset of p when no chunk holds the start of its
-// line, in a text of breaks line breaks: line 0 of an empty text, or the
-// end of the text for the line after the last at character 0 (clients send
-// it for edits that append at the end); any other line is an error.
-func (t *Text) offsetPastChunks(p Position, breaks int) (int, error) {
-	switch line := int(p.Line); {
-	case line == breaks:
-		return 0, nil
-	case line == breaks+1 && p.Character == 0:
-		return t.size, nil
-	}
-	return 0, fmt.Errorf("position %d:%d is beyond the last line (%d lines)", p.Line, p.Character, breaks+1)
-}
-
-// skipLines returns the offset in s just after its first n line
-// terminators ("\r\n" is one); s holds at least n.
+// skipLines returns the offset in s just past its first n line
+// terminators ("\r\n" counts once); s holds at least n.
 func skipLines(s string, n int) int {
 	i := 0
 	for ; n > 0; n-- {
-		j := strings.IndexAny(s[i:], "\r\n")
-		i += j + 1
+		i += strings.IndexAny(s[i:], "\r\n") + 1
 		if s[i-1] == '\r' && i < len(s) && s[i] == '\n' {
 			i++
 		}
@@ -193,35 +186,44 @@ func skipLines(s string, n int) int {
 	return i
 }
 
-// walkLine returns the offset want units into the line that starts at
-// byte i of chunk k (at text offset off), or of the line's end when the
-// line is shorter. Whole chunks (and the rest of the first one) are skipped
+// walkLine returns the text offset of unit want of the line that starts at
+// byte i of chunk k (chunk k starts at text offset off), clamped to the
+// line's end. Whole chunks, and the rest of the first one, are skipped
 // when they hold no terminator and fewer units than remain.
 func (t *Text) walkLine(k, off, i, want int, enc Encoding) int {
 	s, units := t.chunks[k].s, 0
 	for {
-		if rest := s[i:]; !strings.ContainsAny(rest, "\r\n") {
-			if u := unitsOf(rest, enc); units+u <= want {
-				units += u
-				i = len(s)
-			}
-		}
-		var found bool
-		if i, units, found = walkChunk(s, i, units, want, enc); found {
+		var stopped bool
+		i, units = skipPlainTail(s, i, units, want, enc)
+		if i, units, stopped = scanLine(s, i, units, want, enc); stopped {
 			return off + i
 		}
-		off += len(s)
-		if k, off, units = t.skipWholeChunks(k+1, off, units, want, enc); k == len(t.chunks) {
+		k, off, units = t.skipPlainChunks(k+1, off+len(s), units, want, enc)
+		if k == len(t.chunks) {
 			return off
 		}
 		s, i = t.chunks[k].s, 0
 	}
 }
 
-// walkChunk walks s from byte i, units units into the line, up to a line
-// terminator or the character that would pass want (found: i is the
-// offset), else to the end of s.
-func walkChunk(s string, i, units, want int, enc Encoding) (int, int, bool) {
+// skipPlainTail skips s[i:] whole (units counted) when it holds no line
+// terminator and no more units than remain to want.
+func skipPlainTail(s string, i, units, want int, enc Encoding) (int, int) {
+	rest := s[i:]
+	if strings.ContainsAny(rest, "\r\n") {
+		return i, units
+	}
+	if u := unitsOf(rest, enc); units+u <= want {
+		return len(s), units + u
+	}
+	return i, units
+}
+
+// scanLine walks s from byte i, units into the line, one character at a
+// time. It stops at a line terminator or at the character that would pass
+// want units (stopped, i is where); otherwise it returns len(s) and the
+// units counted so far.
+func scanLine(s string, i, units, want int, enc Encoding) (int, int, bool) {
 	for i < len(s) {
 		if b := s[i]; b < utf8.RuneSelf {
 			if b == '\n' || b == '\r' || units+1 > want {
@@ -231,21 +233,21 @@ func walkChunk(s string, i, units, want int, enc Encoding) (int, int, bool) {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		u := unitLen(enc, r, n)
+		r, size := utf8.DecodeRuneInString(s[i:])
+		u := unitLen(enc, r, size)
 		if units+u > want {
 			return i, units, true
 		}
 		units += u
-		i += n
+		i += size
 	}
 	return i, units, false
 }
 
-// skipWholeChunks skips the chunks from k on that hold no line break and
-// fewer units than remain to want, and returns the next chunk's index and
-// offset and the units walked.
-func (t *Text) skipWholeChunks(k, off, units, want int, enc Encoding) (int, int, int) {
+// skipPlainChunks skips the chunks from k on that hold no line terminator
+// and fit in the units that remain to want, and returns the first chunk
+// not skipped with its offset and the units counted.
+func (t *Text) skipPlainChunks(k, off, units, want int, enc Encoding) (int, int, int) {
 	for k < len(t.chunks) && t.chunks[k].breaks == 0 && units+t.chunks[k].units(enc) <= want {
 		units += t.chunks[k].units(enc)
 		off += len(t.chunks[k].s)

@@ -7,7 +7,7 @@
 // unconditional Special_Casing lowercase maps) through node, compares the
 // full lowercase mapping of every code point with cases.Lower(language.Und)
 // and keeps the differences. Every difference must be a code point that
-// x/text leaves unchanged (a character it does not know), so LowerJS can
+// x/text leaves unchanged (a character it does not know), so lowerJS can
 // apply the table after x/text; anything else is reported as an error.
 //
 // Usage (from reference/, with the npm package installed somewhere):
@@ -142,7 +142,7 @@ const lowerDeltaTablesVersion = %q
 
 // lowerDelta lists, by code point, the Unicode %s lowercase mappings that
 // golang.org/x/text/cases (Unicode %s) does not apply: characters it does
-// not know and so leaves unchanged. LowerJS applies them after x/text.
+// not know and so leaves unchanged. lowerJS applies them after x/text.
 var lowerDelta = [...]lowerMapping{
 `, cases.UnicodeVersion, "17.0.0", cases.UnicodeVersion)
 	for _, e := range delta {

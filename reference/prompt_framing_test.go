@@ -1,6 +1,6 @@
 package reference_test
 
-// Prompt-injection framing (issue 8): whatever session text, labels, ids
+// Prompt-injection framing: whatever session text, labels, ids
 // and cwds contain - the envelope's own tags, markdown headings, control
 // characters, U+2028, lone surrogates - the prepared prompt has exactly one
 // opening and one closing tag, its JSON array is one line without "<", and
