@@ -281,12 +281,17 @@ func TestFollowsAppendsCompactionsAndDeletes(t *testing.T) {
 	if err := ix.db.QueryRow(`SELECT count(*) FROM docs WHERE id = ?`, idB).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the deleted session is still in the index file (%d rows, %v)", n, err)
 	}
-	// The file is the user's only (Windows has no permission bits: Go
-	// reports 0666 and 0777 there).
+	userOnly(t, path)
+}
+
+// userOnly checks that the index file and its directory are the user's
+// only (Windows has no permission bits: Go reports 0666 and 0777 there).
+func userOnly(t *testing.T, path string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		return
+	}
 	for _, p := range []string{filepath.Dir(path), path} {
-		if runtime.GOOS == "windows" {
-			break
-		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

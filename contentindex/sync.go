@@ -185,6 +185,19 @@ func (ix *Index) index(ctx context.Context, src Source, stale []sessionstore.Ses
 	return ctx.Err()
 }
 
+// write indexes docs in one transaction.
+func (ix *Index) write(docs []doc) error {
+	w, err := ix.beginWrite()
+	if err != nil {
+		return err
+	}
+	if err := w.add(docs); err != nil {
+		w.tx.Rollback()
+		return err
+	}
+	return w.commit()
+}
+
 // read reads, projects and compresses one batch of sessions on every
 // core.
 func (ix *Index) read(ctx context.Context, src Source, batch []sessionstore.SessionVersion, labels map[string]string) ([]doc, error) {
@@ -333,13 +346,28 @@ func deleteRow(tx *sql.Tx, r int64) error {
 	return nil
 }
 
-// writeStmts are the statements of one write transaction.
-type writeStmts struct {
+// writer is one write transaction: it indexes docs, each under a rowid
+// below every other (ascending rowid order is most recently indexed first,
+// the order a search meets matches in), and publishes them on commit.
+type writer struct {
+	ix                             *Index
+	tx                             *sql.Tx
 	find, insDoc, insText, insBody *sql.Stmt
+	// next is the last rowid given; docs the ids and versions added.
+	next int64
+	docs []doc
+	// added are the new rows by descending rowid; gone the rowids replaced.
+	added []titleRow
+	gone  map[int64]bool
 }
 
-func prepareWrite(tx *sql.Tx) (*writeStmts, error) {
-	var w writeStmts
+// beginWrite starts a write transaction.
+func (ix *Index) beginWrite() (*writer, error) {
+	tx, err := ix.db.Begin()
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{ix: ix, tx: tx, gone: map[int64]bool{}}
 	for _, p := range []struct {
 		s **sql.Stmt
 		q string
@@ -349,74 +377,71 @@ func prepareWrite(tx *sql.Tx) (*writeStmts, error) {
 		{&w.insText, `INSERT INTO texts(n, title, ztext) VALUES (?, ?, ?)`},
 		{&w.insBody, `INSERT INTO body(rowid, doc) VALUES (?, ?)`},
 	} {
-		var err error
 		if *p.s, err = tx.Prepare(p.q); err != nil {
+			tx.Rollback()
 			return nil, err
 		}
-	}
-	return &w, nil
-}
-
-// write indexes docs, each under a rowid below every other: ascending
-// rowid order is most recently indexed first, the order a search meets
-// matches in (see search).
-func (ix *Index) write(docs []doc) error {
-	tx, err := ix.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	w, err := prepareWrite(tx)
-	if err != nil {
-		return err
 	}
 	// Another process may have written since: start below its rowids too.
 	var m sql.NullInt64
 	if err := tx.QueryRow(`SELECT min(rowid) FROM docs`).Scan(&m); err != nil {
-		return err
+		tx.Rollback()
+		return nil, err
 	}
-	next := min(ix.minRowid, m.Int64)
-	gone := map[int64]bool{}
-	added := make([]titleRow, len(docs))
-	for i, d := range docs {
+	w.next = min(ix.minRowid, m.Int64)
+	return w, nil
+}
+
+// add indexes docs in the transaction.
+func (w *writer) add(docs []doc) error {
+	for _, d := range docs {
 		// A session indexed before (by this process or another) is
 		// replaced.
 		var old int64
 		switch err := w.find.QueryRow(d.id).Scan(&old); {
 		case err == nil:
-			if err := deleteRow(tx, old); err != nil {
+			if err := deleteRow(w.tx, old); err != nil {
 				return err
 			}
-			gone[old] = true
+			w.gone[old] = true
 		case err != sql.ErrNoRows:
 			return err
 		}
-		next--
+		w.next--
 		lt := strings.ToLower(d.title)
-		if _, err := w.insDoc.Exec(next, d.id, d.version, lt, len(d.title)+len(d.text)); err != nil {
+		if _, err := w.insDoc.Exec(w.next, d.id, d.version, lt, len(d.title)+len(d.text)); err != nil {
 			return err
 		}
-		if _, err := w.insText.Exec(next, d.title, d.ztext); err != nil {
+		if _, err := w.insText.Exec(w.next, d.title, d.ztext); err != nil {
 			return err
 		}
-		if _, err := w.insBody.Exec(next, d.title+"\n"+d.text); err != nil {
+		if _, err := w.insBody.Exec(w.next, d.title+"\n"+d.text); err != nil {
 			return err
 		}
-		added[len(docs)-1-i] = titleRow{rowid: next, ltitle: lt}
+		w.added = append(w.added, titleRow{rowid: w.next, ltitle: lt})
+		w.docs = append(w.docs, doc{id: d.id, version: d.version})
 	}
-	if err := tx.Commit(); err != nil {
+	return nil
+}
+
+// commit commits the transaction and publishes what it wrote.
+func (w *writer) commit() error {
+	if err := w.tx.Commit(); err != nil {
 		return err
 	}
-	ix.minRowid = next
+	ix := w.ix
+	ix.minRowid = w.next
 	ix.gen.Add(1)
-	for _, d := range docs {
+	for _, d := range w.docs {
 		ix.versions[d.id] = d.version
 	}
 	old := ix.snap().titles
-	titles := make([]titleRow, 0, len(added)+len(old))
-	titles = append(titles, added...)
+	titles := make([]titleRow, 0, len(w.added)+len(old))
+	for i := len(w.added) - 1; i >= 0; i-- {
+		titles = append(titles, w.added[i])
+	}
 	for _, t := range old {
-		if !gone[t.rowid] {
+		if !w.gone[t.rowid] {
 			titles = append(titles, t)
 		}
 	}

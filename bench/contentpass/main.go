@@ -1,21 +1,22 @@
 // Command contentpass measures the content index (contentindex) of stores:
 //
-//	go run ./bench/contentpass [-queries N] [-nofloor] [-nowatch] [-keep DIR [-reuse]]
+//	go run ./bench/contentpass [-queries N] [-nofloor] [-nowatch|-snapshot] [-cache DIR] [-keep DIR [-reuse]]
 //	    [-cpuprofile F] [-qprofile F] STORE...
 //
 // For each store it runs the floor (bench/workload.Floor in "valid" mode:
 // one goroutine reads every transcript, zstd-decoding it, and runs
 // json.Valid on every line), then opens the store index without a cache
-// (its first pass is reported apart) the way the server does: watched
+// (or with the one -cache keeps; its first pass is reported apart) the way the server does: watched
 // (fsnotify), so a query pays what a served query pays; -nowatch opens it
-// polled, as a one-shot reader would. It then builds a fresh content index
+// polled, as a one-shot reader would, and -snapshot without any
+// revalidation, so the figures are the content index's own. It then builds a fresh content index
 // in a temporary directory (the first Sync: every session read, projected
 // and indexed, on every core) and reports its wall and CPU time against the
 // floor's, the index file's size against the indexed (projected) text, the
 // process's peak RSS before and after the build, and the latency of
-// -queries queries, twice: through ix.Items after the sync (what
-// completion and dsh/search run: the search, then the hits' labels from
-// the store index) and through ix.Search alone; p50, p99, max, over a
+// -queries queries three times: through ix.Items after the sync (what
+// completion runs), through ix.Search alone and through ix.Find (a sync,
+// then Items: what dsh/search, the CLI and MCP run); p50, p99, max, over a
 // fixed mix: words every generated session holds, prefixes, CJK, a phrase,
 // rare and absent strings.
 //
@@ -58,8 +59,9 @@ type flags struct {
 	queries              int
 	keep                 string
 	reuse, noFloor       bool
-	noWatch              bool
+	noWatch, snapshot    bool
 	cpuProfile, qProfile string
+	cache                string
 }
 
 func main() {
@@ -69,12 +71,19 @@ func main() {
 	flag.BoolVar(&f.reuse, "reuse", false, "with -keep: keep the index found there (the build is then a sync of what changed)")
 	flag.BoolVar(&f.noFloor, "nofloor", false, "skip the floor")
 	flag.BoolVar(&f.noWatch, "nowatch", false, "open the store index polled (NoWatch) rather than watched as the server does")
+	flag.BoolVar(&f.snapshot, "snapshot", false, "open the store index as a snapshot (no revalidation, no polls): the content index's own cost")
+	flag.StringVar(&f.cache, "cache", "", "persist the store index in this directory (a later run loads it rather than parsing the store); default: none")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the build to this file")
 	flag.StringVar(&f.qProfile, "qprofile", "", "write a CPU profile of the query loops to this file")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fail(fmt.Errorf("usage: contentpass [-queries N] STORE"))
 	}
+	defer func() {
+		for _, d := range tmpDirs {
+			os.RemoveAll(d)
+		}
+	}()
 	for _, root := range flag.Args() {
 		out, err := measure(f, root)
 		if err != nil {
@@ -86,6 +95,7 @@ func main() {
 
 func measure(f flags, root string) (map[string]any, error) {
 	ctx := context.Background()
+	out := map[string]any{"store": root, "cores": runtime.GOMAXPROCS(0), "watched": !f.noWatch && !f.snapshot, "snapshot": f.snapshot}
 	paths := workload.Transcripts(root)
 	c0 := cputime.Process()
 	floor := workload.FloorResult{Elapsed: 1}
@@ -97,33 +107,19 @@ func measure(f flags, root string) (map[string]any, error) {
 	}
 	floorCPU := max(cputime.Process()-c0, 1)
 	start := time.Now()
-	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: f.noWatch})
+	x, err := openStore(f, root)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Close()
-	if err := x.Wait(ctx); err != nil {
-		return nil, err
-	}
-	metaPass := time.Since(start)
 	runtime.GC()
 	rssBefore := peakRSS()
-	dir := f.keep
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "contentpass"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-	}
-	path := filepath.Join(dir, "content.db")
-	if !f.reuse {
-		contentindex.Remove(path)
-	}
-	ix, err := contentindex.Open(path, contentindex.Options{})
+	ix, path, err := openIndex(f)
 	if err != nil {
 		return nil, err
 	}
 	defer ix.Close()
+	out["metadataPassMs"] = ms(time.Since(start))
 	stop := profile(f.cpuProfile)
 	c0 = cputime.Process()
 	start = time.Now()
@@ -131,8 +127,7 @@ func measure(f flags, root string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	build := time.Since(start)
-	buildCPU := cputime.Process() - c0
+	build, buildCPU := time.Since(start), cputime.Process()-c0
 	stop()
 	rssAfter := peakRSS()
 	st, err := ix.Stats(ctx)
@@ -140,49 +135,117 @@ func measure(f flags, root string) (map[string]any, error) {
 		return nil, err
 	}
 	stop = profile(f.qProfile)
-	items, itemsCPU, hits, err := timeQueries(f.queries, func(q string) (int, error) {
-		its, err := ix.Items(ctx, x, reference.Target{}, q, 20)
-		return len(its), err
-	})
-	if err != nil {
-		return nil, err
-	}
-	search, searchCPU, _, err := timeQueries(f.queries, func(q string) (int, error) {
-		hs, err := ix.Search(ctx, q, 21)
-		return len(hs), err
-	})
-	if err != nil {
-		return nil, err
-	}
+	err = queryLoops(f, ix, x, out)
 	stop()
-	// A sync that finds nothing changed: what each dsh/search pays.
+	if err != nil {
+		return nil, err
+	}
+	// A sync that finds nothing changed.
 	start = time.Now()
 	if _, err := ix.Sync(ctx, x); err != nil {
 		return nil, err
 	}
-	noop := time.Since(start)
+	size := fileSize(path)
+	for k, v := range map[string]any{
+		"files": len(paths), "indexed": n,
+		"plainBytes": floor.PlainBytes, "fileBytes": floor.FileBytes,
+		"floorMs": ms(floor.Elapsed), "floorCpuMs": ms(floorCPU),
+		"contentBuildMs": ms(build), "contentBuildCpuMs": ms(buildCPU),
+		"buildOverFloor":  float64(build) / float64(floor.Elapsed),
+		"cpuOverFloorCpu": float64(buildCPU) / float64(floorCPU),
+		"textBytes":       st.TextBytes, "indexBytes": size, "indexOverText": float64(size) / float64(st.TextBytes),
+		"noopSyncMs":           ms(time.Since(start)),
+		"peakRssMBBeforeBuild": rssBefore >> 20, "peakRssMBAfterBuild": rssAfter >> 20,
+		"load": loadAvg(),
+	} {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// openStore opens the store index as f says and waits for its first
+// pass.
+func openStore(f flags, root string) (*sessionstore.Indexed, error) {
+	cache := f.cache
+	if cache == "" {
+		cache = sessionstore.NoCache
+	}
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: cache, NoWatch: f.noWatch, Snapshot: f.snapshot})
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Wait(context.Background()); err != nil {
+		x.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// openIndex opens the content index in -keep's directory (a temporary
+// one without it, removed when the process ends), empty unless -reuse.
+func openIndex(f flags) (*contentindex.Index, string, error) {
+	dir := f.keep
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "contentpass"); err != nil {
+			return nil, "", err
+		}
+		tmpDirs = append(tmpDirs, dir)
+	}
+	path := filepath.Join(dir, "content.db")
+	if !f.reuse {
+		contentindex.Remove(path)
+	}
+	ix, err := contentindex.Open(path, contentindex.Options{})
+	return ix, path, err
+}
+
+// tmpDirs are removed when main returns.
+var tmpDirs []string
+
+// queryLoops times the query mix through Items (what completion runs),
+// Search alone, and Find (a sync first: what dsh/search runs), and
+// records the figures in out.
+func queryLoops(f flags, ix *contentindex.Index, x *sessionstore.Indexed, out map[string]any) error {
+	ctx := context.Background()
+	for _, l := range []struct {
+		name string
+		run  func(q string) (int, error)
+	}{
+		{"items", func(q string) (int, error) {
+			its, err := ix.Items(ctx, x, reference.Target{}, q, 20)
+			return len(its), err
+		}},
+		{"search", func(q string) (int, error) {
+			hs, err := ix.Search(ctx, q, 21)
+			return len(hs), err
+		}},
+		{"find", func(q string) (int, error) {
+			its, err := ix.Find(ctx, x, reference.Target{}, q, 20)
+			return len(its), err
+		}},
+	} {
+		lat, cpu, hits, err := timeQueries(f.queries, l.run)
+		if err != nil {
+			return err
+		}
+		out[l.name] = lat
+		out[l.name+"CpuMsPerQuery"] = ms(cpu) / float64(max(f.queries, 1))
+		out["hitsByQuery"] = hits
+	}
+	out["rssMBAfterQueries"] = currentRSS() >> 20
+	return nil
+}
+
+// fileSize is the bytes of the index file and its journals.
+func fileSize(path string) int64 {
 	var size int64
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := os.Stat(path + suffix); err == nil {
 			size += fi.Size()
 		}
 	}
-	return map[string]any{
-		"store": root, "files": len(paths), "indexed": n, "cores": runtime.GOMAXPROCS(0), "watched": !f.noWatch,
-		"plainBytes": floor.PlainBytes, "fileBytes": floor.FileBytes,
-		"floorMs": ms(floor.Elapsed), "floorCpuMs": ms(floorCPU),
-		"metadataPassMs": ms(metaPass),
-		"contentBuildMs": ms(build), "contentBuildCpuMs": ms(buildCPU),
-		"buildOverFloor":  float64(build) / float64(floor.Elapsed),
-		"cpuOverFloorCpu": float64(buildCPU) / float64(floorCPU),
-		"textBytes":       st.TextBytes, "indexBytes": size, "indexOverText": float64(size) / float64(st.TextBytes),
-		"items": items, "itemsCpuMsPerQuery": ms(itemsCPU) / float64(max(f.queries, 1)),
-		"search": search, "searchCpuMsPerQuery": ms(searchCPU) / float64(max(f.queries, 1)),
-		"hitsByQuery":          hits,
-		"noopSyncMs":           ms(noop),
-		"peakRssMBBeforeBuild": rssBefore >> 20, "peakRssMBAfterBuild": rssAfter >> 20,
-		"load": loadAvg(),
-	}, nil
+	return size
 }
 
 // timeQueries runs n queries of the mix through run and returns their
@@ -236,7 +299,13 @@ func profile(path string) func() {
 }
 
 // peakRSS is the process's VmHWM in bytes (0 where /proc is missing).
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// currentRSS is the process's VmRSS in bytes (0 where /proc is missing).
+func currentRSS() int64 { return procStatus("VmRSS:") }
+
+// procStatus reads a kB figure of /proc/self/status.
+func procStatus(key string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -244,7 +313,7 @@ func peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}
