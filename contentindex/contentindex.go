@@ -350,11 +350,9 @@ func (ix *Index) create() error {
 		// One column, title and text on two lines: a term never holds a
 		// line break, and search checks each candidate against the text.
 		`CREATE VIRTUAL TABLE body USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1, detail = none)`,
-		// FTS5 merges a level's segments once it has automerge of them
-		// (default 4); with 8, each posting is rewritten about a third
-		// less often while a first build adds a segment per batch, for a
-		// few more segments per query to read.
-		`INSERT INTO body(body, rank) VALUES ('automerge', 8)`,
+		// See automerge in sync.go.
+		fmt.Sprintf(`INSERT INTO body(body, rank) VALUES ('automerge', %d)`, automerge),
+		fmt.Sprintf(`INSERT INTO body(body, rank) VALUES ('crisismerge', %d)`, crisismerge),
 	} {
 		if _, err := tx.Exec(q); err != nil {
 			return err

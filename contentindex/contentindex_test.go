@@ -660,3 +660,33 @@ func TestQueriesReadNothingFromTheStore(t *testing.T) {
 		return len(items) == 1 && items[0].Label == "Git branch renames"
 	}, "the new title as the hit's label")
 }
+
+// TestABatchWritesOneSegment checks that indexing a batch of sessions adds
+// one FTS5 segment: the rows go in ascending rowid order (FTS5 writes its
+// pending postings out as a segment whenever a rowid is not above the last
+// one, and every segment is merged again later).
+func TestABatchWritesOneSegment(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-%012d", i), fmt.Sprintf("session %d talks about migrations", i))
+	}
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if n, err := ix.Sync(context.Background(), x); err != nil || n != 40 {
+		t.Fatalf("sync: %d sessions, %v", n, err)
+	}
+	var segs int
+	if err := ix.db.QueryRow(`SELECT count(DISTINCT segid) FROM body_idx`).Scan(&segs); err != nil {
+		t.Fatal(err)
+	}
+	if segs != 1 {
+		t.Errorf("40 sessions in one batch made %d segments, want 1", segs)
+	}
+	if ids := hitIDs(t, ix, x, "migrations"); len(ids) != DefaultLimit {
+		t.Errorf("search migrations: %d hits, want %d", len(ids), DefaultLimit)
+	}
+}

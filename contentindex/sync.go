@@ -1,6 +1,7 @@
 package contentindex
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -75,7 +76,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	if err := ix.remove(removed); err != nil {
 		return 0, err
 	}
-	if err := ix.index(ctx, src, stale, labels); err != nil {
+	if err := ix.indexAll(ctx, src, stale, labels); err != nil {
 		return 0, err
 	}
 	if len(stale) > 0 || len(removed) > 0 {
@@ -139,6 +140,60 @@ func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionst
 		}
 	}
 	return stale, removed
+}
+
+// FTS5 merges the segments each write transaction adds (automerge: once
+// a level holds that many; crisismerge: at most that many, whatever
+// automerge says). A bulk sync (a first build) merges nothing until its
+// end, then once for all (optimize): every posting is rewritten once
+// rather than once per level, and the file ends with one segment, the
+// fastest to query.
+const (
+	automerge   = 8
+	crisismerge = 16
+	// bulkSessions is the least sessions a bulk sync indexes.
+	bulkSessions = 4 * batchSize
+	// bulkCrisis is crisismerge during a bulk sync: a level is merged
+	// only once it holds that many segments (each batch adds one), so a
+	// build of up to 256,000 sessions merges only at its end.
+	bulkCrisis = 1000
+)
+
+// indexAll indexes the stale sessions; with enough of them, as a bulk
+// sync (see above). A bulk sync that did not finish (the process ended)
+// left its settings in the file: the next sync restores them.
+func (ix *Index) indexAll(ctx context.Context, src Source, stale []sessionstore.SessionVersion, labels map[string]string) error {
+	bulk := len(stale) >= bulkSessions
+	var crisis int
+	if err := ix.db.QueryRowContext(ctx, `SELECT v FROM body_config WHERE k = 'crisismerge'`).Scan(&crisis); err != nil && err != sql.ErrNoRows {
+		return err
+	}
+	if bulk || crisis == bulkCrisis {
+		a, c := 0, bulkCrisis
+		if !bulk {
+			a, c = automerge, crisismerge
+		}
+		if err := ix.mergeSettings(ctx, a, c); err != nil {
+			return err
+		}
+	}
+	if err := ix.index(ctx, src, stale, labels); err != nil || !bulk {
+		return err
+	}
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO body(body) VALUES ('optimize')`); err != nil {
+		return err
+	}
+	return ix.mergeSettings(ctx, automerge, crisismerge)
+}
+
+// mergeSettings sets FTS5's automerge and crisismerge.
+func (ix *Index) mergeSettings(ctx context.Context, auto, crisis int) error {
+	for k, v := range map[string]int{"automerge": auto, "crisismerge": crisis} {
+		if _, err := ix.db.ExecContext(ctx, `INSERT INTO body(body, rank) VALUES (?, ?)`, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // index reads and writes the stale sessions a batch at a time, reading the
@@ -356,7 +411,7 @@ type writer struct {
 	// next is the last rowid given; docs the ids and versions added.
 	next int64
 	docs []doc
-	// added are the new rows by descending rowid; gone the rowids replaced.
+	// added are the new rows by ascending rowid; gone the rowids replaced.
 	added []titleRow
 	gone  map[int64]bool
 }
@@ -392,11 +447,14 @@ func (ix *Index) beginWrite() (*writer, error) {
 	return w, nil
 }
 
-// add indexes docs in the transaction.
+// add indexes docs in the transaction, docs[0] under the highest of their
+// rowids. The index's rows go in ascending rowid order: FTS5 writes its
+// pending postings out as a new segment whenever a rowid is not above the
+// last one, so descending rowids would make a segment (to merge later) of
+// every session.
 func (w *writer) add(docs []doc) error {
+	// A session indexed before (by this process or another) is replaced.
 	for _, d := range docs {
-		// A session indexed before (by this process or another) is
-		// replaced.
 		var old int64
 		switch err := w.find.QueryRow(d.id).Scan(&old); {
 		case err == nil:
@@ -407,20 +465,24 @@ func (w *writer) add(docs []doc) error {
 		case err != sql.ErrNoRows:
 			return err
 		}
-		w.next--
+	}
+	first := w.next - int64(len(docs))
+	for i := len(docs) - 1; i >= 0; i-- {
+		d, r := docs[i], first+int64(len(docs)-1-i)
 		lt := strings.ToLower(d.title)
-		if _, err := w.insDoc.Exec(w.next, d.id, d.version, lt, len(d.title)+len(d.text)); err != nil {
+		if _, err := w.insDoc.Exec(r, d.id, d.version, lt, len(d.title)+len(d.text)); err != nil {
 			return err
 		}
-		if _, err := w.insText.Exec(w.next, d.title, d.ztext); err != nil {
+		if _, err := w.insText.Exec(r, d.title, d.ztext); err != nil {
 			return err
 		}
-		if _, err := w.insBody.Exec(w.next, d.title+"\n"+d.text); err != nil {
+		if _, err := w.insBody.Exec(r, d.title+"\n"+d.text); err != nil {
 			return err
 		}
-		w.added = append(w.added, titleRow{rowid: w.next, ltitle: lt})
+		w.added = append(w.added, titleRow{rowid: r, ltitle: lt})
 		w.docs = append(w.docs, doc{id: d.id, version: d.version})
 	}
+	w.next = first
 	return nil
 }
 
@@ -435,11 +497,10 @@ func (w *writer) commit() error {
 	for _, d := range w.docs {
 		ix.versions[d.id] = d.version
 	}
+	slices.SortFunc(w.added, func(a, b titleRow) int { return cmp.Compare(a.rowid, b.rowid) })
 	old := ix.snap().titles
 	titles := make([]titleRow, 0, len(w.added)+len(old))
-	for i := len(w.added) - 1; i >= 0; i-- {
-		titles = append(titles, w.added[i])
-	}
+	titles = append(titles, w.added...)
 	for _, t := range old {
 		if !w.gone[t.rowid] {
 			titles = append(titles, t)
