@@ -24,8 +24,9 @@ import (
 // watched as served. DSH_BENCH_CACHE keeps the store index and the content
 // index between runs (else a first pass and a content build run first);
 // DSH_BENCH_QUERIES is the number of requests per query kind (default
-// 300). Every request is a query not asked before, so no result cache
-// answers it. Query kinds: "short" (2 characters: content search does not
+// 300; fewer when the kind has fewer distinct queries). Every request to a
+// server is a query it was not asked before, so no result cache answers
+// it. Query kinds: "short" (2 characters: content search does not
 // apply), "hex" (3 hexadecimal digits, as an id being typed: content search
 // runs and rarely matches), "word" (3-6 characters of the generated
 // vocabulary: content search runs and matches in every session). Reported:
@@ -45,11 +46,10 @@ func BenchmarkCompletionContentSearch(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("DSH_BENCH_QUERIES")); err == nil && v > 0 {
 		n = v
 	}
-	kinds := map[string][]string{"short": {}, "hex": {}, "word": {}}
 	r := rand.New(rand.NewSource(1))
 	for round := 0; round < 2; round++ {
 		for _, on := range []bool{false, true} {
-			qs := benchQueries(r, n, kinds)
+			qs := benchQueries(r, n)
 			b.Run(fmt.Sprintf("round=%d/contentSearch=%v", round+1, on), func(b *testing.B) {
 				s := start(b, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
 					return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: cache})
@@ -57,11 +57,18 @@ func BenchmarkCompletionContentSearch(b *testing.B) {
 				if _, err := s.Initialize(map[string]any{"sessionsDir": root, "contentSearch": on}); err != nil {
 					b.Fatal(err)
 				}
-				// Waits for the first pass, and with content search on
-				// for the content index's first sync.
-				var hits []searchHit
-				if err := s.Call(context.Background(), "dsh/search", map[string]any{"query": "migration"}, &hits); err != nil && on {
+				// dsh/candidates waits for the store's first pass;
+				// dsh/search, with content search on, for the content
+				// index's first sync.
+				var cands []map[string]any
+				if err := s.Call(context.Background(), "dsh/candidates", map[string]any{}, &cands); err != nil {
 					b.Fatal(err)
+				}
+				if on {
+					var hits []searchHit
+					if err := s.Call(context.Background(), "dsh/search", map[string]any{"query": "migration"}, &hits); err != nil {
+						b.Fatal(err)
+					}
 				}
 				for _, kind := range []string{"short", "hex", "word"} {
 					p50, p99, content := benchCompletions(b, s, kind, qs[kind])
@@ -74,18 +81,11 @@ func BenchmarkCompletionContentSearch(b *testing.B) {
 	}
 }
 
-// benchQueries returns n new queries of each kind (none asked before:
-// used records them).
-func benchQueries(r *rand.Rand, n int, used map[string][]string) map[string][]string {
+// benchQueries returns up to n distinct queries of each kind.
+func benchQueries(r *rand.Rand, n int) map[string][]string {
 	words := []string{"migration", "customer_id", "function", "returns", "config", "session", "branch",
 		"commit", "interface", "pointer", "latency", "budget", "decode", "encode", "handler", "request",
 		"response", "server", "client", "editor", "completion", "diagnostic", "offset", "column", "refactor"}
-	seen := map[string]bool{}
-	for _, qs := range used {
-		for _, q := range qs {
-			seen[q] = true
-		}
-	}
 	out := map[string][]string{}
 	gen := map[string]func() string{
 		"short": func() string { return string(rune('a'+r.Intn(26))) + string(rune('a'+r.Intn(26))) },
@@ -101,13 +101,13 @@ func benchQueries(r *rand.Rand, n int, used map[string][]string) map[string][]st
 		},
 	}
 	for kind, g := range gen {
+		seen := map[string]bool{}
 		for tries := 0; len(out[kind]) < n && tries < 100*n; tries++ {
 			if q := g(); !seen[q] {
 				seen[q] = true
 				out[kind] = append(out[kind], q)
 			}
 		}
-		used[kind] = append(used[kind], out[kind]...)
 	}
 	return out
 }
@@ -135,6 +135,9 @@ func benchCompletions(b *testing.B, s *session, kind string, qs []string) (p50, 
 		lat = append(lat, time.Since(t))
 		off++ // the line break
 		content = len(list.Items) - len(candidateItems(list.Items))
+	}
+	if len(lat) == 0 {
+		return 0, 0, 0
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
