@@ -31,12 +31,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
@@ -107,6 +104,8 @@ type Index struct {
 
 	mu sync.Mutex // serializes Sync and rebuilds
 	db *sql.DB
+	// stmts are the statements a search runs, prepared once per file.
+	stmts *statements
 	// versions mirrors the docs table: the indexed version of each id.
 	versions map[string]string
 	// synced is true once a Sync has completed on this process.
@@ -119,8 +118,51 @@ type Index struct {
 	// generation then (when it tracks changes: reference.ChangeTracker).
 	lastSrc Source
 	lastGen uint64
-	// headers are the sessions listed at the last sync, by id.
+	// cur is what searches and Items read without taking mu: it is
+	// replaced, never changed, by syncs.
+	cur atomic.Pointer[snapshot]
+}
+
+// snapshot is the state searches share with syncs: the store's listing at
+// the last sync and the titles of the indexed sessions.
+type snapshot struct {
+	// src is the source of the last sync (nil before the first).
+	src Source
+	// headers are the sessions listed at the last sync, by id; labels
+	// their latest titles then (a session without one is absent).
 	headers map[string]reference.SessionHeader
+	labels  map[string]string
+	// titles are the indexed sessions by ascending rowid (most recently
+	// indexed first) with their lowered titles: the title pass of a
+	// search scans them in memory rather than the docs table.
+	titles []titleRow
+}
+
+// titleRow is one indexed session in snapshot.titles.
+type titleRow struct {
+	rowid  int64
+	ltitle string
+}
+
+// statements are the prepared statements of searches (database/sql
+// prepares them again on each connection that runs them).
+type statements struct {
+	fetch, match, all *sql.Stmt
+}
+
+func (st *statements) close() {
+	for _, s := range []*sql.Stmt{st.fetch, st.match, st.all} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+func (ix *Index) snap() *snapshot {
+	if s := ix.cur.Load(); s != nil {
+		return s
+	}
+	return &snapshot{}
 }
 
 // Hit is one search result: a session and its best matching passage.
@@ -170,35 +212,9 @@ func removeFiles(path string) {
 
 // open opens the database and checks (or creates) its schema.
 func (ix *Index) open() error {
-	dsn := ":memory:"
-	if ix.path != "" {
-		if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
-			return err
-		}
-		// Created by us with 0600 first: SQLite keeps the mode, and gives
-		// its journal files the database's.
-		f, err := os.OpenFile(ix.path, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		f.Close()
-		if err != nil {
-			return err
-		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("not a regular file")
-		}
-		// Writers take the lock at BEGIN (immediate): another dsh-lsp
-		// process syncing the same file then waits (busy_timeout) instead
-		// of failing when its read turns into a write.
-		uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(ix.path))
-		if fi.Size() == 0 {
-			if err := setPageSize(uriPath); err != nil {
-				return err
-			}
-		}
-		dsn = "file:" + uriPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_txlock=immediate"
+	dsn, err := ix.dsn()
+	if err != nil {
+		return err
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -214,16 +230,82 @@ func (ix *Index) open() error {
 		return err
 	}
 	if n == 0 {
-		return ix.create()
+		err = ix.create()
+	} else {
+		err = ix.load()
 	}
+	if err != nil {
+		return err
+	}
+	return ix.prepare()
+}
+
+// dsn creates the index file if needed (0600, in a 0700 directory) and
+// returns its data source name (":memory:" for an index in memory).
+func (ix *Index) dsn() (string, error) {
+	if ix.path == "" {
+		return ":memory:", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
+		return "", err
+	}
+	// Created by us with 0600 first: SQLite keeps the mode, and gives its
+	// journal files the database's.
+	f, err := os.OpenFile(ix.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", err
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file")
+	}
+	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(ix.path))
+	if fi.Size() == 0 {
+		if err := setPageSize(uriPath); err != nil {
+			return "", err
+		}
+	}
+	// Writers take the lock at BEGIN (immediate): another dsh-lsp process
+	// syncing the same file then waits (busy_timeout) instead of failing
+	// when its read turns into a write.
+	return "file:" + uriPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_pragma=journal_size_limit(4194304)&_txlock=immediate", nil
+}
+
+// load checks an existing file's format and reads what it indexes.
+func (ix *Index) load() error {
 	var format string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'format'`).Scan(&format); err != nil {
+	if err := ix.db.QueryRow(`SELECT value FROM meta WHERE key = 'format'`).Scan(&format); err != nil {
 		return fmt.Errorf("not a content index: %w", err)
 	}
 	if format != formatVersion {
 		return fmt.Errorf("format %q, want %q", format, formatVersion)
 	}
-	return ix.loadVersions()
+	return ix.loadDocs()
+}
+
+// prepare prepares the statements of searches.
+func (ix *Index) prepare() error {
+	st := &statements{}
+	var err error
+	for _, p := range []struct {
+		s **sql.Stmt
+		q string
+	}{
+		{&st.fetch, `SELECT docs.id, texts.title, texts.ztext FROM texts JOIN docs ON docs.rowid = texts.n WHERE texts.n = ?`},
+		{&st.match, `SELECT rowid FROM body WHERE body MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?`},
+		{&st.all, `SELECT rowid FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?`},
+	} {
+		if *p.s, err = ix.db.Prepare(p.q); err != nil {
+			st.close()
+			return err
+		}
+	}
+	ix.stmts = st
+	return nil
 }
 
 // pageSize is the page size of a new index file: a compressed text of a
@@ -268,6 +350,9 @@ func (ix *Index) create() error {
 		// One column, title and text on two lines: a term never holds a
 		// line break, and search checks each candidate against the text.
 		`CREATE VIRTUAL TABLE body USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1, detail = none)`,
+		// See automerge in sync.go.
+		fmt.Sprintf(`INSERT INTO body(body, rank) VALUES ('automerge', %d)`, automerge),
+		fmt.Sprintf(`INSERT INTO body(body, rank) VALUES ('crisismerge', %d)`, crisismerge),
 	} {
 		if _, err := tx.Exec(q); err != nil {
 			return err
@@ -281,36 +366,53 @@ func (ix *Index) create() error {
 	}
 	ix.versions = map[string]string{}
 	ix.minRowid = 0
+	ix.setTitles(nil)
 	return nil
 }
 
-func (ix *Index) loadVersions() error {
-	rows, err := ix.db.Query(`SELECT id, version FROM docs`)
+// loadDocs reads the indexed versions and titles of an existing file.
+func (ix *Index) loadDocs() error {
+	rows, err := ix.db.Query(`SELECT rowid, id, version, ltitle FROM docs ORDER BY rowid`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	vs := map[string]string{}
+	var titles []titleRow
 	for rows.Next() {
+		var r titleRow
 		var id, v string
-		if err := rows.Scan(&id, &v); err != nil {
+		if err := rows.Scan(&r.rowid, &id, &v, &r.ltitle); err != nil {
 			return err
 		}
 		vs[id] = v
+		titles = append(titles, r)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	ix.versions = vs
-	var m sql.NullInt64
-	if err := ix.db.QueryRow(`SELECT min(rowid) FROM docs`).Scan(&m); err != nil {
-		return err
+	ix.minRowid = 0
+	if len(titles) > 0 {
+		ix.minRowid = min(titles[0].rowid, 0)
 	}
-	ix.minRowid = min(m.Int64, 0)
+	ix.setTitles(titles)
 	return nil
 }
 
+// setTitles publishes the indexed sessions' titles (ascending rowid) to
+// searches, keeping the rest of the snapshot.
+func (ix *Index) setTitles(titles []titleRow) {
+	s := *ix.snap()
+	s.titles = titles
+	ix.cur.Store(&s)
+}
+
 func (ix *Index) closeDB() {
+	if ix.stmts != nil {
+		ix.stmts.close()
+		ix.stmts = nil
+	}
 	if ix.db != nil {
 		ix.db.Close()
 		ix.db = nil
@@ -324,6 +426,8 @@ func (ix *Index) Close() error {
 	if ix.db == nil {
 		return nil
 	}
+	ix.stmts.close()
+	ix.stmts = nil
 	err := ix.db.Close()
 	ix.db = nil
 	return err
@@ -377,588 +481,6 @@ func (ix *Index) Synced() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.synced
-}
-
-// Sync brings the index up to date with src: sessions whose version
-// changed (or that are new) are read and indexed again, sessions no longer
-// listed are removed. It returns how many sessions it indexed or removed.
-func (ix *Index) Sync(ctx context.Context, src Source) (int, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.db == nil {
-		return 0, errors.New("content index is closed")
-	}
-	n, err := ix.sync(ctx, src)
-	if isCorrupt(err) {
-		if err := ix.rebuild(err); err != nil {
-			return 0, err
-		}
-		n, err = ix.sync(ctx, src)
-	}
-	return n, err
-}
-
-type doc struct {
-	id, version string
-	title, text string
-	ztext       []byte
-}
-
-func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
-	// A source that tracks changes says in one revalidation whether
-	// anything changed since the last sync: comparing every session's
-	// version is then skipped.
-	tracker, tracked := src.(reference.ChangeTracker)
-	var gen uint64
-	if tracked {
-		var err error
-		if gen, err = tracker.Fresh(ctx); err != nil {
-			return 0, err
-		}
-		if ix.synced && ix.lastSrc == src && ix.lastGen == gen {
-			return 0, nil
-		}
-	}
-	ix.lastSrc = nil
-	sessions, err := src.SessionVersions(ctx)
-	if err != nil {
-		return 0, err
-	}
-	done := func() {
-		ix.synced = true
-		if tracked {
-			ix.lastSrc, ix.lastGen = src, gen
-		}
-	}
-	current := make(map[string]bool, len(sessions))
-	headers := make(map[string]reference.SessionHeader, len(sessions))
-	for _, s := range sessions {
-		headers[s.Header.ID] = s.Header
-	}
-	ix.headers = headers
-	var stale []sessionstore.SessionVersion
-	// Oldest first: the sessions indexed last get the smallest rowids,
-	// and the listing is newest first.
-	for i := len(sessions) - 1; i >= 0; i-- {
-		s := sessions[i]
-		current[s.Header.ID] = true
-		if s.Version == "" {
-			continue // no single transcript: a read would fail
-		}
-		if v, ok := ix.versions[s.Header.ID]; !ok || v != s.Version {
-			stale = append(stale, s)
-		}
-	}
-	var removed []string
-	for id := range ix.versions {
-		if !current[id] {
-			removed = append(removed, id)
-		}
-	}
-	for _, s := range sessions {
-		if s.Version == "" {
-			if _, ok := ix.versions[s.Header.ID]; ok {
-				removed = append(removed, s.Header.ID)
-			}
-		}
-	}
-	if len(stale) == 0 && len(removed) == 0 {
-		done()
-		return 0, nil
-	}
-	if err := ix.remove(removed); err != nil {
-		return 0, err
-	}
-	for start := 0; start < len(stale); start += batchSize {
-		batch := stale[start:min(start+batchSize, len(stale))]
-		docs, err := ix.read(ctx, src, batch)
-		if err != nil {
-			return 0, err
-		}
-		if err := ix.write(docs); err != nil {
-			return 0, err
-		}
-	}
-	// Free pages go back to the file system (a no-op on a file without
-	// auto-vacuum).
-	if _, err := ix.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
-		return 0, err
-	}
-	done()
-	return len(stale) + len(removed), nil
-}
-
-// read reads and projects one batch of sessions on every core.
-func (ix *Index) read(ctx context.Context, src Source, batch []sessionstore.SessionVersion) ([]doc, error) {
-	ids := make([]string, len(batch))
-	for i, s := range batch {
-		ids[i] = s.Header.ID
-	}
-	titles := map[string]string{}
-	if trs, err := src.ReadTitles(ctx, ids); err == nil {
-		for _, t := range trs {
-			if t.Err == nil && t.Title != nil {
-				titles[t.SessionID] = *t.Title
-			}
-		}
-	} else if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	docs := make([]doc, len(batch))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				id := batch[i].Header.ID
-				docs[i] = doc{id: id, version: batch[i].Version, title: titles[id]}
-				text, err := ix.sessionText(ctx, src, id)
-				if err != nil {
-					// Indexed without its body: the version is kept, so
-					// the session is read again only once it changes.
-					ix.logf("contentindex: session %q: %v", id, err)
-				}
-				docs[i].text = text
-			}
-		}()
-	}
-	for i := range batch {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for i := range docs {
-		docs[i].title, docs[i].text = capText(docs[i].title, docs[i].text, ix.opts.MaxSessionBytes)
-	}
-	parallel(len(docs), func(i int) {
-		docs[i].ztext = textEncoder.EncodeAll([]byte(docs[i].text), nil)
-	})
-	return docs, nil
-}
-
-// parallel runs f(0..n-1) on every core.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// sessionText is the projected conversation of one session, one message
-// after another.
-func (ix *Index) sessionText(ctx context.Context, src Source, id string) (string, error) {
-	surf, err := src.ReadSurface(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	msgs, err := reference.Messages(surf)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, m := range msgs {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(m.Text)
-		if b.Len() > 2*ix.opts.MaxSessionBytes {
-			// Enough for the head; keep only a tail window from here on.
-			s := b.String()
-			b.Reset()
-			b.WriteString(s[:ix.opts.MaxSessionBytes])
-			b.WriteByte('\n')
-			b.WriteString(s[len(s)-ix.opts.MaxSessionBytes/2:])
-		}
-	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD"), nil
-}
-
-// capText cuts title+text to max bytes: the title (itself cut to max/4),
-// then the first and the last halves of what is left of the text, cut at
-// character boundaries.
-func capText(title, text string, max int) (string, string) {
-	title = cutUTF8(strings.ToValidUTF8(title, "\uFFFD"), max/4)
-	room := max - len(title)
-	if len(text) <= room {
-		return title, text
-	}
-	room-- // the line break between head and tail
-	head := cutUTF8(text, room/2)
-	tailStart := len(text) - (room - len(head))
-	for tailStart < len(text) && !utf8.RuneStart(text[tailStart]) {
-		tailStart++
-	}
-	return title, head + "\n" + text[tailStart:]
-}
-
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func (ix *Index) remove(ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	tx, err := ix.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, id := range ids {
-		if _, err := tx.Exec(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`, id); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(`DELETE FROM docs WHERE id = ?`, id); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		delete(ix.versions, id)
-	}
-	ix.gen.Add(1)
-	return nil
-}
-
-// write indexes docs, each under a rowid below every other: ascending
-// rowid order is most recently indexed first, the order a search meets
-// matches in (see search).
-func (ix *Index) write(docs []doc) error {
-	tx, err := ix.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	delBody, err := tx.Prepare(`DELETE FROM body WHERE rowid = (SELECT rowid FROM docs WHERE id = ?)`)
-	if err != nil {
-		return err
-	}
-	delText, err := tx.Prepare(`DELETE FROM texts WHERE n = (SELECT rowid FROM docs WHERE id = ?)`)
-	if err != nil {
-		return err
-	}
-	insText, err := tx.Prepare(`INSERT INTO texts(n, title, ztext) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	delDoc, err := tx.Prepare(`DELETE FROM docs WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	insDoc, err := tx.Prepare(`INSERT INTO docs(rowid, id, version, ltitle, textlen) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	ins, err := tx.Prepare(`INSERT INTO body(rowid, doc) VALUES (?, ?)`)
-	if err != nil {
-		return err
-	}
-	// Another process may have written since: start below its rowids too.
-	var m sql.NullInt64
-	if err := tx.QueryRow(`SELECT min(rowid) FROM docs`).Scan(&m); err != nil {
-		return err
-	}
-	next := min(ix.minRowid, m.Int64)
-	for _, d := range docs {
-		if _, err := delBody.Exec(d.id); err != nil {
-			return err
-		}
-		if _, err := delText.Exec(d.id); err != nil {
-			return err
-		}
-		if _, err := delDoc.Exec(d.id); err != nil {
-			return err
-		}
-		next--
-		if _, err := insDoc.Exec(next, d.id, d.version, strings.ToLower(d.title), len(d.title)+len(d.text)); err != nil {
-			return err
-		}
-		if _, err := insText.Exec(next, d.title, d.ztext); err != nil {
-			return err
-		}
-		if _, err := ins.Exec(next, d.title+"\n"+d.text); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	ix.minRowid = next
-	ix.gen.Add(1)
-	for _, d := range docs {
-		ix.versions[d.id] = d.version
-	}
-	return nil
-}
-
-// terms splits a query into at most MaxQueryTerms whitespace-separated
-// terms, the query first cut to MaxQueryBytes.
-func terms(query string) []string {
-	query = cutUTF8(strings.ToValidUTF8(query, "\uFFFD"), MaxQueryBytes)
-	fs := strings.FieldsFunc(query, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
-	if len(fs) > MaxQueryTerms {
-		fs = fs[:MaxQueryTerms]
-	}
-	return fs
-}
-
-// Search returns the sessions whose title or text contains every term of
-// query (case-insensitive substrings), best first (title matches, then
-// recency: see search), at most limit (DefaultLimit when limit <= 0, at
-// most MaxLimit). An empty query has no hits.
-func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
-	ts := terms(query)
-	if len(ts) == 0 {
-		return []Hit{}, nil
-	}
-	ix.mu.Lock()
-	db := ix.db
-	ix.mu.Unlock()
-	if db == nil {
-		return nil, errors.New("content index is closed")
-	}
-	hits, err := search(ctx, db, ts, limit)
-	if isCorrupt(err) {
-		ix.mu.Lock()
-		if ix.db == db {
-			err = ix.rebuild(err)
-		}
-		ix.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return []Hit{}, nil
-	}
-	return hits, err
-}
-
-// search ranks sessions whose title holds every term first, then the
-// others whose title or text holds them; inside each group the most
-// recently indexed first (ascending rowid). Both passes walk rows in rowid
-// order and stop at limit hits (the titles: a scan of short lowered
-// strings; the text: the trigram index's candidates, or every stored text
-// when every term is under three characters), so a word every session
-// holds costs about what a rare one does. The trigram index has no
-// positions, so a candidate holds every trigram of each term but maybe not
-// the term: each is checked against its decompressed text, which the
-// snippet is then cut from. FTS5's bm25 was measured at 180-280 ms for a
-// common word at 10,000 sessions (its IDF runs the phrase over the whole
-// table), hence this simpler order.
-func search(ctx context.Context, db *sql.DB, ts []string, limit int) ([]Hit, error) {
-	var grams []string
-	seenGram := map[string]bool{}
-	for _, t := range ts {
-		rs := []rune(t)
-		for i := 0; i+3 <= len(rs); i++ {
-			g := string(rs[i : i+3])
-			if !seenGram[g] {
-				seenGram[g] = true
-				grams = append(grams, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
-			}
-		}
-	}
-	hits := []Hit{}
-	seen := map[int64]bool{}
-	// take reads the rows' texts and keeps those holding every term (all
-	// of them when check is false: the title pass matched already).
-	take := func(rowids []int64, check bool) error {
-		for _, r := range rowids {
-			if len(hits) >= limit {
-				return nil
-			}
-			if seen[r] {
-				continue
-			}
-			var id, title string
-			var z []byte
-			err := db.QueryRowContext(ctx, `SELECT docs.id, texts.title, texts.ztext FROM docs JOIN texts ON texts.n = docs.rowid WHERE docs.rowid = ?`, r).Scan(&id, &title, &z)
-			if err == sql.ErrNoRows {
-				continue // replaced since the candidates were listed
-			}
-			if err != nil {
-				return err
-			}
-			body, err := textDecoder.DecodeAll(z, nil)
-			if err != nil {
-				return fmt.Errorf("session %q: %w: %v", id, errCorrupt, err)
-			}
-			text := title + "\n" + string(body)
-			if check && !holdsAll(text, ts) {
-				continue
-			}
-			seen[r] = true
-			hits = append(hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, ts))})
-		}
-		return nil
-	}
-	// walk lists q's rowids (q takes the last rowid seen and a LIMIT) a
-	// batch at a time, the rows closed before take reads (an in-memory
-	// index has one connection).
-	walk := func(q string, check bool, args ...any) error {
-		last := int64(-1 << 63)
-		for len(hits) < limit {
-			rows, err := db.QueryContext(ctx, q, append(args, last, scanBatch)...)
-			if err != nil {
-				return err
-			}
-			var batch []int64
-			for rows.Next() {
-				var r int64
-				if err := rows.Scan(&r); err != nil {
-					rows.Close()
-					return err
-				}
-				batch = append(batch, r)
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return err
-			}
-			if err := take(batch, check); err != nil {
-				return err
-			}
-			if len(batch) < scanBatch {
-				return nil
-			}
-			last = batch[len(batch)-1]
-		}
-		return nil
-	}
-	// Titles holding every term.
-	var tw []string
-	var targs []any
-	for _, t := range ts {
-		tw = append(tw, `instr(ltitle, ?) > 0`)
-		targs = append(targs, strings.ToLower(t))
-	}
-	if err := walk(`SELECT rowid FROM docs WHERE `+strings.Join(tw, " AND ")+` AND rowid > ? ORDER BY rowid LIMIT ?`, false, targs...); err != nil {
-		return nil, err
-	}
-	// Then title or text.
-	if len(grams) > 0 {
-		err := walk(`SELECT rowid FROM body WHERE body MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?`, true, strings.Join(grams, " AND "))
-		return hits, err
-	}
-	err := walk(`SELECT rowid FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?`, true)
-	return hits, err
-}
-
-// holdsAll reports whether text holds every term (case-insensitive).
-func holdsAll(text string, ts []string) bool {
-	for _, t := range ts {
-		if i, _ := indexFold(text, t); i < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// indexFold returns the byte offset and length in text of the first
-// case-insensitive (Unicode simple folding) occurrence of term, or -1.
-func indexFold(text, term string) (int, int) {
-	n := utf8.RuneCountInString(term)
-	for i := 0; i < len(text); {
-		j, k := i, 0
-		for k < n && j < len(text) {
-			_, size := utf8.DecodeRuneInString(text[j:])
-			j += size
-			k++
-		}
-		if k == n && strings.EqualFold(text[i:j], term) {
-			return i, j - i
-		}
-		_, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-	}
-	return -1, 0
-}
-
-// snippet marks the first case-insensitive occurrence in text of the
-// first term found with char(1)/char(2) and keeps about 40 characters
-// either side.
-func snippet(text string, terms []string) string {
-	i, n := -1, 0
-	for _, t := range terms {
-		if i, n = indexFold(text, t); i >= 0 {
-			break
-		}
-	}
-	if i < 0 {
-		return cutUTF8(text, 120)
-	}
-	start, end := i, i+n
-	for k := 0; start > 0 && k < 40; k++ {
-		_, size := utf8.DecodeLastRuneInString(text[:start])
-		start -= size
-	}
-	stop := end
-	for k := 0; stop < len(text) && k < 40; k++ {
-		_, size := utf8.DecodeRuneInString(text[stop:])
-		stop += size
-	}
-	out := text[start:i] + "\x01" + text[i:end] + "\x02" + text[end:stop]
-	if start > 0 {
-		out = "…" + out
-	}
-	if stop < len(text) {
-		out += "…"
-	}
-	return out
-}
-
-// oneLine puts a snippet on one line: runs of white space and control
-// characters become one space, and the match markers become **.
-func oneLine(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		switch {
-		case r == 1 || r == 2:
-			b.WriteString("**")
-			space = false
-		case unicode.IsSpace(r) || unicode.IsControl(r):
-			if !space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = true
-		default:
-			b.WriteRune(r)
-			space = false
-		}
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // Stats describes the index (benchmarks, logs).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -280,12 +281,17 @@ func TestFollowsAppendsCompactionsAndDeletes(t *testing.T) {
 	if err := ix.db.QueryRow(`SELECT count(*) FROM docs WHERE id = ?`, idB).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the deleted session is still in the index file (%d rows, %v)", n, err)
 	}
-	// The file is the user's only (Windows has no permission bits: Go
-	// reports 0666 and 0777 there).
+	userOnly(t, path)
+}
+
+// userOnly checks that the index file and its directory are the user's
+// only (Windows has no permission bits: Go reports 0666 and 0777 there).
+func userOnly(t *testing.T, path string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		return
+	}
 	for _, p := range []string{filepath.Dir(path), path} {
-		if runtime.GOOS == "windows" {
-			break
-		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -570,5 +576,117 @@ func TestRebuildsOnADamagedStoredText(t *testing.T) {
 	}
 	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 || ids[0] != id {
 		t.Errorf("after the rebuild: %v, want %s", ids, id)
+	}
+}
+
+// countingSource counts the calls a content index makes to its source.
+type countingSource struct {
+	*sessionstore.Indexed
+	calls atomic.Int64
+}
+
+func (c *countingSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+	c.calls.Add(1)
+	return c.Indexed.SessionVersions(ctx)
+}
+
+func (c *countingSource) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
+	c.calls.Add(1)
+	return c.Indexed.ReadSurface(ctx, id)
+}
+
+func (c *countingSource) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
+	c.calls.Add(1)
+	return c.Indexed.ReadTitles(ctx, ids)
+}
+
+func (c *countingSource) Fresh(ctx context.Context) (uint64, error) {
+	c.calls.Add(1)
+	return c.Indexed.Fresh(ctx)
+}
+
+// TestQueriesReadNothingFromTheStore checks that a query after a sync
+// answers without a call to the store (each would revalidate it: a stat
+// scan of a large store) and labels its hits with the titles as the store
+// gives them, the new title after a sync that follows a title change.
+func TestQueriesReadNothingFromTheStore(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	src := &countingSource{Indexed: openStore(t, root, true)}
+	ix, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	label := func(want string) {
+		t.Helper()
+		items, err := ix.Items(ctx, src, reference.Target{}, "git push origin", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 1 || items[0].SessionID != idA || items[0].Label != want {
+			t.Fatalf("hits %+v, want %s labelled %q", items, idA, want)
+		}
+	}
+	if _, err := ix.Sync(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	src.calls.Store(0)
+	for _, q := range []string{"git push origin", "runbook", "zz", "no such words anywhere"} {
+		if _, err := ix.Items(ctx, src, reference.Target{}, q, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	label("Renaming git branches")
+	if n := src.calls.Load(); n != 0 {
+		t.Errorf("queries made %d calls to the store, want 0", n)
+	}
+	logPath := filepath.Join(root, "--home-alice-proj--", idA, "session.jsonl")
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's last event is seq 35.
+	_, err = fmt.Fprintf(f, `{"type":"session/title","seq":%d,"time":1786000070000,"data":{"title":"Git branch renames","messageSeqs":[4],"source":{"kind":"provider","provider":"p","model":{"provider":"p","model":"m"}}}}`+"\n", 36)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool {
+		if _, err := ix.Sync(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+		items, _ := ix.Items(ctx, src, reference.Target{}, "git push origin", 5)
+		return len(items) == 1 && items[0].Label == "Git branch renames"
+	}, "the new title as the hit's label")
+}
+
+// TestABatchWritesOneSegment checks that indexing a batch of sessions adds
+// one FTS5 segment: the rows go in ascending rowid order (FTS5 writes its
+// pending postings out as a segment whenever a rowid is not above the last
+// one, and every segment is merged again later).
+func TestABatchWritesOneSegment(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-%012d", i), fmt.Sprintf("session %d talks about migrations", i))
+	}
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if n, err := ix.Sync(context.Background(), x); err != nil || n != 40 {
+		t.Fatalf("sync: %d sessions, %v", n, err)
+	}
+	var segs int
+	if err := ix.db.QueryRow(`SELECT count(DISTINCT segid) FROM body_idx`).Scan(&segs); err != nil {
+		t.Fatal(err)
+	}
+	if segs != 1 {
+		t.Errorf("40 sessions in one batch made %d segments, want 1", segs)
+	}
+	if ids := hitIDs(t, ix, x, "migrations"); len(ids) != DefaultLimit {
+		t.Errorf("search migrations: %d hits, want %d", len(ids), DefaultLimit)
 	}
 }

@@ -42,7 +42,10 @@ func (ix *Index) Find(ctx context.Context, src Source, target reference.Target, 
 	return ix.Items(ctx, src, target, query, limit)
 }
 
-// Items is Find without the sync: it answers from the index as it is.
+// Items is Find without the sync: it answers from the index as it is,
+// with the listing and the labels of its last sync (which a change to
+// either brings), so a query reads nothing from the store. An index last
+// synced from another source than src labels its hits from src.
 func (ix *Index) Items(ctx context.Context, src Source, target reference.Target, query string, limit int) ([]Item, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -52,12 +55,10 @@ func (ix *Index) Items(ctx context.Context, src Source, target reference.Target,
 	if err != nil {
 		return nil, err
 	}
-	ix.mu.Lock()
-	headers := ix.headers
-	ix.mu.Unlock()
+	s := ix.snap()
 	kept := hits[:0]
 	for _, h := range hits {
-		if _, ok := headers[h.SessionID]; !ok {
+		if _, ok := s.headers[h.SessionID]; !ok {
 			continue
 		}
 		if target.SessionID != nil && *target.SessionID == h.SessionID {
@@ -68,25 +69,15 @@ func (ix *Index) Items(ctx context.Context, src Source, target reference.Target,
 	if len(kept) > limit {
 		kept = kept[:limit]
 	}
-	ids := make([]string, len(kept))
-	for i, h := range kept {
-		ids[i] = h.SessionID
-	}
-	labels := map[string]string{}
-	if len(ids) > 0 {
-		trs, err := src.ReadTitles(ctx, ids)
-		if err != nil {
+	labels := s.labels
+	if s.src != src && len(kept) > 0 {
+		if labels, err = sourceLabels(ctx, src, kept); err != nil {
 			return nil, err
-		}
-		for _, t := range trs {
-			if t.Err == nil && t.Title != nil {
-				labels[t.SessionID] = *t.Title
-			}
 		}
 	}
 	out := make([]Item, 0, len(kept))
 	for _, h := range kept {
-		hd := headers[h.SessionID]
+		hd := s.headers[h.SessionID]
 		label, ok := labels[h.SessionID]
 		if !ok {
 			label = h.SessionID
@@ -95,4 +86,23 @@ func (ix *Index) Items(ctx context.Context, src Source, target reference.Target,
 		out = append(out, Item{CandidateItem: c, Snippet: h.Snippet})
 	}
 	return out, nil
+}
+
+// sourceLabels reads the latest titles of the hits from src.
+func sourceLabels(ctx context.Context, src Source, hits []Hit) (map[string]string, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.SessionID
+	}
+	trs, err := src.ReadTitles(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{}
+	for _, t := range trs {
+		if t.Err == nil && t.Title != nil {
+			labels[t.SessionID] = *t.Title
+		}
+	}
+	return labels, nil
 }
