@@ -15,7 +15,6 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
-	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -57,7 +56,7 @@ func BenchmarkCompletionContentSearch(b *testing.B) {
 				// A cache directory per setting: with content search off
 				// the server removes the content index it finds.
 				dir := filepath.Join(cache, fmt.Sprintf("contentSearch-%v", on))
-				s := start(b, lsp.Options{OpenSource: func(root string) (reference.Source, error) {
+				s := start(b, lsp.Options{OpenSource: func(root string) (lsp.Source, error) {
 					return sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: dir})
 				}})
 				if _, err := s.Initialize(map[string]any{"sessionsDir": root, "contentSearch": on}); err != nil {
