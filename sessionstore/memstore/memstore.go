@@ -185,8 +185,8 @@ func ParseSurface(raw json.RawMessage) (*reference.Surface, error) {
 		return nil, fmt.Errorf("memstore: parsing surface snapshot session: %w", err)
 	}
 	s := &reference.Surface{
-		Session:            compact(v.Session),
-		Header:             reference.SessionHeader{ID: h.ID, CWD: h.CWD, CreatedAt: h.CreatedAt, Raw: compact(v.Session)},
+		Session:            transcript.Compact(v.Session),
+		Header:             reference.SessionHeader{ID: h.ID, CWD: h.CWD, CreatedAt: h.CreatedAt, Raw: transcript.Compact(v.Session)},
 		CapturedThroughSeq: v.CapturedThroughSeq,
 	}
 	for _, e := range v.Events {
@@ -198,23 +198,10 @@ func ParseSurface(raw json.RawMessage) (*reference.Surface, error) {
 		if err := json.Unmarshal(e, &ev); err != nil {
 			return nil, fmt.Errorf("memstore: parsing surface snapshot event: %w", err)
 		}
-		s.Events = append(s.Events, reference.SurfaceEvent{Type: ev.Type, Seq: ev.Seq, Data: compact(ev.Data), Raw: compact(e)})
+		s.Events = append(s.Events, reference.SurfaceEvent{Type: ev.Type, Seq: ev.Seq, Data: transcript.Compact(ev.Data), Raw: transcript.Compact(e)})
 	}
 	if s.Events == nil {
 		s.Events = []reference.SurfaceEvent{}
 	}
 	return s, nil
-}
-
-// compact removes insignificant whitespace from v (v itself when it has
-// none or is not valid JSON).
-func compact(v json.RawMessage) json.RawMessage {
-	if !bytes.ContainsAny(v, " \t\r\n") {
-		return v
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		return v
-	}
-	return buf.Bytes()
 }
