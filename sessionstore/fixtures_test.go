@@ -139,7 +139,7 @@ func checkFixtureSession(t *testing.T, st *Store, id string, s fixtureSession) {
 			}
 		}
 	}
-	if got := log.CapturedThroughSeq(); (got == nil) != (s.CapturedThroughSeq == nil) || got != nil && *got != *s.CapturedThroughSeq {
+	if got := capturedThroughSeq(log); (got == nil) != (s.CapturedThroughSeq == nil) || got != nil && *got != *s.CapturedThroughSeq {
 		t.Errorf("capturedThroughSeq %v, want %v", got, s.CapturedThroughSeq)
 	}
 	if !jsonEqual(t, mustJSON(t, log.Surface), mustJSON(t, s.SurfaceSeqs)) {

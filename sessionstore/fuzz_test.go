@@ -30,11 +30,11 @@ func loadAll(t *testing.T, scan *transcript.ScannedLog, err error) {
 			t.Fatalf("event %d has seq %d", i, e.Seq)
 		}
 	}
-	s := log.SurfaceSnapshot()
+	s := surfaceSnapshot(log)
 	if out := MarshalSurface(s); !json.Valid(out) {
 		t.Fatalf("readSurface object is not valid JSON: %s", out)
 	}
-	if title, err := log.Title(); err == nil && title != nil {
+	if title, err := logTitle(log); err == nil && title != nil {
 		if b, err := json.Marshal(title); err != nil || !json.Valid(b) {
 			t.Fatalf("title does not marshal: %v", err)
 		}

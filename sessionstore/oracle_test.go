@@ -94,7 +94,7 @@ func (s *Store) ReadSurface(ctx context.Context, id string) (*reference.Surface,
 	if err != nil {
 		return nil, err
 	}
-	return log.SurfaceSnapshot(), nil
+	return surfaceSnapshot(log), nil
 }
 
 // ReadTitle is the full load's title (the oracle of Indexed.ReadTitles).
@@ -103,7 +103,7 @@ func (s *Store) ReadTitle(ctx context.Context, id string) (*transcript.Title, er
 	if err != nil {
 		return nil, err
 	}
-	t, err := log.Title()
+	t, err := logTitle(log)
 	return t, attach(err, id, "")
 }
 

@@ -110,10 +110,8 @@ type Fold struct {
 	OnNode func(e *Event, si int, shadowed []int64)
 }
 
-// newFold starts a fold of session id's events.
-func newFold(id string) *Fold { return &Fold{id: id} }
-
-// ResumeFold continues a fold from a saved state.
+// ResumeFold continues a fold from a saved state (the zero FoldState
+// starts one).
 func ResumeFold(id string, st FoldState) *Fold {
 	f := &Fold{id: id, FoldState: st}
 	if f.FailPass != passNone {
@@ -253,7 +251,7 @@ func (f *Fold) Finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// LatestTitle is Log.Title over the folded log's latest title event (a
+// LatestTitle is TitleOf the folded log's latest title event (a
 // copy: the state may be shared by concurrent readers).
 func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
@@ -263,7 +261,7 @@ func (s *FoldState) LatestTitle() (*Title, error) {
 		return nil, titleTooLarge(s.Title.Seq, "data", s.TitleOversize, maxTitleEventBytes)
 	}
 	e := *s.Title
-	return titleOf(&e)
+	return TitleOf(&e)
 }
 
 // surface is one step of dsh's foldSurface (spec §5.1).

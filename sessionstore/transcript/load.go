@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
-	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
 // Log is one loaded session: what dsh's coordinator hands to session-query
@@ -25,31 +24,6 @@ type Log struct {
 	Replacements []Replacement
 }
 
-// CapturedThroughSeq is the seq of the last loaded event (closers
-// included), nil for an empty log.
-func (l *Log) CapturedThroughSeq() *int64 {
-	if len(l.Events) == 0 {
-		return nil
-	}
-	s := l.Events[len(l.Events)-1].Seq
-	return &s
-}
-
-// SurfaceSnapshot returns readSurface's snapshot of the log.
-func (l *Log) SurfaceSnapshot() *reference.Surface {
-	s := &reference.Surface{
-		Session:            l.Header.Object(),
-		Header:             l.Header.Reference(),
-		CapturedThroughSeq: l.CapturedThroughSeq(),
-		Events:             make([]reference.SurfaceEvent, 0, len(l.Surface)),
-	}
-	for _, seq := range l.Surface {
-		e := l.Events[seq]
-		s.Events = append(s.Events, reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: e.Data, Raw: e.AppendJSON(nil)})
-	}
-	return s
-}
-
 // Title is a session/title snapshot (dsh foldSessionTitle).
 type Title struct {
 	Title       json.RawMessage `json:"title"`
@@ -59,22 +33,12 @@ type Title struct {
 	UpdatedAt   int64           `json:"updatedAt"`
 }
 
-// Title folds the latest session/title event (spec §8). It returns nil
-// when the log has no title event, and an error for malformed title data
-// (messageSeqs not an array, source not an object, unknown source kind, or
-// — a dsh-lsp choice, since labels are strings — a non-string title), or
-// for one over the size bounds (MaxTitleBytes, field_bounds.go).
-func (l *Log) Title() (*Title, error) {
-	for i := len(l.Events) - 1; i >= 0; i-- {
-		if l.Events[i].Type == "session/title" {
-			return titleOf(&l.Events[i])
-		}
-	}
-	return nil, nil
-}
-
-// titleOf folds the session/title event e (see Log.Title).
-func titleOf(e *Event) (*Title, error) {
+// TitleOf folds the session/title event e (spec §8). It returns an error
+// for malformed title data (messageSeqs not an array, source not an
+// object, unknown source kind, or — a dsh-lsp choice, since labels are
+// strings — a non-string title), or for one over the size bounds
+// (MaxTitleBytes, field_bounds.go).
+func TitleOf(e *Event) (*Title, error) {
 	if len(e.Data) > maxTitleEventBytes {
 		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
 	}
@@ -168,7 +132,7 @@ func LoadLog(scan *ScannedLog, wantID string) (*Log, error) {
 	// The keep-every-event policy of the fold: the events are at hand, so
 	// the legacy upgrade's cross-event question is answered from them.
 	events := scan.Events
-	f := newFold(h.ID)
+	f := ResumeFold(h.ID, FoldState{})
 	f.earlier = func(seq int64) string { return messageID(&events[seq]) }
 	var reps []Replacement
 	f.OnNode = func(e *Event, _ int, shadowed []int64) {
