@@ -111,10 +111,14 @@ func (s *Server) syncContent(c *contentSearch) {
 		if err := c.src.Wait(s.ctx); err != nil {
 			return
 		}
+		var src contentindex.Source = c.src
+		if s.contentSyncSource != nil {
+			src = s.contentSyncSource(src)
+		}
 		for {
 			ch := c.src.Changed()
 			start := time.Now()
-			n, err := c.ix.Sync(s.ctx, c.src)
+			n, err := c.ix.Sync(s.ctx, src)
 			if s.ctx.Err() != nil {
 				return
 			}
