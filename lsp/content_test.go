@@ -266,12 +266,11 @@ func (g *gatedSource) SessionVersions(ctx context.Context) ([]sessionstore.Sessi
 	return g.Source.SessionVersions(ctx)
 }
 
-// TestCompletionAnswersWhileContentIndexSyncs holds the content index's
-// first sync (which reads and indexes every changed session: minutes on a
-// large store) and asks for a completion whose query is long enough for
-// content search: it answers with dsh's candidates at once, and the
-// content hits follow once the sync is done.
-func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
+// startHeldContentSync starts and initializes a server on the fixture
+// store and returns once its first content index sync is held (inside
+// the sync, under the index's lock); release lets it go on.
+func startHeldContentSync(t *testing.T) (*session, func()) {
+	t.Helper()
 	g := &gatedSource{entered: make(chan struct{}), release: make(chan struct{})}
 	s := start(t, lsp.Options{}, func(srv *lsp.Server) {
 		lsp.WrapContentSync(srv, func(src contentindex.Source) contentindex.Source {
@@ -279,14 +278,9 @@ func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
 			return g
 		})
 	})
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(g.release)
-		}
-	}
-	defer release()
+	var once sync.Once
+	release := func() { once.Do(func() { close(g.release) }) }
+	t.Cleanup(release)
 	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -296,6 +290,17 @@ func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the content index sync did not start within 10s")
 	}
+	return s, release
+}
+
+// TestCompletionAnswersWhileContentIndexSyncs holds the content index's
+// first sync (which reads and indexes every changed session: minutes on a
+// large store) and asks for a completion whose query is long enough for
+// content search: it answers with dsh's candidates at once, and the
+// content hits follow once the sync is done.
+func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
+	s, release := startHeldContentSync(t)
+	defer release()
 	uri := "file:///tmp/prompt.md"
 	s.Open(uri, "see @git")
 	var cands []reference.CandidateItem
@@ -324,4 +329,25 @@ func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
 	waitFor(t, "content hits in completion after the sync", func() bool {
 		return len(complete(t, s, uri, s.PosAfter(uri, "@git")).Items) > len(cands)
 	})
+}
+
+// TestTurningContentSearchOffStopsASync turns content search off while
+// the content index's sync is held: the sync is cancelled, so closing the
+// index (on the connection's read goroutine) does not wait for it, and
+// the next request is answered.
+func TestTurningContentSearchOffStopsASync(t *testing.T) {
+	s, _ := startHeldContentSync(t)
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"contentSearch": false}}})
+	// The guard only turns a hang into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cands []reference.CandidateItem
+	err := s.Call(ctx, "dsh/candidates", map[string]any{"query": "git"}, &cands)
+	if ctx.Err() != nil {
+		t.Fatal("no answer after turning content search off during a content index sync")
+	}
+	if err != nil || len(cands) == 0 {
+		t.Fatalf("dsh/candidates git: %+v, %v", cands, err)
+	}
+	waitFor(t, "the content index file removed", func() bool { return len(contentFiles(t)) == 0 })
 }
