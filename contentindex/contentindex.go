@@ -106,10 +106,15 @@ type Index struct {
 	db *sql.DB
 	// stmts are the statements a search runs, prepared once per file.
 	stmts *statements
+	// reader is db and stmts as searches see them, without taking mu: a
+	// Sync holds mu while it reads and indexes every changed session
+	// (minutes for a large store), and a search must not wait for it.
+	reader atomic.Pointer[reader]
 	// versions mirrors the docs table: the indexed version of each id.
 	versions map[string]string
-	// synced is true once a Sync has completed on this process.
-	synced bool
+	// synced is true once a Sync has completed on this process; read
+	// without mu (Synced) so that asking does not wait for a running Sync.
+	synced atomic.Bool
 	// gen counts committed changes (Generation).
 	gen atomic.Uint64
 	// minRowid is the smallest rowid in use (0 for an empty index).
@@ -142,6 +147,12 @@ type snapshot struct {
 type titleRow struct {
 	rowid  int64
 	ltitle string
+}
+
+// reader is what a search reads: the database and its prepared statements.
+type reader struct {
+	db *sql.DB
+	st *statements
 }
 
 // statements are the prepared statements of searches (database/sql
@@ -305,6 +316,7 @@ func (ix *Index) prepare() error {
 		}
 	}
 	ix.stmts = st
+	ix.reader.Store(&reader{db: ix.db, st: st})
 	return nil
 }
 
@@ -409,6 +421,7 @@ func (ix *Index) setTitles(titles []titleRow) {
 }
 
 func (ix *Index) closeDB() {
+	ix.reader.Store(nil)
 	if ix.stmts != nil {
 		ix.stmts.close()
 		ix.stmts = nil
@@ -426,6 +439,7 @@ func (ix *Index) Close() error {
 	if ix.db == nil {
 		return nil
 	}
+	ix.reader.Store(nil)
 	ix.stmts.close()
 	ix.stmts = nil
 	err := ix.db.Close()
@@ -461,7 +475,7 @@ func isCorrupt(err error) bool {
 func (ix *Index) rebuild(cause error) error {
 	ix.logf("contentindex: rebuilding %s: %v", ix.path, cause)
 	ix.closeDB()
-	ix.synced = false
+	ix.synced.Store(false)
 	if ix.path != "" {
 		removeFiles(ix.path)
 	}
@@ -476,12 +490,9 @@ func (ix *Index) rebuild(cause error) error {
 // search result cached under one generation is stale under another.
 func (ix *Index) Generation() uint64 { return ix.gen.Load() }
 
-// Synced reports whether a Sync has completed since Open.
-func (ix *Index) Synced() bool {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.synced
-}
+// Synced reports whether a Sync has completed since Open. It does not wait
+// for a Sync in progress (completion asks it on every keystroke).
+func (ix *Index) Synced() bool { return ix.synced.Load() }
 
 // Stats describes the index (benchmarks, logs).
 type Stats struct {

@@ -690,3 +690,72 @@ func TestABatchWritesOneSegment(t *testing.T) {
 		t.Errorf("search migrations: %d hits, want %d", len(ids), DefaultLimit)
 	}
 }
+
+// heldSource holds a Sync at its first read (the listing) until release
+// is closed.
+type heldSource struct {
+	Source
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+	close(h.entered)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return h.Source.SessionVersions(ctx)
+}
+
+// TestSearchesDoNotWaitForASync holds a Sync (which indexes every changed
+// session under the index's lock: minutes for a large store) and requires
+// Synced and Search to answer from the index as it is meanwhile.
+func TestSearchesDoNotWaitForASync(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	x := openStore(t, root, false)
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+	held := &heldSource{Source: x, entered: make(chan struct{}), release: make(chan struct{})}
+	synced := make(chan error, 1)
+	go func() {
+		_, err := ix.Sync(context.Background(), held)
+		synced <- err
+	}()
+	<-held.entered
+	type answer struct {
+		synced bool
+		hits   []Hit
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.synced = ix.Synced()
+		a.hits, a.err = ix.Search(context.Background(), "runbook", 0)
+		answered <- a
+	}()
+	// The guard only turns a hang into a failure.
+	select {
+	case a := <-answered:
+		if !a.synced {
+			t.Error("Synced is false during a second sync")
+		}
+		if a.err != nil || len(a.hits) == 0 || a.hits[0].SessionID != idB {
+			t.Errorf("search runbook during a sync: %+v, %v; want %s", a.hits, a.err, idB)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Synced and Search did not answer while a sync was held")
+	}
+	close(held.release)
+	if err := <-synced; err != nil {
+		t.Fatalf("the held sync: %v", err)
+	}
+}

@@ -34,16 +34,16 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, er
 	if len(ts) == 0 {
 		return []Hit{}, nil
 	}
-	ix.mu.Lock()
-	db, st := ix.db, ix.stmts
-	ix.mu.Unlock()
-	if db == nil {
+	// Not under mu: a Sync holds it for as long as it indexes, and WAL
+	// lets this read run beside its writes.
+	r := ix.reader.Load()
+	if r == nil {
 		return nil, errors.New("content index is closed")
 	}
-	hits, err := newSearcher(ctx, st, ts, limit).run(ix.snap().titles)
+	hits, err := newSearcher(ctx, r.st, ts, limit).run(ix.snap().titles)
 	if isCorrupt(err) {
 		ix.mu.Lock()
-		if ix.db == db {
+		if ix.reader.Load() == r {
 			err = ix.rebuild(err)
 		}
 		ix.mu.Unlock()

@@ -53,7 +53,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 		if gen, err = tracker.Fresh(ctx); err != nil {
 			return 0, err
 		}
-		if ix.synced && ix.lastSrc == src && ix.lastGen == gen {
+		if ix.synced.Load() && ix.lastSrc == src && ix.lastGen == gen {
 			return 0, nil
 		}
 	}
@@ -86,7 +86,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 			return 0, err
 		}
 	}
-	ix.synced = true
+	ix.synced.Store(true)
 	if tracked {
 		ix.lastSrc, ix.lastGen = src, gen
 	}

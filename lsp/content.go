@@ -108,14 +108,31 @@ func (s *Server) syncContent(c *contentSearch) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		if err := c.src.Wait(s.ctx); err != nil {
+		// Closing c cancels a sync in progress: closing takes the index's
+		// lock, which a sync holds until it is done (minutes for a large
+		// store), and turning content search off closes c on the
+		// connection's read goroutine.
+		ctx, cancel := context.WithCancel(s.ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-c.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := c.src.Wait(ctx); err != nil {
 			return
+		}
+		var src contentindex.Source = c.src
+		if s.contentSyncSource != nil {
+			src = s.contentSyncSource(src)
 		}
 		for {
 			ch := c.src.Changed()
 			start := time.Now()
-			n, err := c.ix.Sync(s.ctx, c.src)
-			if s.ctx.Err() != nil {
+			n, err := c.ix.Sync(ctx, src)
+			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
@@ -127,9 +144,7 @@ func (s *Server) syncContent(c *contentSearch) {
 				s.logger.Debug("content index synced", "root", c.src.Root(), "sessions", n, "took", time.Since(start))
 			}
 			select {
-			case <-s.ctx.Done():
-				return
-			case <-c.closed:
+			case <-ctx.Done():
 				return
 			case <-ch:
 			}

@@ -7,13 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/contentindex"
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
 // searchHit is one dsh/search result.
@@ -241,4 +244,110 @@ func TestContentSearchOffKeepsNothing(t *testing.T) {
 			t.Errorf("dsh/search after turning it off: %v, want an error", err)
 		}
 	})
+}
+
+// gatedSource holds every content index sync that reads it at its first
+// read (the listing) until release is closed: the state of a server whose
+// first sync after a restart is still reading and indexing the store.
+type gatedSource struct {
+	contentindex.Source
+	entered     chan struct{}
+	enteredOnce sync.Once
+	release     chan struct{}
+}
+
+func (g *gatedSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+	g.enteredOnce.Do(func() { close(g.entered) })
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Source.SessionVersions(ctx)
+}
+
+// startHeldContentSync starts and initializes a server on the fixture
+// store and returns once its first content index sync is held (inside
+// the sync, under the index's lock); release lets it go on.
+func startHeldContentSync(t *testing.T) (*session, func()) {
+	t.Helper()
+	g := &gatedSource{entered: make(chan struct{}), release: make(chan struct{})}
+	s := start(t, lsp.Options{}, func(srv *lsp.Server) {
+		lsp.WrapContentSync(srv, func(src contentindex.Source) contentindex.Source {
+			g.Source = src
+			return g
+		})
+	})
+	var once sync.Once
+	release := func() { once.Do(func() { close(g.release) }) }
+	t.Cleanup(release)
+	if _, err := s.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	s.awaitIndexed(t)
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the content index sync did not start within 10s")
+	}
+	return s, release
+}
+
+// TestCompletionAnswersWhileContentIndexSyncs holds the content index's
+// first sync (which reads and indexes every changed session: minutes on a
+// large store) and asks for a completion whose query is long enough for
+// content search: it answers with dsh's candidates at once, and the
+// content hits follow once the sync is done.
+func TestCompletionAnswersWhileContentIndexSyncs(t *testing.T) {
+	s, release := startHeldContentSync(t)
+	defer release()
+	uri := "file:///tmp/prompt.md"
+	s.Open(uri, "see @git")
+	var cands []reference.CandidateItem
+	if err := s.Call(context.Background(), "dsh/candidates", map[string]any{"query": "git"}, &cands); err != nil {
+		t.Fatal(err)
+	}
+	// The guard only turns a hang into a failure: the answer is due
+	// without waiting for the held sync at all.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list wire.CompletionList
+	err := s.Call(ctx, "textDocument/completion", map[string]any{
+		"textDocument": map[string]any{"uri": uri},
+		"position":     s.PosAfter(uri, "@git"),
+	}, &list)
+	if ctx.Err() != nil {
+		t.Fatal("completion did not answer while the content index sync was running")
+	}
+	if err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	if len(cands) == 0 || len(list.Items) != len(cands) {
+		t.Errorf("completion during the sync has %d items, want dsh's %d candidates and no content hits", len(list.Items), len(cands))
+	}
+	release()
+	waitFor(t, "content hits in completion after the sync", func() bool {
+		return len(complete(t, s, uri, s.PosAfter(uri, "@git")).Items) > len(cands)
+	})
+}
+
+// TestTurningContentSearchOffStopsASync turns content search off while
+// the content index's sync is held: the sync is cancelled, so closing the
+// index (on the connection's read goroutine) does not wait for it, and
+// the next request is answered.
+func TestTurningContentSearchOffStopsASync(t *testing.T) {
+	s, _ := startHeldContentSync(t)
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"contentSearch": false}}})
+	// The guard only turns a hang into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cands []reference.CandidateItem
+	err := s.Call(ctx, "dsh/candidates", map[string]any{"query": "git"}, &cands)
+	if ctx.Err() != nil {
+		t.Fatal("no answer after turning content search off during a content index sync")
+	}
+	if err != nil || len(cands) == 0 {
+		t.Fatalf("dsh/candidates git: %+v, %v", cands, err)
+	}
+	waitFor(t, "the content index file removed", func() bool { return len(contentFiles(t)) == 0 })
 }

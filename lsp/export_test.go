@@ -3,7 +3,15 @@ package lsp
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/contentindex"
 )
+
+// WrapContentSync makes the content index syncs of s read their source
+// through wrap. Call it before Serve.
+func WrapContentSync(s *Server, wrap func(contentindex.Source) contentindex.Source) {
+	s.contentSyncSource = wrap
+}
 
 // QueuedReads returns how many session reads wait for a read slot.
 func QueuedReads(s *Server) int { return s.reads.waiting() }

@@ -37,6 +37,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/dsh-lsp/dsh-lsp/contentindex"
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/lsp/position"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
@@ -134,6 +135,9 @@ type Server struct {
 	contents map[string]*contentSearch
 	// contentHits caches completion content searches (content.go).
 	contentHits contentHits
+	// contentSyncSource, when set (tests), wraps the source content index
+	// syncs read, so that a test can hold a sync in progress.
+	contentSyncSource func(contentindex.Source) contentindex.Source
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 

@@ -43,7 +43,7 @@ type session struct {
 }
 
 // start runs a server over an in-process channel stream pair.
-func start(t testing.TB, opts lsp.Options) *session {
+func start(t testing.TB, opts lsp.Options, setup ...func(*lsp.Server)) *session {
 	t.Helper()
 	if opts.OpenSource == nil {
 		// The production source (sessionstore.OpenIndexed) persists its
@@ -66,6 +66,9 @@ func start(t testing.TB, opts lsp.Options) *session {
 	}
 	a, b := jsonrpc2.NewChannelStreamPair(16)
 	srv := lsp.New(opts)
+	for _, f := range setup {
+		f(srv)
+	}
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), a) }()
 	s := &session{Editor: lsptest.NewEditor(t, b), done: done}

@@ -238,6 +238,13 @@ func (s *server) completion(ctx context.Context, uri string, line, char int) (in
 	return len(list.Items), list.IsIncomplete, err
 }
 
+// contentReady returns once the server's content index is in step with
+// the store: dsh/search syncs it before answering.
+func (s *server) contentReady(ctx context.Context) error {
+	_, err := s.call(ctx, "dsh/search", map[string]any{"query": "proj", "limit": 1})
+	return err
+}
+
 // peakRSS returns the process's VmHWM in bytes (Linux).
 func (s *server) peakRSS() int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
