@@ -214,6 +214,7 @@ func (e *entry) dirWith(sig fileSig) sessionDir {
 // sessions and the sessions cs names. Every directory read is watched
 // first (watchDir).
 func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]sessionDir, error) {
+	ix.wholeScans.Add(1)
 	full = full || cs.all
 	ix.watchRoot(cs.all)
 	projects, found, err := ix.listRoot()
@@ -313,6 +314,7 @@ func (ix *Indexed) toStat(proj, seg, key string, force bool) sessionDir {
 // appends those with a transcript to keep. The stats run on a few
 // goroutines: a full scan is thousands of system calls, which overlap.
 func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]sessionDir, error) {
+	ix.dirStats.Add(int64(len(todo)))
 	forEachParallel(len(todo), min(4, len(todo)/256), func(i int) {
 		d := &todo[i]
 		dir := filepath.Join(ix.root, d.proj, d.seg)
@@ -399,15 +401,16 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir,
 
 // rescanProject returns a project directory's session directories for a
 // scan of notified changes: re-listed (and watched first) when it is new
-// or notified, else as last scanned. before is the set of session
-// directories known before a re-listing (nil when not re-listed: every
-// one is as indexed). ok is false when the directory cannot be read.
+// or notified, or polled with an mtime changed or too recent to trust,
+// else as last scanned. before is the set of session directories known
+// before a re-listing (nil when not re-listed: every one is as indexed).
+// ok is false when the directory cannot be read.
 func (ix *Indexed) rescanProject(proj string, cs changeSet) (ps projectScan, before map[string]bool, ok bool) {
 	ps, known := ix.projects[proj]
-	if known && !cs.projects[proj] {
+	pdir := filepath.Join(ix.root, proj)
+	if known && !cs.projects[proj] && (!cs.polled[proj] || ix.listingTrusted(pdir, ps)) {
 		return ps, nil, true
 	}
-	pdir := filepath.Join(ix.root, proj)
 	ix.watchDir(pdir, proj, true, cs.projects[proj])
 	fi, err := os.Stat(pdir)
 	if err != nil || !fi.IsDir() {
@@ -422,6 +425,14 @@ func (ix *Indexed) rescanProject(proj string, cs changeSet) (ps projectScan, bef
 		before[seg] = true
 	}
 	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, before, true
+}
+
+// listingTrusted reports whether the project directory pdir, last listed
+// as ps, still has that listing by its mtime: unchanged, and old enough to
+// trust (dirTrustAge).
+func (ix *Indexed) listingTrusted(pdir string, ps projectScan) bool {
+	fi, err := os.Stat(pdir)
+	return err == nil && fi.IsDir() && ps.mtime == fi.ModTime().UnixNano() && time.Since(fi.ModTime()) >= dirTrustAge
 }
 
 // watchRoot (re)adds the root's watch before it is listed; when that fails
@@ -447,7 +458,9 @@ const (
 	modeFull
 	// modeChanges: what notifications reported (scanChanges).
 	modeChanges
-	// modePoll: a quick scan plus what is not watched (pollSet).
+	// modePoll: what is not watched (pollSet) and what notifications
+	// reported; when nothing is watched (pollAll), a quick scan plus
+	// pollSet.
 	modePoll
 )
 
@@ -487,9 +500,9 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	cs, seq := ix.takeChanges()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
-	dirs, full, err := ix.scanFor(ctx, mode, &cs, start, full)
+	dirs, full, whole, err := ix.scanFor(ctx, mode, &cs, start, full)
 	if err == nil {
-		err = ix.apply(ctx, initial, full, mode != modeChanges || cs.all, start, dirs)
+		err = ix.apply(ctx, initial, full, whole, start, dirs)
 	}
 	ix.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
 	if err == nil && full {
@@ -499,18 +512,28 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 }
 
 // scanFor runs the scan mode asks for over the change set cs (a poll adds
-// what it polls to cs); full says whether it statted every transcript.
-func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) ([]sessionDir, bool, error) {
+// what it polls to cs); full says whether it statted every transcript,
+// whole whether it scanned the whole store (root, every project
+// directory). A poll of a partly watched store stats only what has no
+// watch (pollSet) and what notifications reported, through scanChanges:
+// the watches vouch for the rest, so its cost follows the unwatched set,
+// not the store. A store polled as a whole (pollAll) has nothing to
+// vouch for it, so its poll is a quick scan plus pollSet.
+func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) (dirs []sessionDir, _, whole bool, err error) {
+	if mode == modePoll && !full && !ix.pollsAll() {
+		cs.merge(ix.pollSet(start))
+		mode = modeChanges
+	}
 	if mode == modeChanges && !cs.all {
 		dirs, err := ix.scanChanges(ctx, *cs)
-		return dirs, full, err
+		return dirs, full, false, err
 	}
 	if mode == modePoll {
-		cs.merge(ix.pollSet())
+		cs.merge(ix.pollSet(start))
 	}
 	full = full || start.Sub(ix.lastFull) >= fullScanEvery
-	dirs, err := ix.scan(ctx, start, full, *cs)
-	return dirs, full, err
+	dirs, err = ix.scan(ctx, start, full, *cs)
+	return dirs, full, true, err
 }
 
 // apply brings the entries to the scanned session directories: it drops the
