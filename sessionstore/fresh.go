@@ -419,12 +419,17 @@ func (ix *Indexed) pollLoop() {
 		if !ix.Complete() || !ix.pollDue(pollEvery/2) {
 			continue
 		}
+		// The full scan takes the background refresher's slot, so that a
+		// query's safety scan (maybeRefresh) does not run it twice.
 		mode := modePoll
-		if ix.fullScanDue() {
+		if ix.fullScanDue() && ix.refreshing.TryLock() {
 			mode = modeFull
 		}
 		if err := ix.refreshWith(context.Background(), false, mode); err != nil {
 			ix.logf("sessionstore: polling %s: %v", ix.root, err)
+		}
+		if mode == modeFull {
+			ix.refreshing.Unlock()
 		}
 		ix.persist(false)
 		ix.warmCatalog()
