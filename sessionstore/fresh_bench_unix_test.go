@@ -1,3 +1,5 @@
+//go:build unix
+
 package sessionstore
 
 import (
@@ -6,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +17,11 @@ import (
 
 // The poll benchmark's store: $DSH_BENCH_POLL_SESSIONS sessions (default
 // 3000), idle for a day (as most of a large store is), of which the index
-// watches only pollBenchWatches directories (the rest is polled).
+// watches only pollBenchWatches directories (the rest is polled); or the
+// store at $DSH_BENCH_POLL_STORE under the system's watch cap, indexed
+// with the cache in $DSH_BENCH_POLL_CACHE (default none):
+//
+//	DSH_BENCH_POLL_STORE=/path/to/s10k DSH_BENCH_POLL_CACHE=/tmp/c go test ./sessionstore -run '^$' -bench PollUnwatched
 var (
 	pollStoreOnce sync.Once
 	pollStoreRoot string
@@ -26,6 +33,10 @@ const pollBenchWatches = 500
 func pollBenchStore(b *testing.B) string {
 	b.Helper()
 	pollStoreOnce.Do(func() {
+		if root := os.Getenv("DSH_BENCH_POLL_STORE"); root != "" {
+			pollStoreRoot = root
+			return
+		}
 		n := 3000
 		if v, err := strconv.Atoi(os.Getenv("DSH_BENCH_POLL_SESSIONS")); err == nil && v > 0 {
 			n = v
@@ -61,10 +72,19 @@ func pollBenchStore(b *testing.B) string {
 // store fresh when the watch cap leaves most sessions unwatched:
 //   - poll: one poll (what the background poller runs every pollEvery);
 //   - query: ListSessions when the last poll is older than pollFresh but
-//     within the background poller's interval (what a query pays then).
+//     within the background poller's interval (what a query pays then);
+//   - idle: the process's CPU time per second while the background
+//     poller runs and nothing is asked (cpu-ms/s).
 func BenchmarkPollUnwatched(b *testing.B) {
 	root := pollBenchStore(b)
-	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, watchLimit: pollBenchWatches})
+	opts := IndexOptions{CacheDir: NoCache, watchLimit: pollBenchWatches}
+	if os.Getenv("DSH_BENCH_POLL_STORE") != "" {
+		opts.watchLimit = 0
+		if c := os.Getenv("DSH_BENCH_POLL_CACHE"); c != "" {
+			opts.CacheDir = c
+		}
+	}
+	x, err := OpenIndexed(root, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,4 +117,20 @@ func BenchmarkPollUnwatched(b *testing.B) {
 			}
 		}
 	})
+	b.Run("idle", func(b *testing.B) {
+		cpu0, t0 := processCPU(b), time.Now()
+		for i := 0; i < b.N; i++ {
+			time.Sleep(pollEvery)
+		}
+		b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/time.Since(t0).Seconds(), "cpu-ms/s")
+	})
+}
+
+// processCPU is the CPU time (user and system) the process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
