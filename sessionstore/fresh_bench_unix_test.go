@@ -46,6 +46,7 @@ func pollBenchStore(b *testing.B) string {
 			pollStoreErr = err
 			return
 		}
+		AtTestExit(func() { os.RemoveAll(dir) })
 		pollStoreRoot = filepath.Join(dir, "store")
 		infos, err := workload.Generate(pollStoreRoot, workload.Options{
 			Sessions: n, CWDs: max(n/50, 2), Turns: 2, Compression: workload.None, Seed: int64(n),
