@@ -361,42 +361,75 @@ func forEachParallel(n, workers int, fn func(i int)) {
 // re-lists the root only when an entry of it changed, re-lists only the
 // notified (and new) project directories and stats only the notified (and
 // new) session directories; every other entry stands as indexed, which
-// the watches vouch for.
-func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir, error) {
+// the watches vouch for. It returns only what it found changed (partial
+// true): the stat'd session directories that hold a transcript, and the
+// keys of the session directories gone, so that its cost follows the
+// change, not the store. When the root is gone it returns the (empty)
+// whole store.
+func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (dirs, gone []sessionDir, partial bool, err error) {
 	var projects []string
 	if cs.root {
 		ix.watchRoot(false)
 		var found bool
-		var err error
 		if projects, found, err = ix.listRoot(); err != nil || !found {
-			return nil, err
+			return nil, nil, false, err
 		}
 	} else {
 		projects = slices.Collect(maps.Keys(ix.projects))
 	}
-	keep := make([]sessionDir, 0, len(ix.entries)+len(cs.sessions))
 	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		ps, before, ok := ix.rescanProject(proj, cs)
 		if !ok {
 			continue
 		}
 		seen[proj] = ps
+		if before != nil {
+			gone = append(gone, goneSegs(proj, slices.Collect(maps.Keys(before)), ps.segs)...)
+		}
 		for _, seg := range ps.segs {
 			key := proj + "/" + seg
 			if old := ix.entries[key]; old != nil && !cs.sessions[key] && (before == nil || before[seg]) {
-				keep = append(keep, old.dirWith(old.Sig))
 				continue
 			}
 			todo = append(todo, ix.toStat(proj, seg, key, cs.sessions[key]))
 		}
 	}
+	for proj, ps := range ix.projects {
+		if _, ok := seen[proj]; !ok {
+			gone = append(gone, goneSegs(proj, ps.segs, nil)...)
+		}
+	}
 	ix.projects = seen
-	return ix.statDirs(ctx, keep, todo)
+	if dirs, err = ix.statDirs(ctx, nil, todo); err != nil {
+		return nil, nil, false, err
+	}
+	for _, d := range todo {
+		if !d.hasRaw && !d.hasZstd {
+			gone = append(gone, d)
+		}
+	}
+	return dirs, gone, true, nil
+}
+
+// goneSegs returns the session directories of project proj listed in was
+// and not in is.
+func goneSegs(proj string, was, is []string) []sessionDir {
+	now := make(map[string]bool, len(is))
+	for _, seg := range is {
+		now[seg] = true
+	}
+	var gone []sessionDir
+	for _, seg := range was {
+		if !now[seg] {
+			gone = append(gone, sessionDir{proj: proj, seg: seg})
+		}
+	}
+	return gone
 }
 
 // rescanProject returns a project directory's session directories for a
@@ -500,9 +533,9 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	cs, seq := ix.takeChanges()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
-	dirs, full, whole, err := ix.scanFor(ctx, mode, &cs, start, full)
+	sc, full, err := ix.scanFor(ctx, mode, &cs, start, full)
 	if err == nil {
-		err = ix.apply(ctx, initial, full, whole, start, dirs)
+		err = ix.apply(ctx, initial, full, start, sc)
 	}
 	ix.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
 	if err == nil && full {
@@ -511,36 +544,45 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	return err
 }
 
+// scanResult is what a scan found. A whole scan lists every session
+// directory with a transcript (dirs; the others are gone); a partial one
+// (partial) lists only the stat'd ones that hold a transcript, and the
+// ones found gone (gone): every other entry stands.
+type scanResult struct {
+	dirs, gone []sessionDir
+	partial    bool
+}
+
 // scanFor runs the scan mode asks for over the change set cs (a poll adds
-// what it polls to cs); full says whether it statted every transcript,
-// whole whether it scanned the whole store (root, every project
-// directory). A poll of a partly watched store stats only what has no
-// watch (pollSet) and what notifications reported, through scanChanges:
-// the watches vouch for the rest, so its cost follows the unwatched set,
-// not the store. A store polled as a whole (pollAll) has nothing to
-// vouch for it, so its poll is a quick scan plus pollSet.
-func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) (dirs []sessionDir, _, whole bool, err error) {
+// what it polls to cs); full says whether it statted every transcript.
+// A poll of a partly watched store stats only what has no watch (pollSet)
+// and what notifications reported, through scanChanges: the watches vouch
+// for the rest, so its cost follows the unwatched set, not the store. A
+// store polled as a whole (pollAll) has nothing to vouch for it, so its
+// poll is a quick scan plus pollSet.
+func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) (scanResult, bool, error) {
 	if mode == modePoll && !full && !ix.pollsAll() {
 		cs.merge(ix.pollSet(start))
 		mode = modeChanges
 	}
 	if mode == modeChanges && !cs.all {
-		dirs, err := ix.scanChanges(ctx, *cs)
-		return dirs, full, false, err
+		dirs, gone, partial, err := ix.scanChanges(ctx, *cs)
+		return scanResult{dirs: dirs, gone: gone, partial: partial}, full, err
 	}
 	if mode == modePoll {
 		cs.merge(ix.pollSet(start))
 	}
 	full = full || start.Sub(ix.lastFull) >= fullScanEvery
-	dirs, err = ix.scan(ctx, start, full, *cs)
-	return dirs, full, true, err
+	dirs, err := ix.scan(ctx, start, full, *cs)
+	return scanResult{dirs: dirs}, full, err
 }
 
 // apply brings the entries to the scanned session directories: it drops the
-// sessions gone, parses what changed and rebuilds the listing. scanned
-// says the scan covered the whole store (then it is the last scan).
-func (ix *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, dirs []sessionDir) error {
-	p := ix.plan(dirs)
+// sessions gone, parses what changed and rebuilds the listing. A whole
+// scan becomes the last scan.
+func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Time, sc scanResult) error {
+	p := ix.plan(sc)
+	scanned := !sc.partial
 	ix.mu.Lock()
 	for _, k := range p.removed {
 		delete(ix.entries, k)
@@ -580,10 +622,10 @@ type refreshPlan struct {
 
 // plan compares the scanned session directories with the entries. ix.entries is only
 // written by the refresher (refreshMu), so reading it without ix.mu is safe.
-func (ix *Indexed) plan(dirs []sessionDir) refreshPlan {
+func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
-	present := make(map[string]bool, len(dirs))
-	for _, d := range dirs {
+	present := make(map[string]bool, len(sc.dirs))
+	for _, d := range sc.dirs {
 		present[d.key()] = true
 		old := ix.entries[d.key()]
 		enc := ix.layout.transcript(&d)
@@ -599,9 +641,17 @@ func (ix *Indexed) plan(dirs []sessionDir) refreshPlan {
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
 	}
-	for k := range ix.entries {
-		if !present[k] {
-			p.removed = append(p.removed, k)
+	if sc.partial {
+		for _, d := range sc.gone {
+			if k := d.key(); ix.entries[k] != nil {
+				p.removed = append(p.removed, k)
+			}
+		}
+	} else {
+		for k := range ix.entries {
+			if !present[k] {
+				p.removed = append(p.removed, k)
+			}
 		}
 	}
 	// Newest files first: the sessions completion shows first are
