@@ -143,3 +143,51 @@ func TestQueryDoesNotWaitForPollWhilePollerIsLive(t *testing.T) {
 		t.Fatal("with the last poll 1 s old, the answer did not wait for a poll")
 	}
 }
+
+// TestRemovalsLeaveTheAnswers: a project directory removed with its
+// sessions, and a transcript removed from a session directory that stays,
+// leave every answer asked for 300 ms later, whether the store is watched
+// or mostly polled.
+func TestRemovalsLeaveTheAnswers(t *testing.T) {
+	modes := []struct {
+		name string
+		opts sessionstore.IndexOptions
+	}{
+		{"watched", sessionstore.IndexOptions{CacheDir: sessionstore.NoCache}},
+		{"watch limit reached", sessionstore.WithWatchLimit(sessionstore.IndexOptions{CacheDir: sessionstore.NoCache}, 6)},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			root := t.TempDir()
+			s := idleStore(t, root, 16)
+			x := openFresh(t, root, m.opts)
+			ctx := context.Background()
+			first := s.Sessions[0]
+			project := filepath.Dir(filepath.Dir(first.Path))
+			other := s.Pick(func(g *freshtest.Session) bool { return filepath.Dir(filepath.Dir(g.Path)) != project })
+			if other == nil {
+				t.Fatal("the store has one project")
+			}
+			for _, step := range []struct {
+				name string
+				do   func() error
+			}{
+				{"project removed", func() error { return os.RemoveAll(project) }},
+				{"transcript removed", func() error { return os.Remove(other.Path) }},
+			} {
+				before := mustView(t, ctx, x)
+				if err := step.do(); err != nil {
+					t.Fatal(err)
+				}
+				want := mustExpected(t, ctx, root)
+				if want == before {
+					t.Fatalf("%s: no answer changes (the test cannot fail)", step.name)
+				}
+				time.Sleep(300 * time.Millisecond)
+				if got := mustView(t, ctx, x); got != want {
+					t.Fatalf("%s: 300 ms later the answer is stale:\nindex:\n%s\nstore:\n%s", step.name, got, want)
+				}
+			}
+		})
+	}
+}
