@@ -20,11 +20,18 @@ import (
 //     refresh serves every waiting query).
 //   - Poll mode, where notifications are unavailable (IndexOptions.NoWatch,
 //     no inotify instance left, a network file system) or for the
-//     directories whose watch could not be added (watch limit reached):
-//     a bounded stat scan (root, project directory mtimes, recently
-//     modified sessions and a rotating slice of the others) runs in the
-//     background every pollEvery and before an answer whose last poll is
-//     older than pollFresh.
+//     directories whose watch could not be added (watch limit reached).
+//     A background poller stats, every pollEvery, what has no watch:
+//     when part of the store is watched, only the unwatched project
+//     directories (re-listed), the unwatched sessions written in the last
+//     hotWindow and a rotating slice of the others (pollSet); when nothing
+//     is watched, a bounded quick scan of the store besides. Its last
+//     poll is thus normally younger than pollEvery plus one poll, and an
+//     answer does not wait for a poll while it is younger than pollStale;
+//     when the poller lags (a loaded machine) or there is none, the answer
+//     polls first (only the unwatched set, when part of the store is
+//     watched). Every fullScanEvery the poller rescans the whole store
+//     instead (then moving the watches to the newest sessions).
 //
 // An index loaded from the persisted cache answers only once its first
 // refresh has stat-checked every cached entry (and re-parsed what
@@ -38,8 +45,16 @@ const (
 	// pollEvery is the background stat-scan period of poll mode.
 	pollEvery = 200 * time.Millisecond
 	// pollFresh is how old the last poll may be when an answer is
-	// served in poll mode; older, the answer polls first.
+	// served in poll mode without a background poller; older, the
+	// answer polls first. A poll that waited for another one to finish
+	// is skipped when that one is younger.
 	pollFresh = 100 * time.Millisecond
+	// pollStale is how old the last poll may be when an answer is
+	// served while the background poller runs: it polls every
+	// pollEvery, so its last poll is older only when it lags. Under the
+	// 300 ms freshness bound, so a finished poll covers every write made
+	// 300 ms before the answer.
+	pollStale = 250 * time.Millisecond
 	// watchSafetyScan is how often, in watch mode, queries start a
 	// background quick scan anyway (a notification missed by the
 	// kernel's queue is also reported as an overflow, which rescans).
@@ -54,12 +69,15 @@ var pollChunk = 512
 // changeSet is what notifications said changed since a refresh took the
 // previous set: all (rescan everything), the root's listing, project
 // directories' listings, and session directories ("proj/seg") whose
-// transcripts must be stat'd again.
+// transcripts must be stat'd again. A poll adds polled: unwatched project
+// directories to re-list only when their mtime says their listing may
+// have changed.
 type changeSet struct {
 	all      bool
 	root     bool
 	projects map[string]bool
 	sessions map[string]bool
+	polled   map[string]bool
 }
 
 func (c *changeSet) addProject(p string) {
@@ -67,6 +85,13 @@ func (c *changeSet) addProject(p string) {
 		c.projects = map[string]bool{}
 	}
 	c.projects[p] = true
+}
+
+func (c *changeSet) addPolled(p string) {
+	if c.polled == nil {
+		c.polled = map[string]bool{}
+	}
+	c.polled[p] = true
 }
 
 func (c *changeSet) addSession(key string) {
@@ -84,6 +109,9 @@ func (c *changeSet) merge(o changeSet) {
 	}
 	for k := range o.sessions {
 		c.addSession(k)
+	}
+	for p := range o.polled {
+		c.addPolled(p)
 	}
 }
 
@@ -234,22 +262,35 @@ func (ix *Indexed) pollDue(age time.Duration) bool {
 	return time.Since(f.lastPoll) >= age
 }
 
-// pollSet is what a poll stats besides the quick scan's hot sessions:
-// unwatched projects (re-listed) and the next pollChunk unwatched
-// sessions (in key order, resuming at the cursor). In poll mode the
-// cold sessions of the whole index rotate.
-func (ix *Indexed) pollSet() changeSet {
+// pollsAll reports whether nothing is watched (the whole store is polled).
+func (ix *Indexed) pollsAll() bool {
+	f := &ix.fresh
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pollAll
+}
+
+// pollSet is what a poll stats: unwatched projects (re-listed; when part
+// of the store is watched, only if their mtime changed), the
+// unwatched sessions that are hot at now (or have no indexed transcript
+// yet) and the next pollChunk cold ones (in key order, resuming at the
+// cursor). In poll mode (pollAll) the quick scan stats the hot sessions,
+// and the cold sessions of the whole index rotate. The caller holds
+// refreshMu (ix.entries is only written under it).
+func (ix *Indexed) pollSet(now time.Time) changeSet {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var c changeSet
 	for p := range f.unwatchedProjects {
-		c.addProject(p)
+		if f.pollAll {
+			c.addProject(p)
+		} else {
+			c.addPolled(p)
+		}
 	}
 	var keys []string
 	if f.pollAll {
-		// ix.entries is only written under refreshMu, which the caller
-		// holds.
 		keys = make([]string, 0, len(ix.entries))
 		for k := range ix.entries {
 			keys = append(keys, k)
@@ -257,7 +298,11 @@ func (ix *Indexed) pollSet() changeSet {
 	} else {
 		keys = make([]string, 0, len(f.unwatched))
 		for k := range f.unwatched {
-			keys = append(keys, k)
+			if e := ix.entries[k]; e == nil || e.hot(now) {
+				c.addSession(k)
+			} else {
+				keys = append(keys, k)
+			}
 		}
 	}
 	if len(keys) <= pollChunk {
@@ -313,7 +358,8 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 
 // revalidate makes the index fit to answer from: it waits for the check
 // of a loaded cache, refreshes what notifications reported changed, and
-// polls what is not watched when the last poll is too old. Concurrent
+// polls what is not watched when the last poll is too old (older than
+// the background poller lets it become, when there is one). Concurrent
 // callers share one refresh (refreshWith re-checks the need under the
 // refresh lock). The caller's ctx bounds only its wait: the refresh itself
 // runs to completion for the callers behind it.
@@ -329,9 +375,14 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 	if ix.opts.Snapshot {
 		return nil
 	}
+	stale := pollFresh
+	if !ix.opts.NoWatch {
+		// The background poller (pollLoop) keeps the last poll young.
+		stale = pollStale
+	}
 	var mode refreshMode
 	switch {
-	case ix.pollDue(pollFresh):
+	case ix.pollDue(stale):
 		mode = modePoll
 	case ix.changesPending():
 		mode = modeChanges
@@ -352,7 +403,10 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 
 // pollLoop polls in the background while part of the store is unwatched,
 // so that the index (and what a client is shown unasked, like
-// diagnostics) converges without queries.
+// diagnostics) converges without queries and answers need not poll.
+// Every fullScanEvery its poll is a full scan instead: the safety net for
+// what a poll of the unwatched set cannot see, and the point where the
+// watches move to the newest sessions (preferRecentWatches).
 func (ix *Indexed) pollLoop() {
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -365,12 +419,28 @@ func (ix *Indexed) pollLoop() {
 		if !ix.Complete() || !ix.pollDue(pollEvery/2) {
 			continue
 		}
-		if err := ix.refreshWith(context.Background(), false, modePoll); err != nil {
+		// The full scan takes the background refresher's slot, so that a
+		// query's safety scan (maybeRefresh) does not run it twice.
+		mode := modePoll
+		if ix.fullScanDue() && ix.refreshing.TryLock() {
+			mode = modeFull
+		}
+		if err := ix.refreshWith(context.Background(), false, mode); err != nil {
 			ix.logf("sessionstore: polling %s: %v", ix.root, err)
+		}
+		if mode == modeFull {
+			ix.refreshing.Unlock()
 		}
 		ix.persist(false)
 		ix.warmCatalog()
 	}
+}
+
+// fullScanDue reports whether the last full scan is fullScanEvery old.
+func (ix *Indexed) fullScanDue() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return time.Since(ix.lastFull) >= fullScanEvery
 }
 
 // Fresh revalidates the index like a query does (see the freshness notes

@@ -51,3 +51,39 @@ func (x *Indexed) WatchState() (watching bool, watched, unwatched int) {
 	defer x.watcher.mu.Unlock()
 	return true, len(x.watcher.watched), unwatched
 }
+
+// UnwatchedSessions returns the "proj/seg" keys of the session directories
+// polls cover (their watch could not be added).
+func (x *Indexed) UnwatchedSessions() []string {
+	x.fresh.mu.Lock()
+	defer x.fresh.mu.Unlock()
+	keys := make([]string, 0, len(x.fresh.unwatched))
+	for k := range x.fresh.unwatched {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// ScanCounts reports how many stat scans of the whole store the index ran
+// and how many session directories' transcripts it stat'd.
+func (x *Indexed) ScanCounts() (wholeScans, dirStats int64) {
+	return x.wholeScans.Load(), x.dirStats.Load()
+}
+
+// AgePoll makes the last poll age old.
+func (x *Indexed) AgePoll(age time.Duration) {
+	x.fresh.mu.Lock()
+	x.fresh.lastPoll = time.Now().Add(-age)
+	x.fresh.mu.Unlock()
+}
+
+// HoldRefreshes keeps every refresh (poll, notified change, scan) from
+// running until the returned function is called, as a refresh in progress
+// would.
+func (x *Indexed) HoldRefreshes() (release func()) {
+	x.refreshMu.Lock()
+	return x.refreshMu.Unlock
+}
+
+// PollEvery is how often the background poller polls.
+const PollEvery = pollEvery

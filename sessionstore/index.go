@@ -137,6 +137,9 @@ type Indexed struct {
 	// parsed counts transcripts (re)indexed, grown those continued from
 	// their saved offset (tests and benchmarks).
 	parsed, grown atomic.Int64
+	// wholeScans counts stat scans of the whole store (scan), dirStats
+	// the session directories whose transcripts were stat'd (tests).
+	wholeScans, dirStats atomic.Int64
 	// surfaces counts ReadSurface answers.
 	surfaces atomic.Int64
 }

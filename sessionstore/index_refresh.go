@@ -214,6 +214,7 @@ func (e *entry) dirWith(sig fileSig) sessionDir {
 // sessions and the sessions cs names. Every directory read is watched
 // first (watchDir).
 func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]sessionDir, error) {
+	ix.wholeScans.Add(1)
 	full = full || cs.all
 	ix.watchRoot(cs.all)
 	projects, found, err := ix.listRoot()
@@ -313,6 +314,7 @@ func (ix *Indexed) toStat(proj, seg, key string, force bool) sessionDir {
 // appends those with a transcript to keep. The stats run on a few
 // goroutines: a full scan is thousands of system calls, which overlap.
 func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]sessionDir, error) {
+	ix.dirStats.Add(int64(len(todo)))
 	forEachParallel(len(todo), min(4, len(todo)/256), func(i int) {
 		d := &todo[i]
 		dir := filepath.Join(ix.root, d.proj, d.seg)
@@ -359,55 +361,89 @@ func forEachParallel(n, workers int, fn func(i int)) {
 // re-lists the root only when an entry of it changed, re-lists only the
 // notified (and new) project directories and stats only the notified (and
 // new) session directories; every other entry stands as indexed, which
-// the watches vouch for.
-func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) ([]sessionDir, error) {
+// the watches vouch for. It returns only what it found changed (partial
+// true): the stat'd session directories that hold a transcript, and the
+// keys of the session directories gone, so that its cost follows the
+// change, not the store. When the root is gone it returns the (empty)
+// whole store.
+func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (dirs, gone []sessionDir, partial bool, err error) {
 	var projects []string
 	if cs.root {
 		ix.watchRoot(false)
 		var found bool
-		var err error
 		if projects, found, err = ix.listRoot(); err != nil || !found {
-			return nil, err
+			return nil, nil, false, err
 		}
 	} else {
 		projects = slices.Collect(maps.Keys(ix.projects))
 	}
-	keep := make([]sessionDir, 0, len(ix.entries)+len(cs.sessions))
 	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		ps, before, ok := ix.rescanProject(proj, cs)
 		if !ok {
 			continue
 		}
 		seen[proj] = ps
+		if before != nil {
+			gone = append(gone, goneSegs(proj, slices.Collect(maps.Keys(before)), ps.segs)...)
+		}
 		for _, seg := range ps.segs {
 			key := proj + "/" + seg
 			if old := ix.entries[key]; old != nil && !cs.sessions[key] && (before == nil || before[seg]) {
-				keep = append(keep, old.dirWith(old.Sig))
 				continue
 			}
 			todo = append(todo, ix.toStat(proj, seg, key, cs.sessions[key]))
 		}
 	}
+	for proj, ps := range ix.projects {
+		if _, ok := seen[proj]; !ok {
+			gone = append(gone, goneSegs(proj, ps.segs, nil)...)
+		}
+	}
 	ix.projects = seen
-	return ix.statDirs(ctx, keep, todo)
+	if dirs, err = ix.statDirs(ctx, nil, todo); err != nil {
+		return nil, nil, false, err
+	}
+	for _, d := range todo {
+		if !d.hasRaw && !d.hasZstd {
+			gone = append(gone, d)
+		}
+	}
+	return dirs, gone, true, nil
+}
+
+// goneSegs returns the session directories of project proj listed in was
+// and not in is.
+func goneSegs(proj string, was, is []string) []sessionDir {
+	now := make(map[string]bool, len(is))
+	for _, seg := range is {
+		now[seg] = true
+	}
+	var gone []sessionDir
+	for _, seg := range was {
+		if !now[seg] {
+			gone = append(gone, sessionDir{proj: proj, seg: seg})
+		}
+	}
+	return gone
 }
 
 // rescanProject returns a project directory's session directories for a
 // scan of notified changes: re-listed (and watched first) when it is new
-// or notified, else as last scanned. before is the set of session
-// directories known before a re-listing (nil when not re-listed: every
-// one is as indexed). ok is false when the directory cannot be read.
+// or notified, or polled with an mtime changed or too recent to trust,
+// else as last scanned. before is the set of session directories known
+// before a re-listing (nil when not re-listed: every one is as indexed).
+// ok is false when the directory cannot be read.
 func (ix *Indexed) rescanProject(proj string, cs changeSet) (ps projectScan, before map[string]bool, ok bool) {
 	ps, known := ix.projects[proj]
-	if known && !cs.projects[proj] {
+	pdir := filepath.Join(ix.root, proj)
+	if known && !cs.projects[proj] && (!cs.polled[proj] || ix.listingTrusted(pdir, ps)) {
 		return ps, nil, true
 	}
-	pdir := filepath.Join(ix.root, proj)
 	ix.watchDir(pdir, proj, true, cs.projects[proj])
 	fi, err := os.Stat(pdir)
 	if err != nil || !fi.IsDir() {
@@ -422,6 +458,14 @@ func (ix *Indexed) rescanProject(proj string, cs changeSet) (ps projectScan, bef
 		before[seg] = true
 	}
 	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, before, true
+}
+
+// listingTrusted reports whether the project directory pdir, last listed
+// as ps, still has that listing by its mtime: unchanged, and old enough to
+// trust (dirTrustAge).
+func (ix *Indexed) listingTrusted(pdir string, ps projectScan) bool {
+	fi, err := os.Stat(pdir)
+	return err == nil && fi.IsDir() && ps.mtime == fi.ModTime().UnixNano() && time.Since(fi.ModTime()) >= dirTrustAge
 }
 
 // watchRoot (re)adds the root's watch before it is listed; when that fails
@@ -447,7 +491,9 @@ const (
 	modeFull
 	// modeChanges: what notifications reported (scanChanges).
 	modeChanges
-	// modePoll: a quick scan plus what is not watched (pollSet).
+	// modePoll: what is not watched (pollSet) and what notifications
+	// reported; when nothing is watched (pollAll), a quick scan plus
+	// pollSet.
 	modePoll
 )
 
@@ -487,9 +533,9 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	cs, seq := ix.takeChanges()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
-	dirs, full, err := ix.scanFor(ctx, mode, &cs, start, full)
+	sc, full, err := ix.scanFor(ctx, mode, &cs, start, full)
 	if err == nil {
-		err = ix.apply(ctx, initial, full, mode != modeChanges || cs.all, start, dirs)
+		err = ix.apply(ctx, initial, full, start, sc)
 	}
 	ix.changesDone(cs, seq, err == nil, mode == modePoll || full, start)
 	if err == nil && full {
@@ -498,26 +544,45 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	return err
 }
 
+// scanResult is what a scan found. A whole scan lists every session
+// directory with a transcript (dirs; the others are gone); a partial one
+// (partial) lists only the stat'd ones that hold a transcript, and the
+// ones found gone (gone): every other entry stands.
+type scanResult struct {
+	dirs, gone []sessionDir
+	partial    bool
+}
+
 // scanFor runs the scan mode asks for over the change set cs (a poll adds
 // what it polls to cs); full says whether it statted every transcript.
-func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) ([]sessionDir, bool, error) {
+// A poll of a partly watched store stats only what has no watch (pollSet)
+// and what notifications reported, through scanChanges: the watches vouch
+// for the rest, so its cost follows the unwatched set, not the store. A
+// store polled as a whole (pollAll) has nothing to vouch for it, so its
+// poll is a quick scan plus pollSet.
+func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet, start time.Time, full bool) (scanResult, bool, error) {
+	if mode == modePoll && !full && !ix.pollsAll() {
+		cs.merge(ix.pollSet(start))
+		mode = modeChanges
+	}
 	if mode == modeChanges && !cs.all {
-		dirs, err := ix.scanChanges(ctx, *cs)
-		return dirs, full, err
+		dirs, gone, partial, err := ix.scanChanges(ctx, *cs)
+		return scanResult{dirs: dirs, gone: gone, partial: partial}, full, err
 	}
 	if mode == modePoll {
-		cs.merge(ix.pollSet())
+		cs.merge(ix.pollSet(start))
 	}
 	full = full || start.Sub(ix.lastFull) >= fullScanEvery
 	dirs, err := ix.scan(ctx, start, full, *cs)
-	return dirs, full, err
+	return scanResult{dirs: dirs}, full, err
 }
 
 // apply brings the entries to the scanned session directories: it drops the
-// sessions gone, parses what changed and rebuilds the listing. scanned
-// says the scan covered the whole store (then it is the last scan).
-func (ix *Indexed) apply(ctx context.Context, initial, full, scanned bool, start time.Time, dirs []sessionDir) error {
-	p := ix.plan(dirs)
+// sessions gone, parses what changed and rebuilds the listing. A whole
+// scan becomes the last scan.
+func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Time, sc scanResult) error {
+	p := ix.plan(sc)
+	scanned := !sc.partial
 	ix.mu.Lock()
 	for _, k := range p.removed {
 		delete(ix.entries, k)
@@ -557,10 +622,10 @@ type refreshPlan struct {
 
 // plan compares the scanned session directories with the entries. ix.entries is only
 // written by the refresher (refreshMu), so reading it without ix.mu is safe.
-func (ix *Indexed) plan(dirs []sessionDir) refreshPlan {
+func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
-	present := make(map[string]bool, len(dirs))
-	for _, d := range dirs {
+	present := make(map[string]bool, len(sc.dirs))
+	for _, d := range sc.dirs {
 		present[d.key()] = true
 		old := ix.entries[d.key()]
 		enc := ix.layout.transcript(&d)
@@ -576,9 +641,17 @@ func (ix *Indexed) plan(dirs []sessionDir) refreshPlan {
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
 	}
-	for k := range ix.entries {
-		if !present[k] {
-			p.removed = append(p.removed, k)
+	if sc.partial {
+		for _, d := range sc.gone {
+			if k := d.key(); ix.entries[k] != nil {
+				p.removed = append(p.removed, k)
+			}
+		}
+	} else {
+		for k := range ix.entries {
+			if !present[k] {
+				p.removed = append(p.removed, k)
+			}
 		}
 	}
 	// Newest files first: the sessions completion shows first are

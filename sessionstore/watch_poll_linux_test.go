@@ -1,0 +1,193 @@
+//go:build linux
+
+package sessionstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/freshtest"
+)
+
+// idleStore writes n sessions under root, all last written an hour ago
+// (idle, as most of a large store is), and returns it.
+func idleStore(t *testing.T, root string, n int) *freshtest.Store {
+	t.Helper()
+	s, err := freshtest.New(root, workload.None, n, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, g := range s.Sessions {
+		if err := os.Chtimes(g.Path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// openCapped opens an index over root that may watch only a few
+// directories (the root, a project, a few sessions): most of the store is
+// polled.
+func openCapped(t *testing.T, root string) *sessionstore.Indexed {
+	t.Helper()
+	x := openFresh(t, root, sessionstore.WithWatchLimit(sessionstore.IndexOptions{CacheDir: sessionstore.NoCache}, 6))
+	if watching, _, unwatched := x.WatchState(); !watching || len(x.UnwatchedSessions()) == 0 {
+		t.Fatalf("watching %v with %d directories unwatched, want most session directories polled", watching, unwatched)
+	}
+	return x
+}
+
+// sessionKey is the "proj/seg" key of g's session directory.
+func sessionKey(t *testing.T, root string, g *freshtest.Session) string {
+	t.Helper()
+	rel, err := filepath.Rel(root, filepath.Dir(g.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// TestAppendToUnwatchedSessionAnsweredWithinFreshnessBound: with the
+// watch cap leaving most sessions unwatched, an append to an idle
+// unwatched session (its second turn: a title) is in every answer asked
+// for 300 ms after it (the freshness contract), whether the background
+// poller or the query itself covered it.
+func TestAppendToUnwatchedSessionAnsweredWithinFreshnessBound(t *testing.T) {
+	root := t.TempDir()
+	s := idleStore(t, root, 24)
+	x := openCapped(t, root)
+	ctx := context.Background()
+	unwatched := x.UnwatchedSessions()
+	for round := 0; round < 3; round++ {
+		g := s.Pick(func(g *freshtest.Session) bool {
+			return g.Written == 1 && slices.Contains(unwatched, sessionKey(t, root, g))
+		})
+		if g == nil {
+			t.Fatal("no unwatched session left to append to")
+		}
+		before := mustView(t, ctx, x)
+		if err := s.AppendTurn(g); err != nil {
+			t.Fatal(err)
+		}
+		want := mustExpected(t, ctx, root)
+		if want == before {
+			t.Fatalf("round %d: the append to %s changes no answer (the test cannot fail)", round, g.Spec.ID)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := mustView(t, ctx, x); got != want {
+			t.Fatalf("round %d: 300 ms after an append to the unwatched session %s the answer is stale:\nindex:\n%s\nstore:\n%s", round, g.Spec.ID, got, want)
+		}
+	}
+}
+
+// TestQueryPollStatsOnlyTheUnwatchedSet: a query whose last poll is too
+// old polls first, and that poll stats only what has no watch: no scan of
+// the whole store, and of N idle sessions at most the poll chunk of cold
+// unwatched ones.
+func TestQueryPollStatsOnlyTheUnwatchedSet(t *testing.T) {
+	const n, chunk = 40, 4
+	defer sessionstore.SetPollChunk(chunk)()
+	root := t.TempDir()
+	idleStore(t, root, n)
+	x := openCapped(t, root)
+	ctx := context.Background()
+	for round := 0; round < 3; round++ {
+		scans0, stats0 := x.ScanCounts()
+		x.ExpirePoll()
+		if _, err := x.ListSessions(ctx); err != nil {
+			t.Fatal(err)
+		}
+		scans, stats := x.ScanCounts()
+		// The background poller may poll in the same window: at most one
+		// poll's stats each.
+		if scans != scans0 || stats-stats0 > 2*chunk || stats == stats0 {
+			t.Fatalf("round %d: a query's poll ran %d whole-store scans and stat'd %d session directories of %d idle ones, want no scan and 1 to %d (the unwatched chunk)",
+				round, scans-scans0, stats-stats0, n, 2*chunk)
+		}
+	}
+}
+
+// TestQueryDoesNotWaitForPollWhilePollerIsLive: while the background
+// poller's last poll is within its interval, an answer is served without
+// waiting for a poll (here, one that cannot run: refreshes are held).
+func TestQueryDoesNotWaitForPollWhilePollerIsLive(t *testing.T) {
+	root := t.TempDir()
+	idleStore(t, root, 12)
+	x := openCapped(t, root)
+	for _, age := range []time.Duration{0, sessionstore.PollEvery * 3 / 4, sessionstore.PollEvery} {
+		x.AgePoll(age)
+		release := x.HoldRefreshes()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := x.ListSessions(ctx)
+		cancel()
+		release()
+		if err != nil {
+			t.Fatalf("with the last poll %v old, the answer waited for a poll: %v", age, err)
+		}
+	}
+	// A lagging poller: the answer polls (and waits) first.
+	x.AgePoll(time.Second)
+	release := x.HoldRefreshes()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err := x.ListSessions(ctx)
+	cancel()
+	release()
+	if err == nil {
+		t.Fatal("with the last poll 1 s old, the answer did not wait for a poll")
+	}
+}
+
+// TestRemovalsLeaveTheAnswers: a project directory removed with its
+// sessions, and a transcript removed from a session directory that stays,
+// leave every answer asked for 300 ms later, whether the store is watched
+// or mostly polled.
+func TestRemovalsLeaveTheAnswers(t *testing.T) {
+	modes := []struct {
+		name string
+		opts sessionstore.IndexOptions
+	}{
+		{"watched", sessionstore.IndexOptions{CacheDir: sessionstore.NoCache}},
+		{"watch limit reached", sessionstore.WithWatchLimit(sessionstore.IndexOptions{CacheDir: sessionstore.NoCache}, 6)},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			root := t.TempDir()
+			s := idleStore(t, root, 16)
+			x := openFresh(t, root, m.opts)
+			ctx := context.Background()
+			first := s.Sessions[0]
+			project := filepath.Dir(filepath.Dir(first.Path))
+			other := s.Pick(func(g *freshtest.Session) bool { return filepath.Dir(filepath.Dir(g.Path)) != project })
+			if other == nil {
+				t.Fatal("the store has one project")
+			}
+			for _, step := range []struct {
+				name string
+				do   func() error
+			}{
+				{"project removed", func() error { return os.RemoveAll(project) }},
+				{"transcript removed", func() error { return os.Remove(other.Path) }},
+			} {
+				before := mustView(t, ctx, x)
+				if err := step.do(); err != nil {
+					t.Fatal(err)
+				}
+				want := mustExpected(t, ctx, root)
+				if want == before {
+					t.Fatalf("%s: no answer changes (the test cannot fail)", step.name)
+				}
+				time.Sleep(300 * time.Millisecond)
+				if got := mustView(t, ctx, x); got != want {
+					t.Fatalf("%s: 300 ms later the answer is stale:\nindex:\n%s\nstore:\n%s", step.name, got, want)
+				}
+			}
+		})
+	}
+}
