@@ -26,7 +26,8 @@ import (
 // the content index between runs, a directory per setting (else a first
 // pass and a content build run first);
 // DSH_BENCH_QUERIES is the number of requests per query kind (default
-// 300; fewer when the kind has fewer distinct queries). Every request to a
+// 300; fewer when the kind has fewer distinct queries); DSH_BENCH_ROUNDS
+// the number of off/on pairs (default 2). Every request to a
 // server is a query it was not asked before, so no result cache answers
 // it. Query kinds: "short" (2 characters: content search does not
 // apply), "hex" (3 hexadecimal digits, as an id being typed: content search
@@ -48,8 +49,12 @@ func BenchmarkCompletionContentSearch(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("DSH_BENCH_QUERIES")); err == nil && v > 0 {
 		n = v
 	}
+	rounds := 2
+	if v, err := strconv.Atoi(os.Getenv("DSH_BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	r := rand.New(rand.NewSource(1))
-	for round := 0; round < 2; round++ {
+	for round := 0; round < rounds; round++ {
 		for _, on := range []bool{false, true} {
 			qs := benchQueries(r, n)
 			b.Run(fmt.Sprintf("round=%d/contentSearch=%v", round+1, on), func(b *testing.B) {
