@@ -2,76 +2,40 @@ package sessionstore
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
 
-// Freshness of the index.
-//
-// An answer must reflect what dsh wrote before it (every answer from
-// 300 ms after a write). The index learns of writes in two ways:
-//
-//   - Watch mode (the default): file-system notifications (storeWatcher)
-//     on the store root, every project directory and every session
-//     directory mark what changed (a changeSet). A debounced background
-//     refresh re-reads just that, and an answer that finds changes not
-//     refreshed yet refreshes them first (synchronously, coalesced: one
-//     refresh serves every waiting query).
-//   - Poll mode, where notifications are unavailable (IndexOptions.NoWatch,
-//     no inotify instance left, a network file system) or for the
-//     directories whose watch could not be added (watch limit reached).
-//     A background poller stats, every pollEvery, what has no watch:
-//     when part of the store is watched, only the unwatched project
-//     directories (re-listed), the unwatched sessions written in the last
-//     hotWindow and a rotating slice of the others (pollSet); when nothing
-//     is watched, a bounded quick scan of the store besides. Its last
-//     poll is thus normally younger than pollEvery plus one poll, and an
-//     answer does not wait for a poll while it is younger than pollStale;
-//     when the poller lags (a loaded machine) or there is none, the answer
-//     polls first (only the unwatched set, when part of the store is
-//     watched). Every fullScanEvery the poller rescans the whole store
-//     instead (then moving the watches to the newest sessions).
-//
-// An index loaded from the persisted cache answers only once its first
-// refresh has stat-checked every cached entry (and re-parsed what
-// changed), so a restart never answers from entries made stale while the
-// server was not running.
-
 const (
-	// changeDebounce groups the notifications of one write burst into
-	// one refresh.
+	// changeDebounce groups the notifications of one write burst into one
+	// refresh.
 	changeDebounce = 10 * time.Millisecond
-	// pollEvery is the background stat-scan period of poll mode.
+	// pollEvery is the background poll period.
 	pollEvery = 200 * time.Millisecond
-	// pollFresh is how old the last poll may be when an answer is
-	// served in poll mode without a background poller; older, the
-	// answer polls first. A poll that waited for another one to finish
-	// is skipped when that one is younger.
+	// pollFresh is the oldest last poll an answer accepts when no
+	// background poller runs; a poll that waited for another one is
+	// skipped when that one is younger.
 	pollFresh = 100 * time.Millisecond
-	// pollStale is how old the last poll may be when an answer is
-	// served while the background poller runs: it polls every
-	// pollEvery, so its last poll is older only when it lags. Under the
-	// 300 ms freshness bound, so a finished poll covers every write made
-	// 300 ms before the answer.
+	// pollStale is the oldest last poll an answer accepts beside the
+	// background poller (older only when it lags): under the 300 ms bound,
+	// so a finished poll covers every write made 300 ms before the answer.
 	pollStale = 250 * time.Millisecond
 	// watchSafetyScan is how often, in watch mode, queries start a
-	// background quick scan anyway (a notification missed by the
-	// kernel's queue is also reported as an overflow, which rescans).
+	// background quick scan anyway (a notification the kernel's queue
+	// dropped is also reported as an overflow, which rescans).
 	watchSafetyScan = fullScanEvery
 )
 
-// pollChunk bounds how many cold unwatched sessions one poll stats
-// (besides the hot ones): the others wait for later polls. (A variable
-// for tests.)
+// pollChunk bounds how many cold unwatched sessions one poll stats besides
+// the hot ones; the others wait for later polls. (A variable for tests.)
 var pollChunk = 512
 
-// changeSet is what notifications said changed since a refresh took the
-// previous set: all (rescan everything), the root's listing, project
-// directories' listings, and session directories ("proj/seg") whose
-// transcripts must be stat'd again. A poll adds polled: unwatched project
-// directories to re-list only when their mtime says their listing may
-// have changed.
+// changeSet is what changed since a refresh took the previous set: all
+// (rescan everything), the root's listing, project directories' listings,
+// session directories ("proj/seg") to stat again, and polled: unwatched
+// projects to re-list only when their mtime changed.
 type changeSet struct {
 	all      bool
 	root     bool
@@ -80,65 +44,59 @@ type changeSet struct {
 	polled   map[string]bool
 }
 
-func (c *changeSet) addProject(p string) {
-	if c.projects == nil {
-		c.projects = map[string]bool{}
+// addKey adds k to the set *m, making the set when it is nil.
+func addKey(m *map[string]bool, k string) {
+	if *m == nil {
+		*m = map[string]bool{}
 	}
-	c.projects[p] = true
+	(*m)[k] = true
 }
 
-func (c *changeSet) addPolled(p string) {
-	if c.polled == nil {
-		c.polled = map[string]bool{}
-	}
-	c.polled[p] = true
-}
+func (c *changeSet) addProject(p string) { addKey(&c.projects, p) }
 
-func (c *changeSet) addSession(key string) {
-	if c.sessions == nil {
-		c.sessions = map[string]bool{}
-	}
-	c.sessions[key] = true
-}
+func (c *changeSet) addSession(key string) { addKey(&c.sessions, key) }
 
 func (c *changeSet) merge(o changeSet) {
 	c.all = c.all || o.all
 	c.root = c.root || o.root
-	for p := range o.projects {
-		c.addProject(p)
+	for k := range o.projects {
+		addKey(&c.projects, k)
 	}
 	for k := range o.sessions {
-		c.addSession(k)
+		addKey(&c.sessions, k)
 	}
-	for p := range o.polled {
-		c.addPolled(p)
+	for k := range o.polled {
+		addKey(&c.polled, k)
 	}
 }
 
-// freshness is the Indexed's change tracking (see the package comment
-// above).
+// freshness is the Indexed's change tracking. Answers reflect every write
+// made 300 ms before them. In watch mode notifications (storeWatcher) mark
+// what changed; a debounced background refresh (kick) re-reads it, and an
+// answer that finds changes pending refreshes them first, one refresh
+// serving every waiting caller (revalidate). What has no watch (NoWatch,
+// no inotify, a network file system, the watch cap) is polled (pollLoop,
+// pollSet), and an answer polls first when the last poll is too old. An
+// index loaded from the cache answers only once its first refresh checked
+// every entry (verified), so a restart never answers from stale entries.
 type freshness struct {
 	mu      sync.Mutex
 	pending changeSet
 	// seq counts notices; done is the seq the last finished refresh
-	// covered (it took pending at that seq).
+	// covered.
 	seq, done uint64
 	timer     *time.Timer
 	kicking   bool
-	// pollAll: nothing is watched (poll mode). unwatched lists the
-	// session directories ("proj/seg") and projects whose watch could
-	// not be added; they are polled.
+	// pollAll: nothing is watched. unwatched and unwatchedProjects are
+	// the session directories ("proj/seg") and projects without a watch.
 	pollAll           bool
 	unwatched         map[string]bool
 	unwatchedProjects map[string]bool
 	lastPoll          time.Time
-	// pollCursor is where the rotating slice of cold unwatched sessions
-	// resumes.
+	// pollCursor is where the rotation of cold unwatched sessions resumes.
 	pollCursor string
-	// fromCache: the index was loaded from the persisted cache; answers
-	// wait for verified (closed when the first refresh has checked it).
-	fromCache bool
-	verified  chan struct{}
+	fromCache  bool
+	verified   chan struct{}
 }
 
 // noteChange records a notification and schedules the debounced refresh.
@@ -159,23 +117,20 @@ func (ix *Indexed) kick() {
 	f := &ix.fresh
 	f.mu.Lock()
 	f.timer = nil
-	if f.kicking {
-		f.mu.Unlock()
-		return
-	}
+	running := f.kicking
 	f.kicking = true
 	f.mu.Unlock()
+	if running {
+		return
+	}
 	if !ix.startBackground(func() {
-		for {
+		for more := true; more; {
 			if err := ix.refreshWith(context.Background(), false, modeChanges); err != nil {
 				ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 			}
 			f.mu.Lock()
-			if f.seq == f.done || ix.isClosed() {
-				f.kicking = false
-				f.mu.Unlock()
-				break
-			}
+			more = f.seq != f.done && !ix.isClosed()
+			f.kicking = more
 			f.mu.Unlock()
 		}
 		ix.persist(false)
@@ -212,8 +167,8 @@ func (ix *Indexed) isClosed() bool {
 	}
 }
 
-// takeChanges removes the pending change set for a refresh that is about
-// to run, and returns it with the seq it covers.
+// takeChanges removes the pending change set for a refresh about to run
+// and returns it with the seq it covers.
 func (ix *Indexed) takeChanges() (changeSet, uint64) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -233,9 +188,7 @@ func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time
 		f.pending.merge(c)
 		return
 	}
-	if seq > f.done {
-		f.done = seq
-	}
+	f.done = max(f.done, seq)
 	if polled {
 		f.lastPoll = at
 	}
@@ -256,10 +209,8 @@ func (ix *Indexed) pollDue(age time.Duration) bool {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.pollAll && len(f.unwatched) == 0 && len(f.unwatchedProjects) == 0 {
-		return false
-	}
-	return time.Since(f.lastPoll) >= age
+	polled := f.pollAll || len(f.unwatched) > 0 || len(f.unwatchedProjects) > 0
+	return polled && time.Since(f.lastPoll) >= age
 }
 
 // pollsAll reports whether nothing is watched (the whole store is polled).
@@ -270,13 +221,12 @@ func (ix *Indexed) pollsAll() bool {
 	return f.pollAll
 }
 
-// pollSet is what a poll stats: unwatched projects (re-listed; when part
-// of the store is watched, only if their mtime changed), the
-// unwatched sessions that are hot at now (or have no indexed transcript
-// yet) and the next pollChunk cold ones (in key order, resuming at the
-// cursor). In poll mode (pollAll) the quick scan stats the hot sessions,
-// and the cold sessions of the whole index rotate. The caller holds
-// refreshMu (ix.entries is only written under it).
+// pollSet is what a poll stats: the unwatched projects (re-listed; when
+// part of the store is watched, only if their mtime changed), the
+// unwatched sessions hot at now or not indexed yet, and the next
+// pollChunk cold ones in key order from the cursor. In poll mode the
+// quick scan stats the hot sessions and every indexed session rotates.
+// The caller holds refreshMu (which guards writes of ix.entries).
 func (ix *Indexed) pollSet(now time.Time) changeSet {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -286,17 +236,13 @@ func (ix *Indexed) pollSet(now time.Time) changeSet {
 		if f.pollAll {
 			c.addProject(p)
 		} else {
-			c.addPolled(p)
+			addKey(&c.polled, p)
 		}
 	}
 	var keys []string
 	if f.pollAll {
-		keys = make([]string, 0, len(ix.entries))
-		for k := range ix.entries {
-			keys = append(keys, k)
-		}
+		keys = slices.Collect(maps.Keys(ix.entries))
 	} else {
-		keys = make([]string, 0, len(f.unwatched))
 		for k := range f.unwatched {
 			if e := ix.entries[k]; e == nil || e.hot(now) {
 				c.addSession(k)
@@ -305,23 +251,20 @@ func (ix *Indexed) pollSet(now time.Time) changeSet {
 			}
 		}
 	}
-	if len(keys) <= pollChunk {
-		for _, k := range keys {
-			c.addSession(k)
-		}
-		return c
+	i := 0
+	if len(keys) > pollChunk {
+		slices.Sort(keys)
+		i, _ = slices.BinarySearch(keys, f.pollCursor)
+		f.pollCursor = keys[(i+pollChunk)%len(keys)]
 	}
-	sort.Strings(keys)
-	i := sort.SearchStrings(keys, f.pollCursor)
-	for n := 0; n < pollChunk; n++ {
+	for n := range min(pollChunk, len(keys)) {
 		c.addSession(keys[(i+n)%len(keys)])
 	}
-	f.pollCursor = keys[(i+pollChunk)%len(keys)]
 	return c
 }
 
-// markUnwatched records that dir (a project name or a "proj/seg" key)
-// has no watch, so polls cover it; watched clears the mark.
+// markUnwatched records whether dir (a project name or a "proj/seg" key)
+// lacks a watch, so polls cover it.
 func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -330,14 +273,11 @@ func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	if project {
 		m = &f.unwatchedProjects
 	}
-	if !unwatched {
+	if unwatched {
+		addKey(m, key)
+	} else {
 		delete(*m, key)
-		return
 	}
-	if *m == nil {
-		*m = map[string]bool{}
-	}
-	(*m)[key] = true
 }
 
 // forgetUnwatched drops the marks of session directories and projects
@@ -357,12 +297,10 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 }
 
 // revalidate makes the index fit to answer from: it waits for the check
-// of a loaded cache, refreshes what notifications reported changed, and
-// polls what is not watched when the last poll is too old (older than
-// the background poller lets it become, when there is one). Concurrent
-// callers share one refresh (refreshWith re-checks the need under the
-// refresh lock). The caller's ctx bounds only its wait: the refresh itself
-// runs to completion for the callers behind it.
+// of a loaded cache, refreshes what notifications reported, and polls
+// when the last poll is older than pollStale (pollFresh without a
+// background poller). Concurrent callers share one refresh (refreshWith
+// re-checks the need under its lock); ctx bounds only the caller's wait.
 func (ix *Indexed) revalidate(ctx context.Context) error {
 	f := &ix.fresh
 	if f.fromCache {
@@ -375,10 +313,9 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 	if ix.opts.Snapshot {
 		return nil
 	}
-	stale := pollFresh
-	if !ix.opts.NoWatch {
-		// The background poller (pollLoop) keeps the last poll young.
-		stale = pollStale
+	stale := pollStale
+	if ix.opts.NoWatch {
+		stale = pollFresh
 	}
 	var mode refreshMode
 	switch {
@@ -402,10 +339,9 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 }
 
 // pollLoop polls in the background while part of the store is unwatched,
-// so that the index (and what a client is shown unasked, like
-// diagnostics) converges without queries and answers need not poll.
-// Every fullScanEvery its poll is a full scan instead: the safety net for
-// what a poll of the unwatched set cannot see, and the point where the
+// so that the index and what a client is shown unasked (diagnostics)
+// converge without queries. Every fullScanEvery it runs a full scan
+// instead: the safety net for what a poll cannot see, and where the
 // watches move to the newest sessions (preferRecentWatches).
 func (ix *Indexed) pollLoop() {
 	t := time.NewTicker(pollEvery)
@@ -443,10 +379,10 @@ func (ix *Indexed) fullScanDue() bool {
 	return time.Since(ix.lastFull) >= fullScanEvery
 }
 
-// Fresh revalidates the index like a query does (see the freshness notes
-// above) and returns the generation of the listing it would answer from:
-// equal generations mean equal ListSessions and ReadTitles answers, so a
-// caller may cache what it derived from them per generation.
+// Fresh revalidates the index like a query does and returns the
+// generation of the listing it would answer from: equal generations mean
+// equal ListSessions and ReadTitles answers, so a caller may cache what it
+// derived from them per generation.
 func (ix *Indexed) Fresh(ctx context.Context) (uint64, error) {
 	if err := ix.maybeRefresh(ctx); err != nil {
 		return 0, err
