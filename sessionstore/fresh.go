@@ -9,27 +9,23 @@ import (
 )
 
 const (
-	// changeDebounce groups the notifications of one write burst into one
-	// refresh.
+	// changeDebounce groups one write burst's notifications.
 	changeDebounce = 10 * time.Millisecond
 	// pollEvery is the background poll period.
 	pollEvery = 200 * time.Millisecond
-	// pollFresh is the oldest last poll an answer accepts when no
-	// background poller runs; a poll that waited for another one is
-	// skipped when that one is younger.
+	// pollFresh is the oldest last poll an answer accepts without a
+	// background poller (and a poll that waited for another skips).
 	pollFresh = 100 * time.Millisecond
 	// pollStale is the oldest last poll an answer accepts beside the
-	// background poller (older only when it lags): under the 300 ms bound,
-	// so a finished poll covers every write made 300 ms before the answer.
+	// poller (older only when it lags): under the 300 ms bound.
 	pollStale = 250 * time.Millisecond
-	// watchSafetyScan is how often, in watch mode, queries start a
-	// background quick scan anyway (a notification the kernel's queue
-	// dropped is also reported as an overflow, which rescans).
+	// watchSafetyScan is how often queries in watch mode start a quick
+	// scan anyway.
 	watchSafetyScan = fullScanEvery
 )
 
-// pollChunk bounds how many cold unwatched sessions one poll stats besides
-// the hot ones; the others wait for later polls. (A variable for tests.)
+// pollChunk bounds the cold unwatched sessions one poll stats (a variable
+// for tests).
 var pollChunk = 512
 
 // changeSet is what changed since a refresh took the previous set: all
@@ -44,7 +40,7 @@ type changeSet struct {
 	polled   map[string]bool
 }
 
-// addKey adds k to the set *m, making the set when it is nil.
+// addKey adds k to the set *m, which may be nil.
 func addKey(m *map[string]bool, k string) {
 	if *m == nil {
 		*m = map[string]bool{}
@@ -70,25 +66,21 @@ func (c *changeSet) merge(o changeSet) {
 	}
 }
 
-// freshness is the Indexed's change tracking. Answers reflect every write
-// made 300 ms before them. In watch mode notifications (storeWatcher) mark
-// what changed; a debounced background refresh (kick) re-reads it, and an
-// answer that finds changes pending refreshes them first, one refresh
-// serving every waiting caller (revalidate). What has no watch (NoWatch,
-// no inotify, a network file system, the watch cap) is polled (pollLoop,
-// pollSet), and an answer polls first when the last poll is too old. An
-// index loaded from the cache answers only once its first refresh checked
-// every entry (verified), so a restart never answers from stale entries.
+// freshness is the Indexed's change tracking: answers reflect every write
+// made 300 ms before them. Notifications (storeWatcher) mark what changed,
+// for a debounced background refresh (kick) or, when still pending, the
+// answer's own (revalidate). What has no watch (NoWatch, no inotify, a
+// network file system, the cap) is polled (pollLoop). An index loaded from
+// the cache answers once its first refresh checked every entry (verified).
 type freshness struct {
 	mu      sync.Mutex
 	pending changeSet
-	// seq counts notices; done is the seq the last finished refresh
-	// covered.
+	// seq counts notices; done is the seq the last refresh covered.
 	seq, done uint64
 	timer     *time.Timer
 	kicking   bool
-	// pollAll: nothing is watched. unwatched and unwatchedProjects are
-	// the session directories ("proj/seg") and projects without a watch.
+	// pollAll: nothing is watched; else the session directories
+	// ("proj/seg") and projects without a watch are polled.
 	pollAll           bool
 	unwatched         map[string]bool
 	unwatchedProjects map[string]bool
@@ -111,8 +103,7 @@ func (ix *Indexed) noteChange(c changeSet) {
 	f.mu.Unlock()
 }
 
-// kick runs refreshes in the background until no notice is pending (one
-// runner at a time).
+// kick runs one background refresher until no notice is pending.
 func (ix *Indexed) kick() {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -167,8 +158,7 @@ func (ix *Indexed) isClosed() bool {
 	}
 }
 
-// takeChanges removes the pending change set for a refresh about to run
-// and returns it with the seq it covers.
+// takeChanges hands the pending changes and their seq to a refresh.
 func (ix *Indexed) takeChanges() (changeSet, uint64) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -178,8 +168,8 @@ func (ix *Indexed) takeChanges() (changeSet, uint64) {
 	return c, f.seq
 }
 
-// changesDone records that a refresh covering seq finished; on failure
-// the taken set goes back to pending.
+// changesDone records a finished refresh; a failed one's changes stay
+// pending.
 func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time.Time) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -194,8 +184,7 @@ func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time
 	}
 }
 
-// changesPending reports whether notices arrived that no finished
-// refresh covers.
+// changesPending reports notices no finished refresh covers.
 func (ix *Indexed) changesPending() bool {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -203,8 +192,8 @@ func (ix *Indexed) changesPending() bool {
 	return f.seq != f.done
 }
 
-// pollDue reports whether some part of the store is polled and the last
-// poll is older than age.
+// pollDue reports whether something is polled and the last poll is older
+// than age.
 func (ix *Indexed) pollDue(age time.Duration) bool {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -221,12 +210,10 @@ func (ix *Indexed) pollsAll() bool {
 	return f.pollAll
 }
 
-// pollSet is what a poll stats: the unwatched projects (re-listed; when
-// part of the store is watched, only if their mtime changed), the
-// unwatched sessions hot at now or not indexed yet, and the next
-// pollChunk cold ones in key order from the cursor. In poll mode the
-// quick scan stats the hot sessions and every indexed session rotates.
-// The caller holds refreshMu (which guards writes of ix.entries).
+// pollSet is what a poll stats: the unwatched projects, the unwatched
+// sessions hot at now or not indexed, and the next pollChunk cold ones
+// from the cursor (in poll mode, of every session: the quick scan stats
+// the hot ones). The caller holds refreshMu, which guards ix.entries.
 func (ix *Indexed) pollSet(now time.Time) changeSet {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -263,8 +250,8 @@ func (ix *Indexed) pollSet(now time.Time) changeSet {
 	return c
 }
 
-// markUnwatched records whether dir (a project name or a "proj/seg" key)
-// lacks a watch, so polls cover it.
+// markUnwatched records whether key (a project or "proj/seg") lacks a
+// watch, so polls cover it.
 func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -280,8 +267,7 @@ func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	}
 }
 
-// forgetUnwatched drops the marks of session directories and projects
-// that no longer exist.
+// forgetUnwatched drops the marks of directories that no longer exist.
 func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]projectScan) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -297,10 +283,9 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 }
 
 // revalidate makes the index fit to answer from: it waits for the check
-// of a loaded cache, refreshes what notifications reported, and polls
-// when the last poll is older than pollStale (pollFresh without a
-// background poller). Concurrent callers share one refresh (refreshWith
-// re-checks the need under its lock); ctx bounds only the caller's wait.
+// of a loaded cache, then polls or refreshes what notifications reported.
+// Concurrent callers share one refresh (refreshWith re-checks the need
+// under its lock); ctx bounds only the caller's wait.
 func (ix *Indexed) revalidate(ctx context.Context) error {
 	f := &ix.fresh
 	if f.fromCache {
@@ -317,13 +302,10 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 	if ix.opts.NoWatch {
 		stale = pollFresh
 	}
-	var mode refreshMode
-	switch {
-	case ix.pollDue(stale):
+	mode := modeChanges
+	if ix.pollDue(stale) {
 		mode = modePoll
-	case ix.changesPending():
-		mode = modeChanges
-	default:
+	} else if !ix.changesPending() {
 		return nil
 	}
 	done := make(chan error, 1)
@@ -338,11 +320,10 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 	}
 }
 
-// pollLoop polls in the background while part of the store is unwatched,
-// so that the index and what a client is shown unasked (diagnostics)
-// converge without queries. Every fullScanEvery it runs a full scan
-// instead: the safety net for what a poll cannot see, and where the
-// watches move to the newest sessions (preferRecentWatches).
+// pollLoop polls while part of the store is unwatched, so that
+// diagnostics converge without queries; every fullScanEvery it runs a full
+// scan instead, the safety net that also moves the watches
+// (preferRecentWatches).
 func (ix *Indexed) pollLoop() {
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -381,8 +362,7 @@ func (ix *Indexed) fullScanDue() bool {
 
 // Fresh revalidates the index like a query does and returns the
 // generation of the listing it would answer from: equal generations mean
-// equal ListSessions and ReadTitles answers, so a caller may cache what it
-// derived from them per generation.
+// equal ListSessions and ReadTitles answers.
 func (ix *Indexed) Fresh(ctx context.Context) (uint64, error) {
 	if err := ix.maybeRefresh(ctx); err != nil {
 		return 0, err
@@ -392,9 +372,8 @@ func (ix *Indexed) Fresh(ctx context.Context) (uint64, error) {
 	return ix.gen, nil
 }
 
-// Changed returns a channel closed at the next change of the listing or
-// of a title (the next generation): a server re-publishes what it showed
-// unasked (diagnostics) when it closes.
+// Changed returns a channel closed at the next generation (a change of
+// the listing or of a title).
 func (ix *Indexed) Changed() <-chan struct{} {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

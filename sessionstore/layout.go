@@ -22,7 +22,7 @@ type layout struct {
 	enc  Encoding
 }
 
-// newLayout checks the pinned encoding and registers root for openRegular.
+// newLayout checks enc and registers root for openRegular.
 func newLayout(root string, enc Encoding) (layout, error) {
 	if enc != 0 && enc != Raw && enc != Zstd {
 		return layout{}, fmt.Errorf("sessionstore: unknown encoding %d", enc)
@@ -61,8 +61,7 @@ func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
 	return transcriptFor(l.enc, hasRaw, hasZstd)
 }
 
-// match is a session directory with a transcript that is read, and its
-// encoding.
+// match is a session directory with a transcript that is read.
 type match[T any] struct {
 	dir T
 	enc Encoding

@@ -11,8 +11,8 @@ import (
 	"sync"
 )
 
-// roots holds the store roots opened in this process (cleaned, as given
-// and absolute): openRegular confines a path to the deepest one above it.
+// roots holds the store roots opened in this process, cleaned as given
+// and absolute.
 var roots sync.Map // string → struct{}
 
 // registerRoot records root for openRegular.
@@ -26,9 +26,8 @@ func registerRoot(root string) {
 	}
 }
 
-// rootOf returns the deepest registered store root above path, or the
-// directory of path when none is (only the last component is then
-// protected).
+// rootOf returns the deepest registered store root above path, else the
+// directory of path (then only the last component is protected).
 func rootOf(path string) string {
 	p := filepath.Clean(path)
 	for d := filepath.Dir(p); ; {
@@ -52,12 +51,10 @@ var errSymlinkBelowRoot = errors.New("a path component below the store root is a
 // (OpenIndexed), like openBeneath.
 func openRegular(path string) (*os.File, error) { return openBeneath(rootOf(path), path) }
 
-// openBeneath opens path, which must lie below root, read-only and only if
-// it is a regular file, without following a symlink below root (root
-// itself may be one), in one race-free step per OS (openNoFollow): a
-// session directory swapped for a symlink to an outside directory fails
-// the read. The file is opened non-blocking, so a FIFO cannot hang the
-// open, and a device such as /dev/zero is refused.
+// openBeneath opens path below root read-only, without following a
+// symlink below root, race-free (openNoFollow per OS: a session directory
+// swapped for a link outside fails the read), non-blocking (a FIFO cannot
+// hang it), and only if it is a regular file (not /dev/zero).
 func openBeneath(root, path string) (*os.File, error) {
 	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {

@@ -9,12 +9,10 @@ import (
 	"strings"
 )
 
-// openNoFollow opens root/rel read-only through os.Root, which never lets
-// a path (or a link swapped in mid-walk) resolve outside the root. Each
-// component must also not be a symlink or another reparse point
-// (junction, mount point), and the opened file must be the one the last
-// check saw: a component swapped for an in-root link between the check
-// and the open can at worst name another file inside the root.
+// openNoFollow opens root/rel read-only through os.Root, which never
+// resolves outside the root, if no component is a symlink or another
+// reparse point and the opened file is the one last checked: a component
+// swapped for a link mid-walk can at worst name another file in the root.
 func openNoFollow(root, rel string) (*os.File, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {

@@ -14,11 +14,10 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// storeWatcher turns file-system notifications on the store root, its
-// project directories and its session directories into change sets
-// (Indexed.noteChange). fsnotify is not recursive: the scans watch every
-// directory before reading it, so nothing written after the read goes
-// unnoticed. A watch only reads: it creates, writes and locks nothing.
+// storeWatcher turns notifications on the store root, its project and its
+// session directories into change sets. fsnotify is not recursive: the
+// scans watch each directory before reading it, so no later write goes
+// unnoticed. A watch creates, writes and locks nothing.
 type storeWatcher struct {
 	ix    *Indexed
 	w     *fsnotify.Watcher
@@ -27,8 +26,7 @@ type storeWatcher struct {
 
 	mu      sync.Mutex
 	watched map[string]bool
-	// full: a watch could not be added for want of resources; no more are
-	// tried (the rest is polled) until a directory is removed.
+	// full: out of watches; the rest is polled until a directory goes.
 	full bool
 }
 
@@ -83,10 +81,9 @@ func (sw *storeWatcher) run() {
 	}
 }
 
-// changeOf maps a notification to what must be re-read: an entry of the
-// root re-lists the root and that project, an entry of a project
-// re-lists the project and re-stats that session directory, a
-// transcript's change re-stats its session directory.
+// changeOf maps a notification to what must be re-read: the listings of
+// the directories it names an entry of, and the session directory it is
+// in or names.
 func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	var c changeSet
 	rel, err := filepath.Rel(sw.root, ev.Name)
@@ -117,15 +114,14 @@ func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 		return c, false
 	}
 	if gone && len(parts) < 3 {
-		// The kernel dropped the watch with the directory; a directory of
-		// the same name made later needs a new one.
+		// The watch went with the directory; a new one of that name needs
+		// its own.
 		sw.forget(ev.Name)
 	}
 	return c, true
 }
 
-// watch adds a watch on dir unless it has one; force re-adds it (the
-// directory may have been replaced by another of the same name). It
+// watch watches dir, again when force (it may have been replaced), and
 // reports whether dir is watched.
 func (sw *storeWatcher) watch(dir string, force bool) bool {
 	sw.mu.Lock()
@@ -153,8 +149,8 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 	return true
 }
 
-// forget drops dir and the directories under it from the watched set
-// (their watches went away with them), which makes room for watches.
+// forget drops dir and the directories under it, whose watches went with
+// them.
 func (sw *storeWatcher) forget(dir string) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -172,9 +168,8 @@ func (sw *storeWatcher) close() {
 	sw.w.Close()
 }
 
-// watchDir watches a directory the scan is about to read and records
-// whether polls must cover it instead. key is the project name or the
-// "proj/seg" key.
+// watchDir watches a directory the scan is about to read, or marks key
+// (a project or "proj/seg") for polls.
 func (ix *Indexed) watchDir(dir, key string, project, force bool) {
 	sw := ix.watcher
 	if sw == nil {
@@ -189,13 +184,11 @@ func (ix *Indexed) watchDir(dir, key string, project, force bool) {
 	ix.markUnwatched(key, project, !ok)
 }
 
-// preferRecentWatches, when the cap left session directories unwatched,
-// moves the session watches to the most recently written sessions (dsh
-// writes to the sessions in use; polls stat the others in turn): each of
-// the newest sessions without a watch takes the watch of the oldest
-// watched session not among them, and is stat'd once more for a write
-// between its last stat and the watch. Called with refreshMu held, after
-// a full scan.
+// preferRecentWatches, when the cap left sessions unwatched, moves the
+// session watches to the newest sessions, those dsh writes to: each takes
+// the watch of the oldest watched one not among them, and is stat'd once
+// more for a write before its watch. Called with refreshMu held, after a
+// full scan.
 func (ix *Indexed) preferRecentWatches() {
 	sw := ix.watcher
 	if sw == nil {
@@ -245,8 +238,8 @@ func (ix *Indexed) preferRecentWatches() {
 	}
 }
 
-// watchedSessions returns the "proj/seg" keys of the session directories
-// watched now (every watched directory lies below the root).
+// watchedSessions returns the keys of the watched session directories
+// (every watched directory lies below the root).
 func (sw *storeWatcher) watchedSessions() []string {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()

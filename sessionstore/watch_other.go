@@ -13,11 +13,9 @@ import (
 // limit the index's own reads need (Windows never watches: watchable).
 func maxWatches() int { return 1024 }
 
-// watchable reports whether notifications on dir are trusted (network
-// file systems are told apart only on Linux; the safety scan catches what
-// they miss). Windows polls, which meets the same freshness target:
-// fsnotify's Windows backend was seen (under Wine) to block forever in
-// Watcher.Add while a transcript was replaced in a loop.
+// watchable reports whether notifications on dir are trusted. Windows
+// polls: fsnotify's Windows backend was seen (under Wine) to block forever
+// in Watcher.Add while a transcript was replaced in a loop.
 func watchable(string) bool { return runtime.GOOS != "windows" }
 
 // watchExhausted reports whether err means no more watches can be added.
