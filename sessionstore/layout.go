@@ -22,12 +22,11 @@ type layout struct {
 	enc  Encoding
 }
 
-// newLayout checks enc and registers root for openRegular.
+// newLayout checks the pinned encoding.
 func newLayout(root string, enc Encoding) (layout, error) {
 	if enc != 0 && enc != Raw && enc != Zstd {
 		return layout{}, fmt.Errorf("sessionstore: unknown encoding %d", enc)
 	}
-	registerRoot(root)
 	return layout{root: root, enc: enc}, nil
 }
 

@@ -8,48 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
-
-// roots holds the store roots opened in this process, cleaned as given
-// and absolute.
-var roots sync.Map // string → struct{}
-
-// registerRoot records root for openRegular.
-func registerRoot(root string) {
-	if root == "" {
-		return
-	}
-	roots.Store(filepath.Clean(root), struct{}{})
-	if abs, err := filepath.Abs(root); err == nil {
-		roots.Store(abs, struct{}{})
-	}
-}
-
-// rootOf returns the deepest registered store root above path, else the
-// directory of path (then only the last component is protected).
-func rootOf(path string) string {
-	p := filepath.Clean(path)
-	for d := filepath.Dir(p); ; {
-		if _, ok := roots.Load(d); ok {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	return filepath.Dir(p)
-}
 
 // errSymlinkBelowRoot is the cause of an open refused because a component
 // of the path below the store root is a symlink (or a reparse point).
 var errSymlinkBelowRoot = errors.New("a path component below the store root is a symbolic link or reparse point")
-
-// openRegular opens path, a file below a store root opened in this process
-// (OpenIndexed), like openBeneath.
-func openRegular(path string) (*os.File, error) { return openBeneath(rootOf(path), path) }
 
 // openBeneath opens path below root read-only, without following a
 // symlink below root, race-free (openNoFollow per OS: a session directory
