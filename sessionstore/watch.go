@@ -207,28 +207,23 @@ func (ix *Indexed) preferRecentWatches() {
 		}
 		return 0 // a session directory without a transcript: idle
 	}
-	recent := slices.Collect(maps.Keys(ix.entries))
-	slices.SortFunc(recent, func(a, b string) int {
+	recent := slices.SortedFunc(maps.Keys(ix.entries), func(a, b string) int {
 		return cmp.Or(cmp.Compare(mtime(b), mtime(a)), strings.Compare(a, b))
 	})
-	recent = recent[:min(len(watched), len(recent))]
-	want := make(map[string]bool, len(recent))
-	for _, k := range recent {
-		want[k] = true
-	}
-	spare := slices.DeleteFunc(watched, func(k string) bool { return want[k] })
-	slices.SortFunc(spare, func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
-	var gained changeSet
-	for _, k := range recent {
-		dir := filepath.Join(sw.root, filepath.FromSlash(k))
-		if len(spare) == 0 || sw.isWatched(dir) {
-			continue
+	var need []string
+	for _, k := range recent[:min(len(watched), len(recent))] {
+		if watched[k] {
+			delete(watched, k) // keeps its watch
+		} else {
+			need = append(need, k)
 		}
-		old := spare[0]
-		spare = spare[1:]
+	}
+	spare := slices.SortedFunc(maps.Keys(watched), func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
+	var gained changeSet
+	for i, k := range need[:min(len(need), len(spare))] {
 		// Polled before its watch goes, so no write goes unseen.
-		ix.markUnwatched(old, false, true)
-		if sw.swap(filepath.Join(sw.root, filepath.FromSlash(old)), dir) {
+		ix.markUnwatched(spare[i], false, true)
+		if sw.swap(filepath.Join(sw.root, filepath.FromSlash(spare[i])), filepath.Join(sw.root, filepath.FromSlash(k))) {
 			ix.markUnwatched(k, false, false)
 			gained.addSession(k)
 		}
@@ -240,22 +235,16 @@ func (ix *Indexed) preferRecentWatches() {
 
 // watchedSessions returns the keys of the watched session directories
 // (every watched directory lies below the root).
-func (sw *storeWatcher) watchedSessions() []string {
+func (sw *storeWatcher) watchedSessions() map[string]bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	var keys []string
+	keys := map[string]bool{}
 	for dir := range sw.watched {
 		if rel, err := filepath.Rel(sw.root, dir); err == nil && strings.Count(rel, string(filepath.Separator)) == 1 {
-			keys = append(keys, filepath.ToSlash(rel))
+			keys[filepath.ToSlash(rel)] = true
 		}
 	}
 	return keys
-}
-
-func (sw *storeWatcher) isWatched(dir string) bool {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	return sw.watched[dir]
 }
 
 // swap moves a watch from old to dir; it reports whether dir is watched.
