@@ -186,10 +186,9 @@ func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time
 
 // changesPending reports notices no finished refresh covers.
 func (ix *Indexed) changesPending() bool {
-	f := &ix.fresh
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.seq != f.done
+	ix.fresh.mu.Lock()
+	defer ix.fresh.mu.Unlock()
+	return ix.fresh.seq != ix.fresh.done
 }
 
 // pollDue reports whether something is polled and the last poll is older
@@ -204,10 +203,9 @@ func (ix *Indexed) pollDue(age time.Duration) bool {
 
 // pollsAll reports whether nothing is watched (the whole store is polled).
 func (ix *Indexed) pollsAll() bool {
-	f := &ix.fresh
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.pollAll
+	ix.fresh.mu.Lock()
+	defer ix.fresh.mu.Unlock()
+	return ix.fresh.pollAll
 }
 
 // pollSet is what a poll stats: the unwatched projects, the unwatched

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"unicode/utf16"
@@ -79,12 +80,7 @@ func ProjectKey(cwd string) (string, error) {
 	if cwd == "" {
 		return "", errors.New("cwd is empty")
 	}
-	b := escapeUnits(cwd, true)
-	i := 0
-	for i < len(b) && b[i] == '-' {
-		i++
-	}
-	slug := b[i:]
+	slug := bytes.TrimLeft(escapeUnits(cwd, true), "-")
 	if len(slug) == 0 {
 		slug = []byte("root")
 	}

@@ -164,9 +164,7 @@ func (sw *storeWatcher) forget(dir string) {
 	sw.full = false
 }
 
-func (sw *storeWatcher) close() {
-	sw.w.Close()
-}
+func (sw *storeWatcher) close() { sw.w.Close() }
 
 // watchDir watches a directory the scan is about to read, or marks key
 // (a project or "proj/seg") for polls.
