@@ -114,7 +114,9 @@ func (ix *Indexed) kick() {
 	if running {
 		return
 	}
-	if !ix.startBackground(func() {
+	// A closed index starts nothing, and none may run any more: kicking
+	// then stays set.
+	ix.startBackground(func() {
 		for more := true; more; {
 			if err := ix.refreshWith(context.Background(), false, modeChanges); err != nil {
 				ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
@@ -126,11 +128,7 @@ func (ix *Indexed) kick() {
 		}
 		ix.persist(false)
 		ix.warmCatalog()
-	}) {
-		f.mu.Lock()
-		f.kicking = false
-		f.mu.Unlock()
-	}
+	})
 }
 
 // startBackground runs fn in a goroutine Close waits for, unless the
