@@ -19,13 +19,11 @@ const (
 	// pollStale is the oldest last poll an answer accepts beside the
 	// poller (older only when it lags): under the 300 ms bound.
 	pollStale = 250 * time.Millisecond
-	// watchSafetyScan is how often queries in watch mode start a quick
-	// scan anyway.
+	// watchSafetyScan is how often watch-mode queries scan anyway.
 	watchSafetyScan = fullScanEvery
 )
 
-// pollChunk bounds the cold unwatched sessions one poll stats (a variable
-// for tests).
+// pollChunk bounds the cold unwatched sessions a poll stats; tests set it.
 var pollChunk = 512
 
 // changeSet is what changed since a refresh took the previous set: all
@@ -166,8 +164,7 @@ func (ix *Indexed) takeChanges() (changeSet, uint64) {
 	return c, f.seq
 }
 
-// changesDone records a finished refresh; a failed one's changes stay
-// pending.
+// changesDone records a finished refresh; a failed one's stay pending.
 func (ix *Indexed) changesDone(c changeSet, seq uint64, ok, polled bool, at time.Time) {
 	f := &ix.fresh
 	f.mu.Lock()

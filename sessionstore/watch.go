@@ -149,8 +149,7 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 	return true
 }
 
-// forget drops dir and the directories under it, whose watches went with
-// them.
+// forget drops dir and the directories under it (their watches went too).
 func (sw *storeWatcher) forget(dir string) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
