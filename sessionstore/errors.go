@@ -22,13 +22,8 @@ const (
 // (transcript.ErrReadLimit).
 var ErrReadLimit = transcript.ErrReadLimit
 
-// Sentinel errors matched by errors.Is against an *Error of that kind.
-var (
-	ErrNotFound    = errors.New("session not found")
-	ErrCorrupt     = errors.New("corrupt session")
-	ErrUnsupported = errors.New("unsupported session format")
-	ErrIO          = errors.New("session store I/O error")
-)
+// ErrNotFound matches, by errors.Is, an *Error of KindNotFound.
+var ErrNotFound = errors.New("session not found")
 
 // Error is a failure to list or read one session. Its message says what
 // failed and where; for KindNotFound it is exactly dsh's
@@ -42,18 +37,14 @@ type Error struct {
 	Msg string
 	// Err is the underlying cause, if any.
 	Err error
-	// Backend is set for corruption detected while decoding the file
-	// (§3: torn frames, bad records before a turn/end, header-less logs),
-	// which dsh reports as a persistence failure.
-	Backend bool
 }
 
 // Error returns the message, which says which session failed and why.
 func (e *Error) Error() string {
-	if e.Kind == KindNotFound {
-		return "session " + jsjson.Quote(e.SessionID) + " not found"
-	}
 	s := "session " + jsjson.Quote(e.SessionID)
+	if e.Kind == KindNotFound {
+		return s + " not found"
+	}
 	if e.Path != "" {
 		s += " (" + e.Path + ")"
 	}
@@ -67,47 +58,20 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrNotFound) (and the other sentinels) match by
-// kind.
-func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrNotFound:
-		return e.Kind == KindNotFound
-	case ErrCorrupt:
-		return e.Kind == KindCorrupt
-	case ErrUnsupported:
-		return e.Kind == KindUnsupported
-	case ErrIO:
-		return e.Kind == KindIO
-	}
-	return false
-}
-
-// Code returns the dsh session-query error code for e.
-func (e *Error) Code() string {
-	switch {
-	case e.Kind == KindNotFound:
-		return "SESSION_QUERY_SESSION_NOT_FOUND"
-	case e.Kind == KindCorrupt && !e.Backend:
-		return "SESSION_QUERY_CORRUPT_SESSION"
-	}
-	return "SESSION_QUERY_PERSISTENCE_FAILED"
-}
+// Is makes errors.Is(err, ErrNotFound) match by kind.
+func (e *Error) Is(target error) bool { return target == ErrNotFound && e.Kind == KindNotFound }
 
 func notFound(id string) *Error { return &Error{Kind: KindNotFound, SessionID: id} }
 
 // attach turns a log-level error into a session *Error.
 func attach(err error, id, path string) error {
-	if err == nil {
-		return nil
-	}
 	var se *Error
-	if errors.As(err, &se) {
+	if err == nil || errors.As(err, &se) {
 		return err
 	}
 	var le *transcript.Error
 	if errors.As(err, &le) {
-		return &Error{Kind: le.Kind, SessionID: id, Path: path, Msg: le.Msg, Err: le.Err, Backend: le.Backend}
+		return &Error{Kind: le.Kind, SessionID: id, Path: path, Msg: le.Msg, Err: le.Err}
 	}
 	return &Error{Kind: KindIO, SessionID: id, Path: path, Msg: "read failed", Err: err}
 }

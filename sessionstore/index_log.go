@@ -191,8 +191,8 @@ func (p *logParser) apply(rec transcript.Record) {
 // state: it must still be the file sig describes (same device and inode),
 // at least st.Offset long, with the same bytes before st.Offset (tail
 // CRC). ok is false otherwise (a replaced, truncated or rewritten file).
-func openState(path string, sig fileSig, st *logState) (f *os.File, cur fileSig, ok bool, err error) {
-	if f, err = openRegular(path); err != nil {
+func openState(root, path string, sig fileSig, st *logState) (f *os.File, cur fileSig, ok bool, err error) {
+	if f, err = openBeneath(root, path); err != nil {
 		return nil, fileSig{}, false, err
 	}
 	fi, err := f.Stat()

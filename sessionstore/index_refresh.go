@@ -833,7 +833,7 @@ func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
 // when the file is no longer the one old describes, or when the fold now
 // needs the message ids it did not keep (then the log is parsed again).
 func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
-	f, sig, ok, err := openState(path, old.Sig, old.State)
+	f, sig, ok, err := openState(ix.root, path, old.Sig, old.State)
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -870,7 +870,7 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 func (ix *Indexed) parseFromStart(e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()
-	f, err := openRegular(path)
+	f, err := openBeneath(ix.root, path)
 	if err != nil {
 		e.HeaderErr = (&transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}).Error()
 		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})

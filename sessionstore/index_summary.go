@@ -58,7 +58,7 @@ func (ix *Indexed) summarizable(id string) *entry {
 	if len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
 		return nil
 	}
-	f, cur, same, err := openState(e.path(ix.root), e.Sig, st)
+	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil
 	}

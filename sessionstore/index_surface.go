@@ -89,7 +89,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		return nil, err
 	}
 	// The file must still be the one the state describes.
-	f, _, ok, err := openState(e.path(ix.root), e.Sig, st)
+	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
 	}

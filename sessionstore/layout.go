@@ -13,28 +13,24 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
-// layout is where a store keeps its sessions (spec §1): the one place that
-// decides which transcript of a session directory is read, whether a
-// header belongs where it lies, and which directory an id names. Listing
-// and lookup by id both go through it.
+// layout is where a store keeps its sessions (spec §1): the one rule for
+// which transcript of a session directory is read, whether a header
+// belongs where it lies, and which directory an id names, used by listing
+// and by lookup. enc is the pinned encoding (0: by suffix, transcriptFor).
 type layout struct {
 	root string
-	// enc is the pinned encoding; 0 reads each session directory by the
-	// suffix transcriptFor picks.
-	enc Encoding
+	enc  Encoding
 }
 
-// newLayout checks the pinned encoding and registers root for openRegular.
+// newLayout checks the pinned encoding.
 func newLayout(root string, enc Encoding) (layout, error) {
 	if enc != 0 && enc != Raw && enc != Zstd {
 		return layout{}, fmt.Errorf("sessionstore: unknown encoding %d", enc)
 	}
-	registerRoot(root)
 	return layout{root: root, enc: enc}, nil
 }
 
-// sessionDir is one session directory, <root>/<proj>/<seg>/, and the
-// transcripts it holds (their signatures when stat'd).
+// sessionDir is <root>/<proj>/<seg>/ and the transcripts it holds.
 type sessionDir struct {
 	proj, seg       string
 	raw, zstd       fileSig
@@ -50,9 +46,8 @@ func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
 	return d.raw, d.hasRaw
 }
 
-// transcript is the encoding d is read by; when d holds only a transcript
-// the pinned encoding skips, it is the pinned one (then d indexes as a
-// session whose transcript is missing).
+// transcript is the encoding d is read by; the pinned one when d holds
+// only a skipped transcript (d then indexes as missing its transcript).
 func (l layout) transcript(d *sessionDir) Encoding {
 	if enc, _ := l.transcripts(d.hasRaw, d.hasZstd); enc != 0 {
 		return enc
@@ -65,17 +60,15 @@ func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
 	return transcriptFor(l.enc, hasRaw, hasZstd)
 }
 
-// match is a session directory that holds a transcript the encoding rule
-// reads, and that transcript's encoding.
+// match is a session directory with a transcript that is read.
 type match[T any] struct {
 	dir T
 	enc Encoding
 }
 
-// named applies dsh findLog's rule to the directories named by one id's
-// segment (one per project): n is how many of them hold a transcript the
-// encoding rule reads, first the first two of those. The id names a
-// session when n is 1; more are a duplicate id.
+// named applies dsh findLog's rule to the directories of one id's segment
+// (one per project): n of them hold a transcript that is read, first are
+// the first two. n > 1 is a duplicate id.
 func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (n int, first [2]match[T]) {
 	for _, d := range dirs {
 		hasRaw, hasZstd := holds(d)
@@ -149,18 +142,14 @@ func (l layout) checkIdentity(h *transcript.Header, path string, enc Encoding) e
 	if errA == nil && errB == nil && a == b {
 		return nil
 	}
-	return transcript.Corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwdString(h.CWD), want)
-}
-
-func cwdString(c *string) string {
-	if c == nil {
-		return "none"
+	cwd := "none"
+	if h.CWD != nil {
+		cwd = jsjson.Quote(*h.CWD)
 	}
-	return jsjson.Quote(*c)
+	return transcript.Corruptf("header (id %s, cwd %s) belongs at %s", jsjson.Quote(h.ID), cwd, want)
 }
 
-// skippedTranscript reports a session directory's transcript that is not
-// read because the other one is (transcriptFor).
+// skippedTranscript reports a transcript not read (transcriptFor).
 func skippedTranscript(dir string, read, skipped Encoding) error {
 	path := filepath.Join(dir, skipped.FileName())
 	if read == 0 {

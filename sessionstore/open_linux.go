@@ -16,10 +16,8 @@ import (
 var noOpenat2 atomic.Bool
 
 // openNoFollow opens root/rel read-only with openat2: RESOLVE_BENEATH
-// keeps the resolution below root, RESOLVE_NO_SYMLINKS refuses a symlink
-// in any component (the kernel checks each one as it walks, so a
-// component swapped for a symlink mid-walk is refused too), O_NONBLOCK
-// keeps a FIFO from blocking the open.
+// keeps the walk below root and RESOLVE_NO_SYMLINKS refuses a symlink in
+// any component, checked by the kernel as it walks.
 func openNoFollow(root, rel string) (*os.File, error) {
 	if noOpenat2.Load() {
 		return openComponents(root, rel)

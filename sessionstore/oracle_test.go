@@ -24,10 +24,10 @@ import (
 // before and after agree (as dsh does), a few times at most; the torn-tail
 // rules make any prefix safe to parse anyway. A file over limit bytes is
 // refused before it is read (and never read past limit if it grows).
-func readStable(path string, limit int64) ([]byte, error) {
+func readStable(root, path string, limit int64) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
-		f, err := openRegular(path)
+		f, err := openBeneath(root, path)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +62,7 @@ func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readStable(path, s.limit)
+	data, err := readStable(s.root, path, s.limit)
 	if le := (*transcript.Error)(nil); errors.As(err, &le) {
 		return nil, attach(err, id, path)
 	}
@@ -251,7 +251,7 @@ func (s *Store) Discover(ctx context.Context) (*Listing, error) {
 			continue
 		}
 		path := filepath.Join(c.dir, enc.FileName())
-		h, err := readHeader(path, enc)
+		h, err := readHeader(s.root, path, enc)
 		if err != nil {
 			if err != transcript.ErrNoHeaderYet {
 				l.Problems = append(l.Problems, attach(err, segmentID(filepath.Base(c.dir)), path))
@@ -283,10 +283,9 @@ func segmentID(seg string) string {
 }
 
 // readHeader reads only the header of the transcript at path, opened
-// without following symlinks below the store root it lies in (see
-// openRegular).
-func readHeader(path string, enc Encoding) (*transcript.Header, error) {
-	f, err := openRegular(path)
+// without following symlinks below root (see openBeneath).
+func readHeader(root, path string, enc Encoding) (*transcript.Header, error) {
+	f, err := openBeneath(root, path)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
 	}

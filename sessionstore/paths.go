@@ -1,10 +1,13 @@
 package sessionstore
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // noCwdDir is the project directory of sessions without a cwd.
@@ -16,17 +19,13 @@ func isSegmentUnit(u uint16) bool {
 
 const upperHex = "0123456789ABCDEF"
 
-func appendUnitEscape(b []byte, u uint16) []byte {
-	return append(b, '~', upperHex[u>>12], upperHex[(u>>8)&0xf], upperHex[(u>>4)&0xf], upperHex[u&0xf])
-}
-
 // utf16Units returns the UTF-16 code units of s. WTF-8 encoded lone
 // surrogates (see package reference) become their single unit.
 func utf16Units(s string) []uint16 {
 	var units []uint16
 	for i := 0; i < len(s); {
-		if i+2 < len(s) && s[i] == 0xED && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
-			units = append(units, 0xD000|uint16(s[i+1]&0x3F)<<6|uint16(s[i+2]&0x3F))
+		if r, ok := jsjson.SurrogateAt(s, i); ok {
+			units = append(units, uint16(r))
 			i += 3
 			continue
 		}
@@ -35,6 +34,30 @@ func utf16Units(s string) []uint16 {
 		i += size
 	}
 	return units
+}
+
+// escapeUnits writes s as dsh does: a segment unit as itself, any other
+// UTF-16 unit as ~XXXX; for a slug, a run of '/', '\' and ':' becomes one
+// '-'.
+func escapeUnits(s string, slug bool) []byte {
+	var b []byte
+	inSep := false
+	for _, u := range utf16Units(s) {
+		switch {
+		case slug && (u == '/' || u == '\\' || u == ':'):
+			if !inSep {
+				b = append(b, '-')
+			}
+			inSep = true
+			continue
+		case isSegmentUnit(u):
+			b = append(b, byte(u))
+		default:
+			b = append(b, '~', upperHex[u>>12], upperHex[(u>>8)&0xf], upperHex[(u>>4)&0xf], upperHex[u&0xf])
+		}
+		inSep = false
+	}
+	return b
 }
 
 // EncodeSegment is dsh's injective escaping of a session id into one path
@@ -48,15 +71,7 @@ func EncodeSegment(id string) (string, error) {
 	case "..":
 		return "~002E~002E", nil
 	}
-	var b []byte
-	for _, u := range utf16Units(id) {
-		if isSegmentUnit(u) {
-			b = append(b, byte(u))
-		} else {
-			b = appendUnitEscape(b, u)
-		}
-	}
-	return string(b), nil
+	return string(escapeUnits(id, false)), nil
 }
 
 // ProjectKey is dsh's lossy project directory name for a cwd (spec §1.2),
@@ -65,35 +80,11 @@ func ProjectKey(cwd string) (string, error) {
 	if cwd == "" {
 		return "", errors.New("cwd is empty")
 	}
-	var b []byte
-	inSep := false
-	for _, u := range utf16Units(cwd) {
-		switch {
-		case u == '/' || u == '\\' || u == ':':
-			if !inSep {
-				b = append(b, '-')
-				inSep = true
-			}
-		case isSegmentUnit(u):
-			b = append(b, byte(u))
-			inSep = false
-		default:
-			b = appendUnitEscape(b, u)
-			inSep = false
-		}
-	}
-	i := 0
-	for i < len(b) && b[i] == '-' {
-		i++
-	}
-	slug := b[i:]
+	slug := bytes.TrimLeft(escapeUnits(cwd, true), "-")
 	if len(slug) == 0 {
 		slug = []byte("root")
 	}
-	if len(slug) > 251 {
-		slug = slug[:251]
-	}
-	return "--" + string(slug) + "--", nil
+	return "--" + string(slug[:min(len(slug), 251)]) + "--", nil
 }
 
 // SessionPath returns the transcript path of a session (spec §1.2).

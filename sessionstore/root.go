@@ -31,32 +31,23 @@ func ResolveRoot(flag string) (string, error) {
 }
 
 // absHome expands a leading ~ and makes p absolute, as dsh's
-// expandHomePath + path.resolve: "~" is the home itself, and "~/" or "~\"
-// are both cut before joining, on every OS (so "~\x" is home/x on Linux
-// too).
+// expandHomePath + path.resolve ("~\x" is home/x on every OS).
 func absHome(p string) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", errors.New("cannot expand " + p + ": " + err.Error())
 		}
-		rest := ""
-		if len(p) > 1 {
-			rest = p[2:]
-		}
-		p = filepath.Join(home, rest)
+		p = filepath.Join(home, p[min(2, len(p)):])
 	}
 	return physicalAbs(p)
 }
 
-// physicalAbs makes p absolute as the kernel resolves it. filepath.Abs
-// cleans ".." as text: "sl/../other/sl" becomes "other/sl" even when sl is
-// a symlink, whose ".." the kernel takes from the link's target. So the
-// part of p up to its last ".." is resolved with filepath.EvalSymlinks
-// (its longest existing prefix; a missing rest is cleaned as text, since
-// such a path does not resolve anyway), and the rest is only cleaned: the
-// root itself may be a symlink, kept as given. Windows resolves ".." as
-// text, as filepath.Abs does.
+// physicalAbs makes p absolute as the kernel resolves it: filepath.Abs
+// cleans "sl/.." as text even when sl is a symlink, so the longest existing
+// prefix of p up to its last ".." goes through filepath.EvalSymlinks and
+// the rest is only cleaned (the root itself may be a symlink, kept as
+// given). Windows resolves ".." as text, as filepath.Abs does.
 func physicalAbs(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil || runtime.GOOS == "windows" {

@@ -78,7 +78,7 @@ func (ix *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
 	if e == nil || e.view == nil || e.err != nil || e.ReadID != id {
 		return "", false
 	}
-	f, cur, same, err := openState(e.path(ix.root), e.Sig, e.view)
+	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.view)
 	if err != nil {
 		return "", false
 	}

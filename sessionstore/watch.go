@@ -1,37 +1,32 @@
 package sessionstore
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// errWatchLimit is the index's own cap on watches reached (maxWatches).
-var errWatchLimit = errors.New("sessionstore: the index's cap on watched directories is reached")
-
-// storeWatcher turns file-system notifications on the store root, its
-// project directories and its session directories into change sets
-// (Indexed.noteChange). fsnotify is not recursive: the scans add a watch
-// to every directory they are about to read (before reading it, so that
-// nothing written after the read goes unnoticed). A watch only reads: it
-// creates, writes and locks nothing under the root.
+// storeWatcher turns notifications on the store root, its project and its
+// session directories into change sets. fsnotify is not recursive: the
+// scans watch each directory before reading it, so no later write goes
+// unnoticed. A watch creates, writes and locks nothing.
 type storeWatcher struct {
-	ix   *Indexed
-	w    *fsnotify.Watcher
-	root string // clean; event names start with it
-	// limit caps the directories watched; 0 leaves it to the system.
-	limit int
+	ix    *Indexed
+	w     *fsnotify.Watcher
+	root  string // clean; event names start with it
+	limit int    // the most directories watched; 0 leaves it to the system
 
 	mu      sync.Mutex
-	watched map[string]bool // directories with a watch
-	// full: a watch could not be added for want of resources; no more
-	// are tried (the rest is polled) until a directory is removed.
+	watched map[string]bool
+	// full: out of watches; the rest is polled until a directory goes.
 	full bool
 }
 
@@ -59,8 +54,7 @@ func newStoreWatcher(ix *Indexed) *storeWatcher {
 	if limit <= 0 {
 		limit = maxWatches()
 	}
-	sw := &storeWatcher{ix: ix, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
-	return sw
+	return &storeWatcher{ix: ix, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
 }
 
 // run delivers notifications until the watcher is closed.
@@ -87,23 +81,21 @@ func (sw *storeWatcher) run() {
 	}
 }
 
-// changeOf maps a notification to what must be re-read: an entry of the
-// root re-lists the root (and that project), an entry of a project
-// directory re-lists the project and re-stats that session directory, a
-// transcript's change re-stats its session directory.
+// changeOf maps a notification to what must be re-read: the listings of
+// the directories it names an entry of, and the session directory it is
+// in or names.
 func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	var c changeSet
 	rel, err := filepath.Rel(sw.root, ev.Name)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return c, false
 	}
+	gone := ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0
 	if rel == "." {
-		// The root itself was removed, renamed or changed.
-		c.all = true
-		if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+		if gone {
 			sw.forget(sw.root)
 		}
-		return c, true
+		return changeSet{all: true}, true
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	switch len(parts) {
@@ -121,39 +113,34 @@ func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	default:
 		return c, false
 	}
-	if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 && len(parts) < 3 {
-		// The kernel dropped the watch with the directory; a directory of
-		// the same name made later needs a new one.
+	if gone && len(parts) < 3 {
+		// The watch went with the directory; a new one of that name needs
+		// its own.
 		sw.forget(ev.Name)
 	}
 	return c, true
 }
 
-// watch adds a watch on dir unless it has one; force re-adds it (the
-// directory may have been replaced by another of the same name). It
+// watch watches dir, again when force (it may have been replaced), and
 // reports whether dir is watched.
 func (sw *storeWatcher) watch(dir string, force bool) bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.watched[dir] && !force {
+	had := sw.watched[dir]
+	if had && !force {
 		return true
 	}
-	if sw.full && !sw.watched[dir] {
+	if !had && (sw.full || (sw.limit > 0 && len(sw.watched) >= sw.limit)) {
+		if !sw.full {
+			sw.ix.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", sw.limit, sw.root, dir)
+		}
+		sw.full = true
 		return false
 	}
-	err := errWatchLimit
-	l := sw.limit
-	if l <= 0 || len(sw.watched) < l || sw.watched[dir] {
-		err = sw.w.Add(dir)
-	}
-	if err != nil {
+	if err := sw.w.Add(dir); err != nil {
 		delete(sw.watched, dir)
-		if errors.Is(err, errWatchLimit) || watchExhausted(err) {
-			if !sw.full && errors.Is(err, errWatchLimit) {
-				sw.ix.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", l, sw.root, dir)
-			} else if !sw.full {
-				sw.ix.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
-			}
+		if watchExhausted(err) && !sw.full {
+			sw.ix.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
 			sw.full = true
 		}
 		return false
@@ -162,8 +149,7 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 	return true
 }
 
-// forget drops dir and the directories under it from the watched set
-// (their watches went away with them).
+// forget drops dir and the directories under it (their watches went too).
 func (sw *storeWatcher) forget(dir string) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -174,17 +160,13 @@ func (sw *storeWatcher) forget(dir string) {
 			sw.w.Remove(d) // may already be gone; nothing to do then
 		}
 	}
-	// Room for watches again.
 	sw.full = false
 }
 
-func (sw *storeWatcher) close() {
-	sw.w.Close()
-}
+func (sw *storeWatcher) close() { sw.w.Close() }
 
-// watchDir watches a directory the scan is about to read (see
-// storeWatcher) and records whether polls must cover it instead. key is
-// the project name or the "proj/seg" key.
+// watchDir watches a directory the scan is about to read, or marks key
+// (a project or "proj/seg") for polls.
 func (ix *Indexed) watchDir(dir, key string, project, force bool) {
 	sw := ix.watcher
 	if sw == nil {
@@ -192,21 +174,18 @@ func (ix *Indexed) watchDir(dir, key string, project, force bool) {
 	}
 	ok := sw.watch(dir, force)
 	if !ok {
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			// Gone already: the scan will not find it either.
-			ok = true
-		}
+		// Gone already: the scan will not find it either.
+		_, err := os.Lstat(dir)
+		ok = errors.Is(err, fs.ErrNotExist)
 	}
 	ix.markUnwatched(key, project, !ok)
 }
 
-// preferRecentWatches, when the cap left session directories unwatched,
-// moves the session watches to the most recently written sessions: dsh
-// writes to the sessions in use, so those get notifications, and only
-// sessions idle for longer are left to polls (a poll stats every session
-// written in the last hotWindow, and the others in turn). A directory that
-// gains a watch is stat'd once more, for a write between the last stat and
-// the watch. Called with refreshMu held, after a full scan.
+// preferRecentWatches, when the cap left sessions unwatched, moves the
+// session watches to the newest sessions, those dsh writes to: each takes
+// the watch of the oldest watched one not among them, and is stat'd once
+// more for a write before its watch. Called with refreshMu held, after a
+// full scan.
 func (ix *Indexed) preferRecentWatches() {
 	sw := ix.watcher
 	if sw == nil {
@@ -219,108 +198,50 @@ func (ix *Indexed) preferRecentWatches() {
 		return
 	}
 	watched := sw.watchedSessions()
-	slots := len(watched)
-	if slots == 0 {
-		return
-	}
 	mtime := func(k string) int64 {
 		if e := ix.entries[k]; e != nil {
 			return e.Sig.MtimeNs
 		}
 		return 0 // a session directory without a transcript: idle
 	}
-	recent := ix.newestSessions(slots, mtime)
-	want := make(map[string]bool, len(recent))
-	for _, k := range recent {
-		want[k] = true
-	}
-	// Watched sessions not wanted give their watch up, oldest first.
-	var spare []string
-	for _, k := range watched {
-		if !want[k] {
-			spare = append(spare, k)
+	recent := slices.SortedFunc(maps.Keys(ix.entries), func(a, b string) int {
+		return cmp.Or(cmp.Compare(mtime(b), mtime(a)), strings.Compare(a, b))
+	})
+	var need []string
+	for _, k := range recent[:min(len(watched), len(recent))] {
+		if watched[k] {
+			delete(watched, k) // keeps its watch
+		} else {
+			need = append(need, k)
 		}
 	}
-	sort.Slice(spare, func(i, j int) bool { return mtime(spare[i]) < mtime(spare[j]) })
-	if gained := ix.moveWatches(recent, spare); len(gained.sessions) > 0 {
+	spare := slices.SortedFunc(maps.Keys(watched), func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
+	var gained changeSet
+	for i, k := range need[:min(len(need), len(spare))] {
+		// Polled before its watch goes, so no write goes unseen.
+		ix.markUnwatched(spare[i], false, true)
+		if sw.swap(filepath.Join(sw.root, filepath.FromSlash(spare[i])), filepath.Join(sw.root, filepath.FromSlash(k))) {
+			ix.markUnwatched(k, false, false)
+			gained.addSession(k)
+		}
+	}
+	if len(gained.sessions) > 0 {
 		ix.noteChange(gained)
 	}
 }
 
-// watchedSessions returns the keys of the session directories watched now.
-func (sw *storeWatcher) watchedSessions() []string {
+// watchedSessions returns the keys of the watched session directories
+// (every watched directory lies below the root).
+func (sw *storeWatcher) watchedSessions() map[string]bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	var keys []string
+	keys := map[string]bool{}
 	for dir := range sw.watched {
-		if key, ok := sw.sessionKey(dir); ok {
-			keys = append(keys, key)
+		if rel, err := filepath.Rel(sw.root, dir); err == nil && strings.Count(rel, string(filepath.Separator)) == 1 {
+			keys[filepath.ToSlash(rel)] = true
 		}
 	}
 	return keys
-}
-
-// newestSessions returns the keys of the n most recently written indexed
-// sessions, newest first (ties in key order).
-func (ix *Indexed) newestSessions(n int, mtime func(string) int64) []string {
-	keys := make([]string, 0, len(ix.entries))
-	for k := range ix.entries {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if a, b := mtime(keys[i]), mtime(keys[j]); a != b {
-			return a > b
-		}
-		return keys[i] < keys[j]
-	})
-	return keys[:min(n, len(keys))]
-}
-
-// moveWatches gives each session of recent that is not watched the watch
-// of the next spare session, and returns the sessions that gained one
-// (to be stat'd once more, for a write between their last stat and the
-// watch).
-func (ix *Indexed) moveWatches(recent, spare []string) changeSet {
-	sw := ix.watcher
-	var gained changeSet
-	for _, k := range recent {
-		if len(spare) == 0 {
-			break
-		}
-		dir := filepath.Join(sw.root, filepath.FromSlash(k))
-		if sw.isWatched(dir) {
-			continue
-		}
-		old := spare[0]
-		spare = spare[1:]
-		// Polled before its watch goes, so no write goes unseen.
-		ix.markUnwatched(old, false, true)
-		if !sw.swap(filepath.Join(sw.root, filepath.FromSlash(old)), dir) {
-			continue
-		}
-		ix.markUnwatched(k, false, false)
-		gained.addSession(k)
-	}
-	return gained
-}
-
-// sessionKey returns the "proj/seg" key of a watched session directory.
-func (sw *storeWatcher) sessionKey(dir string) (string, bool) {
-	rel, err := filepath.Rel(sw.root, dir)
-	if err != nil {
-		return "", false
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) != 2 || parts[0] == ".." {
-		return "", false
-	}
-	return parts[0] + "/" + parts[1], true
-}
-
-func (sw *storeWatcher) isWatched(dir string) bool {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	return sw.watched[dir]
 }
 
 // swap moves a watch from old to dir; it reports whether dir is watched.

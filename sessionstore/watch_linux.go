@@ -11,9 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Network and user-space file systems whose changes made elsewhere (by
-// another host, or a dsh writing through another mount) inotify does not
-// report: such a store is polled.
+// unwatchableFS lists the network and user-space file systems where
+// inotify misses changes made elsewhere (another host or mount): polled.
 var unwatchableFS = map[int64]string{
 	0x6969:     "nfs",
 	0xff534d42: "cifs",
@@ -30,16 +29,13 @@ var unwatchableFS = map[int64]string{
 	0x00c36400: "ceph",
 }
 
-// The inotify watch budget (fs.inotify.max_user_watches) is shared by
-// every process of the user: editors' file watchers, tail -f, build tools,
-// and every other dsh-lsp (one per editor window). One index takes at most
-// watchShare of it and never more than watchCeiling; the directories past
-// the cap are polled (fresh.go).
+// One index takes at most 1/watchShare of the user's inotify watches
+// (shared with editors, build tools and every other dsh-lsp) and at most
+// watchCeiling; the rest is polled. defaultUserWatches (Linux before 5.11)
+// is assumed when the sysctl cannot be read.
 const (
-	watchShare   = 8
-	watchCeiling = 8192
-	// defaultUserWatches is the kernel's default budget before Linux 5.11,
-	// assumed when the sysctl cannot be read.
+	watchShare         = 8
+	watchCeiling       = 8192
 	defaultUserWatches = 8192
 )
 
@@ -57,13 +53,13 @@ var userWatchLimit = func() int {
 	return n
 }
 
-// maxWatches caps the directories one index watches: a share of the
-// user's budget, at most watchCeiling, at least 1 (the root).
+// maxWatches caps the directories one index watches.
 func maxWatches() int {
 	return watchCap(userWatchLimit())
 }
 
-// watchCap is maxWatches for a user budget of limit watches.
+// watchCap is maxWatches for a user budget of limit watches (at least 1:
+// the root).
 func watchCap(limit int) int {
 	return max(1, min(limit/watchShare, watchCeiling))
 }
@@ -78,8 +74,8 @@ func watchable(dir string) bool {
 	return !remote
 }
 
-// watchExhausted reports whether err is inotify's "no watch left"
-// (fs.inotify.max_user_watches) or a descriptor limit.
+// watchExhausted reports whether err is inotify's "no watch left" or a
+// descriptor limit.
 func watchExhausted(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOMEM)
 }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build !windows
 
 package sessionstore
 
@@ -8,7 +8,7 @@ import (
 )
 
 // fileIdentity returns the device and inode numbers of fi: a different
-// pair means the file was replaced.
+// pair means the file was replaced (none where FileInfo carries none).
 func fileIdentity(fi fs.FileInfo) (dev, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Dev), uint64(st.Ino)
