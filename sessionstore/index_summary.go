@@ -44,27 +44,15 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 }
 
 // summarizable returns id's entry when the index alone can summarize its
-// surface: indexed under that id without error, with an item for each
-// surface record, and its transcript still the one indexed (as surfaceOf
-// checks); else nil.
+// surface: it answers, has an item for each surface record, and its
+// transcript is unchanged since it was indexed; else nil.
 func (ix *Indexed) summarizable(id string) *entry {
-	ix.mu.RLock()
-	e := ix.titleEntry(id)
-	ix.mu.RUnlock()
-	if e == nil || e.view == nil || e.ReadID != id || e.err != nil {
+	e, cur, same := ix.answering(id)
+	if e == nil || !same || cur != e.Sig {
 		return nil
 	}
-	st := e.view
-	if len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
+	if st := e.view; len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
 		return nil
-	}
-	f, cur, same, err := openState(e.path(ix.root), e.Sig, st)
-	if err != nil {
-		return nil
-	}
-	f.Close()
-	if !same || cur != e.Sig {
-		return nil // changed since it was indexed: read it
 	}
 	return e
 }
