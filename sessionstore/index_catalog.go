@@ -12,8 +12,7 @@ import (
 // catalogCache holds the Indexed's current reference.Catalog, shared
 // read-only by every query until the listing is rebuilt.
 type catalogCache struct {
-	// build serialises building, so that concurrent queries after a
-	// change build one snapshot, not one each.
+	// build makes concurrent queries after a change build one snapshot.
 	build sync.Mutex
 	snap  atomic.Pointer[catalogSnap]
 }
@@ -27,14 +26,10 @@ type catalogSnap struct {
 var _ reference.CatalogSource = (*Indexed)(nil)
 
 // Catalog implements reference.CatalogSource: the listing and every listed
-// session's title result, equal to ListSessions and ReadTitles of every
-// listed id, as one immutable snapshot. It is rebuilt only after the
-// listing changed (a refresh that found changes), so a completion query
-// neither copies the listing nor looks up 10,000 titles.
-//
-// During the first indexing pass (Complete false) it returns an error
-// wrapping reference.ErrCatalogUnavailable: callers then use ListSessions
-// and ReadTitles, or a partial view (Partial).
+// session's title result as one immutable snapshot, rebuilt only after the
+// listing changed, so a completion query neither copies the listing nor
+// looks up 10,000 titles. During the first indexing pass it returns an
+// error wrapping reference.ErrCatalogUnavailable.
 func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -55,8 +50,8 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 		return nil, err
 	}
 	if old := ix.catalog.snap.Load(); old != nil {
-		// A live session's appends change one title at a time: the new
-		// snapshot's search index is derived from the last one's.
+		// A live session changes one title at a time: derive the search
+		// index from the last one's.
 		snap.cat.Follows(old.cat)
 	}
 	ix.catalog.snap.Store(snap)
@@ -64,8 +59,7 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 }
 
 // currentCatalog returns the cached catalog when it is of the current
-// generation (else nil), and whether the first pass has finished (before,
-// there is no catalog).
+// generation (else nil), and whether the first pass has finished.
 func (ix *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
 	ix.mu.RLock()
 	complete, gen := ix.complete, ix.gen
@@ -89,9 +83,7 @@ func (ix *Indexed) catalogUnavailable(complete bool) error {
 }
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
-// for it: indexed titles under one read lock (with the generation they
-// belong to), then those of listed sessions without a single indexed
-// entry by a read by id.
+// for it, with the generation they belong to.
 func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	ix.mu.RLock()
 	gen := ix.gen
@@ -109,9 +101,8 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }
 
-// warmCatalog rebuilds the catalog after a background refresh changed the
-// listing, when queries use catalogs (one was built before), so the next
-// query does not pay for the rebuild (~10 ms for 10,000 sessions).
+// warmCatalog rebuilds the catalog after a background refresh, when
+// queries use catalogs, so the next query does not pay for it.
 func (ix *Indexed) warmCatalog() {
 	if ix.catalog.snap.Load() == nil {
 		return

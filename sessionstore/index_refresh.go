@@ -147,10 +147,7 @@ func (ix *Indexed) toStat(proj, seg, key string, force bool) sessionDir {
 func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]sessionDir, error) {
 	ix.dirStats.Add(int64(len(todo)))
 	forEachParallel(len(todo), min(4, len(todo)/256), func(i int) {
-		d := &todo[i]
-		dir := filepath.Join(ix.root, d.proj, d.seg)
-		d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-		d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
+		statTranscripts(&todo[i], filepath.Join(ix.root, todo[i].proj, todo[i].seg))
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -161,6 +158,12 @@ func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]ses
 		}
 	}
 	return keep, nil
+}
+
+// statTranscripts lstats the transcripts of d, whose path is dir.
+func statTranscripts(d *sessionDir, dir string) {
+	d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
+	d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
 }
 
 // forEachParallel calls fn(i) for every i < n, split into workers

@@ -8,13 +8,11 @@ import (
 )
 
 // SurfaceSummary returns the summary of the surface ReadSurface(id) would
-// return now — header, last seq and one sized item per surface event —
-// from the index alone: an open, fstat and 64-byte read check that the
-// transcript is still the one indexed, and the crash closers are folded
-// from the saved state; no record is read. ok is false when the index
-// cannot answer that way (the session is not indexed or changed since,
-// its read fails, its state was persisted without items, or it is over
-// the read limit): callers then read the surface.
+// return now (header, last seq and one sized item per surface event) from
+// the index alone: no record is read. ok is false when the index cannot
+// answer that way (the session is not indexed or changed since, its read
+// fails, it has no items, or it is over the read limit): callers then
+// read the surface.
 func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference.SurfaceSummary, ok bool) {
 	if ctx.Err() != nil {
 		return nil, false
@@ -58,8 +56,8 @@ func (ix *Indexed) summarizable(id string) *entry {
 }
 
 // summaryItems returns an item for each stored surface event of st (room
-// left for extra more), or false when an item was persisted without its
-// size or the events are more than a surface read keeps (the read limit).
+// left for extra more), or false when a size did not fit or the events are
+// more than a surface read keeps.
 func (ix *Indexed) summaryItems(st *logState, extra int) ([]reference.SurfaceItem, bool) {
 	items := make([]reference.SurfaceItem, 0, len(st.Items)+extra)
 	var raw int64
@@ -74,5 +72,5 @@ func (ix *Indexed) summaryItems(st *logState, extra int) ([]reference.SurfaceIte
 		items = append(items, it)
 		raw += rawMax
 	}
-	return items, raw <= limitOr(ix.limit)
+	return items, raw <= ix.limit
 }

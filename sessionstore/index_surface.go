@@ -12,10 +12,10 @@ import (
 )
 
 // ReadSurface implements reference.Source. It brings the session's entry
-// up to date with the file (parsing only appended bytes) and then decodes
-// only the records of the events on the surface, so memory is bounded by
-// the surface, not the log. A record whose bytes changed since they were
-// indexed (a log rewritten in place) makes the read parse the log again.
+// up to date with the file and then decodes only the records of the
+// surface events, so memory is bounded by the surface, not the log. A
+// record whose bytes changed since they were indexed (a log rewritten in
+// place) makes the read parse the log again.
 func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -44,27 +44,24 @@ func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfa
 }
 
 // current returns the entry a read of id uses, up to date with its file
-// (the refresher picks the change up on its own; a fresh entry is not
-// published), or the lookup's error.
+// (not published: the refresher picks the change up on its own), or the
+// lookup's error.
 func (ix *Indexed) current(id string) (*entry, error) {
 	ix.mu.RLock()
 	e := ix.titleEntry(id)
 	ix.mu.RUnlock()
 	if e == nil {
-		// Not indexed yet (first pass still running, or a session newer
-		// than the last scan): index this one log now.
+		// Not indexed yet: index this one log now.
 		return ix.indexOnDemand(id)
 	}
 	sig, ok := lstatSig(e.path(ix.root))
-	if !ok {
+	switch {
+	case !ok:
 		return ix.indexOnDemand(id)
-	}
-	if sig != e.Sig || e.transient(ix.limit) {
-		d := e.dirWith(sig)
-		if e.transient(ix.limit) {
-			return ix.parseDir(d, nil, e.Enc), nil
-		}
-		e = ix.parseOnce(d, e, e.Enc)
+	case e.transient(ix.limit):
+		return ix.parseDir(e.dirWith(sig), nil, e.Enc), nil
+	case sig != e.Sig:
+		return ix.parseOnce(e.dirWith(sig), e, e.Enc), nil
 	}
 	return e, nil
 }
@@ -88,7 +85,6 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	if err != nil {
 		return nil, err
 	}
-	// The file must still be the one the state describes.
 	f, _, ok, err := openState(e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
@@ -136,9 +132,9 @@ func closersOf(e *entry) ([]transcript.Event, *int64, error) {
 	return closers, captured, nil
 }
 
-// storedSurface reads the records of e's stored surface events through p
-// and appends their copies to events, holding them to the read limit. A
-// record that is not the one the fold checked is transcript.ErrRecordChanged.
+// storedSurface appends copies of e's stored surface events, read through
+// p, to events, holding them to the read limit. A record that is not the
+// one the fold checked is transcript.ErrRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	st := e.view
 	records := p.cursor(e.Sig.Size)
@@ -160,9 +156,7 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 		if err != nil || ev.Seq != seq {
 			return nil, transcript.ErrRecordChanged
 		}
-		// The record's bytes are the ones the fold checked (CRC); it
-		// upgrades the same way (a legacy replacing tool/result takes the
-		// message id the fold kept for it).
+		// A legacy replacing tool/result takes the message id the fold kept.
 		if transcript.UpgradeEvent(e.ReadID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
 			return nil, transcript.ErrRecordChanged
 		}
@@ -174,9 +168,8 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 	return events, nil
 }
 
-// indexOnDemand indexes the transcript a read of id finds (dsh findLog),
-// without publishing the entry (the refresher will), or returns the
-// lookup's error (not found, duplicate).
+// indexOnDemand indexes, without publishing, the transcript a read of id
+// finds (dsh findLog), or returns the lookup's error.
 func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	path, enc, err := ix.layout.find(id)
 	if err != nil {
@@ -184,17 +177,14 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	}
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
-	d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-	d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	statTranscripts(&d, dir)
 	return ix.parseOnce(d, nil, enc), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
-// encoding and Data points into it, so no read buffer or decoded frame
-// stays referenced.
+// encoding (sized up front) and Data points into it, so no read buffer or
+// decoded frame stays referenced.
 func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
-	// Sized for the whole encoding up front: growing it from nil copies
-	// each event's data several times.
 	raw := e.AppendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
 	var data json.RawMessage
 	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
@@ -205,16 +195,12 @@ func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }
 
-// surfaceBudget holds the surface events one read keeps (a prepare's
-// source: every message it may render) to the read limit, counted in the
-// bytes of their raw records plus surfaceEventCost each: what a kept event
-// costs besides its bytes (its structs, its fold and projection entries),
-// so that a log of a million tiny messages is held to the limit too.
+// surfaceBudget holds the surface events one read keeps to the read
+// limit, counted in the bytes of their raw records plus surfaceEventCost
+// each, so that a log of a million tiny messages is held to it too.
 type surfaceBudget struct {
 	limit, used int64
-	// over is set once the kept events passed the limit; nothing more is
-	// kept.
-	over bool
+	over        bool
 }
 
 // add counts ev and reports whether it may be kept.
@@ -227,9 +213,9 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 	return !b.over
 }
 
-// surfaceEventCost is the fixed cost counted for each kept surface event
-// (measured: 1,000,000 messages of 175 bytes peaked at 4.8 × their raw
-// bytes in a prepare).
+// surfaceEventCost is what a kept event costs besides its bytes (its
+// structs, fold and projection entries; measured: 1,000,000 messages of
+// 175 bytes peaked at 4.8 × their raw bytes in a prepare).
 const surfaceEventCost = 256
 
 func (b *surfaceBudget) err() error {

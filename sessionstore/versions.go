@@ -79,7 +79,7 @@ func (ix *Indexed) answering(id string) (e *entry, cur fileSig, same bool) {
 	if err != nil {
 		return nil, fileSig{}, false
 	}
-	if f != nil {
+	if same {
 		f.Close()
 	}
 	return e, cur, same
