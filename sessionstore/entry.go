@@ -54,9 +54,8 @@ type entry struct {
 	// session out of the listing.
 	NoHeaderYet bool
 	HeaderErr   string
-	// ReadErr is the error a read of the transcript gives under the read
-	// limit ReadErrLimit (the fold's own is in State): remembered, so
-	// neither a query nor a restart decodes the file again until it changes.
+	// ReadErr is the error a read gives under the read limit ReadErrLimit
+	// (the fold's own is in State), kept until the file changes.
 	ReadErr      transcript.SavedError
 	ReadErrLimit int64
 	// Listed* are the listing form of the header (as listing reads it),
@@ -73,8 +72,8 @@ type entry struct {
 	HeaderLine []byte
 	// State is the committed parse state, nil when ReadErr is set.
 	State *logState
-	// TitleText is the title derived from State when TitleDerived,
-	// persisted so that loading the cache does not decode every title.
+	// TitleText is the title derived from State when TitleDerived (so a
+	// restart does not decode every title).
 	TitleText    *string
 	TitleDerived bool
 

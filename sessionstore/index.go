@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,9 +95,8 @@ type Indexed struct {
 
 	catalog catalogCache
 
-	inflightMu sync.Mutex
-	inflight   map[inflightKey]*inflightCall
-	recent     map[inflightKey]*entry
+	parsesMu sync.Mutex
+	parses   map[parseKey]*parseCall
 
 	refreshMu   sync.Mutex
 	refreshing  sync.Mutex // held by the background refresher
@@ -115,8 +115,7 @@ type Indexed struct {
 	watcher *storeWatcher
 	changed chan struct{}
 
-	// Counters for Stats and tests.
-	parsed, grown, surfaces, wholeScans, dirStats atomic.Int64
+	parsed, grown, surfaces, wholeScans, dirStats atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -135,8 +134,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		root:     root,
 		limit:    effectiveReadLimit(opts.ReadLimit),
 		opts:     opts,
-		interval: opts.RefreshInterval,
+		interval: cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
 		entries:  map[string]*entry{},
+		parses:   map[parseKey]*parseCall{},
 		bySeg:    map[string][]*entry{},
 		projects: map[string]projectScan{},
 		ready:    make(chan struct{}),
@@ -144,9 +144,6 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		changed:  make(chan struct{}),
 	}
 	ix.fresh.verified = make(chan struct{})
-	if ix.interval == 0 {
-		ix.interval = DefaultRefreshInterval
-	}
 	if opts.Lazy {
 		ix.opts.CacheDir, ix.opts.Snapshot = NoCache, true
 	}
@@ -285,12 +282,17 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	return nil
 }
 
+// query readies the index for a query: ctx's error, else maybeRefresh's.
+func (ix *Indexed) query(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ix.maybeRefresh(ctx)
+}
+
 // ListSessions implements reference.Source from the index.
 func (ix *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -300,10 +302,7 @@ func (ix *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader,
 
 // ReadTitles implements reference.Source from the index.
 func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -482,4 +481,18 @@ func (ix *Indexed) Stats() Stats {
 // String names the index and its store root, for logs.
 func (ix *Indexed) String() string {
 	return fmt.Sprintf("sessionstore.Indexed(%s)", ix.root)
+}
+
+// SortHeaders sorts headers in listSessions order (spec §9): createdAt
+// descending, ties by id in localeCompare order; the sort is stable, so
+// ids that collate equal keep their input (enumeration) order.
+func SortHeaders(hs []reference.SessionHeader) {
+	compare, release := reference.LocaleComparer()
+	defer release()
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].CreatedAt != hs[j].CreatedAt {
+			return hs[i].CreatedAt > hs[j].CreatedAt
+		}
+		return compare(hs[i].ID, hs[j].ID) < 0
+	})
 }

@@ -31,10 +31,7 @@ var _ reference.CatalogSource = (*Indexed)(nil)
 // looks up 10,000 titles. During the first indexing pass it returns an
 // error wrapping reference.ErrCatalogUnavailable.
 func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	if cat, complete := ix.currentCatalog(); cat != nil || !complete {

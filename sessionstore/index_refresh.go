@@ -75,8 +75,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 }
 
 // listRoot returns the root's project directories. found is false when
-// the root does not exist: an empty store (the project scans are
-// forgotten).
+// the root does not exist: an empty store.
 func (ix *Indexed) listRoot() (projects []string, found bool, err error) {
 	projects, err = subdirs(ix.root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -167,8 +166,7 @@ func statTranscripts(d *sessionDir, dir string) {
 }
 
 // forEachParallel calls fn(i) for every i < n, split into workers
-// contiguous ranges on goroutines of their own (one worker: on the
-// caller's).
+// contiguous ranges on goroutines of their own.
 func forEachParallel(n, workers int, fn func(i int)) {
 	if workers <= 1 || n == 0 {
 		for i := range n {
@@ -189,12 +187,10 @@ func forEachParallel(n, workers int, fn func(i int)) {
 }
 
 // scanChanges is the scan of a notified change set in watch mode: it
-// re-lists the root only when an entry of it changed, re-lists only the
-// notified, polled or new project directories and stats only the notified
-// and new session directories; the watches vouch for every other entry.
-// Its result is partial (only what changed), so its cost follows the
-// change, not the store; when the root is gone, it is the (empty) whole
-// store.
+// re-lists only the notified, polled or new directories and stats only the
+// notified and new sessions; the watches vouch for every other entry. Its
+// result is partial, so its cost follows the change, not the store (when
+// the root is gone, it is the empty whole store).
 func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, error) {
 	projects := slices.Collect(maps.Keys(ix.projects))
 	if cs.root {
@@ -348,9 +344,7 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 }
 
 // scanResult is what a scan found: every session directory with a
-// transcript (dirs; the others are gone), or, when partial, only the
-// stat'd ones with a transcript and the ones gone: every other entry
-// stands.
+// transcript, or, when partial, only the stat'd ones and those gone.
 type scanResult struct {
 	dirs, gone []sessionDir
 	partial    bool
@@ -377,8 +371,7 @@ func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet,
 }
 
 // apply brings the entries to the scanned session directories: it drops the
-// sessions gone, parses what changed and rebuilds the listing. A whole
-// scan becomes the last scan.
+// sessions gone, parses what changed and rebuilds the listing.
 func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Time, sc scanResult) error {
 	p := ix.plan(sc)
 	scanned := !sc.partial
@@ -549,49 +542,48 @@ func (p *publisher) publish() {
 
 // parseOnce (re)builds the entry of one session directory. The refresher
 // and an on-demand read asking for the same transcript version share one
-// parse.
+// parse; an on-demand parse is not published, so the last few finished
+// ones are kept for the refresher (or the next read) to reuse.
 func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
 	sig, _ := d.sig(enc)
-	key := inflightKey{dir: d.key(), enc: enc, sig: sig}
-	ix.inflightMu.Lock()
-	if e, ok := ix.recent[key]; ok {
-		ix.inflightMu.Unlock()
-		return e
+	key := parseKey{dir: d.key(), enc: enc, sig: sig}
+	ix.parsesMu.Lock()
+	call, shared := ix.parses[key]
+	if !shared {
+		if len(ix.parses) >= 64 {
+			maps.DeleteFunc(ix.parses, func(_ parseKey, c *parseCall) bool { return c.finished() })
+		}
+		call = &parseCall{done: make(chan struct{})}
+		ix.parses[key] = call
 	}
-	if call, ok := ix.inflight[key]; ok {
-		ix.inflightMu.Unlock()
-		<-call.done
-		return call.e
+	ix.parsesMu.Unlock()
+	if !shared {
+		call.e = ix.parseDir(d, old, enc)
+		close(call.done)
 	}
-	call := &inflightCall{done: make(chan struct{})}
-	if ix.inflight == nil {
-		ix.inflight = map[inflightKey]*inflightCall{}
-	}
-	ix.inflight[key] = call
-	ix.inflightMu.Unlock()
-	call.e = ix.parseDir(d, old, enc)
-	ix.inflightMu.Lock()
-	delete(ix.inflight, key)
-	// An on-demand parse is not published: keep a few recent results for
-	// the refresher (or the next read) to reuse.
-	if ix.recent == nil || len(ix.recent) >= 64 {
-		ix.recent = map[inflightKey]*entry{}
-	}
-	ix.recent[key] = call.e
-	ix.inflightMu.Unlock()
-	close(call.done)
+	<-call.done
 	return call.e
 }
 
-type inflightKey struct {
+type parseKey struct {
 	dir string
 	enc Encoding
 	sig fileSig
 }
 
-type inflightCall struct {
+// parseCall is one parse, in flight until done is closed.
+type parseCall struct {
 	done chan struct{}
 	e    *entry
+}
+
+func (c *parseCall) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
@@ -650,9 +642,8 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 }
 
 // parseFromStart parses a whole transcript with a read's checks; its
-// header gives the listing facts. A header the parse refuses (a foreign
-// version, a torn one) is read again the way listing reads it, so the
-// session is listed (or skipped) as listing would.
+// header gives the listing facts (read again as listing reads it when the
+// parse refused it).
 func (ix *Indexed) parseFromStart(e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()

@@ -23,10 +23,7 @@ type SessionVersion struct {
 // session that a read cannot resolve to exactly one transcript (the
 // store's find rules) has an empty Version.
 func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -54,7 +51,7 @@ const versionSettle = time.Second
 // transcript), its last read failed, it was rewritten in place without
 // changing its signature, or it was modified less than versionSettle ago.
 func (ix *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
-	if ctx.Err() != nil || ix.maybeRefresh(ctx) != nil {
+	if ix.query(ctx) != nil {
 		return "", false
 	}
 	e, cur, same := ix.answering(id)
