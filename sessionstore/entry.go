@@ -137,12 +137,13 @@ func (e *entry) answerErr(id, root string) error {
 	return nil
 }
 
-// titleAnswer is what ReadTitles answers for id through e.
-func (e *entry) titleAnswer(id, root string) (*string, error) {
-	if err := e.answerErr(id, root); err != nil {
-		return nil, err
+// titleResult is what ReadTitles answers for id through e.
+func (e *entry) titleResult(id, root string) reference.TitleResult {
+	r := reference.TitleResult{SessionID: id, Err: e.answerErr(id, root)}
+	if r.Err == nil {
+		r.Title, r.Err = e.title, e.titleErr
 	}
-	return e.title, e.titleErr
+	return r
 }
 
 // transient reports whether e's error may go away without the file

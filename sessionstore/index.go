@@ -223,12 +223,11 @@ func (ix *Indexed) Refresh(ctx context.Context) error {
 
 // Close stops background work and persists the index.
 func (ix *Indexed) Close() error {
-	select {
-	case <-ix.closed:
-		return nil
-	default:
-	}
 	ix.bgMu.Lock()
+	if ix.isClosed() {
+		ix.bgMu.Unlock()
+		return nil
+	}
 	close(ix.closed)
 	ix.bgMu.Unlock()
 	if ix.watcher != nil {
@@ -325,13 +324,12 @@ func (ix *Indexed) indexedTitles(ids []string) (out []reference.TitleResult, uni
 			continue
 		}
 		seen[id] = true
-		r := reference.TitleResult{SessionID: id}
 		if e := ix.titleEntry(id); e != nil {
-			r.Title, r.Err = e.titleAnswer(id, ix.root)
+			out = append(out, e.titleResult(id, ix.root))
 		} else {
 			unindexed = append(unindexed, len(out))
+			out = append(out, reference.TitleResult{SessionID: id})
 		}
-		out = append(out, r)
 	}
 	return out, unindexed
 }
@@ -343,12 +341,11 @@ func (ix *Indexed) titlesOnDemand(ctx context.Context, out []reference.TitleResu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e, err := ix.indexOnDemand(out[k].SessionID)
-		if err != nil {
+		if e, err := ix.indexOnDemand(out[k].SessionID); err != nil {
 			out[k].Err = err
-			continue
+		} else {
+			out[k] = e.titleResult(out[k].SessionID, ix.root)
 		}
-		out[k].Title, out[k].Err = e.titleAnswer(out[k].SessionID, ix.root)
 	}
 	return nil
 }
@@ -363,14 +360,10 @@ func (ix *Indexed) Partial() (listing []reference.SessionHeader, titles map[stri
 	listing = make([]reference.SessionHeader, 0, len(ix.listing))
 	titles = make(map[string]reference.TitleResult, len(ix.listing))
 	for _, h := range ix.listing {
-		e := ix.titleEntry(h.ID)
-		if e == nil {
-			continue
+		if e := ix.titleEntry(h.ID); e != nil {
+			listing = append(listing, h)
+			titles[h.ID] = e.titleResult(h.ID, ix.root)
 		}
-		r := reference.TitleResult{SessionID: h.ID}
-		r.Title, r.Err = e.titleAnswer(h.ID, ix.root)
-		listing = append(listing, h)
-		titles[h.ID] = r
 	}
 	return listing, titles, ix.complete
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
@@ -70,11 +71,7 @@ func (ix *Indexed) current(id string) (*entry, error) {
 func (ix *Indexed) reindex(e *entry) *entry {
 	sig, _ := lstatSig(e.path(ix.root))
 	d := e.dirWith(sig)
-	if e.Enc == Zstd {
-		d.hasZstd = true
-	} else {
-		d.hasRaw = true
-	}
+	d.hasRaw, d.hasZstd = d.hasRaw || e.Enc == Raw, d.hasZstd || e.Enc == Zstd
 	return ix.parseDir(d, nil, e.Enc)
 }
 
@@ -108,22 +105,21 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		return nil, err
 	}
 	for i := range closers {
-		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
-			s.Events = append(s.Events, surfaceEvent(c))
-		}
+		s.Events = append(s.Events, surfaceEvent(&closers[i]))
 	}
 	return s, nil
 }
 
 // closersOf finishes a copy of e's fold (the log may still grow): the
-// crash closers a read appends, and the last seq a read captures (nil for
-// a log without events).
+// crash closers on the surface a read appends, and the last seq a read
+// captures (nil for a log without events).
 func closersOf(e *entry) ([]transcript.Event, *int64, error) {
 	fd := transcript.ResumeFold(e.ReadID, e.view.Fold.Clone())
 	closers, err := fd.Finish()
 	if err != nil {
 		return nil, nil, err
 	}
+	closers = slices.DeleteFunc(closers, func(c transcript.Event) bool { return !transcript.IsSurfaceType(c.Type) })
 	var captured *int64
 	if fd.Count > 0 {
 		last := fd.LastSeq
@@ -248,10 +244,8 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if !ok {
 		return nil, false
 	}
-	for i := range closers {
-		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
-			items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
-		}
+	for _, c := range closers {
+		items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
 	}
 	return &reference.SurfaceSummary{Header: h.Reference(), CapturedThroughSeq: captured, Items: items}, true
 }
