@@ -50,10 +50,8 @@ type entry struct {
 	// the last parse.
 	Enc Encoding
 	Sig fileSig
-	// NoHeaderYet (the header is not complete yet) and HeaderErr keep a
-	// session out of the listing.
+	// NoHeaderYet: the header is not complete yet (not listed).
 	NoHeaderYet bool
-	HeaderErr   string
 	// ReadErr is the error a read gives under the read limit ReadErrLimit
 	// (the fold's own is in State), kept until the file changes.
 	ReadErr      transcript.SavedError
@@ -72,16 +70,14 @@ type entry struct {
 	HeaderLine []byte
 	// State is the committed parse state, nil when ReadErr is set.
 	State *logState
-	// TitleText is the title derived from State when TitleDerived (so a
-	// restart does not decode every title).
+	// TitleText is the title of the view (after derive). TitleDerived says
+	// it was derived from State: persisted, a restart does not decode it.
 	TitleText    *string
 	TitleDerived bool
 
-	header reference.SessionHeader
 	// view is what reads answer from: State, plus the lines of a torn
 	// final zstd frame, if any.
 	view     *logState
-	title    *string
 	titleErr error
 	// err is the read's error (ReadErr, else the fold's, crash closers
 	// included), without the session id and path.
@@ -94,10 +90,7 @@ func (e *entry) path(root string) string {
 
 // derive fills the derived fields from the persisted ones and view.
 func (e *entry) derive(view *logState) {
-	if e.Listed {
-		e.header = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
-	}
-	e.view, e.title, e.titleErr, e.err = view, nil, nil, e.ReadErr.Err()
+	e.view, e.titleErr, e.err = view, nil, e.ReadErr.Err()
 	if e.err == nil && view == nil {
 		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
@@ -110,7 +103,6 @@ func (e *entry) derive(view *logState) {
 		return
 	}
 	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
-		e.title = e.TitleText
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
@@ -121,9 +113,9 @@ func (e *entry) derive(view *logState) {
 	}
 	if t != nil {
 		s := t.Text()
-		e.title = &s
+		e.TitleText = &s
 	}
-	e.TitleText, e.TitleDerived = e.title, view == e.State
+	e.TitleDerived = view == e.State
 }
 
 // answerErr is the error a read of id through e gives, nil when e answers.
@@ -141,7 +133,7 @@ func (e *entry) answerErr(id, root string) error {
 func (e *entry) titleResult(id, root string) reference.TitleResult {
 	r := reference.TitleResult{SessionID: id, Err: e.answerErr(id, root)}
 	if r.Err == nil {
-		r.Title, r.Err = e.title, e.titleErr
+		r.Title, r.Err = e.TitleText, e.titleErr
 	}
 	return r
 }

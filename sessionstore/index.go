@@ -160,7 +160,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.fresh.fromCache = err == nil
 	}
 	if !ix.opts.NoWatch {
-		ix.watcher = newStoreWatcher(ix)
+		ix.watcher = newStoreWatcher(ix) // nil when notifications are unavailable
+	}
+	if ix.watcher != nil {
 		ix.bg.Go(ix.watcher.run)
 	}
 	ix.fresh.pollAll = ix.watcher == nil
@@ -407,7 +409,7 @@ func (ix *Indexed) rebuildListing() {
 			continue
 		}
 		seen[e.ListedID] = true
-		listing = append(listing, e.header)
+		listing = append(listing, reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw})
 	}
 	SortHeaders(listing)
 	byReadID := make(map[string]*entry, len(bySeg))

@@ -649,7 +649,6 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 	defer func() { e.derive(view) }()
 	f, err := openRegular(path)
 	if err != nil {
-		e.HeaderErr = (&transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}).Error()
 		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
 		return
 	}
@@ -693,9 +692,7 @@ func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Hea
 	switch {
 	case errors.Is(err, transcript.ErrNoHeaderYet):
 		e.NoHeaderYet = true
-	case err != nil:
-		e.HeaderErr = err.Error()
-	default:
+	case err == nil:
 		e.Listed = true
 		r := h.Reference()
 		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = r.ID, r.CWD, r.CreatedAt, r.Raw
