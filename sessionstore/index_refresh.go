@@ -56,7 +56,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ps, relisted, ok := ix.listProject(proj, now, cs.all || cs.projects[proj], true)
+		ps, relisted, ok := ix.listProject(proj, now, cs, true)
 		if !ok {
 			continue
 		}
@@ -66,7 +66,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 			if old := ix.entries[key]; old != nil && !full && !relisted && !cs.sessions[key] && !old.hot(now) {
 				keep = append(keep, old.dirWith(old.Sig))
 			} else {
-				todo = append(todo, ix.toStat(proj, seg, key, cs.all || cs.sessions[key]))
+				todo = append(todo, ix.toStat(proj, seg, cs))
 			}
 		}
 	}
@@ -104,10 +104,11 @@ func subdirs(dir string) ([]string, error) {
 }
 
 // listProject returns a project directory's session directories: as last
-// listed when it is known, not forced, and (when check) its mtime is
+// listed when it is known, not named by cs, and (when check) its mtime is
 // unchanged and old enough to trust; else listed again, watched first
 // (relisted). ok is false when the directory cannot be read.
-func (ix *Indexed) listProject(proj string, now time.Time, forced, check bool) (ps projectScan, relisted, ok bool) {
+func (ix *Indexed) listProject(proj string, now time.Time, cs changeSet, check bool) (ps projectScan, relisted, ok bool) {
+	forced := cs.all || cs.projects[proj]
 	ps, known := ix.projects[proj]
 	pdir := filepath.Join(ix.root, proj)
 	if known && !forced && (!check || ix.listingTrusted(pdir, ps, now)) {
@@ -133,10 +134,11 @@ func (ix *Indexed) listingTrusted(pdir string, ps projectScan, now time.Time) bo
 	return err == nil && fi.IsDir() && ps.mtime == fi.ModTime().UnixNano() && now.Sub(fi.ModTime()) >= dirTrustAge
 }
 
-// toStat watches a session directory (key is its "proj/seg") and returns
-// it to be stat'd.
-func (ix *Indexed) toStat(proj, seg, key string, force bool) sessionDir {
-	ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, force)
+// toStat watches a session directory (forced when cs names it) and
+// returns it to be stat'd.
+func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
+	key := proj + "/" + seg
+	ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, cs.all || cs.sessions[key])
 	return sessionDir{proj: proj, seg: seg}
 }
 
@@ -227,7 +229,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		ps, relisted, ok := ix.listProject(proj, now, cs.projects[proj], cs.polled[proj])
+		ps, relisted, ok := ix.listProject(proj, now, cs, cs.polled[proj])
 		if !ok {
 			continue
 		}
@@ -240,7 +242,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		for _, seg := range ps.segs {
 			key := proj + "/" + seg
 			if ix.entries[key] == nil || cs.sessions[key] || (relisted && !before[seg]) {
-				todo = append(todo, ix.toStat(proj, seg, key, cs.sessions[key]))
+				todo = append(todo, ix.toStat(proj, seg, cs))
 			}
 		}
 	}
