@@ -34,13 +34,13 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
-	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
-		return cat, ix.catalogUnavailable(complete)
+	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
+		return cat, err
 	}
 	ix.catalog.build.Lock()
 	defer ix.catalog.build.Unlock()
-	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
-		return cat, ix.catalogUnavailable(complete)
+	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
+		return cat, err
 	}
 	snap, err := ix.buildCatalog(ctx)
 	if err != nil {
@@ -56,27 +56,19 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 }
 
 // currentCatalog returns the cached catalog when it is of the current
-// generation (else nil), and whether the first pass has finished.
-func (ix *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
+// generation, else nil. During the first pass it returns the error that
+// makes reference.ListCandidates fall back to ListSessions and ReadTitles.
+func (ix *Indexed) currentCatalog() (*reference.Catalog, error) {
 	ix.mu.RLock()
 	complete, gen := ix.complete, ix.gen
 	ix.mu.RUnlock()
 	if !complete {
-		return nil, false
+		return nil, fmt.Errorf("index of %s: first indexing pass still running: %w", ix.root, reference.ErrCatalogUnavailable)
 	}
 	if s := ix.catalog.snap.Load(); s != nil && s.gen == gen {
-		return s.cat, true
+		return s.cat, nil
 	}
-	return nil, true
-}
-
-// catalogUnavailable is nil when complete, else the error that makes
-// reference.ListCandidates fall back to ListSessions and ReadTitles.
-func (ix *Indexed) catalogUnavailable(complete bool) error {
-	if complete {
-		return nil
-	}
-	return fmt.Errorf("index of %s: first indexing pass still running: %w", ix.root, reference.ErrCatalogUnavailable)
+	return nil, nil
 }
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
