@@ -97,14 +97,6 @@ func (p *logParser) cursor(size int64) *transcript.Cursor {
 	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: p.limit, Memory: bufGateFor(p.limit)})
 }
 
-// framing is how transcripts of encoding e store their records.
-func (e Encoding) framing() transcript.Framing {
-	if e == Zstd {
-		return transcript.Frames
-	}
-	return transcript.Lines
-}
-
 // fold returns the parser's fold, resumed from p.st on first use.
 func (p *logParser) fold() *transcript.Fold {
 	if p.fd == nil {

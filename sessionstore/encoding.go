@@ -1,5 +1,7 @@
 package sessionstore
 
+import "github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+
 // Encoding is a store's physical encoding (one per root).
 type Encoding int
 
@@ -60,4 +62,12 @@ func (e Encoding) String() string {
 		return "zstd"
 	}
 	return "raw"
+}
+
+// framing is how transcripts of encoding e store their records.
+func (e Encoding) framing() transcript.Framing {
+	if e == Zstd {
+		return transcript.Frames
+	}
+	return transcript.Lines
 }
