@@ -8,7 +8,7 @@ func ZstdDecodedForTest() int64 { return transcript.DecodedBytes.Load() }
 
 // DecodedPerReadForTest is the decoded-bytes budget of one read at limit.
 func DecodedPerReadForTest(limit int64) int64 {
-	return transcript.DecodedPerReadFactor * limitOr(limit)
+	return transcript.DecodedPerReadFactor * limit
 }
 
 // DropDecodeBuffersForTest drops the decode buffers kept for reuse (as

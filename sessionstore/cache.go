@@ -40,15 +40,14 @@ type cacheFile struct {
 	Pinned  Encoding
 	Entries []*entry
 	// Present holds, parallel to Entries, which of each entry's pointers
-	// were set: gob flattens a pointer to its value and leaves zero values
-	// out, so a pointer to "" (a title cleared to the empty string, an
-	// empty cwd) would decode as nil, which dsh labels differently.
+	// were set: gob leaves zero values out, so a pointer to "" (an empty
+	// title or cwd, which dsh labels differently from none) would decode
+	// as nil.
 	Present []presence
 }
 
-// presence records which of an entry's persisted pointers are set. Every
-// pointer reachable from a persisted entry has a bit here;
-// TestCachePersistsEveryPointer fails when a new one is added without one.
+// presence records which of an entry's persisted pointers are set
+// (TestCachePersistsEveryPointer checks every pointer has a bit).
 type presence uint8
 
 const (
@@ -93,32 +92,28 @@ func (p presence) restore(e *entry) {
 	}
 }
 
-// maxCacheBytes bounds the index cache file that is read: a larger file
-// (or anything but a regular file) is ignored and the index rebuilt. The
-// cache of a 100,000-session store is a few tens of MiB.
+// maxCacheBytes bounds the index cache file that is read (the cache of a
+// 100,000-session store is a few tens of MiB).
 const maxCacheBytes = 512 << 20
 
 // resolveCachePath returns the cache file path, or "" when the index is
 // memory only (NoCache, no cache directory, or a cache directory inside
-// the store root). Inside is decided on the paths with symlinks resolved
-// as well as on their text, so a cache directory that reaches into the
-// store through a symlink (or a root given through one) is refused too:
-// nothing is ever written under the store root.
+// the store root). Inside is decided on the paths with and without
+// symlinks resolved, so a cache directory that reaches into the store
+// through a symlink is refused too.
 func (ix *Indexed) resolveCachePath() string {
 	dir := ix.opts.CacheDir
 	if dir == NoCache {
 		return ""
 	}
 	if dir == "" {
-		d, err := defaultCacheDir()
+		d, err := os.UserCacheDir()
 		if err != nil {
 			ix.logf("sessionstore: no user cache directory (%v); index kept in memory", err)
 			return ""
 		}
-		dir = d
+		dir = filepath.Join(d, "dsh-lsp")
 	}
-	// As the kernel resolves them (a ".." after a symlink), so that the
-	// inside-the-root check sees the directories the files would land in.
 	absDir, err1 := physicalAbs(dir)
 	absRoot, err2 := physicalAbs(ix.root)
 	if err1 != nil || err2 != nil {
@@ -159,10 +154,9 @@ func resolveExisting(p string) string {
 	}
 }
 
-// loadCache reads the persisted index, if valid, into ix. The file is read
-// only if it is a regular file (not a symlink, FIFO or device) of at most
-// maxCacheBytes, opened non-blocking: a FIFO or /dev/zero planted there
-// cannot hang or exhaust the server.
+// loadCache reads the persisted index, if valid, into ix. Only a regular
+// file of at most maxCacheBytes is read (readRegularFile): a FIFO or
+// /dev/zero planted there cannot hang or exhaust the server.
 func (ix *Indexed) loadCache() error {
 	data, err := readRegularFile(ix.cachePath, maxCacheBytes)
 	if err != nil {
@@ -187,14 +181,6 @@ func (ix *Indexed) loadCache() error {
 	}
 	ix.rebuildListing()
 	return nil
-}
-
-// limitOr returns limit, or DefaultReadLimit when it is 0 (unset).
-func limitOr(limit int64) int64 {
-	if limit <= 0 {
-		return DefaultReadLimit
-	}
-	return limit
 }
 
 func decodeCache(data []byte) (*cacheFile, error) {
@@ -223,8 +209,8 @@ func decodeCache(data []byte) (*cacheFile, error) {
 	return &cf, nil
 }
 
-// persist writes the index when it changed (force: regardless of the last
-// write time). Failures are logged; the index stays in memory.
+// persist writes the index when it changed (force: however recently it
+// was written). Failures are logged.
 func (ix *Indexed) persist(force bool) {
 	if ix.cachePath == "" {
 		return
@@ -239,8 +225,7 @@ func (ix *Indexed) persist(force bool) {
 	for _, e := range ix.entries {
 		p := *e
 		if e.view != e.State {
-			// The view holds lines of a torn final frame; force the next
-			// refresh to parse again from the committed offset.
+			// The view holds a torn final frame: parse again after a restart.
 			p.Sig.Size = -1
 		}
 		cf.Entries = append(cf.Entries, &p)
@@ -258,10 +243,11 @@ func (ix *Indexed) persist(force bool) {
 }
 
 func writeCache(path string, cf *cacheFile) error {
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(cf); err != nil {
+	buf := bytes.NewBuffer(binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion))
+	if err := gob.NewEncoder(buf).Encode(cf); err != nil {
 		return err
 	}
+	data := binary.LittleEndian.AppendUint32(buf.Bytes(), crc32.ChecksumIEEE(buf.Bytes()[len(cacheMagic)+4:]))
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -271,37 +257,17 @@ func writeCache(path string, cf *cacheFile) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	var hdr [len(cacheMagic) + 4]byte
-	copy(hdr[:], cacheMagic)
-	binary.LittleEndian.PutUint32(hdr[len(cacheMagic):], cacheVersion)
-	var trailer [4]byte
-	binary.LittleEndian.PutUint32(trailer[:], crc32.ChecksumIEEE(body.Bytes()))
-	for _, b := range [][]byte{hdr[:], body.Bytes(), trailer[:]} {
-		if _, err := tmp.Write(b); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
+	_, err = tmp.Write(data)
+	if err := errors.Join(err, tmp.Close()); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
 }
 
-// defaultCacheDir returns $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir).
-func defaultCacheDir() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "dsh-lsp"), nil
-}
-
-// deriveAll derives the entries loaded from the cache on every core: a
-// restart, and every CLI run, pays for it before its first answer. An
-// error remembered under another read limit is dropped, so the entry is
-// parsed again. It reports whether a title had to be decoded that the
-// cache could keep: the index should then be written again.
+// deriveAll derives the entries loaded from the cache on every core (every
+// restart and CLI run pays for it before its first answer). An error
+// remembered under another read limit is dropped, so the entry is parsed
+// again. It reports whether a title was decoded that the cache could keep.
 func deriveAll(entries []*entry, limit int64) (decoded bool) {
 	var n atomic.Int64
 	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/512+1), func(i int) {

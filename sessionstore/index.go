@@ -1,9 +1,11 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,46 +24,33 @@ type IndexOptions struct {
 	// that suffix is read. 0 reads each session directory by its own
 	// suffix (transcriptFor).
 	Encoding Encoding
-	// CacheDir is the directory the index is persisted in. "" means
-	// $XDG_CACHE_HOME/dsh-lsp (os.UserCacheDir); NoCache keeps the index in memory only. The
-	// directory must not be inside the store root (persistence is then
-	// disabled).
+	// CacheDir is the directory the index is persisted in, never inside
+	// the store root. "" means $XDG_CACHE_HOME/dsh-lsp; NoCache keeps the
+	// index in memory only.
 	CacheDir string
 	// RefreshInterval is how stale a query may find the index before it
-	// starts a background quick scan (a stat scan of the store, parsing
-	// only what changed) when part of the store is polled rather than
-	// watched; in watch mode that safety scan runs at most every
-	// watchSafetyScan. Answers never wait for it: notifications and the
-	// revalidation before each answer keep them fresh (see fresh.go).
-	// 0 means DefaultRefreshInterval; a negative value refreshes
-	// synchronously (a full stat scan) before every query.
+	// starts a background quick scan when part of the store is polled
+	// (in watch mode, at most every watchSafetyScan). Answers never wait
+	// for it (fresh.go). 0 means DefaultRefreshInterval; a negative value
+	// refreshes synchronously (a full stat scan) before every query.
 	RefreshInterval time.Duration
-	// NoWatch turns file-system notifications off: the index then polls
-	// (a bounded stat scan in the background and before answers), like
-	// on a file system without notifications. One-shot readers (the
-	// CLI), which revalidate once at open, set it.
+	// NoWatch turns file-system notifications off: the index then polls.
 	NoWatch bool
-	// Snapshot makes the index answer from the store as its first
-	// refresh (at open) found it, revalidating nothing later: for
-	// one-shot readers (the CLI), whose answer is due right after the
-	// open. It implies NoWatch.
+	// Snapshot makes the index answer from the store as its first refresh
+	// found it, revalidating nothing later (one-shot readers: the CLI).
+	// It implies NoWatch.
 	Snapshot bool
-	// Lazy skips the scan of the store: nothing is indexed until a read
-	// by id (ReadSurface, ReadTitles) indexes that one session, and the
-	// listing stays empty. For one-shot reads of a few sessions (the
-	// CLI's prepare); it implies Snapshot and no cache.
+	// Lazy skips the scan of the store: only a read by id indexes its
+	// session, and the listing stays empty (the CLI's prepare). It implies
+	// Snapshot and NoCache.
 	Lazy bool
-	// watchLimit, when positive, caps the directories watched (tests of
-	// the fallback for an exhausted inotify watch limit).
+	// watchLimit, when positive, caps the directories watched (tests).
 	watchLimit int
-	// ReadLimit bounds the memory one read may use: the most decoded
-	// bytes of one zstd frame (complete or torn) or one raw line a read
-	// holds at once, and the bytes of the surface events one ReadSurface
-	// keeps. A session over it fails to read with an error matching
-	// ErrReadLimit (Kind KindIO); other sessions are unaffected. 0 means
-	// $DSH_LSP_READ_LIMIT_MB MiB when that is set, else DefaultReadLimit;
-	// values under 16 MiB are raised to 16 MiB. Peak memory of one read is
-	// a small multiple of it (SECURITY.md).
+	// ReadLimit bounds the memory one read may use: the decoded bytes of
+	// one zstd frame or raw line held at once, and the bytes of the surface
+	// events one ReadSurface keeps. A session over it fails with an error
+	// matching ErrReadLimit. 0 means $DSH_LSP_READ_LIMIT_MB MiB when set,
+	// else DefaultReadLimit; less than 16 MiB is raised to 16 MiB.
 	ReadLimit int64
 	// Progress, when set, is called during the first indexing pass with
 	// the number of transcripts parsed so far and the number to parse.
@@ -76,22 +65,17 @@ const NoCache = "-"
 // DefaultRefreshInterval is the default IndexOptions.RefreshInterval.
 const DefaultRefreshInterval = time.Second
 
-// Indexed is the reference.Source over a store: it answers ListSessions
-// and ReadTitles from an in-memory index of session metadata (header,
-// latest title, and the incremental parse state of each transcript),
-// persisted outside the store and refreshed incrementally: new sessions
-// are parsed, grown files only from where the last parse stopped (raw: the
-// last complete line; zstd: the last complete frame), replaced or
-// truncated files again from the start. ReadSurface re-reads only the
-// surface records the parse located.
-//
-// Answers equal a full re-read of the store at the time of the last
-// refresh (the tests' oracle, oracle_test.go).
+// Indexed is the reference.Source over a store: it answers from an
+// in-memory index of session metadata (header, title, and the incremental
+// parse state of each transcript), persisted outside the store and
+// refreshed incrementally: grown files are parsed only from where the last
+// parse stopped, replaced or truncated ones again from the start.
+// ReadSurface re-reads only the surface records the parse located. Answers
+// equal a full re-read of the store at the last refresh (oracle_test.go).
 type Indexed struct {
-	layout layout
-	root   string
-	// limit is the read limit in bytes (IndexOptions.ReadLimit).
-	limit     int64
+	layout    layout
+	root      string
+	limit     int64 // the read limit in bytes
 	opts      IndexOptions
 	interval  time.Duration
 	cachePath string
@@ -100,8 +84,7 @@ type Indexed struct {
 	entries map[string]*entry
 	listing []reference.SessionHeader
 	bySeg   map[string][]*entry
-	// byReadID maps the id of each indexed log that a full read of that
-	// id would load to its entry (the fast path of ReadTitles).
+	// byReadID maps each id to the entry a read of it loads.
 	byReadID map[string]*entry
 	complete bool
 	lastScan time.Time
@@ -112,9 +95,8 @@ type Indexed struct {
 
 	catalog catalogCache
 
-	inflightMu sync.Mutex
-	inflight   map[inflightKey]*inflightCall
-	recent     map[inflightKey]*entry
+	parsesMu sync.Mutex
+	parses   map[parseKey]*parseCall
 
 	refreshMu   sync.Mutex
 	refreshing  sync.Mutex // held by the background refresher
@@ -127,21 +109,13 @@ type Indexed struct {
 	// bgMu orders bg.Add after the closed check against Close's bg.Wait.
 	bgMu sync.Mutex
 
-	// fresh tracks changes (notifications, polls); watcher is nil when
-	// nothing is watched (poll mode). changed is closed and replaced at
-	// every listing generation (Changed).
+	// fresh tracks changes; watcher is nil when nothing is watched.
+	// changed is closed and replaced at every generation (Changed).
 	fresh   freshness
 	watcher *storeWatcher
 	changed chan struct{}
 
-	// parsed counts transcripts (re)indexed, grown those continued from
-	// their saved offset (tests and benchmarks).
-	parsed, grown atomic.Int64
-	// wholeScans counts stat scans of the whole store (scan), dirStats
-	// the session directories whose transcripts were stat'd (tests).
-	wholeScans, dirStats atomic.Int64
-	// surfaces counts ReadSurface answers.
-	surfaces atomic.Int64
+	parsed, grown, surfaces, wholeScans, dirStats atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -149,8 +123,7 @@ var _ reference.Source = (*Indexed)(nil)
 // OpenIndexed opens the store at root behind an index. It loads the
 // persisted index when there is a valid one (Complete is then true at
 // once) and starts the first refresh in the background (Wait returns when
-// it has finished). Without a cache, queries answer from what is indexed
-// so far until Complete reports true.
+// it has finished).
 func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	l, err := newLayout(root, opts.Encoding)
 	if err != nil {
@@ -161,8 +134,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		root:     root,
 		limit:    effectiveReadLimit(opts.ReadLimit),
 		opts:     opts,
-		interval: opts.RefreshInterval,
+		interval: cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
 		entries:  map[string]*entry{},
+		parses:   map[parseKey]*parseCall{},
 		bySeg:    map[string][]*entry{},
 		projects: map[string]projectScan{},
 		ready:    make(chan struct{}),
@@ -170,49 +144,35 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		changed:  make(chan struct{}),
 	}
 	ix.fresh.verified = make(chan struct{})
-	if ix.interval == 0 {
-		ix.interval = DefaultRefreshInterval
-	}
 	if opts.Lazy {
-		ix.opts.CacheDir, opts.Snapshot, ix.opts.Snapshot = NoCache, true, true
+		ix.opts.CacheDir, ix.opts.Snapshot = NoCache, true
 	}
+	ix.opts.NoWatch = ix.opts.NoWatch || ix.opts.Snapshot
 	ix.cachePath = ix.resolveCachePath()
 	if ix.cachePath != "" {
 		err := ix.loadCache()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			ix.logf("sessionstore: ignoring index cache %s: %v", ix.cachePath, err)
 		}
-		// A valid cache covers the whole store as of the last run, but
-		// the store may have changed since: it is complete at once, yet
-		// answers wait (revalidate) until the first refresh has
-		// stat-checked every entry and re-parsed what changed.
+		// Complete at once, yet answers wait (revalidate) until the first
+		// refresh has stat-checked every entry: the store may have changed.
 		ix.complete = err == nil
 		ix.fresh.fromCache = err == nil
 	}
-	if opts.Snapshot {
-		opts.NoWatch = true
-		ix.opts.NoWatch = true
+	if !ix.opts.NoWatch {
+		ix.watcher = newStoreWatcher(ix) // nil when notifications are unavailable
 	}
-	if !opts.NoWatch {
-		ix.watcher = newStoreWatcher(ix)
+	if ix.watcher != nil {
+		ix.bg.Go(ix.watcher.run)
 	}
 	ix.fresh.pollAll = ix.watcher == nil
-	if ix.watcher != nil {
-		ix.bg.Add(1)
-		go func() {
-			defer ix.bg.Done()
-			ix.watcher.run()
-		}()
-	}
 	if opts.Lazy {
 		ix.complete = true
 		close(ix.ready)
 		close(ix.fresh.verified)
 		return ix, nil
 	}
-	ix.bg.Add(1)
-	go func() {
-		defer ix.bg.Done()
+	ix.bg.Go(func() {
 		defer close(ix.ready)
 		if err := ix.refresh(context.Background(), true, true); err != nil {
 			ix.logf("sessionstore: indexing %s: %v", root, err)
@@ -222,15 +182,10 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.mu.Unlock()
 		close(ix.fresh.verified)
 		ix.persist(true)
-	}()
-	if !opts.NoWatch {
-		// Poll what has no watch (everything, when notifications are
-		// unavailable) in the background; one-shot readers do not.
-		ix.bg.Add(1)
-		go func() {
-			defer ix.bg.Done()
-			ix.pollLoop()
-		}()
+	})
+	if !ix.opts.NoWatch {
+		// Poll what has no watch in the background.
+		ix.bg.Go(ix.pollLoop)
 	}
 	return ix, nil
 }
@@ -240,7 +195,7 @@ func (ix *Indexed) Root() string { return ix.root }
 
 // Complete reports whether the index covers the whole store: a valid cache
 // was loaded, or the first indexing pass has finished. Before that,
-// ListSessions and ReadTitles answer from what is indexed so far.
+// queries answer from what is indexed so far.
 func (ix *Indexed) Complete() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -270,16 +225,14 @@ func (ix *Indexed) Refresh(ctx context.Context) error {
 
 // Close stops background work and persists the index.
 func (ix *Indexed) Close() error {
-	select {
-	case <-ix.closed:
-		return nil
-	default:
-	}
 	ix.bgMu.Lock()
+	if ix.isClosed() {
+		ix.bgMu.Unlock()
+		return nil
+	}
 	close(ix.closed)
 	ix.bgMu.Unlock()
 	if ix.watcher != nil {
-		// Ends watcher.run.
 		ix.watcher.close()
 	}
 	ix.fresh.mu.Lock()
@@ -292,12 +245,11 @@ func (ix *Indexed) Close() error {
 	return nil
 }
 
-// maybeRefresh keeps the index fresh before a query: synchronously (a
-// full stat scan) when the interval is negative; else it revalidates
-// (fresh.go: what notifications reported, what polls cover) and, when the
+// maybeRefresh keeps the index fresh before a query: synchronously when
+// the interval is negative; else it revalidates (fresh.go) and, when the
 // last scan is older than the safety interval, starts a background quick
-// scan. During the first indexing pass (Complete false) it does nothing:
-// answers are partial then anyway.
+// scan. During the first indexing pass it does nothing: answers are
+// partial then anyway.
 func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	ix.mu.RLock()
 	complete, lastScan := ix.complete, ix.lastScan
@@ -331,12 +283,17 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	return nil
 }
 
+// query readies the index for a query: ctx's error, else maybeRefresh's.
+func (ix *Indexed) query(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ix.maybeRefresh(ctx)
+}
+
 // ListSessions implements reference.Source from the index.
 func (ix *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -346,10 +303,7 @@ func (ix *Indexed) ListSessions(ctx context.Context) ([]reference.SessionHeader,
 
 // ReadTitles implements reference.Source from the index.
 func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -361,10 +315,9 @@ func (ix *Indexed) ReadTitles(ctx context.Context, ids []string) ([]reference.Ti
 	return out, nil
 }
 
-// indexedTitles returns the title result of each id once (first
-// occurrence wins), in order, from the entries, and the positions of those
-// without a single indexed entry (their result is left to
-// titlesOnDemand). Callers hold ix.mu.
+// indexedTitles returns the title result of each id once, in order of
+// first occurrence, and the positions of those without a single indexed
+// entry (left to titlesOnDemand). Callers hold ix.mu.
 func (ix *Indexed) indexedTitles(ids []string) (out []reference.TitleResult, unindexed []int) {
 	seen := make(map[string]bool, len(ids))
 	out = make([]reference.TitleResult, 0, len(ids))
@@ -373,62 +326,52 @@ func (ix *Indexed) indexedTitles(ids []string) (out []reference.TitleResult, uni
 			continue
 		}
 		seen[id] = true
-		r := reference.TitleResult{SessionID: id}
 		if e := ix.titleEntry(id); e != nil {
-			r.Title, r.Err = e.titleAnswer(id, ix.root)
+			out = append(out, e.titleResult(id, ix.root))
 		} else {
 			unindexed = append(unindexed, len(out))
+			out = append(out, reference.TitleResult{SessionID: id})
 		}
-		out = append(out, r)
 	}
 	return out, unindexed
 }
 
-// titlesOnDemand answers the titles at the unindexed positions of out, of
-// sessions the index has no single entry for (not scanned yet, not found,
-// or a duplicate id), by a read by id each.
+// titlesOnDemand answers the titles at the unindexed positions of out by a
+// read by id each.
 func (ix *Indexed) titlesOnDemand(ctx context.Context, out []reference.TitleResult, unindexed []int) error {
 	for _, k := range unindexed {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e, err := ix.indexOnDemand(out[k].SessionID)
-		if err != nil {
+		if e, err := ix.indexOnDemand(out[k].SessionID); err != nil {
 			out[k].Err = err
-			continue
+		} else {
+			out[k] = e.titleResult(out[k].SessionID, ix.root)
 		}
-		out[k].Title, out[k].Err = e.titleAnswer(out[k].SessionID, ix.root)
 	}
 	return nil
 }
 
-// Partial returns, taken together under one lock, the sessions indexed so
-// far (in ListSessions order: newest first) and the title result of each,
-// keyed by id, without reading any log (a listed session without a single
-// entry, a duplicate id, is left out). complete is Complete() at that
-// moment (then the listing is the whole store's as of the last refresh).
-// Meant for answering during the first indexing pass; it does not refresh.
+// Partial returns, under one lock and without reading any log or
+// refreshing, the sessions indexed so far (in ListSessions order) that
+// have a single entry, each one's title result, and Complete() at that
+// moment. Meant for answering during the first indexing pass.
 func (ix *Indexed) Partial() (listing []reference.SessionHeader, titles map[string]reference.TitleResult, complete bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	listing = make([]reference.SessionHeader, 0, len(ix.listing))
 	titles = make(map[string]reference.TitleResult, len(ix.listing))
 	for _, h := range ix.listing {
-		e := ix.titleEntry(h.ID)
-		if e == nil {
-			continue
+		if e := ix.titleEntry(h.ID); e != nil {
+			listing = append(listing, h)
+			titles[h.ID] = e.titleResult(h.ID, ix.root)
 		}
-		r := reference.TitleResult{SessionID: h.ID}
-		r.Title, r.Err = e.titleAnswer(h.ID, ix.root)
-		listing = append(listing, h)
-		titles[h.ID] = r
 	}
 	return listing, titles, ix.complete
 }
 
-// titleEntry returns the entry a read of id loads (the layout's find rule
-// over the indexed directories named by id's segment), or nil when that is
-// not exactly one indexed transcript. Callers hold ix.mu.
+// titleEntry returns the entry a read of id loads, or nil when that is not
+// exactly one indexed transcript. Callers hold ix.mu.
 func (ix *Indexed) titleEntry(id string) *entry {
 	if e := ix.byReadID[id]; e != nil {
 		return e
@@ -440,9 +383,8 @@ func (ix *Indexed) titleEntry(id string) *entry {
 	return ix.findEntry(ix.bySeg[seg])
 }
 
-// findEntry is the entry of the one directory of group (the directories
-// named by one segment) that the layout's find rule picks, when it indexed
-// the transcript that rule reads.
+// findEntry is the entry the layout's find rule picks among group (the
+// directories named by one segment), when it indexed the transcript read.
 func (ix *Indexed) findEntry(group []*entry) *entry {
 	n, m := named(ix.layout, group, func(e *entry) (bool, bool) { return e.HasRaw, e.HasZstd })
 	if n != 1 || m[0].dir.Enc != m[0].enc {
@@ -451,20 +393,12 @@ func (ix *Indexed) findEntry(group []*entry) *entry {
 	return m[0].dir
 }
 
-// rebuildListing recomputes the listing (the layout's rules: the
-// transcript the encoding rule reads, a readable header at its identity's
-// path, the first of duplicate ids in enumeration order) and the
-// by-segment map. Callers hold ix.mu.
+// rebuildListing recomputes the listing (the transcript the encoding rule
+// reads, a readable header at its identity's path, the first of duplicate
+// ids in enumeration order) and the lookup maps. Callers hold ix.mu.
 func (ix *Indexed) rebuildListing() {
-	all := make([]*entry, 0, len(ix.entries))
-	for _, e := range ix.entries {
-		all = append(all, e)
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].Proj != all[j].Proj {
-			return all[i].Proj < all[j].Proj
-		}
-		return all[i].Seg < all[j].Seg
+	all := slices.SortedFunc(maps.Values(ix.entries), func(a, b *entry) int {
+		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
 	})
 	bySeg := make(map[string][]*entry, len(all))
 	listing := make([]reference.SessionHeader, 0, len(all))
@@ -475,7 +409,7 @@ func (ix *Indexed) rebuildListing() {
 			continue
 		}
 		seen[e.ListedID] = true
-		listing = append(listing, e.header)
+		listing = append(listing, reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw})
 	}
 	SortHeaders(listing)
 	byReadID := make(map[string]*entry, len(bySeg))
@@ -501,21 +435,17 @@ func (ix *Indexed) logf(format string, args ...any) {
 // Stats describes the index (for logs and benchmarks).
 type Stats struct {
 	Sessions, Listed int
-	// Unreadable counts the session directories whose transcript a read
-	// fails on (missing, or its read error is stored).
+	// Unreadable counts the session directories a read fails on.
 	Unreadable int
 	// Parsed counts transcripts (re)indexed since open, Grown those
-	// parsed only from their saved offset.
-	Parsed, Grown int64
-	// Surfaces counts ReadSurface answers.
-	Surfaces int64
-	Complete bool
-	LastScan time.Time
+	// parsed only from their saved offset, Surfaces ReadSurface answers.
+	Parsed, Grown, Surfaces int64
+	Complete                bool
+	LastScan                time.Time
 }
 
-// Skipped reports, in path order, the transcripts the index does not read
-// because the session directory's other transcript is read, or because
-// they are in the other encoding than a pinned one (transcriptFor).
+// Skipped reports, in path order, the transcripts the encoding rule does
+// not read (transcriptFor).
 func (ix *Indexed) Skipped() []error {
 	ix.mu.RLock()
 	var out []error
@@ -546,4 +476,18 @@ func (ix *Indexed) Stats() Stats {
 // String names the index and its store root, for logs.
 func (ix *Indexed) String() string {
 	return fmt.Sprintf("sessionstore.Indexed(%s)", ix.root)
+}
+
+// SortHeaders sorts headers in listSessions order (spec §9): createdAt
+// descending, ties by id in localeCompare order; the sort is stable, so
+// ids that collate equal keep their input (enumeration) order.
+func SortHeaders(hs []reference.SessionHeader) {
+	compare, release := reference.LocaleComparer()
+	defer release()
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].CreatedAt != hs[j].CreatedAt {
+			return hs[i].CreatedAt > hs[j].CreatedAt
+		}
+		return compare(hs[i].ID, hs[j].ID) < 0
+	})
 }

@@ -12,8 +12,7 @@ import (
 // catalogCache holds the Indexed's current reference.Catalog, shared
 // read-only by every query until the listing is rebuilt.
 type catalogCache struct {
-	// build serialises building, so that concurrent queries after a
-	// change build one snapshot, not one each.
+	// build makes concurrent queries after a change build one snapshot.
 	build sync.Mutex
 	snap  atomic.Pointer[catalogSnap]
 }
@@ -27,36 +26,29 @@ type catalogSnap struct {
 var _ reference.CatalogSource = (*Indexed)(nil)
 
 // Catalog implements reference.CatalogSource: the listing and every listed
-// session's title result, equal to ListSessions and ReadTitles of every
-// listed id, as one immutable snapshot. It is rebuilt only after the
-// listing changed (a refresh that found changes), so a completion query
-// neither copies the listing nor looks up 10,000 titles.
-//
-// During the first indexing pass (Complete false) it returns an error
-// wrapping reference.ErrCatalogUnavailable: callers then use ListSessions
-// and ReadTitles, or a partial view (Partial).
+// session's title result as one immutable snapshot, rebuilt only after the
+// listing changed, so a completion query neither copies the listing nor
+// looks up 10,000 titles. During the first indexing pass it returns an
+// error wrapping reference.ErrCatalogUnavailable.
 func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
-	if err := ctx.Err(); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
-	if err := ix.maybeRefresh(ctx); err != nil {
-		return nil, err
-	}
-	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
-		return cat, ix.catalogUnavailable(complete)
+	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
+		return cat, err
 	}
 	ix.catalog.build.Lock()
 	defer ix.catalog.build.Unlock()
-	if cat, complete := ix.currentCatalog(); cat != nil || !complete {
-		return cat, ix.catalogUnavailable(complete)
+	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
+		return cat, err
 	}
 	snap, err := ix.buildCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if old := ix.catalog.snap.Load(); old != nil {
-		// A live session's appends change one title at a time: the new
-		// snapshot's search index is derived from the last one's.
+		// A live session changes one title at a time: derive the search
+		// index from the last one's.
 		snap.cat.Follows(old.cat)
 	}
 	ix.catalog.snap.Store(snap)
@@ -64,34 +56,23 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 }
 
 // currentCatalog returns the cached catalog when it is of the current
-// generation (else nil), and whether the first pass has finished (before,
-// there is no catalog).
-func (ix *Indexed) currentCatalog() (cat *reference.Catalog, complete bool) {
+// generation, else nil. During the first pass it returns the error that
+// makes reference.ListCandidates fall back to ListSessions and ReadTitles.
+func (ix *Indexed) currentCatalog() (*reference.Catalog, error) {
 	ix.mu.RLock()
 	complete, gen := ix.complete, ix.gen
 	ix.mu.RUnlock()
 	if !complete {
-		return nil, false
+		return nil, fmt.Errorf("index of %s: first indexing pass still running: %w", ix.root, reference.ErrCatalogUnavailable)
 	}
 	if s := ix.catalog.snap.Load(); s != nil && s.gen == gen {
-		return s.cat, true
+		return s.cat, nil
 	}
-	return nil, true
-}
-
-// catalogUnavailable is nil when complete, else the error that makes
-// reference.ListCandidates fall back to ListSessions and ReadTitles.
-func (ix *Indexed) catalogUnavailable(complete bool) error {
-	if complete {
-		return nil
-	}
-	return fmt.Errorf("index of %s: first indexing pass still running: %w", ix.root, reference.ErrCatalogUnavailable)
+	return nil, nil
 }
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
-// for it: indexed titles under one read lock (with the generation they
-// belong to), then those of listed sessions without a single indexed
-// entry by a read by id.
+// for it, with the generation they belong to.
 func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	ix.mu.RLock()
 	gen := ix.gen
@@ -109,9 +90,8 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
 }
 
-// warmCatalog rebuilds the catalog after a background refresh changed the
-// listing, when queries use catalogs (one was built before), so the next
-// query does not pay for the rebuild (~10 ms for 10,000 sessions).
+// warmCatalog rebuilds the catalog after a background refresh, when
+// queries use catalogs, so the next query does not pay for it.
 func (ix *Indexed) warmCatalog() {
 	if ix.catalog.snap.Load() == nil {
 		return

@@ -10,44 +10,34 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
-// This file holds the per-transcript state of the index: the fold's state
-// (transcript.FoldState) after the records read so far, plus where each
-// surface record is stored, kept so that a grown file is read only from
-// where the last read stopped (the keep-record-locations policy of the
-// fold). The records come from a transcript.Cursor, which applies dsh's
-// scan rules (spec §3) and reports the error a read of the log gives, in
-// dsh's order: a scan error (framing first, then the first decode error)
-// before the header checks, before the fold's.
-
-// logState is the incremental parse state of one transcript.
+// logState is the incremental parse state of one transcript: the fold's
+// state after the records read so far, and where each surface record is
+// stored, so that a grown file is read only from where the last read
+// stopped. The records come from a transcript.Cursor (dsh's scan rules).
 type logState struct {
-	// Offset is where parsing resumes: after the last complete good line
-	// fed (raw) or after the last complete frame (zstd).
-	Offset int64
-	// TailCRC is the CRC-32 of the (up to) 64 bytes before Offset, to
-	// detect a file rewritten in place with the same or a larger size.
+	// Offset is where parsing resumes: after the last complete line (raw)
+	// or frame (zstd). TailCRC is the CRC-32 of the (up to) 64 bytes
+	// before it, to detect a file rewritten in place.
+	Offset  int64
 	TailCRC uint32
 	// Lines and Frames count the event lines and the complete frames
-	// (the header's included) before Offset, for error messages.
+	// before Offset, for error messages.
 	Lines  int
 	Frames int
-	// Fold is the fold's state after the records before Offset (or, in a
+	// Fold is the fold's state after the records before Offset (in a
 	// view, also those of a torn final frame).
 	Fold transcript.FoldState
-	// Locs (parallel to Fold.Nodes) are where each surface node's record
-	// is stored: ReadSurface decodes only those records.
+	// Locs (parallel to Fold.Nodes) are where each surface record is
+	// stored: ReadSurface decodes only those records.
 	Locs []transcript.Loc
 	// Items (parallel to Locs) are what each surface node projects to,
-	// sized: a hover's message count, compaction and prompt size come
-	// from them without reading the log (SurfaceSummary). A state
-	// persisted without them has none (len differs from Locs).
+	// sized, for SurfaceSummary. A state persisted without them has none.
 	Items []nodeItem
 }
 
-// nodeItem is one surface node's reference.SurfaceItem, packed (the index
-// keeps one per surface event of every session), and an upper bound of
-// the size of its event's encoding (what the read limit counts). A size
-// past what 32 bits hold is stored as math.MaxUint32: never summarised.
+// nodeItem is one surface node's reference.SurfaceItem, packed, and an
+// upper bound of the size of its event's encoding. A size past 32 bits is
+// stored as math.MaxUint32: never summarised.
 type nodeItem struct {
 	Kind       reference.SurfaceItemKind
 	Checkpoint bool
@@ -88,15 +78,12 @@ func eventRawMax(e *transcript.Event) int64 {
 }
 
 // logParser folds the records of one transcript into a logState, from
-// where the state's last parse stopped, keeping where each surface record
-// is stored (the keep-record-locations policy of the fold).
+// where the state's last parse stopped.
 type logParser struct {
-	enc Encoding
-	id  string
-	f   *os.File
-	st  *logState
-	// limit is the read limit (Store.limit; 0: DefaultReadLimit): the
-	// most decoded bytes of one frame or line.
+	enc   Encoding
+	id    string
+	f     *os.File
+	st    *logState
 	limit int64
 	// header is the header read by a parse from offset 0.
 	header     *transcript.Header
@@ -107,16 +94,7 @@ type logParser struct {
 
 // cursor returns a cursor over the transcript's first size bytes.
 func (p *logParser) cursor(size int64) *transcript.Cursor {
-	limit := limitOr(p.limit)
-	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: limit, Memory: bufGateFor(limit)})
-}
-
-// framing is how transcripts of encoding e store their records.
-func (e Encoding) framing() transcript.Framing {
-	if e == Zstd {
-		return transcript.Frames
-	}
-	return transcript.Lines
+	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: p.limit, Memory: bufGateFor(p.limit)})
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.
@@ -135,8 +113,7 @@ func (p *logParser) fold() *transcript.Fold {
 
 // parse continues p.st from its offset to size and returns the state to
 // answer from. A torn final zstd frame is folded only into that view (a
-// copy): p.st stays at the last complete frame, where the next parse
-// resumes.
+// copy): p.st stays where the next parse resumes.
 func (p *logParser) parse(size int64) (view *logState, err error) {
 	cur := p.cursor(size)
 	defer cur.Close()
@@ -188,26 +165,24 @@ func (p *logParser) apply(rec transcript.Record) {
 }
 
 // openState opens a transcript for resuming or reading a saved parse
-// state: it must still be the file sig describes (same device and inode),
-// at least st.Offset long, with the same bytes before st.Offset (tail
-// CRC). ok is false otherwise (a replaced, truncated or rewritten file).
+// state: ok is false unless it is still the file sig describes (device and
+// inode), at least st.Offset long, with the same tail CRC.
 func openState(root, path string, sig fileSig, st *logState) (f *os.File, cur fileSig, ok bool, err error) {
 	if f, err = openBeneath(root, path); err != nil {
 		return nil, fileSig{}, false, err
 	}
 	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fileSig{}, false, err
+	if err == nil {
+		cur = sigOf(fi)
+		ok = cur.Dev == sig.Dev && cur.Ino == sig.Ino && cur.Size >= st.Offset
 	}
-	cur = sigOf(fi)
-	if cur.Dev != sig.Dev || cur.Ino != sig.Ino || cur.Size < st.Offset {
-		f.Close()
-		return nil, cur, false, nil
+	if ok {
+		crc, crcErr := transcript.TailCRC(f, st.Offset)
+		ok = crcErr == nil && crc == st.TailCRC
 	}
-	if crc, err := transcript.TailCRC(f, st.Offset); err != nil || crc != st.TailCRC {
+	if !ok {
 		f.Close()
-		return nil, cur, false, nil
+		return nil, cur, false, err
 	}
 	return f, cur, true, nil
 }

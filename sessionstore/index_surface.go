@@ -6,16 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // ReadSurface implements reference.Source. It brings the session's entry
-// up to date with the file (parsing only appended bytes) and then decodes
-// only the records of the events on the surface, so memory is bounded by
-// the surface, not the log. A record whose bytes changed since they were
-// indexed (a log rewritten in place) makes the read parse the log again.
+// up to date with the file and then decodes only the records of the
+// surface events, so memory is bounded by the surface, not the log. A
+// record whose bytes changed since they were indexed (a log rewritten in
+// place) makes the read parse the log again.
 func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -44,27 +45,24 @@ func (ix *Indexed) ReadSurface(ctx context.Context, id string) (*reference.Surfa
 }
 
 // current returns the entry a read of id uses, up to date with its file
-// (the refresher picks the change up on its own; a fresh entry is not
-// published), or the lookup's error.
+// (not published: the refresher picks the change up on its own), or the
+// lookup's error.
 func (ix *Indexed) current(id string) (*entry, error) {
 	ix.mu.RLock()
 	e := ix.titleEntry(id)
 	ix.mu.RUnlock()
 	if e == nil {
-		// Not indexed yet (first pass still running, or a session newer
-		// than the last scan): index this one log now.
+		// Not indexed yet: index this one log now.
 		return ix.indexOnDemand(id)
 	}
 	sig, ok := lstatSig(e.path(ix.root))
-	if !ok {
+	switch {
+	case !ok:
 		return ix.indexOnDemand(id)
-	}
-	if sig != e.Sig || e.transient(ix.limit) {
-		d := e.dirWith(sig)
-		if e.transient(ix.limit) {
-			return ix.parseDir(d, nil, e.Enc), nil
-		}
-		e = ix.parseOnce(d, e, e.Enc)
+	case e.transient(ix.limit):
+		return ix.parseDir(e.dirWith(sig), nil, e.Enc), nil
+	case sig != e.Sig:
+		return ix.parseOnce(e.dirWith(sig), e, e.Enc), nil
 	}
 	return e, nil
 }
@@ -73,11 +71,7 @@ func (ix *Indexed) current(id string) (*entry, error) {
 func (ix *Indexed) reindex(e *entry) *entry {
 	sig, _ := lstatSig(e.path(ix.root))
 	d := e.dirWith(sig)
-	if e.Enc == Zstd {
-		d.hasZstd = true
-	} else {
-		d.hasRaw = true
-	}
+	d.hasRaw, d.hasZstd = d.hasRaw || e.Enc == Raw, d.hasZstd || e.Enc == Zstd
 	return ix.parseDir(d, nil, e.Enc)
 }
 
@@ -88,7 +82,6 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	if err != nil {
 		return nil, err
 	}
-	// The file must still be the one the state describes.
 	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, st)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
@@ -112,22 +105,21 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		return nil, err
 	}
 	for i := range closers {
-		if c := &closers[i]; transcript.IsSurfaceType(c.Type) {
-			s.Events = append(s.Events, surfaceEvent(c))
-		}
+		s.Events = append(s.Events, surfaceEvent(&closers[i]))
 	}
 	return s, nil
 }
 
 // closersOf finishes a copy of e's fold (the log may still grow): the
-// crash closers a read appends, and the last seq a read captures (nil for
-// a log without events).
+// crash closers on the surface a read appends, and the last seq a read
+// captures (nil for a log without events).
 func closersOf(e *entry) ([]transcript.Event, *int64, error) {
 	fd := transcript.ResumeFold(e.ReadID, e.view.Fold.Clone())
 	closers, err := fd.Finish()
 	if err != nil {
 		return nil, nil, err
 	}
+	closers = slices.DeleteFunc(closers, func(c transcript.Event) bool { return !transcript.IsSurfaceType(c.Type) })
 	var captured *int64
 	if fd.Count > 0 {
 		last := fd.LastSeq
@@ -136,9 +128,9 @@ func closersOf(e *entry) ([]transcript.Event, *int64, error) {
 	return closers, captured, nil
 }
 
-// storedSurface reads the records of e's stored surface events through p
-// and appends their copies to events, holding them to the read limit. A
-// record that is not the one the fold checked is transcript.ErrRecordChanged.
+// storedSurface appends copies of e's stored surface events, read through
+// p, to events, holding them to the read limit. A record that is not the
+// one the fold checked is transcript.ErrRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	st := e.view
 	records := p.cursor(e.Sig.Size)
@@ -160,9 +152,7 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 		if err != nil || ev.Seq != seq {
 			return nil, transcript.ErrRecordChanged
 		}
-		// The record's bytes are the ones the fold checked (CRC); it
-		// upgrades the same way (a legacy replacing tool/result takes the
-		// message id the fold kept for it).
+		// A legacy replacing tool/result takes the message id the fold kept.
 		if transcript.UpgradeEvent(e.ReadID, ev, func(seq int64) string { return st.Fold.IDs[seq] }) != nil {
 			return nil, transcript.ErrRecordChanged
 		}
@@ -174,9 +164,8 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, ev
 	return events, nil
 }
 
-// indexOnDemand indexes the transcript a read of id finds (dsh findLog),
-// without publishing the entry (the refresher will), or returns the
-// lookup's error (not found, duplicate).
+// indexOnDemand indexes, without publishing, the transcript a read of id
+// finds (dsh findLog), or returns the lookup's error.
 func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	path, enc, err := ix.layout.find(id)
 	if err != nil {
@@ -184,17 +173,14 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	}
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
-	d.raw, d.hasRaw = lstatSig(filepath.Join(dir, Raw.FileName()))
-	d.zstd, d.hasZstd = lstatSig(filepath.Join(dir, Zstd.FileName()))
+	statTranscripts(&d, dir)
 	return ix.parseOnce(d, nil, enc), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
-// encoding and Data points into it, so no read buffer or decoded frame
-// stays referenced.
+// encoding (sized up front) and Data points into it, so no read buffer or
+// decoded frame stays referenced.
 func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
-	// Sized for the whole encoding up front: growing it from nil copies
-	// each event's data several times.
 	raw := e.AppendJSON(make([]byte, 0, len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)+128))
 	var data json.RawMessage
 	if i := bytes.Index(raw, []byte(`,"data":`)); i >= 0 && bytes.HasPrefix(raw[i+8:], e.Data) {
@@ -205,16 +191,12 @@ func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }
 
-// surfaceBudget holds the surface events one read keeps (a prepare's
-// source: every message it may render) to the read limit, counted in the
-// bytes of their raw records plus surfaceEventCost each: what a kept event
-// costs besides its bytes (its structs, its fold and projection entries),
-// so that a log of a million tiny messages is held to the limit too.
+// surfaceBudget holds the surface events one read keeps to the read
+// limit, counted in the bytes of their raw records plus surfaceEventCost
+// each, so that a log of a million tiny messages is held to it too.
 type surfaceBudget struct {
 	limit, used int64
-	// over is set once the kept events passed the limit; nothing more is
-	// kept.
-	over bool
+	over        bool
 }
 
 // add counts ev and reports whether it may be kept.
@@ -227,11 +209,77 @@ func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
 	return !b.over
 }
 
-// surfaceEventCost is the fixed cost counted for each kept surface event
-// (measured: 1,000,000 messages of 175 bytes peaked at 4.8 × their raw
-// bytes in a prepare).
+// surfaceEventCost is what a kept event costs besides its bytes (its
+// structs, fold and projection entries; measured: 1,000,000 messages of
+// 175 bytes peaked at 4.8 × their raw bytes in a prepare).
 const surfaceEventCost = 256
 
 func (b *surfaceBudget) err() error {
 	return transcript.Limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
+}
+
+// SurfaceSummary returns the summary of the surface ReadSurface(id) would
+// return now (header, last seq and one sized item per surface event) from
+// the index alone: no record is read. ok is false when the index cannot
+// answer that way (the session is not indexed or changed since, its read
+// fails, it has no items, or it is over the read limit): callers then
+// read the surface.
+func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *reference.SurfaceSummary, ok bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	e := ix.summarizable(id)
+	if e == nil {
+		return nil, false
+	}
+	h, err := transcript.ParseHeaderLine(e.HeaderLine)
+	if err != nil || h.Validate() != nil {
+		return nil, false
+	}
+	closers, captured, err := closersOf(e)
+	if err != nil {
+		return nil, false
+	}
+	items, ok := ix.summaryItems(e.view, len(closers))
+	if !ok {
+		return nil, false
+	}
+	for _, c := range closers {
+		items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
+	}
+	return &reference.SurfaceSummary{Header: h.Reference(), CapturedThroughSeq: captured, Items: items}, true
+}
+
+// summarizable returns id's entry when the index alone can summarize its
+// surface: it answers, has an item for each surface record, and its
+// transcript is unchanged since it was indexed; else nil.
+func (ix *Indexed) summarizable(id string) *entry {
+	e, cur, same := ix.answering(id)
+	if e == nil || !same || cur != e.Sig {
+		return nil
+	}
+	if st := e.view; len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
+		return nil
+	}
+	return e
+}
+
+// summaryItems returns an item for each stored surface event of st (room
+// left for extra more), or false when a size did not fit or the events are
+// more than a surface read keeps.
+func (ix *Indexed) summaryItems(st *logState, extra int) ([]reference.SurfaceItem, bool) {
+	items := make([]reference.SurfaceItem, 0, len(st.Items)+extra)
+	var raw int64
+	for i, seq := range st.Fold.Nodes {
+		if seq >= st.Fold.Count { // a closer (as surfaceOf)
+			break
+		}
+		it, rawMax, ok := st.Items[i].item()
+		if !ok {
+			return nil, false
+		}
+		items = append(items, it)
+		raw += rawMax
+	}
+	return items, raw <= ix.limit
 }

@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,10 +23,7 @@ type SessionVersion struct {
 // session that a read cannot resolve to exactly one transcript (the
 // store's find rules) has an empty Version.
 func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ix.maybeRefresh(ctx); err != nil {
+	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
 	ix.mu.RLock()
@@ -36,70 +32,63 @@ func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error
 	for i, h := range ix.listing {
 		out[i].Header = h
 		if e := ix.titleEntry(h.ID); e != nil {
-			out[i].Version = e.version()
+			out[i].Version = transcriptVersion(e.Enc, e.Sig)
 		}
 	}
 	return out, nil
 }
 
-// version names the transcript e indexed: its encoding and the file's
-// identity, size and modification time at the last parse.
-func (e *entry) version() string {
-	return transcriptVersion(e.Enc, e.Sig)
-}
-
-func transcriptVersion(enc Encoding, sig fileSig) string {
-	return fmt.Sprintf("%d:%d:%d:%d:%d", enc, sig.Dev, sig.Ino, sig.Size, sig.MtimeNs)
-}
-
 // versionSettle is how long after its last modification a transcript gets
 // a Version: a file system whose timestamps tick coarsely gives a second
-// same-size write within one tick the same modification time, so until
-// the tick has surely passed the signature cannot tell the two apart.
+// same-size write within one tick the same modification time.
 const versionSettle = time.Second
 
 // Version revalidates the index like a query does and returns the version
 // of the transcript a read of id loads now, in the form SessionVersions
 // gives it: what was derived from a read of the session may be reused
-// while Version returns the same string. A transcript that changed since
-// the index last parsed it (appended to, truncated, replaced: a read
-// parses it again) has the version of the file as it is now. ok is false
-// when no answer about the session should be kept: it is not indexed
-// (unknown, or not resolved to one transcript), its last read failed, it
-// was rewritten in place without changing its signature (the tail check a
-// read makes), or it was modified less than versionSettle ago.
+// while Version returns the same string. ok is false when no answer about
+// the session should be kept: it is not indexed (unknown, or not one
+// transcript), its last read failed, it was rewritten in place without
+// changing its signature, or it was modified less than versionSettle ago.
 func (ix *Indexed) Version(ctx context.Context, id string) (v string, ok bool) {
-	if ctx.Err() != nil || ix.maybeRefresh(ctx) != nil {
+	if ix.query(ctx) != nil {
 		return "", false
 	}
-	ix.mu.RLock()
-	e := ix.titleEntry(id)
-	ix.mu.RUnlock()
-	if e == nil || e.view == nil || e.err != nil || e.ReadID != id {
-		return "", false
-	}
-	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.view)
-	if err != nil {
-		return "", false
-	}
-	if f != nil {
-		f.Close()
-	}
-	if !same && cur == e.Sig || time.Since(time.Unix(0, cur.MtimeNs)) < versionSettle {
+	e, cur, same := ix.answering(id)
+	if e == nil || !same && cur == e.Sig || time.Since(time.Unix(0, cur.MtimeNs)) < versionSettle {
 		return "", false
 	}
 	return transcriptVersion(e.Enc, cur), true
 }
 
+// answering returns id's entry when it answers a read of id without error
+// (else nil) and the signature of its transcript now; same is false when
+// the transcript is no longer the one indexed (replaced, truncated, or
+// rewritten before the indexed offset).
+func (ix *Indexed) answering(id string) (e *entry, cur fileSig, same bool) {
+	ix.mu.RLock()
+	e = ix.titleEntry(id)
+	ix.mu.RUnlock()
+	if e == nil || e.view == nil || e.err != nil || e.ReadID != id {
+		return nil, fileSig{}, false
+	}
+	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.view)
+	if err != nil {
+		return nil, fileSig{}, false
+	}
+	if same {
+		f.Close()
+	}
+	return e, cur, same
+}
+
 // ContentIndexPath returns where a content index of this store belongs:
-// beside the persisted metadata index in the cache directory (so it
-// follows the same rules: never under the store root), or "" when the
-// index is kept in memory only.
+// beside the persisted metadata index (never under the store root), or ""
+// when the index is kept in memory only.
 func (ix *Indexed) ContentIndexPath() string {
 	if ix.cachePath == "" {
 		return ""
 	}
-	base := strings.TrimSuffix(filepath.Base(ix.cachePath), ".bin")
-	base = strings.TrimPrefix(base, "index-")
+	base := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(ix.cachePath), ".bin"), "index-")
 	return filepath.Join(filepath.Dir(ix.cachePath), "content-"+base+".db")
 }

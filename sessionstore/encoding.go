@@ -1,5 +1,7 @@
 package sessionstore
 
+import "github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+
 // Encoding is a store's physical encoding (one per root).
 type Encoding int
 
@@ -19,16 +21,13 @@ func (e Encoding) FileName() string {
 	return "session.jsonl"
 }
 
-// transcriptFor decides which transcript of one session directory is read
-// and which is skipped; it is the store's only encoding rule, used by
-// listing, lookup by id and the index alike. With a pinned encoding (dsh's
-// compression setting) only that suffix is read. Unpinned, each directory
-// is read by its own suffix, so a store holding both encodings (a user who
-// switched compression) lists every session; a directory holding both
-// transcripts reads session.jsonl.zstd, the file dsh writes by default.
-// The choice depends on that directory alone, so no other session can
-// change which file is read. skipped is the encoding of a transcript that
-// is present but not read (reported), else 0; read is 0 when none is.
+// transcriptFor is the store's only encoding rule: which transcript of one
+// session directory is read (0: none) and which present one is skipped
+// (0: none). A pinned encoding (dsh's compression setting) reads only its
+// suffix. Unpinned, each directory is read by its own suffix, so a store
+// holding both encodings lists every session, and a directory holding
+// both reads session.jsonl.zstd, dsh's default: no other session can
+// change which file is read.
 func transcriptFor(pinned Encoding, hasRaw, hasZstd bool) (read, skipped Encoding) {
 	switch {
 	case pinned == Zstd || (pinned == 0 && hasZstd):
@@ -63,4 +62,12 @@ func (e Encoding) String() string {
 		return "zstd"
 	}
 	return "raw"
+}
+
+// framing is how transcripts of encoding e store their records.
+func (e Encoding) framing() transcript.Framing {
+	if e == Zstd {
+		return transcript.Frames
+	}
+	return transcript.Lines
 }

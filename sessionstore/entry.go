@@ -1,0 +1,171 @@
+package sessionstore
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+)
+
+// fileSig identifies one version of a file: a different device/inode
+// means the file was replaced, a smaller size that it was truncated.
+type fileSig struct {
+	Dev, Ino uint64
+	Size     int64
+	MtimeNs  int64
+}
+
+func sigOf(fi fs.FileInfo) fileSig {
+	s := fileSig{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+	s.Dev, s.Ino = fileIdentity(fi)
+	return s
+}
+
+// lstatSig reports whether path exists (Lstat, as discovery checks) and
+// the signature of what it resolves to.
+func lstatSig(path string) (fileSig, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileSig{}, false
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := os.Stat(path); err == nil {
+			fi = t
+		}
+	}
+	return sigOf(fi), true
+}
+
+// entry is the index record of one session directory. Exported fields are
+// persisted in the cache; the rest is derived from them (derive).
+type entry struct {
+	Proj, Seg       string
+	HasRaw, HasZstd bool
+	// Enc is the encoding of the indexed transcript, Sig its signature at
+	// the last parse.
+	Enc Encoding
+	Sig fileSig
+	// NoHeaderYet: the header is not complete yet (not listed).
+	NoHeaderYet bool
+	// ReadErr is the error a read gives under the read limit ReadErrLimit
+	// (the fold's own is in State), kept until the file changes.
+	ReadErr      transcript.SavedError
+	ReadErrLimit int64
+	// Listed* are the listing form of the header (as listing reads it),
+	// IdentityOK whether it lies at its own path.
+	Listed          bool
+	ListedID        string
+	ListedCWD       *string
+	ListedCreatedAt int64
+	ListedRaw       []byte
+	IdentityOK      bool
+	// ReadID and HeaderLine are the header a whole parse validated ("" when
+	// the parse failed before): what a read by id checks and answers with.
+	ReadID     string
+	HeaderLine []byte
+	// State is the committed parse state, nil when ReadErr is set.
+	State *logState
+	// TitleText is the title of the view (after derive). TitleDerived says
+	// it was derived from State: persisted, a restart does not decode it.
+	TitleText    *string
+	TitleDerived bool
+
+	// view is what reads answer from: State, plus the lines of a torn
+	// final zstd frame, if any.
+	view     *logState
+	titleErr error
+	// err is the read's error (ReadErr, else the fold's, crash closers
+	// included), without the session id and path.
+	err error
+}
+
+func (e *entry) path(root string) string {
+	return filepath.Join(root, e.Proj, e.Seg, e.Enc.FileName())
+}
+
+// derive fills the derived fields from the persisted ones and view.
+func (e *entry) derive(view *logState) {
+	e.view, e.titleErr, e.err = view, nil, e.ReadErr.Err()
+	if e.err == nil && view == nil {
+		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
+	}
+	if e.err == nil {
+		// Finished on a copy: the log may still grow.
+		_, e.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
+	}
+	if e.err != nil || view.Fold.Title == nil {
+		e.TitleText, e.TitleDerived = nil, false
+		return
+	}
+	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
+		return
+	}
+	e.TitleText, e.TitleDerived = nil, false
+	t, err := view.Fold.LatestTitle()
+	if err != nil {
+		e.titleErr = attach(err, e.ReadID, "")
+		return
+	}
+	if t != nil {
+		s := t.Text()
+		e.TitleText = &s
+	}
+	e.TitleDerived = view == e.State
+}
+
+// answerErr is the error a read of id through e gives, nil when e answers.
+func (e *entry) answerErr(id, root string) error {
+	if e.err != nil {
+		return attach(e.err, id, e.path(root))
+	}
+	if e.ReadID != id {
+		return attach(transcript.Corruptf("header id %s does not match the requested id", jsjson.Quote(e.ReadID)), id, e.path(root))
+	}
+	return nil
+}
+
+// titleResult is what ReadTitles answers for id through e.
+func (e *entry) titleResult(id, root string) reference.TitleResult {
+	r := reference.TitleResult{SessionID: id, Err: e.answerErr(id, root)}
+	if r.Err == nil {
+		r.Title, r.Err = e.TitleText, e.titleErr
+	}
+	return r
+}
+
+// transient reports whether e's error may go away without the file
+// changing (an I/O error, or a read-limit error under another limit).
+func (e *entry) transient(limit int64) bool {
+	if e.ReadErr.Limit {
+		return e.ReadErrLimit != limit
+	}
+	return e.ReadErr.Kind == KindIO
+}
+
+// hot reports whether a quick scan must stat e's transcript.
+func (e *entry) hot(now time.Time) bool {
+	return e.Sig.Size < 0 || e.NoHeaderYet || now.UnixNano()-e.Sig.MtimeNs < int64(hotWindow)
+}
+
+// dirWith is e's session directory with sig as the signature of the
+// transcript e indexes.
+func (e *entry) dirWith(sig fileSig) sessionDir {
+	d := sessionDir{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
+	if e.Enc == Zstd {
+		d.zstd = sig
+	} else {
+		d.raw = sig
+	}
+	return d
+}
+
+// transcriptVersion names one version of a transcript: its encoding and
+// the file's identity, size and modification time.
+func transcriptVersion(enc Encoding, sig fileSig) string {
+	return fmt.Sprintf("%d:%d:%d:%d:%d", enc, sig.Dev, sig.Ino, sig.Size, sig.MtimeNs)
+}
