@@ -44,13 +44,6 @@ const (
 	passUpgrade
 )
 
-// Replacement records one replace operation of the fold.
-type Replacement struct {
-	Seq, Start, End int64
-	// Shadowed are the surface nodes the replace removed, in surface order.
-	Shadowed []int64
-}
-
 // FoldState is everything the fold carries from one event to the next. It
 // is plain data (gob-encodable) so the index can persist it and resume.
 type FoldState struct {
@@ -100,10 +93,6 @@ type Fold struct {
 	FoldState
 	id      string
 	failErr error
-	// earlier answers the legacy upgrade's cross-event question (the
-	// message id of the already-upgraded event at seq) from the kept
-	// events; nil means they are not kept (then the ids are: KeepIDs).
-	earlier func(seq int64) string
 	// OnNode is the policy's hook: e became the surface node at index si,
 	// replacing shadowed (nil for an append). e's data may alias a read
 	// buffer.
@@ -151,15 +140,13 @@ func (f *Fold) Stored(e *Event) {
 
 // earlierID answers the legacy upgrade's question for the event at seq
 // at: the message id of the already-upgraded event at an earlier seq,
-// from the kept events or the kept ids. Without either it marks the fold
-// as needing the ids (the log is then folded again, keeping them).
+// from the kept ids. Without them it marks the fold as needing the ids
+// (the log is then folded again, keeping them).
 func (f *Fold) earlierID(at int64) func(seq int64) string {
 	return func(seq int64) string {
 		switch {
 		case seq >= at:
 			return ""
-		case f.earlier != nil:
-			return f.earlier(seq)
 		case f.KeepIDs:
 			return f.IDs[seq]
 		}

@@ -49,12 +49,6 @@ func (e *Event) setData(d json.RawMessage) {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 }
 
-// DropCache releases the parsed data and envelope once a log is loaded.
-func (e *Event) DropCache() {
-	e.dataObj, e.dataOK, e.dataDone = nil, false, false
-	e.env = nil
-}
-
 // MarshalJSON writes the complete event object as dsh stores and returns
 // it: type, seq, time, data, sourceEventSeqs?, surfaceOp?, ignorable?.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
