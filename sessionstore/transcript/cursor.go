@@ -123,8 +123,8 @@ type Cursor struct {
 	// records handed out keep referring to.
 	keepText bool
 
-	// Random access (ReadAt).
-	win    *window
+	// Random access (ReadAt): its own input, and the last frame decoded.
+	at     *input
 	cached struct {
 		off  int64
 		torn bool
@@ -182,6 +182,9 @@ func (c *Cursor) Close() {
 		c.textBuf = nil
 	}
 	c.in.close()
+	if c.at != nil {
+		c.at.close()
+	}
 }
 
 // Next returns the next good record, io.EOF after the last one (a torn
@@ -199,7 +202,7 @@ func (c *Cursor) Next() (Record, error) {
 // turn/end makes the bad line corruption.
 func (c *Cursor) nextLine() (Record, error) {
 	for {
-		line, off, err := c.in.line(c.growForLine)
+		line, off, err := c.in.line(func() error { return c.growForLine(&c.in) })
 		if err == io.EOF {
 			if c.wantHeader {
 				return Record{}, backendf("empty or header-less session log")
@@ -246,33 +249,32 @@ func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
 	return rec, true, nil
 }
 
-// growForLine grows a full input buffer holding one incomplete line, up
-// to the read limit, within one slot of the decode memory budget (the
-// index pass's workers must not each hold such a buffer at once).
-func (c *Cursor) growForLine() error {
-	n := len(c.in.buf)
-	if int64(n) > c.limit {
+// growForLine grows in's full buffer holding one incomplete line, up to
+// the read limit, within one slot of the decode memory budget (the index
+// pass's workers must not each hold such a buffer at once).
+func (c *Cursor) growForLine(in *input) error {
+	if int64(len(in.buf)) > c.limit {
 		return Limitf(c.limit, "a line holds more bytes than the read limit")
 	}
-	if c.in.held == nil && c.mem != nil {
-		c.in.held = c.mem.ReserveOne()
+	if in.held == nil && c.mem != nil {
+		in.held = c.mem.ReserveOne()
 	}
-	c.in.setBuf(growBuf(c.in.buf, c.limit+1))
+	in.setBuf(growBuf(in.buf, c.limit+1))
 	return nil
 }
 
-// growForFrame grows a full input buffer holding one incomplete zstd
-// frame, with every slot of the decode memory budget, which that frame's
-// decode (and the rest of this read) then uses.
-func (c *Cursor) growForFrame() error {
-	n := len(c.in.buf)
+// growForFrame grows in's full buffer holding one incomplete zstd frame,
+// with every slot of the decode memory budget, which that frame's decode
+// (and the rest of this read) then uses.
+func (c *Cursor) growForFrame(in *input) error {
+	n := len(in.buf)
 	if int64(n) > c.limit {
 		return Limitf(c.limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	if c.in.held == nil && c.mem != nil {
-		c.in.held, c.in.heldAll = c.mem.ReserveAll(), true
+	if in.held == nil && c.mem != nil {
+		in.held, in.heldAll = c.mem.ReserveAll(), true
 	}
-	c.in.setBuf(append(c.in.buf, make([]byte, n)...))
+	in.setBuf(append(in.buf, make([]byte, n)...))
 	return nil
 }
 
@@ -291,7 +293,7 @@ func (c *Cursor) nextInFrame() (Record, error) {
 		if c.done {
 			return Record{}, io.EOF
 		}
-		frame, off, err := c.in.frame(c.growForFrame)
+		frame, off, err := c.in.frame(func() error { return c.growForFrame(&c.in) })
 		if err == io.EOF {
 			if err := c.endOfFrames(); err != nil {
 				return Record{}, err
@@ -435,16 +437,14 @@ func (c *Cursor) endOfFrames() error {
 func (c *Cursor) TornFrame() bool { return c.tornRead }
 
 // ReadAt re-reads the single event stored at loc (a surface record, never
-// a packed row) through a window over the transcript, which serves the
-// records that follow too, keeping the last decoded frame. A record that
-// no longer matches its CRC fails with ErrRecordChanged.
+// a packed row) through an input of its own, which serves the records that
+// follow too, keeping the last decoded frame. The event aliases the
+// cursor's buffers until the next call. A record that no longer matches
+// its CRC fails with ErrRecordChanged.
 func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
-	if c.win == nil {
-		c.win = &window{r: c.in.r}
-	}
 	var line []byte
 	if c.framing == Lines {
-		l, err := c.win.line(loc.Off, c.limit)
+		l, err := c.lineAt(loc.Off)
 		if err != nil {
 			return nil, err
 		}
@@ -472,6 +472,50 @@ func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
 	return &evs[0], nil
 }
 
+// surfaceWindowSize is the random-access input's buffer. Surface records
+// are read in (nearly) file order, so one read serves the next records
+// too; reading the 4 MiB chunks of a sequential read would read far more
+// than a sparse surface needs.
+const surfaceWindowSize = 256 << 10
+
+// seek positions the random-access input at off, keeping the bytes it
+// holds when they cover off.
+func (c *Cursor) seek(off int64) *input {
+	in := c.at
+	if in == nil {
+		in = &input{r: c.in.r, size: c.in.size, buf: make([]byte, surfaceWindowSize)}
+		c.at = in
+	} else if off >= in.off && off <= in.off+int64(in.end) {
+		in.start = int(off - in.off)
+		return in
+	}
+	in.off, in.start, in.end, in.eof = off, 0, 0, off >= in.size
+	return in
+}
+
+// lineAt returns the line starting at off (without its "\n"). A line
+// without a "\n" before the end fails with io.ErrUnexpectedEOF, one
+// longer than the read limit with a read-limit error.
+func (c *Cursor) lineAt(off int64) ([]byte, error) {
+	in := c.seek(off)
+	line, _, err := in.line(func() error { return c.growForLine(in) })
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return line, err
+}
+
+// frameAt returns the complete zstd frame starting at off, or the bytes of
+// a torn final frame with io.ErrUnexpectedEOF.
+func (c *Cursor) frameAt(off int64) ([]byte, error) {
+	in := c.seek(off)
+	frame, _, err := in.frame(func() error { return c.growForFrame(in) })
+	if err == io.EOF {
+		return in.buf[in.start:in.end], io.ErrUnexpectedEOF
+	}
+	return frame, err
+}
+
 // frameText returns the plaintext of the frame holding loc, decoding it
 // unless it is the last one decoded.
 func (c *Cursor) frameText(loc Loc) ([]byte, error) {
@@ -479,7 +523,7 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 		return fc.text, nil
 	}
-	frame, err := c.win.frame(loc.Off, c.limit)
+	frame, err := c.frameAt(loc.Off)
 	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, err
 	}
@@ -488,7 +532,7 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 		text, err = decodeTornFrame(c.mem, frame, c.limit)
 	} else {
 		var sl Slot
-		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, false)
+		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)
 		keep(sl) // the text is kept (cached) past this call
 	}
 	if err != nil {
