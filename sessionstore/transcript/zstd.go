@@ -14,19 +14,35 @@ import (
 
 const zstdMagic = 0xFD2FB528
 
-// headerFieldsLen is the length of a frame header's fields after its
-// descriptor byte fhd (RFC 8878 §3.1.1.1): the window descriptor (absent in
-// a single-segment frame), the dictionary id and the content size.
-func headerFieldsLen(fhd byte) int {
+// frameHeader returns the offset of the first block of the frame at
+// data[0] (RFC 8878 §3.1.1: magic, descriptor, window descriptor unless
+// single-segment, dictionary id, content size) and the content size it
+// declares, -1 when none (or cut off).
+func frameHeader(data []byte) (blocks int, declared int64) {
+	fhd := data[4]
 	single := fhd&0x20 != 0
 	n := [4]int{0, 2, 4, 8}[fhd>>6]
 	if fhd>>6 == 0 && single {
 		n = 1
 	}
+	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
 	if !single {
-		n++
+		p++
 	}
-	return n + [4]int{0, 1, 2, 4}[fhd&3]
+	if n == 0 || p+n > len(data) {
+		return p + n, -1
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(data[p+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	if v >= 1<<62 {
+		return p + n, -1
+	}
+	return p + n, int64(v)
 }
 
 // frameEnd returns the end of the frame starting at data[off]; complete
@@ -47,7 +63,8 @@ func frameEnd(data []byte, off int, base int64) (end int, complete bool, err err
 	if fhd&0x18 != 0 {
 		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p+4))
 	}
-	for p += 5 + headerFieldsLen(fhd); ; {
+	first, _ := frameHeader(data[p:])
+	for p += first; ; {
 		b, ok := nextBlock(data, p)
 		switch {
 		case ok && b.typ == blockReserved:
@@ -182,7 +199,8 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return 0, maxBlockSize
 	}
-	for p := 5 + headerFieldsLen(data[4]); ; {
+	first, declared := frameHeader(data)
+	for p := first; ; {
 		b, ok := nextBlock(data, p)
 		if ok && b.typ == blockReserved {
 			return lo, hi
@@ -200,39 +218,10 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 			break
 		}
 	}
-	if fcs := declaredSize(data); fcs >= 0 {
-		hi = min(hi, fcs)
+	if declared >= 0 {
+		hi = min(hi, declared)
 	}
 	return lo, max(hi, 0)
-}
-
-// declaredSize is the content size a frame header declares, -1 when it
-// declares none (or it is cut off).
-func declaredSize(data []byte) int64 {
-	fhd := data[4]
-	single := fhd&0x20 != 0
-	n := [4]int{0, 2, 4, 8}[fhd>>6]
-	if fhd>>6 == 0 && single {
-		n = 1
-	}
-	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
-	if !single {
-		p++ // window descriptor
-	}
-	if n == 0 || p+n > len(data) {
-		return -1
-	}
-	var v uint64
-	for i := n - 1; i >= 0; i-- {
-		v = v<<8 | uint64(data[p+i])
-	}
-	if n == 2 {
-		v += 256
-	}
-	if v >= 1<<62 {
-		return -1
-	}
-	return int64(v)
 }
 
 // decodeFrame decompresses one complete frame of at most limit decoded
@@ -387,7 +376,7 @@ func oversizedBlockErr(data []byte) error {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return nil
 	}
-	for p := 5 + headerFieldsLen(data[4]); ; {
+	for p, _ := frameHeader(data); ; {
 		b, ok := nextBlock(data, p)
 		if !ok || b.typ == blockReserved {
 			return nil // a reserved block: the decoder's own error says so
