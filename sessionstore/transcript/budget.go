@@ -1,36 +1,28 @@
 package transcript
 
 // smallDecode is the largest decode buffer taken outside the memory
-// budget: event frames are a few hundred bytes to a few KiB, and each
-// worker holds at most one such buffer.
+// budget: event frames are a few hundred bytes to a few KiB.
 const smallDecode = 1 << 20
 
 // DecodedPerReadFactor times the read limit is the decoded-bytes budget of
-// one read: generous for real logs (every frame of a dsh log is one
-// batch of events, the surface a read keeps is itself held to the limit)
-// and a bounded amount of work for a bomb.
+// one read: generous for real logs, a bounded amount of work for a bomb.
 const DecodedPerReadFactor = 8
 
 // decodedPerRead is the decoded-bytes budget of one read.
 func decodedPerRead(limit int64) int64 { return DecodedPerReadFactor * limit }
 
 // decodeBuf returns the output buffer for a frame of at most hi decoded
-// bytes and its slot: dst when it is large enough; nil for a small frame
-// (the decoder sizes it from the input); else a buffer of up to the limit
-// plus overshoot from the decode memory budget, taken before anything is
-// allocated (the slot is then not nil).
-func decodeBuf(mem DecodeMemory, dst []byte, hi, limit int64) ([]byte, Slot) {
+// bytes and its slot: dst when large enough; nil for a small frame (the
+// decoder sizes it); else a buffer of up to limit plus overshoot, from the
+// memory budget unless held says the read holds every slot already.
+func decodeBuf(mem DecodeMemory, dst []byte, hi, limit int64, held bool) ([]byte, Slot) {
 	need := min(hi, limit+overshoot)
-	if int64(cap(dst)) >= need {
+	switch {
+	case int64(cap(dst)) >= need:
 		return dst[:0], nil
-	}
-	if need <= smallDecode {
-		if dst != nil {
-			return make([]byte, 0, need), nil
-		}
+	case need <= smallDecode && dst == nil:
 		return nil, nil
-	}
-	if mem == nil {
+	case need <= smallDecode || mem == nil || held:
 		return make([]byte, 0, need), nil
 	}
 	return mem.Buffer(need)
@@ -38,31 +30,26 @@ func decodeBuf(mem DecodeMemory, dst []byte, hi, limit int64) ([]byte, Slot) {
 
 // DecodeMemory is the process-wide decode memory budget of one read limit:
 // every decode buffer over smallDecode bytes is taken from it before it is
-// allocated, so that concurrent reads of a store of compressed bombs wait
-// instead of each allocating a limit-sized buffer. nil means no budget
-// (a read that is alone by construction, as in the tests).
+// allocated, so that concurrent reads of compressed bombs wait instead of
+// each allocating a limit-sized buffer.
 type DecodeMemory interface {
 	// Buffer waits for a slot and returns it with a buffer of at least
 	// need bytes of capacity.
 	Buffer(need int64) ([]byte, Slot)
-	// ReserveOne waits for a slot for a buffer the caller allocates (a
-	// long raw line's read buffer).
+	// ReserveOne waits for a slot for a buffer the caller allocates.
 	ReserveOne() Slot
-	// ReserveAll waits for every slot at once (a zstd frame whose
-	// compressed bytes grow the read buffer; its decode then uses them).
+	// ReserveAll waits for every slot at once.
 	ReserveAll() Slot
 }
 
-// Slot is memory taken from a DecodeMemory. Exactly one of Reuse (the buffer
-// comes back for the next large decode: nothing refers to it any more) and
-// Keep (the caller keeps the buffer) gives it back; later calls do nothing.
+// Slot is memory taken from a DecodeMemory, given back by Reuse (with its
+// buffer, which nothing refers to any more) or Keep (the caller keeps it).
 type Slot interface {
 	Reuse()
 	Keep()
 }
 
-// reuse gives s back with its buffer; a nil Slot (a buffer outside the
-// budget) needs nothing.
+// reuse gives s back with its buffer (nil: a buffer outside the budget).
 func reuse(s Slot) {
 	if s != nil {
 		s.Reuse()
@@ -82,10 +69,9 @@ type DecodedBudget struct {
 	Used  int64 // decoded bytes counted so far
 }
 
-// Admit refuses a frame known (from its raw and RLE block headers) to
-// decode to lo bytes when that would pass the budget, before decoding it.
-// A frame over the read limit is left to the frame's own, more precise,
-// read-limit error.
+// Admit refuses, before decoding, a frame known to decode to at least lo
+// bytes when that would pass the budget (a frame over the read limit gets
+// its own error).
 func (b *DecodedBudget) Admit(lo int64) error {
 	if b == nil || lo > b.Limit {
 		return nil
@@ -96,8 +82,7 @@ func (b *DecodedBudget) Admit(lo int64) error {
 	return nil
 }
 
-// Spend counts n decoded bytes; past the budget it returns the read-limit
-// error.
+// Spend counts n decoded bytes, failing past the budget.
 func (b *DecodedBudget) Spend(n int) error {
 	if b == nil {
 		return nil

@@ -393,7 +393,7 @@ func (c *Cursor) endOfFrames() error {
 	if err := c.budget.Admit(lo); err != nil {
 		return err
 	}
-	text, err := decodeTornFrame(c.mem, torn, c.limit)
+	text, err := decodeTornFrame(c.mem, torn, c.limit, c.in.heldAll)
 	if err != nil {
 		return err
 	}
@@ -499,7 +499,7 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	}
 	var text []byte
 	if loc.Torn {
-		text, err = decodeTornFrame(c.mem, frame, c.limit)
+		text, err = decodeTornFrame(c.mem, frame, c.limit, c.at.heldAll)
 	} else {
 		var sl Slot
 		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)

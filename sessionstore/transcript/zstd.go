@@ -219,11 +219,7 @@ func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBud
 	if err := b.Admit(lo); err != nil {
 		return nil, nil, err
 	}
-	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
-		dst = make([]byte, 0, need)
-	} else {
-		dst, sl = decodeBuf(mem, dst, hi, limit)
-	}
+	dst, sl = decodeBuf(mem, dst, hi, limit, held)
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
 		reuse(sl)
@@ -248,13 +244,13 @@ func frameDecodeErr(frame []byte, err error, limit int64) error {
 }
 
 // decodeTornFrame returns the plaintext of a torn final frame's whole
-// blocks; only a size over limit is an error.
-func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+// blocks; only a size over limit is an error. held is decodeFrame's.
+func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64, held bool) ([]byte, error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	dst, sl := decodeBuf(mem, nil, hi, limit)
+	dst, sl := decodeBuf(mem, nil, hi, limit, held)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
 		reuse(sl)
