@@ -7,38 +7,16 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
-// Two budgets bound what decoding zstd transcripts may cost, whatever the
-// store holds and however many cores the machine has:
-//
-//   - memory (this file): every decode buffer over 1 MiB takes one of
-//     decodeSlots process-wide slots before it is allocated (at most limit
-//     + overshoot bytes each). The index pass runs one worker per core; a
-//     store of compressed bombs makes each of them ask for a limit-sized
-//     buffer, and all but decodeSlots wait instead of allocating. The pass
-//     holds its slot while it folds the decoded text; a read that returns
-//     its text (the index's surface read, Cursor.ReadAt) gives the slot back once
-//     decoded, and the text is then bounded by the concurrency of those
-//     requests.
-//     The index pass's raw reads take a slot too before a long line grows
-//     their read buffer past the read chunk, and its zstd reads take both
-//     slots before a frame's compressed bytes grow it (that read buffer
-//     and the frame's decode then share them).
-//   - work: one read of one transcript decodes at most
-//     transcript.DecodedPerReadFactor × limit bytes in all. The read limit caps each frame,
-//     not their number, and frames of RLE blocks inside an ignored event
-//     pass every other check (1 MiB of them decodes to 32 GiB): past this
-//     budget the read fails with a read-limit error.
-
-// decodeSlots is how many large decodes (with their text, in the index
-// pass) may be in progress at once, process-wide, per read limit.
+// decodeSlots is how many large decodes (over 1 MiB, with their text in
+// the index pass) may be in progress at once, process-wide, per read
+// limit: the index pass runs one worker per core, and over a store of
+// compressed bombs all but decodeSlots of them wait instead of each
+// allocating a limit-sized buffer.
 const decodeSlots = 2
 
-// bufGate admits decodeSlots large decode buffers of one read limit at a
-// time, process-wide. A buffer given back is kept for the next large
-// decode instead of becoming garbage: over a store of bombs the same
-// buffers are reused, so the heap does not grow by a buffer per decode
-// until the collector runs. Buffers unused for spareIdle are dropped, so
-// an idle server keeps none.
+// bufGate is the transcript.DecodeMemory of one read limit. A buffer given
+// back is kept for the next large decode, so over a store of bombs the
+// heap does not grow by a buffer per decode; an idle server drops them.
 type bufGate struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -56,8 +34,7 @@ func newBufGate() *bufGate {
 	return g
 }
 
-// take waits for a slot and returns a buffer of at least need bytes of
-// capacity (a handed-over one when it is large enough).
+// take waits for a slot and returns a buffer of at least need bytes.
 func (g *bufGate) take(need int64) []byte {
 	g.mu.Lock()
 	for g.free == 0 {
@@ -75,9 +52,8 @@ func (g *bufGate) take(need int64) []byte {
 	return b[:0]
 }
 
-// takeSlots waits until n slots are free and takes them at once (never
-// one by one, which could deadlock against another taker); keep gives
-// them all back.
+// takeSlots takes n slots at once (one by one could deadlock against
+// another taker).
 func (g *bufGate) takeSlots(n int) *slot {
 	g.mu.Lock()
 	for g.free < n {
@@ -88,8 +64,7 @@ func (g *bufGate) takeSlots(n int) *slot {
 	return &slot{g: g, n: n}
 }
 
-// Buffer waits for a slot and returns it with a buffer of at least need
-// bytes of capacity (transcript.DecodeMemory).
+// Buffer waits for a slot and returns it with a buffer of need bytes.
 func (g *bufGate) Buffer(need int64) ([]byte, transcript.Slot) {
 	b := g.take(need)
 	return b, &slot{g: g, b: b}
@@ -117,8 +92,7 @@ func (g *bufGate) give(b []byte) {
 	g.cond.Signal()
 }
 
-// dropIdle drops the kept buffers once no large decode has run for
-// spareIdle.
+// dropIdle drops the kept buffers when no slot is taken.
 func (g *bufGate) dropIdle() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -127,8 +101,7 @@ func (g *bufGate) dropIdle() {
 	}
 }
 
-// bufGates holds the gate of each read limit in use (a process normally
-// uses one).
+// bufGates holds the gate of each read limit in use.
 var bufGates sync.Map // int64 → *bufGate
 
 func bufGateFor(limit int64) *bufGate {
@@ -139,9 +112,8 @@ func bufGateFor(limit int64) *bufGate {
 	return g.(*bufGate)
 }
 
-// slot is a buffer taken from a bufGate (nil for a buffer outside the
-// budget; its methods do nothing then). Exactly one of reuse and keep
-// gives the slot back; later calls do nothing.
+// slot is a buffer taken from a bufGate (nil: none); the first of Reuse
+// and Keep gives it back.
 type slot struct {
 	g    *bufGate
 	b    []byte
@@ -149,16 +121,14 @@ type slot struct {
 	once sync.Once
 }
 
-// Reuse gives the slot back with its buffer, for the next large decode:
-// only when nothing refers to the buffer any more.
+// Reuse gives the slot back with its buffer, which nothing refers to.
 func (s *slot) Reuse() {
 	if s != nil {
 		s.once.Do(func() { s.g.give(s.b) })
 	}
 }
 
-// Keep gives the slot back without its buffer, which the caller keeps
-// (and the collector frees).
+// Keep gives the slot back without its buffer.
 func (s *slot) Keep() {
 	if s != nil {
 		s.once.Do(func() {

@@ -11,11 +11,9 @@ type Title struct {
 	UpdatedAt   int64           `json:"updatedAt"`
 }
 
-// TitleOf folds the session/title event e (spec §8). It returns an error
-// for malformed title data (messageSeqs not an array, source not an
-// object, unknown source kind, or — a dsh-lsp choice, since labels are
-// strings — a non-string title), or for one over the size bounds
-// (MaxTitleBytes, field_bounds.go).
+// TitleOf folds the session/title event e (spec §8): malformed data (a
+// non-string title too, as labels are strings) or a title over
+// MaxTitleBytes is an error.
 func TitleOf(e *Event) (*Title, error) {
 	if len(e.Data) > maxTitleEventBytes {
 		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)

@@ -64,8 +64,8 @@ func checkAssistantMessage(e *Event) error {
 	return nil
 }
 
-// checkToolResult checks a tool result: a user message from a tool call
-// holding exactly one tool-result block for that call.
+// checkToolResult checks a tool result: a user message holding exactly
+// one tool-result block for its call.
 func checkToolResult(e *Event) error {
 	m := field(e.Data, "message")
 	if !validMessage(m, "user") {
@@ -91,12 +91,9 @@ func checkToolResult(e *Event) error {
 	return nil
 }
 
-// members returns the raw values of the members of object obj named by
-// names (at most 8), in the order of names: nil for an absent one, the
-// last one for a duplicate (as JSON.parse keeps); other reports a member
-// with another name, ok is false when obj is not an object. The values are
-// in an array, not a slice: the checks run for every surface event and
-// allocate nothing.
+// members returns the raw values of obj's members named by names (at
+// most 8; nil when absent; an array, so nothing is allocated); other
+// reports a member of another name, ok false that obj is not an object.
 func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
 	ok = fields(obj, func(k string, v []byte) {
 		for i, n := range names {
@@ -110,8 +107,7 @@ func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
 	return vals, other, ok
 }
 
-// validMessage checks a message object: non-empty string id, the role,
-// a source object with a non-empty string kind, an array content.
+// validMessage checks a message object's id, role, source and content.
 func validMessage(m []byte, role string) bool {
 	v, _, ok := members(m, "id", "role", "source", "content")
 	if !ok {
@@ -130,8 +126,7 @@ func validMessage(m []byte, role string) bool {
 	return isArray(content)
 }
 
-// checkEnvelope applies assertSessionEventEnvelope (spec §2.3) to a stored
-// event (events made by expansion or repair are well-formed).
+// checkEnvelope applies assertSessionEventEnvelope (spec §2.3).
 func checkEnvelope(e *Event) error {
 	env := e.env
 	if env == nil {
@@ -177,7 +172,7 @@ func checkRequestHeader(e *Event) error {
 	}
 	hv, _, _ := members(h, "config", "adapterDefaults")
 	cfgRaw, adRaw := hv[0], hv[1]
-	hasAD := adRaw != nil // a present member's raw value is never empty
+	hasAD := adRaw != nil
 	cfg, ok := objectOf(cfgRaw)
 	if !ok {
 		return bad("has no config object")
