@@ -24,15 +24,8 @@ const (
 
 // String returns the error class name (not found, corrupt, unsupported, I/O).
 func (k Kind) String() string {
-	switch k {
-	case KindIO:
-		return "I/O error"
-	case KindNotFound:
-		return "not found"
-	case KindCorrupt:
-		return "corrupt session"
-	case KindUnsupported:
-		return "unsupported session format"
+	if k >= KindIO && k <= KindUnsupported {
+		return [...]string{"I/O error", "not found", "corrupt session", "unsupported session format"}[k-KindIO]
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }

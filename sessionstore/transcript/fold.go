@@ -307,28 +307,23 @@ func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 // checkCited applies the sourceEventSeqs rules of §5.1, reporting the
 // first offending entry.
 func checkCited(seq int64, seqs []int64) error {
-	increasing := true
+	var seen map[int64]bool // built at the first entry out of order: until then no repeat is possible
 	for i, s := range seqs {
 		if s >= seq {
 			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
-		if i > 0 && s <= seqs[i-1] {
-			increasing = false
-			break
+		if seen == nil && i > 0 && s <= seqs[i-1] {
+			seen = make(map[int64]bool, len(seqs))
+			for _, p := range seqs[:i] {
+				seen[p] = true
+			}
 		}
-	}
-	if increasing { // the usual case: no repeats possible
-		return nil
-	}
-	seen := make(map[int64]bool, len(seqs))
-	for _, s := range seqs {
-		if s >= seq {
-			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+		if seen != nil {
+			if seen[s] {
+				return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
+			}
+			seen[s] = true
 		}
-		if seen[s] {
-			return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
-		}
-		seen[s] = true
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -36,7 +37,7 @@ func ParseHeader(line []byte) (*Header, error) {
 	if len(line) > MaxHeaderLineBytes {
 		return nil, fieldLimitf("the header line is %d bytes, more than dsh-lsp's bound of %d bytes", len(line), MaxHeaderLineBytes)
 	}
-	o, ok := parseObject(jsjson.RepairUTF8(line))
+	o, ok := parseObject(bytes.Clone(jsjson.RepairUTF8(line)))
 	if !ok {
 		return nil, errNotHeader
 	}
@@ -105,8 +106,8 @@ func intLike(v json.RawMessage) (int64, bool) {
 
 // Validate applies dsh's validateSessionHeader (spec §2.2, §4 step 6).
 func (h *Header) Validate() error {
-	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	if err := h.checkVersion(); err != nil {
+		return err
 	}
 	if h.ID == "" {
 		return Corruptf("session header id is empty")
@@ -170,13 +171,21 @@ func (h *Header) Reference() reference.SessionHeader {
 // ParseHeaderLine parses and version-checks the header (spec §4 step 1).
 func ParseHeaderLine(line []byte) (*Header, error) {
 	h, err := ParseHeader(line)
+	if err == nil {
+		err = h.checkVersion()
+	}
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return nil, unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
-	}
 	return h, nil
+}
+
+// checkVersion refuses a format version other than 0.
+func (h *Header) checkVersion() error {
+	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
+		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	}
+	return nil
 }
 
 // isAbsCwd reports whether a header cwd is absolute by Node's isAbsolute

@@ -227,17 +227,15 @@ const maxSafeInteger = 1<<53 - 1
 // object is a decoded JSON object whose values are kept raw.
 type object map[string]json.RawMessage
 
-// parseObject decodes b, which may be invalid, as a JSON object.
+// parseObject decodes b, which may be invalid, as a JSON object whose
+// values alias b.
 func parseObject(b []byte) (object, bool) {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 || b[0] != '{' {
-		return nil, false
-	}
-	var o object
-	if err := json.Unmarshal(b, &o); err != nil || o == nil {
-		return nil, false
-	}
-	return o, true
+	o := object{}
+	ok, _ := jsjson.CheckObject(b, func(k, v []byte) {
+		s, _ := jsjson.String(k)
+		o[s] = v
+	})
+	return o, ok
 }
 
 // jsonKind returns the first significant byte of a raw JSON value.

@@ -8,24 +8,18 @@ import (
 )
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
-var knownEventTypes = map[string]bool{}
-
-func init() {
-	for _, t := range []string{
-		"agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided",
-		"approval/policy", "assistant/chunk", "assistant/message", "command/done", "command/run",
-		"compaction/end", "compaction/prune", "compaction/start", "compaction/summary",
-		"feedback/record", "goal/change", "hook/invoked", "hook/result", "llm/retry",
-		"llm/retry-started", "permission/preset", "plan/mode", "request/context", "request/header",
-		"sandbox/mode", "schedule/change", "session/end-seed", "session/title",
-		"session/title-llm-request", "step/end", "step/start", "subagent/descriptor", "team/member",
-		"team/message/delivered", "team/message/queued", "team/task", "todo/write",
-		"tool-workflow/agent-end", "tool-workflow/agent-start", "tool-workflow/run-end",
-		"tool-workflow/run-start", "tool/call", "tool/code-dispatch", "tool/code-dispatch-start",
-		"tool/result", "turn/end", "turn/start", "user/message", "web/deepseek-search-llm-request",
-	} {
-		knownEventTypes[t] = true
-	}
+var knownEventTypes = map[string]bool{
+	"agent-preset/selected": true, "agent/inbox/spliced": true, "approval/asked": true, "approval/decided": true,
+	"approval/policy": true, "assistant/chunk": true, "assistant/message": true, "command/done": true, "command/run": true,
+	"compaction/end": true, "compaction/prune": true, "compaction/start": true, "compaction/summary": true,
+	"feedback/record": true, "goal/change": true, "hook/invoked": true, "hook/result": true, "llm/retry": true,
+	"llm/retry-started": true, "permission/preset": true, "plan/mode": true, "request/context": true, "request/header": true,
+	"sandbox/mode": true, "schedule/change": true, "session/end-seed": true, "session/title": true,
+	"session/title-llm-request": true, "step/end": true, "step/start": true, "subagent/descriptor": true, "team/member": true,
+	"team/message/delivered": true, "team/message/queued": true, "team/task": true, "todo/write": true,
+	"tool-workflow/agent-end": true, "tool-workflow/agent-start": true, "tool-workflow/run-end": true,
+	"tool-workflow/run-start": true, "tool/call": true, "tool/code-dispatch": true, "tool/code-dispatch-start": true,
+	"tool/result": true, "turn/end": true, "turn/start": true, "user/message": true, "web/deepseek-search-llm-request": true,
 }
 
 // IsSurfaceType reports whether t is one of the three surface event types.
