@@ -165,15 +165,11 @@ func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 		return r.expand(), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
-	seq, ok := safeInt(env.seq)
-	if !ok {
+	if ev.Seq, ok = safeInt(env.seq); !ok {
 		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
-	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
-	if string(env.ignorable) == "true" {
-		ev.Ignorable = true
-	}
+	ev.Ignorable = string(env.ignorable) == "true"
 	return []Event{ev}, RowSummary{}, nil
 }
 

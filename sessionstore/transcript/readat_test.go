@@ -27,11 +27,11 @@ func writeTemp(t *testing.T, data []byte) *os.File {
 	return f
 }
 
-// TestFileWindowLines: every line the window returns is the line
-// readLineAt (the one-record-at-a-time read it replaces) returns, whatever
-// the order of the reads and however the lines straddle window refills;
-// a final line without "\n" and a line over the limit fail.
-func TestFileWindowLines(t *testing.T) {
+// TestRandomAccessLines: every line the random-access input (ReadAt)
+// returns is the file's line at that offset, whatever the order of the
+// reads and however the lines straddle its refills; a final line without
+// "\n" and a line over the limit fail.
+func TestRandomAccessLines(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	var data []byte
 	var offs []int64
@@ -80,11 +80,11 @@ func TestFileWindowLines(t *testing.T) {
 	})
 }
 
-// TestFileWindowFrames: every frame the window returns is the frame
-// readFrameAtLimit returns (small frames sharing a window, frames larger
-// than a window), a torn final frame comes back to EOF with
+// TestRandomAccessFrames: every frame the random-access input returns is
+// the frame readFrameAtLimit returns (small frames sharing a buffer,
+// frames larger than it), a torn final frame comes back to EOF with
 // io.ErrUnexpectedEOF, and a frame over the limit fails with ErrReadLimit.
-func TestFileWindowFrames(t *testing.T) {
+func TestRandomAccessFrames(t *testing.T) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		t.Fatal(err)
