@@ -108,7 +108,7 @@ type logParser struct {
 // cursor returns a cursor over the transcript's first size bytes.
 func (p *logParser) cursor(size int64) *transcript.Cursor {
 	limit := limitOr(p.limit)
-	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: limit, Memory: bufGateFor(limit)})
+	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: limit, Memory: transcript.MemoryFor(limit)})
 }
 
 // framing is how transcripts of encoding e store their records.

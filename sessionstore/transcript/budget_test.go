@@ -9,37 +9,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// slotMemory is a DecodeMemory of n slots (a semaphore), as package
-// sessionstore's process-wide budget behaves.
-type slotMemory chan struct{}
-
-func (m slotMemory) Buffer(need int64) ([]byte, Slot) {
-	m <- struct{}{}
-	return make([]byte, 0, need), &memSlot{m: m, n: 1}
-}
-
-func (m slotMemory) ReserveOne() Slot { m <- struct{}{}; return &memSlot{m: m, n: 1} }
-
-func (m slotMemory) ReserveAll() Slot {
-	for i := 0; i < cap(m); i++ {
-		m <- struct{}{}
-	}
-	return &memSlot{m: m, n: cap(m)}
-}
-
-type memSlot struct {
-	m slotMemory
-	n int
-}
-
-func (s *memSlot) Reuse() { s.Keep() }
-
-func (s *memSlot) Keep() {
-	for ; s.n > 0; s.n-- {
-		<-s.m
-	}
-}
-
 // TestTornFrameLargerThanAChunkWithMemoryBudget: a torn final zstd frame
 // whose compressed bytes grow the read buffer (taking every slot of the
 // memory budget) is decoded within those slots, by a sequential read and
@@ -62,7 +31,7 @@ func TestTornFrameLargerThanAChunkWithMemoryBudget(t *testing.T) {
 	log := enc.EncodeAll([]byte(cursorHeader+"\n"), nil)
 	log = append(log, frame[:len(frame)-1000]...)
 	done := make(chan []Record, 1)
-	mem := make(slotMemory, 2)
+	mem := MemoryFor(DefaultReadLimit)
 	go func() {
 		c := NewCursor(bytes.NewReader(log), int64(len(log)), Frames, Options{Memory: mem})
 		_, recs := seqsOf(t, c)

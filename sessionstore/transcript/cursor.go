@@ -69,7 +69,7 @@ type Options struct {
 	// DefaultReadLimit).
 	Limit int64
 	// Memory is the budget large buffers are taken from (nil: none).
-	Memory DecodeMemory
+	Memory *Memory
 	// Budget is the read's decoded-bytes budget (nil: a fresh one).
 	Budget *DecodedBudget
 	// ExpandRows expands packed rows into their events instead of
@@ -84,7 +84,7 @@ type Cursor struct {
 	in      input
 	framing Framing
 	limit   int64
-	mem     DecodeMemory
+	mem     *Memory
 	budget  *DecodedBudget
 
 	sc         lineScanner
@@ -98,7 +98,7 @@ type Cursor struct {
 	// The zstd frame whose lines are being handed out.
 	text      []byte
 	textAt    int
-	textSlot  Slot
+	textSlot  *Slot
 	textBuf   *[]byte
 	frameOff  int64
 	frameEnd  int64
@@ -237,7 +237,7 @@ func (c *Cursor) growForLine(in *input) error {
 		return Limitf(c.limit, "a line holds more bytes than the read limit")
 	}
 	if in.held == nil && c.mem != nil {
-		in.held = c.mem.ReserveOne()
+		in.held = c.mem.reserve(1)
 	}
 	in.setBuf(growBuf(in.buf, c.limit+1))
 	return nil
@@ -252,7 +252,7 @@ func (c *Cursor) growForFrame(in *input) error {
 		return Limitf(c.limit, "a zstd frame decodes to more bytes than the read limit")
 	}
 	if in.held == nil && c.mem != nil {
-		in.held, in.heldAll = c.mem.ReserveAll(), true
+		in.held, in.heldAll = c.mem.reserve(decodeSlots), true
 	}
 	in.setBuf(append(in.buf, make([]byte, n)...))
 	return nil
@@ -329,7 +329,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 		return err
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
-		reuse(sl)
+		sl.Reuse()
 		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
 	}
 	c.text, c.textAt, c.textSlot = text, 0, sl
@@ -501,9 +501,9 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if loc.Torn {
 		text, err = decodeTornFrame(c.mem, frame, c.limit, c.at.heldAll)
 	} else {
-		var sl Slot
+		var sl *Slot
 		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)
-		keep(sl) // the text is kept (cached) past this call
+		sl.Keep() // the text is kept (cached) past this call
 	}
 	if err != nil {
 		return nil, err
@@ -561,7 +561,7 @@ type input struct {
 	start, end int
 	eof        bool // size reached or a short read
 	// held is budget memory for a grown buffer; heldAll: every slot.
-	held    Slot
+	held    *Slot
 	heldAll bool
 }
 
@@ -659,6 +659,6 @@ func (in *input) close() {
 		putReadBuf(in.pooled)
 		in.pooled, in.buf = nil, nil
 	}
-	keep(in.held)
+	in.held.Keep()
 	in.held = nil
 }

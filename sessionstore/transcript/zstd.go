@@ -208,7 +208,7 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 // slot sl the caller gives back (reuse or keep). A frame over the limit or
 // the read's budget b (nil: none) is refused before decoding. held says
 // the caller holds every slot already (its read buffer grew for the frame).
-func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
+func decodeFrame(mem *Memory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl *Slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
@@ -222,11 +222,11 @@ func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBud
 	dst, sl = decodeBuf(mem, dst, hi, limit, held)
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		reuse(sl)
+		sl.Reuse()
 		return nil, nil, frameDecodeErr(frame, err, limit)
 	}
 	if err := b.Spend(len(out)); err != nil {
-		reuse(sl)
+		sl.Reuse()
 		return nil, nil, err
 	}
 	return out, sl, nil
@@ -245,7 +245,7 @@ func frameDecodeErr(frame []byte, err error, limit int64) error {
 
 // decodeTornFrame returns the plaintext of a torn final frame's whole
 // blocks; only a size over limit is an error. held is decodeFrame's.
-func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64, held bool) ([]byte, error) {
+func decodeTornFrame(mem *Memory, frame []byte, limit int64, held bool) ([]byte, error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
@@ -253,13 +253,13 @@ func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64, held bool) ([]
 	dst, sl := decodeBuf(mem, nil, hi, limit, held)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		reuse(sl)
+		sl.Reuse()
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	keep(sl)
+	sl.Keep()
 	return out, nil
 }
 
