@@ -104,20 +104,15 @@ func legacyID(sessionID string, seq int64) string {
 	return "legacy-message:" + sessionID + ":" + strconv.FormatInt(seq, 10)
 }
 
+// upgradeTurnStart upgrades a legacy turn/start, whose data UpgradeEvent
+// found to be an object with a trigger.
 func upgradeTurnStart(e *Event) error {
-	d, ok := e.obj()
-	if !ok {
-		return nil
-	}
-	trig, has := d["trigger"]
-	if !has {
-		return nil
-	}
+	d, _ := e.obj()
 	turn, ok := safeInt(d["turn"])
 	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
 		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
-	t, ok := objectOf(trig)
+	t, ok := objectOf(d["trigger"])
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
 		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
