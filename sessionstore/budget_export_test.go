@@ -14,6 +14,4 @@ func DecodedPerReadForTest(limit int64) int64 {
 // DropDecodeBuffersForTest drops the decode buffers kept for reuse (as
 // the idle timer does), so that heap measurements see what the index
 // itself holds.
-func DropDecodeBuffersForTest() {
-	bufGates.Range(func(_, g any) bool { g.(*bufGate).dropIdle(); return true })
-}
+func DropDecodeBuffersForTest() { transcript.DropSpareBuffers() }

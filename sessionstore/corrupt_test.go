@@ -15,7 +15,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/golden"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 // writeSession writes a raw transcript at the path dsh would use.
@@ -223,7 +223,7 @@ func TestTornTailIsNotCorruption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			scan, err := transcript.ScanRaw([]byte(header("s") + good + c.tail))
+			scan, err := transcripttest.ScanRaw([]byte(header("s") + good + c.tail))
 			if c.wantErr {
 				if err == nil {
 					t.Fatalf("no error; events %d", len(scan.Events))

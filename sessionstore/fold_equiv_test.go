@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 // This file is the oracle of the transcript fold's policies: the full load
@@ -92,16 +93,16 @@ func indexAnswer(t *testing.T, x *Indexed, id string) foldAnswer {
 }
 
 // scanOf scans g's file as the store would (nil when it cannot).
-func scanOf(g *genSession, comp workload.Compression) *transcript.ScannedLog {
+func scanOf(g *genSession, comp workload.Compression) *transcripttest.ScannedLog {
 	data, err := os.ReadFile(g.path)
 	if err != nil {
 		return nil
 	}
-	var sc *transcript.ScannedLog
+	var sc *transcripttest.ScannedLog
 	if comp == workload.Zstd {
 		sc, err = ScanZstd(data)
 	} else {
-		sc, err = transcript.ScanRaw(data)
+		sc, err = transcripttest.ScanRaw(data)
 	}
 	if err != nil {
 		return nil
@@ -129,7 +130,7 @@ func withResultContent(t *testing.T, data json.RawMessage, alsoID bool) string {
 
 // foldMutation appends events that exercise one rule of the fold, given
 // the next seq and the loaded log (nil when it does not load).
-func foldMutation(t *testing.T, r *rand.Rand, next int64, log *transcript.Log) (string, []string) {
+func foldMutation(t *testing.T, r *rand.Rand, next int64, log *transcripttest.Log) (string, []string) {
 	ev := func(seq int64, typ, data string, extra string) string {
 		return fmt.Sprintf(`{"type":%q,"seq":%d,"time":%d,"data":%s%s}`, typ, seq, 1786000000000+seq, data, extra)
 	}
@@ -293,7 +294,7 @@ func TestFoldPoliciesAgree(t *testing.T) {
 						break
 					}
 					next := int64(len(sc.Events))
-					var log *transcript.Log
+					var log *transcripttest.Log
 					if l, err := st.Load(ctx, g.spec.ID); err == nil {
 						log = l
 					}

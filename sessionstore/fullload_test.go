@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 // readTitles reads the title of each id once (first occurrence wins), in
@@ -38,7 +39,7 @@ func readTitles(ctx context.Context, ids []string, read func(context.Context, st
 
 // capturedThroughSeq is the seq of the last loaded event (closers
 // included), nil for an empty log.
-func capturedThroughSeq(l *transcript.Log) *int64 {
+func capturedThroughSeq(l *transcripttest.Log) *int64 {
 	if len(l.Events) == 0 {
 		return nil
 	}
@@ -47,7 +48,7 @@ func capturedThroughSeq(l *transcript.Log) *int64 {
 }
 
 // surfaceSnapshot returns readSurface's snapshot of the log.
-func surfaceSnapshot(l *transcript.Log) *reference.Surface {
+func surfaceSnapshot(l *transcripttest.Log) *reference.Surface {
 	s := &reference.Surface{
 		Session:            l.Header.Object(),
 		Header:             l.Header.Reference(),
@@ -63,7 +64,7 @@ func surfaceSnapshot(l *transcript.Log) *reference.Surface {
 
 // logTitle folds the latest session/title event of the log (nil when it
 // has none).
-func logTitle(l *transcript.Log) (*transcript.Title, error) {
+func logTitle(l *transcripttest.Log) (*transcript.Title, error) {
 	for i := len(l.Events) - 1; i >= 0; i-- {
 		if l.Events[i].Type == "session/title" {
 			return transcript.TitleOf(&l.Events[i])

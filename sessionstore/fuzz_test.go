@@ -6,19 +6,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 // loadAll runs the whole read pipeline over one scanned log and checks
 // that what it returns is well-formed.
-func loadAll(t *testing.T, scan *transcript.ScannedLog, err error) {
+func loadAll(t *testing.T, scan *transcripttest.ScannedLog, err error) {
 	if err != nil {
 		if KindOf(attach(err, "fuzz", "")) == 0 {
 			t.Fatalf("scan error without a class: %v", err)
 		}
 		return
 	}
-	log, err := transcript.LoadLog(scan, scan.Header.ID)
+	log, err := transcripttest.LoadLog(scan, scan.Header.ID)
 	if err != nil {
 		if KindOf(attach(err, scan.Header.ID, "")) == 0 {
 			t.Fatalf("load error without a class: %v", err)
@@ -60,7 +60,7 @@ func FuzzScanRaw(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}` + "\n" +
 		`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		scan, err := transcript.ScanRaw(data)
+		scan, err := transcripttest.ScanRaw(data)
 		loadAll(t, scan, err)
 	})
 }

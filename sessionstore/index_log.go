@@ -94,7 +94,7 @@ type logParser struct {
 
 // cursor returns a cursor over the transcript's first size bytes.
 func (p *logParser) cursor(size int64) *transcript.Cursor {
-	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: p.limit, Memory: bufGateFor(p.limit)})
+	return transcript.NewCursor(p.f, size, p.enc.framing(), transcript.Options{Limit: p.limit, Memory: transcript.MemoryFor(p.limit)})
 }
 
 // fold returns the parser's fold, resumed from p.st on first use.

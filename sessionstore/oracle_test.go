@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 // The full load: the whole transcript read into memory, scanned and folded
@@ -54,7 +55,7 @@ func readStable(root, path string, limit int64) ([]byte, error) {
 }
 
 // Load reads, scans and loads one session (spec §4).
-func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
+func (s *Store) Load(ctx context.Context, id string) (*transcripttest.Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -72,11 +73,11 @@ func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var scan *transcript.ScannedLog
+	var scan *transcripttest.ScannedLog
 	if enc == Zstd {
 		scan, err = scanZstdLimit(data, s.limit)
 	} else {
-		scan, err = transcript.ScanRaw(data)
+		scan, err = transcripttest.ScanRaw(data)
 	}
 	if err != nil {
 		return nil, attach(err, id, path)
@@ -84,7 +85,7 @@ func (s *Store) Load(ctx context.Context, id string) (*transcript.Log, error) {
 	if err := s.checkIdentity(scan.Header, path, enc); err != nil {
 		return nil, attach(err, id, path)
 	}
-	log, err := transcript.LoadLog(scan, id)
+	log, err := transcripttest.LoadLog(scan, id)
 	return log, attach(err, id, path)
 }
 
@@ -114,17 +115,17 @@ func (s *Store) ReadTitles(ctx context.Context, ids []string) ([]reference.Title
 
 // ScanZstd scans a zstd transcript (spec §3.2). The decoded log may hold
 // at most DefaultReadLimit bytes.
-func ScanZstd(data []byte) (*transcript.ScannedLog, error) {
+func ScanZstd(data []byte) (*transcripttest.ScannedLog, error) {
 	return scanZstdLimit(data, DefaultReadLimit)
 }
 
 // scanZstdLimit is ScanZstd with a budget of limit decoded bytes for the
 // whole log (every frame, the torn final one included, counts).
-func scanZstdLimit(data []byte, limit int64) (*transcript.ScannedLog, error) {
+func scanZstdLimit(data []byte, limit int64) (*transcripttest.ScannedLog, error) {
 	decoded := &transcript.DecodedBudget{Limit: limit}
 	cur := transcript.NewCursorBytes(data, transcript.Frames, transcript.Options{Limit: limit, Budget: decoded, ExpandRows: true})
 	defer cur.Close()
-	out := &transcript.ScannedLog{}
+	out := &transcripttest.ScannedLog{}
 	// Logical bytes: the header line, then each frame's text; the torn
 	// tail is what follows the last good line.
 	var complete, good int64

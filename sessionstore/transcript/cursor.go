@@ -8,16 +8,11 @@ import (
 	"sync"
 )
 
-// NOTE on how the cursor is built. A transcript is read front to back
-// through one input buffer (input, below), refilled from an io.ReaderAt
-// in chunks of readChunk bytes (recycled) and grown only for a line or
-// frame longer than a chunk, within the decode memory budget. Raw lines
-// come straight from that buffer; a zstd frame is cut from it and decoded
-// into a second (recycled) buffer whose lines are then handed out. Every
-// line goes through the line scanner (scanlines.go), which applies seq
-// contiguity and the committed-region rule. Position is advanced only
-// past committed bytes: after a good line (raw) or a complete frame all of
-// whose lines were good (zstd); a grown log resumes there.
+// NOTE: a transcript is read front to back through one recycled input
+// buffer, grown only for a line or frame longer than a chunk. A zstd frame
+// is decoded into a second recycled buffer. Position advances only past
+// committed bytes: a good line (raw) or a complete frame whose lines were
+// all good (zstd).
 
 // Framing is how a transcript stores its records.
 type Framing int
@@ -29,12 +24,10 @@ const (
 	Frames
 )
 
-// Loc locates one record (line) of a transcript: for raw logs Off is the
-// file offset of the line; for zstd logs Off is the file offset of the
-// frame holding it and Inner the line's offset in the frame's plaintext.
-// Torn marks a line of a torn final frame (decoded without checksum). CRC
-// is the CRC-32 of the line: a re-read by offset (ReadAt) checks it, so a
-// log rewritten in place is noticed instead of handing unchecked bytes on.
+// Loc locates one record: Off is the file offset of the line (raw) or of
+// its frame (zstd, Inner is then the line's offset in the plaintext); Torn
+// marks a line of a torn final frame. CRC is the line's CRC-32, which ReadAt
+// checks so that a log rewritten in place is noticed.
 type Loc struct {
 	Off   int64
 	Inner int64
@@ -44,11 +37,10 @@ type Loc struct {
 
 // Position is where a read stopped and the next one resumes.
 type Position struct {
-	// Offset is after the last committed record: after the last good line
-	// (raw) or after the last complete frame (zstd).
+	// Offset is after the last committed record.
 	Offset int64
-	// Lines and Frames count the event lines and the complete frames (the
-	// header's included) before Offset, for error messages.
+	// Lines and Frames count the event lines and the complete frames
+	// before Offset, for error messages.
 	Lines  int
 	Frames int
 	// NextSeq is the seq the next event must carry.
@@ -57,74 +49,66 @@ type Position struct {
 
 // Record is one good record the cursor read.
 type Record struct {
-	// Header is set, and nothing else, for the header line or frame (the
-	// first record of a read from offset 0); HeaderLine is its text (the
-	// caller's to keep).
+	// Header is set, and nothing else, for the header (the first record
+	// of a read from offset 0); HeaderLine is its text (the caller's).
 	Header     *Header
 	HeaderLine []byte
-	// Events are the record's events, which alias the cursor's buffers
-	// until the next call: one event, or a packed row's members when
-	// Options.ExpandRows is set.
+	// Events alias the cursor's buffers until the next call: one event,
+	// or a packed row's members with Options.ExpandRows.
 	Events []Event
-	// Skipped counts the members of a packed row that was not expanded
-	// (they are log-only chunks that no check looks into).
+	// Skipped counts the members of a packed row not expanded.
 	Skipped RowSummary
-	// Loc is where the record is stored, and Size its length (without
-	// the "\n").
+	// Loc is where the record is stored, Size its length without "\n".
 	Loc  Loc
 	Size int
 }
 
 // Options configures a Cursor.
 type Options struct {
-	// Limit is the read limit: the most decoded bytes of one frame or
-	// line (0: DefaultReadLimit).
+	// Limit is the most decoded bytes of one frame or line (0:
+	// DefaultReadLimit).
 	Limit int64
-	// Memory is the decode memory budget large buffers are taken from
-	// (nil: none).
-	Memory DecodeMemory
-	// Budget is the read's decoded-bytes budget (zstd); nil starts a
-	// fresh one.
+	// Memory is the budget large buffers are taken from (nil: none).
+	Memory *Memory
+	// Budget is the read's decoded-bytes budget (nil: a fresh one).
 	Budget *DecodedBudget
-	// ExpandRows expands packed rows into their events (the full load)
-	// instead of counting them.
+	// ExpandRows expands packed rows into their events instead of
+	// counting them.
 	ExpandRows bool
 }
 
-// Cursor reads the records of one transcript in order (Next), from its
-// start or from a saved Position (Resume), and re-reads single records by
-// their location (ReadAt). It holds no goroutine; Close gives its buffers
-// back. It is not safe for concurrent use.
+// Cursor reads the records of one transcript in order (Next), from the
+// start or a saved Position (Resume), and re-reads one record by its Loc
+// (ReadAt). Close gives its buffers back. It is not safe for concurrent use.
 type Cursor struct {
 	in      input
 	framing Framing
 	limit   int64
-	mem     DecodeMemory
+	mem     *Memory
 	budget  *DecodedBudget
 
 	sc         lineScanner
 	pos        Position // committed
 	wantHeader bool
 	done       bool
-	// pending is a zstd read's first decode-stage error: only the framing
-	// of the rest is read, and a framing error wins over it.
+	// pending is a zstd read's first decode-stage error, which a later
+	// framing error wins over.
 	pending error
 
 	// The zstd frame whose lines are being handed out.
 	text      []byte
 	textAt    int
-	textSlot  Slot
+	textSlot  *Slot
 	textBuf   *[]byte
 	frameOff  int64
 	frameEnd  int64
 	frameTorn bool
 	tornRead  bool
-	// keepText decodes every frame into a buffer of its own, which the
-	// records handed out keep referring to.
+	// keepText decodes every frame into a buffer of its own.
 	keepText bool
 
-	// Random access (ReadAt).
-	win    *window
+	// Random access (ReadAt): its own input, and the last frame decoded.
+	at     *input
 	cached struct {
 		off  int64
 		torn bool
@@ -147,9 +131,8 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 	return c
 }
 
-// NewCursorBytes returns a cursor over a transcript held in memory: its
-// records stay valid (they alias data, or a zstd frame's own decoded
-// text), and no line is too long for the buffer.
+// NewCursorBytes returns a cursor over a transcript held in memory whose
+// records stay valid (they alias data, or a frame's own decoded text).
 func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	c := NewCursor(nil, int64(len(data)), framing, o)
 	c.in.buf, c.in.end, c.in.eof = data, len(data), true
@@ -157,8 +140,8 @@ func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	return c
 }
 
-// Resume continues the read after pos (a Position of an earlier read of
-// the same bytes, which the caller has checked are unchanged).
+// Resume continues the read after pos, a Position of an earlier read of
+// the same (unchanged) bytes.
 func (c *Cursor) Resume(pos Position) {
 	c.pos = pos
 	c.wantHeader = pos.Offset == 0
@@ -182,11 +165,14 @@ func (c *Cursor) Close() {
 		c.textBuf = nil
 	}
 	c.in.close()
+	if c.at != nil {
+		c.at.close()
+	}
 }
 
 // Next returns the next good record, io.EOF after the last one (a torn
-// tail is not an error), or the error a read of the log gives: framing or
-// corruption (marked as found by the backend), the read limit, I/O.
+// tail is not an error), or the read's error: framing, corruption, the
+// read limit, I/O.
 func (c *Cursor) Next() (Record, error) {
 	if c.framing == Frames {
 		return c.nextInFrame()
@@ -194,12 +180,11 @@ func (c *Cursor) Next() (Record, error) {
 	return c.nextLine()
 }
 
-// nextLine is Next for raw lines. From a bad line on nothing is returned
-// (the rest is a torn tail), but the lines are still scanned: a later
-// turn/end makes the bad line corruption.
+// nextLine is Next for raw lines. Lines after a bad one are still scanned
+// (a later turn/end makes it corruption) but not returned.
 func (c *Cursor) nextLine() (Record, error) {
 	for {
-		line, off, err := c.in.line(c.growForLine)
+		line, off, err := c.in.line(func() error { return c.growForLine(&c.in) })
 		if err == io.EOF {
 			if c.wantHeader {
 				return Record{}, backendf("empty or header-less session log")
@@ -229,8 +214,7 @@ func (c *Cursor) nextLine() (Record, error) {
 }
 
 // scan feeds one line to the scanner: ok reports a good record, false a
-// bad line (from which on the log is a torn tail unless it turns out to
-// be corruption, an error).
+// bad line.
 func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
 	c.sc.events = c.sc.events[:0]
 	if err := c.sc.feed(line); err != nil {
@@ -246,40 +230,37 @@ func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
 	return rec, true, nil
 }
 
-// growForLine grows a full input buffer holding one incomplete line, up
-// to the read limit, within one slot of the decode memory budget (the
-// index pass's workers must not each hold such a buffer at once).
-func (c *Cursor) growForLine() error {
-	n := len(c.in.buf)
-	if int64(n) > c.limit {
+// growForLine grows in's full buffer holding one incomplete line, up to
+// the read limit, within one slot of the decode memory budget.
+func (c *Cursor) growForLine(in *input) error {
+	if int64(len(in.buf)) > c.limit {
 		return Limitf(c.limit, "a line holds more bytes than the read limit")
 	}
-	if c.in.held == nil && c.mem != nil {
-		c.in.held = c.mem.ReserveOne()
+	if in.held == nil && c.mem != nil {
+		in.held = c.mem.reserve(1)
 	}
-	c.in.setBuf(growBuf(c.in.buf, c.limit+1))
+	in.setBuf(growBuf(in.buf, c.limit+1))
 	return nil
 }
 
-// growForFrame grows a full input buffer holding one incomplete zstd
-// frame, with every slot of the decode memory budget, which that frame's
-// decode (and the rest of this read) then uses.
-func (c *Cursor) growForFrame() error {
-	n := len(c.in.buf)
+// growForFrame grows in's full buffer holding one incomplete zstd frame,
+// taking every slot of the decode memory budget, which the frame's decode
+// then uses.
+func (c *Cursor) growForFrame(in *input) error {
+	n := len(in.buf)
 	if int64(n) > c.limit {
 		return Limitf(c.limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	if c.in.held == nil && c.mem != nil {
-		c.in.held, c.in.heldAll = c.mem.ReserveAll(), true
+	if in.held == nil && c.mem != nil {
+		in.held, in.heldAll = c.mem.reserve(decodeSlots), true
 	}
-	c.in.setBuf(append(c.in.buf, make([]byte, n)...))
+	in.setBuf(append(in.buf, make([]byte, n)...))
 	return nil
 }
 
-// nextInFrame is Next for zstd frames: the lines of the current frame,
-// then the next frame's. After the first decode-stage error only the
-// framing of the rest is read; at the end a torn final frame's whole
-// blocks are decoded and its lines handed out (Loc.Torn), not committed.
+// nextInFrame is Next for zstd frames. After the first decode-stage error
+// only the framing of the rest is read; a torn final frame's lines come
+// last, with Loc.Torn, never committed.
 func (c *Cursor) nextInFrame() (Record, error) {
 	for {
 		if c.text != nil {
@@ -291,7 +272,7 @@ func (c *Cursor) nextInFrame() (Record, error) {
 		if c.done {
 			return Record{}, io.EOF
 		}
-		frame, off, err := c.in.frame(c.growForFrame)
+		frame, off, err := c.in.frame(func() error { return c.growForFrame(&c.in) })
 		if err == io.EOF {
 			if err := c.endOfFrames(); err != nil {
 				return Record{}, err
@@ -318,8 +299,7 @@ func (c *Cursor) nextInFrame() (Record, error) {
 	}
 }
 
-// headerFrame reads the header frame, which ReadHeader's bound applies to
-// (a read lists what ReadHeader lists).
+// headerFrame reads the header frame within ReadHeader's bound.
 func (c *Cursor) headerFrame(frame []byte) (Record, error) {
 	if len(frame) > maxHeaderBytes+1 {
 		return Record{}, Corruptf("no header within the first %d bytes", maxHeaderBytes)
@@ -335,8 +315,7 @@ func (c *Cursor) headerFrame(frame []byte) (Record, error) {
 	return Record{Header: h, HeaderLine: line}, nil
 }
 
-// startFrame decodes a complete event frame at off into the recycled text
-// buffer; its lines are handed out next.
+// startFrame decodes the complete event frame at off; its lines come next.
 func (c *Cursor) startFrame(frame []byte, off int64) error {
 	var dst []byte
 	if !c.keepText {
@@ -350,7 +329,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 		return err
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
-		reuse(sl)
+		sl.Reuse()
 		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
 	}
 	c.text, c.textAt, c.textSlot = text, 0, sl
@@ -359,7 +338,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 }
 
 // frameLine hands out the current frame's next line; ok is false once the
-// frame is done (then committed, unless torn or after an error).
+// frame is done (then committed, unless torn or failed).
 func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
 	rest := c.text[c.textAt:]
 	i := bytes.IndexByte(rest, '\n')
@@ -374,17 +353,14 @@ func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
 	c.textAt += i + 1
 	rec, ok, err = c.scan(rest[:i], Loc{Off: c.frameOff, Inner: int64(inner), Torn: c.frameTorn})
 	if err != nil && !c.frameTorn {
-		// Corruption inside a complete frame is a decode-stage error:
-		// the framing of the rest still wins over it.
 		c.pending, err = err, nil
 		c.releaseText()
 	}
 	return rec, ok, err
 }
 
-// releaseText ends the current frame's text: a buffer from the memory
-// budget goes back for reuse (nothing refers to it: the fold copies what
-// it keeps), a small one is kept for the next frame.
+// releaseText ends the current frame's text: a budget buffer goes back for
+// reuse (the fold copies what it keeps), a small one serves the next frame.
 func (c *Cursor) releaseText() {
 	if c.text == nil {
 		return
@@ -400,8 +376,7 @@ func (c *Cursor) releaseText() {
 }
 
 // endOfFrames ends a zstd read: the pending error, a log without a header
-// frame, or the torn final frame, whose whole blocks are decoded (without
-// checksum: it was never finished) and scanned leniently.
+// frame, or the torn final frame's whole blocks, scanned leniently.
 func (c *Cursor) endOfFrames() error {
 	switch {
 	case c.pending != nil:
@@ -418,7 +393,7 @@ func (c *Cursor) endOfFrames() error {
 	if err := c.budget.Admit(lo); err != nil {
 		return err
 	}
-	text, err := decodeTornFrame(c.mem, torn, c.limit)
+	text, err := decodeTornFrame(c.mem, torn, c.limit, c.in.heldAll)
 	if err != nil {
 		return err
 	}
@@ -430,21 +405,17 @@ func (c *Cursor) endOfFrames() error {
 	return nil
 }
 
-// TornFrame reports whether the read met a torn final zstd frame (its
-// lines, if any, came with Loc.Torn set).
+// TornFrame reports whether the read met a torn final zstd frame.
 func (c *Cursor) TornFrame() bool { return c.tornRead }
 
-// ReadAt re-reads the single event stored at loc (a surface record, never
-// a packed row) through a window over the transcript, which serves the
-// records that follow too, keeping the last decoded frame. A record that
-// no longer matches its CRC fails with ErrRecordChanged.
+// ReadAt re-reads the single event stored at loc (never a packed row)
+// through an input of its own, keeping the last decoded frame. The event
+// aliases the cursor's buffers until the next call. A record that no
+// longer matches its CRC fails with ErrRecordChanged.
 func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
-	if c.win == nil {
-		c.win = &window{r: c.in.r}
-	}
 	var line []byte
 	if c.framing == Lines {
-		l, err := c.win.line(loc.Off, c.limit)
+		l, err := c.lineAt(loc.Off)
 		if err != nil {
 			return nil, err
 		}
@@ -472,6 +443,49 @@ func (c *Cursor) ReadAt(loc Loc) (*Event, error) {
 	return &evs[0], nil
 }
 
+// surfaceWindowSize is the random-access input's buffer: surface records
+// come in (nearly) file order, so one read serves the next ones too, and a
+// sparse surface does not read whole 4 MiB chunks.
+const surfaceWindowSize = 256 << 10
+
+// seek positions the random-access input at off, keeping the bytes it
+// holds when they cover off.
+func (c *Cursor) seek(off int64) *input {
+	in := c.at
+	if in == nil {
+		in = &input{r: c.in.r, size: c.in.size, buf: make([]byte, surfaceWindowSize)}
+		c.at = in
+	} else if off >= in.off && off <= in.off+int64(in.end) {
+		in.start = int(off - in.off)
+		return in
+	}
+	in.off, in.start, in.end, in.eof = off, 0, 0, off >= in.size
+	return in
+}
+
+// lineAt returns the line starting at off (without its "\n"). A line
+// without a "\n" before the end fails with io.ErrUnexpectedEOF, one
+// longer than the read limit with a read-limit error.
+func (c *Cursor) lineAt(off int64) ([]byte, error) {
+	in := c.seek(off)
+	line, _, err := in.line(func() error { return c.growForLine(in) })
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return line, err
+}
+
+// frameAt returns the complete zstd frame starting at off, or the bytes of
+// a torn final frame with io.ErrUnexpectedEOF.
+func (c *Cursor) frameAt(off int64) ([]byte, error) {
+	in := c.seek(off)
+	frame, _, err := in.frame(func() error { return c.growForFrame(in) })
+	if err == io.EOF {
+		return in.buf[in.start:in.end], io.ErrUnexpectedEOF
+	}
+	return frame, err
+}
+
 // frameText returns the plaintext of the frame holding loc, decoding it
 // unless it is the last one decoded.
 func (c *Cursor) frameText(loc Loc) ([]byte, error) {
@@ -479,17 +493,17 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if fc.text != nil && fc.off == loc.Off && fc.torn == loc.Torn {
 		return fc.text, nil
 	}
-	frame, err := c.win.frame(loc.Off, c.limit)
+	frame, err := c.frameAt(loc.Off)
 	if err != nil && !(loc.Torn && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, err
 	}
 	var text []byte
 	if loc.Torn {
-		text, err = decodeTornFrame(c.mem, frame, c.limit)
+		text, err = decodeTornFrame(c.mem, frame, c.limit, c.at.heldAll)
 	} else {
-		var sl Slot
-		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, false)
-		keep(sl) // the text is kept (cached) past this call
+		var sl *Slot
+		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)
+		sl.Keep() // the text is kept (cached) past this call
 	}
 	if err != nil {
 		return nil, err
@@ -498,13 +512,12 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	return text, nil
 }
 
-// ErrRecordChanged is a record that no longer holds what an earlier read
-// found there: the log was rewritten in place since.
+// ErrRecordChanged is a record rewritten in place since an earlier read.
 var ErrRecordChanged = &Error{Kind: KindIO, Backend: true,
 	Msg: "the transcript changed in place while it was read (a record no longer matches the index)"}
 
-// TailCRC returns the CRC-32 of the up to 64 bytes of r before off: a
-// file rewritten in place with the same or a larger size changes it.
+// TailCRC returns the CRC-32 of the up to 64 bytes of r before off, which
+// tells a file rewritten in place from one that only grew.
 func TailCRC(r io.ReaderAt, off int64) (uint32, error) {
 	start := max(off-64, 0)
 	buf := make([]byte, off-start)
@@ -514,17 +527,11 @@ func TailCRC(r io.ReaderAt, off int64) (uint32, error) {
 	return crc32.ChecksumIEEE(buf), nil
 }
 
-// Buffers of the cursor: a transcript is read in
-// chunks of up to readChunk bytes into a recycled buffer, and complete
-// zstd frames decode into a recycled buffer, so the first index pass
+// readChunk is the recycled read buffer's size: the first index pass
 // allocates per session about what it keeps, not what it reads.
-
 const readChunk = 4 << 20
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
-
-// getReadBuf returns a recycled read buffer of readChunk bytes.
-func getReadBuf() *[]byte { return readBufs.Get().(*[]byte) }
 
 // putReadBuf recycles b unless it grew (a long line or frame).
 func putReadBuf(b *[]byte) {
@@ -543,8 +550,8 @@ func putTextBuf(b *[]byte) {
 	}
 }
 
-// input is the bytes of a transcript read but not consumed yet:
-// buf[start:end], which starts at file offset off+start.
+// input holds the bytes read but not consumed yet: buf[start:end], at
+// file offset off+start.
 type input struct {
 	r          io.ReaderAt
 	size       int64
@@ -552,10 +559,9 @@ type input struct {
 	pooled     *[]byte // buf's recycled storage, nil when not from the pool
 	off        int64   // file offset of buf[0]
 	start, end int
-	eof        bool // nothing more to read (size reached or a short read)
-	// held is memory taken from the decode budget for a grown buffer;
-	// heldAll says it is every slot.
-	held    Slot
+	eof        bool // size reached or a short read
+	// held is budget memory for a grown buffer; heldAll: every slot.
+	held    *Slot
 	heldAll bool
 }
 
@@ -568,11 +574,10 @@ func (in *input) setBuf(b []byte) {
 }
 
 // more slides the unconsumed bytes to the front of buf and reads after
-// them, up to the end of buf or of the input. The caller grows a full
-// buffer first.
+// them; the caller grows a full buffer first.
 func (in *input) more() error {
 	if in.buf == nil {
-		in.pooled = getReadBuf()
+		in.pooled = readBufs.Get().(*[]byte)
 		in.buf = *in.pooled
 	}
 	if in.start > 0 {
@@ -598,9 +603,8 @@ func (in *input) more() error {
 // full reports whether buf holds nothing but unconsumed bytes.
 func (in *input) full() bool { return in.start == 0 && in.end == len(in.buf) && in.buf != nil }
 
-// line returns the next complete line (without "\n") and its file
-// offset, or io.EOF when none is left (a final line without "\n" is a
-// torn tail). grow is called when one line fills the buffer.
+// line returns the next complete line (without "\n") and its offset, or
+// io.EOF; grow is called when one line fills the buffer.
 func (in *input) line(grow func() error) ([]byte, int64, error) {
 	for {
 		if i := bytes.IndexByte(in.buf[in.start:in.end], '\n'); i >= 0 {
@@ -614,9 +618,9 @@ func (in *input) line(grow func() error) ([]byte, int64, error) {
 	}
 }
 
-// frame returns the next complete zstd frame and its file offset, or
-// io.EOF when none is left (the bytes of a torn final frame stay
-// unconsumed). grow is called when one frame fills the buffer.
+// frame returns the next complete zstd frame and its offset, or io.EOF
+// (a torn final frame stays unconsumed); grow is called when one frame
+// fills the buffer.
 func (in *input) frame(grow func() error) ([]byte, int64, error) {
 	for {
 		if in.end > in.start {
@@ -649,13 +653,12 @@ func (in *input) fill(grow func() error) error {
 	return in.more()
 }
 
-// close recycles the read buffer and gives held memory back (the grown
-// buffer is dropped, not reused).
+// close recycles the read buffer and gives held memory back.
 func (in *input) close() {
 	if in.pooled != nil {
 		putReadBuf(in.pooled)
 		in.pooled, in.buf = nil, nil
 	}
-	keep(in.held)
+	in.held.Keep()
 	in.held = nil
 }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Kind is the dsh error class of a store failure (session-query's error
-// codes, spec §4 "Error mapping").
+// Kind is the dsh error class of a store failure (spec §4 "Error mapping").
 type Kind int
 
 // The error classes a read can fail with.
@@ -16,42 +15,27 @@ const (
 	// KindNotFound means the id is not listed (SESSION_QUERY_SESSION_NOT_FOUND).
 	KindNotFound
 	// KindCorrupt is a validation failure of a stored log
-	// (SESSION_QUERY_CORRUPT_SESSION): bad header, seq gap before a turn/end,
-	// malformed record, invalid surface op, malformed legacy record, ...
+	// (SESSION_QUERY_CORRUPT_SESSION).
 	KindCorrupt
-	// KindUnsupported is a log dsh refuses to read without calling it
-	// corrupt: a foreign format version or an unknown non-ignorable event
-	// type (SessionFormatUnsupportedError).
+	// KindUnsupported is a log dsh refuses without calling it corrupt
+	// (SessionFormatUnsupportedError).
 	KindUnsupported
 )
 
 // String returns the error class name (not found, corrupt, unsupported, I/O).
 func (k Kind) String() string {
-	switch k {
-	case KindIO:
-		return "I/O error"
-	case KindNotFound:
-		return "not found"
-	case KindCorrupt:
-		return "corrupt session"
-	case KindUnsupported:
-		return "unsupported session format"
+	if k >= KindIO && k <= KindUnsupported {
+		return [...]string{"I/O error", "not found", "corrupt session", "unsupported session format"}[k-KindIO]
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-var (
-	// ErrReadLimit is the cause of a read refused because the session
-	// would hold more decoded bytes than the read limit (Options.Limit;
-	// sessionstore's IndexOptions.ReadLimit): a zstd frame (complete or
-	// torn), a raw line, a header over 1 MiB, or what one read decodes in
-	// all. The error's Kind is KindIO (dsh's
-	// SESSION_QUERY_PERSISTENCE_FAILED).
-	ErrReadLimit = errors.New("read limit exceeded")
-)
+// ErrReadLimit is the cause (Kind KindIO) of a read refused by the read
+// limit: a frame, a line, a header over 1 MiB, or a read's decoded total.
+var ErrReadLimit = errors.New("read limit exceeded")
 
-// ReadLimitEnv names the environment variable that sets the default read
-// limit in MiB (for the server, whose settings are the client's).
+// ReadLimitEnv names the environment variable setting the default read
+// limit in MiB.
 const ReadLimitEnv = "DSH_LSP_READ_LIMIT_MB"
 
 // Error is a failure found while reading, decoding or validating a
@@ -62,8 +46,8 @@ type Error struct {
 	Msg string
 	// Err is the underlying cause, if any.
 	Err error
-	// Backend marks corruption found by the backend read (§3) rather than
-	// by validation (§4): dsh reports it as a persistence failure.
+	// Backend marks corruption found by the backend read (§3), which dsh
+	// reports as a persistence failure.
 	Backend bool
 }
 
@@ -83,8 +67,7 @@ func Corruptf(format string, args ...any) *Error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Limitf is a read refused by the read limit: what says what would have
-// exceeded it.
+// Limitf is a read refused by the read limit.
 func Limitf(limit int64, format string, args ...any) *Error {
 	return &Error{Kind: KindIO, Backend: true, Err: ErrReadLimit,
 		Msg: fmt.Sprintf(format, args...) + " (the read limit is " + sizeString(limit) + "; raise it with --max-read-mb, " + ReadLimitEnv + " or IndexOptions.ReadLimit)"}
@@ -103,8 +86,7 @@ func unsupportedf(format string, args ...any) *Error {
 	return &Error{Kind: KindUnsupported, Msg: fmt.Sprintf(format, args...)}
 }
 
-// SavedError is a read's error kept as data: the index persists it with
-// the session's entry (an error value does not encode).
+// SavedError is a read's error as data, which the index persists.
 type SavedError struct {
 	Kind    Kind
 	Msg     string
@@ -113,7 +95,7 @@ type SavedError struct {
 	Limit bool
 }
 
-// SaveError keeps err as data; nil stays the zero SavedError.
+// SaveError keeps err as data (nil: the zero SavedError).
 func SaveError(err error) SavedError {
 	if err == nil {
 		return SavedError{}
@@ -141,8 +123,7 @@ func (s SavedError) Err() error {
 	return le
 }
 
-// backendf is a corruption detected by the backend read (dsh maps these to
-// SESSION_QUERY_PERSISTENCE_FAILED, not CORRUPT_SESSION).
+// backendf is a corruption found by the backend read.
 func backendf(format string, args ...any) *Error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf(format, args...), Backend: true}
 }

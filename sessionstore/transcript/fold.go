@@ -9,32 +9,14 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// This file is the one implementation of dsh's read pipeline after the
-// scan (spec §4 steps 2–6, §5.1, §8): the legacy upgrade, the message
-// shape checks, the unknown-type refusal, the envelope and request/header
-// checks, the crash closers and the surface fold, plus the latest title —
-// applied one event at a time by Fold.Stored, closed by Fold.Finish.
-//
-// Its callers differ only in what they keep (the policy):
-//   - the index (package sessionstore), the production read, keeps where
-//     each surface record is stored (OnNode) and persists FoldState, which
-//     it resumes from appended bytes or zstd frames;
-//   - the full load (LoadLog: the in-memory source, the tests' oracle)
-//     keeps every event.
-// The legacy upgrade's one cross-event question (the message id a
-// replacing tool/result inherits from an arbitrary earlier event) is
-// answered from the events (earlier) or, when they are not kept, from the
-// message ids the fold keeps once a log shows it needs them (KeepIDs).
-//
-// dsh runs its checks in passes over the whole log (upgrade, message
-// shapes, unknown types, envelopes, fold), so the error it reports is the
-// first error of the earliest failing pass. The fold keeps the first error
-// of each pass seen so far and stops running a pass once an earlier pass
-// has failed, which gives the same answer event by event.
+// The fold is dsh's read pipeline after the scan (spec §4 steps 2–6, §5.1,
+// §8), one event at a time (Fold.Stored, closed by Fold.Finish). dsh runs
+// its checks in passes over the whole log and reports the first error of
+// the earliest failing pass, so the fold keeps the first error of each
+// pass and stops running a pass once an earlier one has failed.
 
-// Passes of the load; a later pass's error loses to an earlier pass's
-// (a higher value wins). passNone, the zero value, is "no failure", so a
-// zero FoldState is a fresh fold.
+// Passes of the load: a higher value wins; passNone (no failure) makes a
+// zero FoldState a fresh fold.
 const (
 	passNone = iota
 	passFold
@@ -44,39 +26,29 @@ const (
 	passUpgrade
 )
 
-// Replacement records one replace operation of the fold.
-type Replacement struct {
-	Seq, Start, End int64
-	// Shadowed are the surface nodes the replace removed, in surface order.
-	Shadowed []int64
-}
-
-// FoldState is everything the fold carries from one event to the next. It
-// is plain data (gob-encodable) so the index can persist it and resume.
+// FoldState is what the fold carries from one event to the next, plain
+// (gob-encodable) data that the index persists and resumes.
 type FoldState struct {
-	// Count is the number of events folded (the next seq); LastSeq and
-	// LastTime are the last event's (closers included after finish).
+	// Count is the number of events folded; LastSeq and LastTime are the
+	// last event's.
 	Count             int64
 	LastSeq, LastTime int64
-	// FailPass is the earliest failing pass (passNone: no failure) and
-	// Fail its error, kept as data so that a resumed fold reports it.
+	// FailPass is the earliest failing pass and Fail its error.
 	FailPass int
 	Fail     SavedError
-	// NeedIDs is set when a legacy replacing tool/result asked for an
-	// earlier message id that was not kept: the log must be folded again
-	// from the start with KeepIDs, which keeps every message id in IDs.
+	// NeedIDs: a legacy replacing tool/result asked for an earlier
+	// message id not kept, so the log must be folded again with KeepIDs,
+	// which keeps every message id in IDs.
 	NeedIDs bool
 	KeepIDs bool
 	IDs     map[int64]string
-	// Closer is the crash closers' state: open turn, step, pending calls.
-	Closer closerState
-	// Nodes is the folded surface (seqs in surface order); Results holds,
-	// for each tool/result node, the digest the replace rule compares.
+	Closer  closerState
+	// Nodes is the folded surface (seqs in surface order); Results holds
+	// each tool/result node's digest for the replace rule.
 	Nodes   []int64
 	Results map[int64]resultKey
-	// Title is the latest session/title event (nil when none). When its
-	// data is over maxTitleEventBytes, Title keeps no data and
-	// TitleOversize is the data's size.
+	// Title is the latest session/title event; when its data is over
+	// maxTitleEventBytes, it keeps none and TitleOversize is its size.
 	Title         *Event
 	TitleOversize int
 }
@@ -100,18 +72,12 @@ type Fold struct {
 	FoldState
 	id      string
 	failErr error
-	// earlier answers the legacy upgrade's cross-event question (the
-	// message id of the already-upgraded event at seq) from the kept
-	// events; nil means they are not kept (then the ids are: KeepIDs).
-	earlier func(seq int64) string
-	// OnNode is the policy's hook: e became the surface node at index si,
-	// replacing shadowed (nil for an append). e's data may alias a read
-	// buffer.
+	// OnNode is called when e becomes the surface node at index si,
+	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
 }
 
-// ResumeFold continues a fold from a saved state (the zero FoldState
-// starts one).
+// ResumeFold continues a fold from a saved state (zero: a new fold).
 func ResumeFold(id string, st FoldState) *Fold {
 	f := &Fold{id: id, FoldState: st}
 	if f.FailPass != passNone {
@@ -126,8 +92,7 @@ func (f *Fold) fail(pass int, err error) {
 	}
 }
 
-// Stored folds one stored (scanned) event, upgrading it in place.
-// Nothing of e is kept unless the policy keeps it.
+// Stored folds one stored event, upgrading it in place.
 func (f *Fold) Stored(e *Event) {
 	f.Count++
 	f.LastSeq, f.LastTime = e.Seq, e.Time
@@ -150,16 +115,13 @@ func (f *Fold) Stored(e *Event) {
 }
 
 // earlierID answers the legacy upgrade's question for the event at seq
-// at: the message id of the already-upgraded event at an earlier seq,
-// from the kept events or the kept ids. Without either it marks the fold
-// as needing the ids (the log is then folded again, keeping them).
+// at (the message id of an earlier event) from the kept ids, or marks the
+// fold as needing them.
 func (f *Fold) earlierID(at int64) func(seq int64) string {
 	return func(seq int64) string {
 		switch {
 		case seq >= at:
 			return ""
-		case f.earlier != nil:
-			return f.earlier(seq)
 		case f.KeepIDs:
 			return f.IDs[seq]
 		}
@@ -178,8 +140,7 @@ func (f *Fold) keepID(e *Event) {
 	}
 }
 
-// check runs the per-event checks of the passes that have not failed:
-// message shapes, unknown types, the envelope and request/header rules.
+// check runs the per-event checks of the passes that have not failed.
 func (f *Fold) check(e *Event) {
 	if f.FailPass < passMessage {
 		if err := checkMessage(e); err != nil {
@@ -200,15 +161,14 @@ func (f *Fold) check(e *Event) {
 	}
 }
 
-// Skip folds n log-only events that need no checks (the assistant/chunk
-// members of a well-formed packed row) ending at lastSeq, lastTime.
+// Skip folds the n members of a well-formed packed row (log-only events
+// no check looks into) ending at lastSeq, lastTime.
 func (f *Fold) Skip(n, lastSeq, lastTime int64) {
 	f.Count += n
 	f.LastSeq, f.LastTime = lastSeq, lastTime
 }
 
-// surfaceAndTitle runs the surface fold for e (while nothing has failed)
-// and remembers the latest title event.
+// surfaceAndTitle runs the surface fold for e and keeps the latest title.
 func (f *Fold) surfaceAndTitle(e *Event) {
 	if f.FailPass < passFold {
 		if err := f.surface(e); err != nil {
@@ -216,8 +176,7 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 		}
 	}
 	if e.Type == "session/title" {
-		// An oversize title fails the title read: only its size is kept
-		// (the fold state is persisted in the index cache).
+		// The state is persisted: an oversize title keeps only its size.
 		f.Title, f.TitleOversize = &Event{Type: e.Type, Seq: e.Seq, Time: e.Time}, 0
 		if len(e.Data) > maxTitleEventBytes {
 			f.TitleOversize = len(e.Data)
@@ -227,9 +186,8 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 	}
 }
 
-// Finish appends the crash closers (the envelope pass checks them, the
-// fold folds them) and returns them with the load's error, if any. A
-// resumable caller finishes a clone.
+// Finish folds the crash closers and returns them with the load's error.
+// A resumable caller finishes a clone.
 func (f *Fold) Finish() ([]Event, error) {
 	if f.FailPass >= passUpgrade {
 		return nil, f.failErr
@@ -251,8 +209,8 @@ func (f *Fold) Finish() ([]Event, error) {
 	return closers, f.failErr
 }
 
-// LatestTitle is TitleOf the folded log's latest title event (a
-// copy: the state may be shared by concurrent readers).
+// LatestTitle is TitleOf the latest title event (a copy: the state may be
+// shared by concurrent readers).
 func (s *FoldState) LatestTitle() (*Title, error) {
 	if s.Title == nil {
 		return nil, nil
@@ -287,8 +245,7 @@ func (f *Fold) surface(e *Event) error {
 	return f.replace(e, seqs)
 }
 
-// citedSeqs parses and checks the sourceEventSeqs of surface event e
-// (nil when it has none).
+// citedSeqs parses and checks the sourceEventSeqs of surface event e.
 func citedSeqs(e *Event) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
@@ -303,9 +260,8 @@ func citedSeqs(e *Event) ([]int64, error) {
 	return seqs, checkCited(e.Seq, seqs)
 }
 
-// replace folds a replacing surface event, which cites seqs: it must name
-// a span of the surface, cite every node it shadows, and a replacing
-// tool/result may only change one tool/result's content.
+// replace folds a replacing surface event citing seqs: it must name a
+// span of the surface and cite every node it shadows.
 func (f *Fold) replace(e *Event, seqs []int64) error {
 	start, end, ok := parseReplaceOp(e.SurfaceOp)
 	if !ok {
@@ -335,9 +291,8 @@ func (f *Fold) replace(e *Event, seqs []int64) error {
 	return nil
 }
 
-// checkResultReplace applies dsh's replace rule for tool results: the
-// replacing tool/result shadows exactly one tool/result and differs from
-// it only in the result content.
+// checkResultReplace: a replacing tool/result shadows exactly one
+// tool/result and differs from it only in the result content.
 func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 	old, isResult := f.Results[shadowed[0]]
 	if len(shadowed) != 1 || !isResult {
@@ -349,37 +304,31 @@ func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 	return nil
 }
 
-// checkCited applies the sourceEventSeqs rules of §5.1 to the seqs an
-// event at seq cites, reporting the first offending entry in order.
+// checkCited applies the sourceEventSeqs rules of §5.1, reporting the
+// first offending entry.
 func checkCited(seq int64, seqs []int64) error {
-	increasing := true
+	var seen map[int64]bool // built at the first entry out of order: until then no repeat is possible
 	for i, s := range seqs {
 		if s >= seq {
 			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
 		}
-		if i > 0 && s <= seqs[i-1] {
-			increasing = false
-			break
+		if seen == nil && i > 0 && s <= seqs[i-1] {
+			seen = make(map[int64]bool, len(seqs))
+			for _, p := range seqs[:i] {
+				seen[p] = true
+			}
 		}
-	}
-	if increasing { // the usual case: no repeats possible
-		return nil
-	}
-	seen := make(map[int64]bool, len(seqs))
-	for _, s := range seqs {
-		if s >= seq {
-			return Corruptf("event %d: sourceEventSeqs cites seq %d, not earlier", seq, s)
+		if seen != nil {
+			if seen[s] {
+				return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
+			}
+			seen[s] = true
 		}
-		if seen[s] {
-			return Corruptf("event %d: sourceEventSeqs repeats seq %d", seq, s)
-		}
-		seen[s] = true
 	}
 	return nil
 }
 
-// node records a new surface node: a tool/result's comparison digest, and
-// whatever the policy keeps.
+// node records a new surface node.
 func (f *Fold) node(e *Event, si int, shadowed []int64) {
 	if e.Type == "tool/result" {
 		if f.Results == nil {
@@ -392,18 +341,15 @@ func (f *Fold) node(e *Event, si int, shadowed []int64) {
 	}
 }
 
-// resultKey digests a tool/result's data up to its result content; OK is
-// false when the data does not parse.
+// resultKey is a tool/result's digest; OK is false when it does not parse.
 type resultKey struct {
 	Sum [sha256.Size]byte
 	OK  bool
 }
 
 // digestResult digests a tool/result's data with message.content[0].content
-// blanked (dsh's replace rule: only the result content may change). Two
-// digests are equal exactly when the two data values are equal as parsed
-// JSON after blanking: keys unordered (last duplicate wins), numbers by
-// value (-0 equals 0), strings decoded (canonical, see canonJSON).
+// blanked: digests are equal exactly when the data are equal as parsed JSON
+// (canonJSON).
 func digestResult(data json.RawMessage) resultKey {
 	b, ok := canonJSON(nil, data, blankResultContent)
 	if !ok {
@@ -425,10 +371,8 @@ type pendingCall struct {
 	Logged  bool
 }
 
-// closerState is dsh's interruptedTurnClosers fold over the events seen so
-// far (spec §4 step 5): the open turn and step and their pending tool
-// calls. It keeps copies of what it retains, never slices of the events'
-// data.
+// closerState is dsh's interruptedTurnClosers fold (spec §4 step 5): the
+// open turn and step and their pending tool calls, copied from the events.
 type closerState struct {
 	OpenTurn json.RawMessage
 	OpenStep json.RawMessage
@@ -482,9 +426,8 @@ func (c *closerState) feed(e *Event) {
 	}
 }
 
-// feedAssistant records the tool calls an assistant message makes as
-// pending in its step. Like a JS Map.set, a repeated id keeps its place
-// but gets a fresh value.
+// feedAssistant records an assistant message's tool calls as pending; as
+// with a JS Map.set, a repeated id keeps its place.
 func (c *closerState) feedAssistant(e *Event) {
 	var step, msg []byte
 	fields(e.Data, func(k string, v []byte) {
@@ -510,8 +453,7 @@ func (c *closerState) feedAssistant(e *Event) {
 	})
 }
 
-// closers returns the closing events after a last event with seq lastSeq
-// and time t (nil when no turn is open).
+// closers returns the closing events after the last event (lastSeq, t).
 func (c *closerState) closers(lastSeq, t int64) []Event {
 	if c.OpenTurn == nil {
 		return nil

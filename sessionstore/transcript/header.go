@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -22,27 +23,21 @@ type Header struct {
 	DelegationDepth int64
 	AgentPreset     *string
 
-	// fields keeps the raw header values for strict validation.
+	// fields keeps the raw values for Validate.
 	fields object
 }
 
-// errNotHeader marks a first line that is not header-shaped: listing skips
-// such a session, a targeted read fails with it.
+// errNotHeader marks a first line that is not header-shaped.
 var errNotHeader = Corruptf("first line is not a session header")
 
-// ParseHeader parses a header line (without its "\n") the way dsh's
-// isHeaderLine/fromHeaderLine do: the shape must match (type "session",
-// numeric version/createdAt/delegationDepth, string id, optional fields of
-// the right types). It does not check the version number or the value
-// rules of validateSessionHeader; Header.Validate does. A header carrying
-// the retired fields sandboxMode or approvalPolicy is an error, and so is
-// a header over the size bounds (MaxHeaderLineBytes, MaxCWDBytes; an error
-// matching ErrFieldLimit).
+// ParseHeader parses a header line the way dsh's isHeaderLine and
+// fromHeaderLine do, checking its shape and the size bounds but not the
+// value rules (Validate) or the version (ParseHeaderLine).
 func ParseHeader(line []byte) (*Header, error) {
 	if len(line) > MaxHeaderLineBytes {
 		return nil, fieldLimitf("the header line is %d bytes, more than dsh-lsp's bound of %d bytes", len(line), MaxHeaderLineBytes)
 	}
-	o, ok := parseObject(jsjson.RepairUTF8(line))
+	o, ok := parseObject(bytes.Clone(jsjson.RepairUTF8(line)))
 	if !ok {
 		return nil, errNotHeader
 	}
@@ -68,8 +63,7 @@ func ParseHeader(line []byte) (*Header, error) {
 	return h, nil
 }
 
-// readRequired reads the type tag and the required fields of header
-// object o; it reports false when one is missing or of the wrong type.
+// readRequired reads the type tag and the required fields of o.
 func (h *Header) readRequired(o object) bool {
 	if t, ok := str(o["type"]); !ok || t != "session" {
 		return false
@@ -82,8 +76,7 @@ func (h *Header) readRequired(o object) bool {
 	return okID && okV && okC && okD
 }
 
-// readOptional reads the optional string fields of header object o; it
-// reports false when one is present but not a string.
+// readOptional reads the optional string fields of o.
 func (h *Header) readOptional(o object) bool {
 	for _, f := range [...]struct {
 		key string
@@ -102,8 +95,7 @@ func (h *Header) readOptional(o object) bool {
 	return true
 }
 
-// intLike accepts any JSON number (shape check only); the value is
-// truncated. Validate checks the integer rules.
+// intLike accepts any JSON number, truncated (Validate checks the rest).
 func intLike(v json.RawMessage) (int64, bool) {
 	f, ok := number(v)
 	if !ok {
@@ -112,12 +104,10 @@ func intLike(v json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-// Validate applies validateSessionHeader (spec §2.2, §4 step 6): version
-// 0 (else unsupported), non-empty id, non-negative safe-integer createdAt,
-// delegationDepth and seedLength, absolute cwd, origin "subagent".
+// Validate applies dsh's validateSessionHeader (spec §2.2, §4 step 6).
 func (h *Header) Validate() error {
-	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	if err := h.checkVersion(); err != nil {
+		return err
 	}
 	if h.ID == "" {
 		return Corruptf("session header id is empty")
@@ -149,9 +139,8 @@ func isNegZero(v json.RawMessage) bool {
 	return ok && f == 0 && len(v) > 0 && jsonKind(v) == '-'
 }
 
-// Object returns the header as readSurface's "session" object: version,
-// id, createdAt, cwd?, parentSession?, seedLength?, origin?,
-// delegationDepth, agentPreset? (the "type" tag and unknown keys dropped).
+// Object returns the header as readSurface's "session" object (without
+// the type tag and unknown keys).
 func (h *Header) Object() json.RawMessage {
 	w := jsjson.NewObject(nil)
 	w.Raw("version", Compact(h.fields["version"])).String("id", h.ID).Raw("createdAt", Compact(h.fields["createdAt"]))
@@ -179,37 +168,36 @@ func (h *Header) Reference() reference.SessionHeader {
 	return reference.SessionHeader{ID: h.ID, CWD: h.CWD, CreatedAt: h.CreatedAt, Raw: h.Object()}
 }
 
-// ParseHeaderLine parses and version-checks the header (spec §4 step 1: a
-// foreign version is refused before any event is decoded).
+// ParseHeaderLine parses and version-checks the header (spec §4 step 1).
 func ParseHeaderLine(line []byte) (*Header, error) {
 	h, err := ParseHeader(line)
+	if err == nil {
+		err = h.checkVersion()
+	}
 	if err != nil {
 		return nil, err
-	}
-	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return nil, unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
 	}
 	return h, nil
 }
 
-// isAbsCwd reports whether a header cwd is absolute by the rule of the
-// platform dsh runs on (spec §2.2: "dsh uses the host platform's
-// isAbsolute"). On Windows that is Node's path.win32.isAbsolute, which
-// also accepts POSIX-style "/home/alice" and rooted "\\x" paths that Go's
-// filepath.IsAbs refuses there: a store written on Linux and read on
-// Windows (or a Windows dsh given such a cwd) stays readable.
+// checkVersion refuses a format version other than 0.
+func (h *Header) checkVersion() error {
+	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
+		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	}
+	return nil
+}
+
+// isAbsCwd reports whether a header cwd is absolute by Node's isAbsolute
+// on this platform (spec §2.2); on Windows that accepts "/home/alice".
 func isAbsCwd(cwd string) bool { return isAbsCwdOn(runtime.GOOS, cwd) }
 
-// isAbsCwdOn is isAbsCwd for a given GOOS, so every rule is tested on
-// every build machine.
+// isAbsCwdOn is isAbsCwd for a given GOOS.
 func isAbsCwdOn(goos, cwd string) bool {
 	if goos != "windows" {
-		// path.posix.isAbsolute.
 		return strings.HasPrefix(cwd, "/")
 	}
-	// path.win32.isAbsolute: a leading separator (rooted or UNC), or a
-	// drive letter, a colon and a separator. "C:" and "C:foo" are
-	// drive-relative, not absolute.
+	// A leading separator, or a drive letter, a colon and a separator.
 	if cwd == "" {
 		return false
 	}

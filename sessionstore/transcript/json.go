@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -12,14 +13,10 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// Raw views into the JSON of validated records, for the fold: no decoding
-// into maps, no reflection. Every value handed to these helpers comes from
-// a line that passed jsjson.CheckObject (or was built by this package), so
-// the non-validating walkers of package jsjson apply. Semantics are those
-// of JS property access on JSON.parse output: the last duplicate key wins.
+// Raw views into validated JSON (jsjson.CheckObject, or built here), with
+// the semantics of JS property access on JSON.parse output.
 
-// field returns the raw value of member name of object b (nil when b is
-// not an object or has no such member).
+// field returns the raw value of member name of object b, or nil.
 func field(b []byte, name string) []byte {
 	if len(b) == 0 || b[0] != '{' {
 		return nil
@@ -27,8 +24,8 @@ func field(b []byte, name string) []byte {
 	return jsjson.ObjectField(b, name)
 }
 
-// fields calls fn with each member of object b in document order (key
-// decoded, without quotes); it returns false when b is not an object.
+// fields calls fn with each member of object b (key decoded); false when
+// b is not an object.
 func fields(b []byte, fn func(key string, v []byte)) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
@@ -44,22 +41,19 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 	}) == nil
 }
 
-// elements calls fn with each element of array b; it returns false when b
-// is not an array.
+// elements calls fn with each element of array b; false when not an array.
 func elements(b []byte, fn func(v []byte)) bool {
 	ok, err := jsjson.Elements(b, fn)
 	return ok && err == nil
 }
 
-// isAppendOp reports whether a surfaceOp is the string "append",
-// compared as written: an escaped spelling is not recognised.
+// isAppendOp reports whether a surfaceOp is "append" as written.
 func isAppendOp(op json.RawMessage) bool {
 	return string(Compact(op)) == `"append"`
 }
 
-// parseReplaceOp parses a replace surfaceOp: an object with exactly the
-// keys op, start and end, op "replace", start and end non-negative safe
-// integers.
+// parseReplaceOp parses a replace surfaceOp: exactly op "replace" and
+// non-negative safe-integer start and end.
 func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	var opv, sv, ev []byte
 	others := false
@@ -85,23 +79,21 @@ func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	return start, end, okS && okE
 }
 
-// Canonical forms (canonJSON): how a value is blanked on the way.
+// canonMode is how canonJSON blanks a value on the way.
 type canonMode int
 
 const (
 	canonPlain canonMode = iota
-	// blankResultContent: the value is tool/result data; its
-	// message.content[0].content is replaced by null (spec §5.1 rule 6).
+	// blankResultContent: tool/result data, whose
+	// message.content[0].content becomes null (spec §5.1 rule 6).
 	blankResultContent
 	canonMessage
 	canonOneBlock
 	canonBlock
 )
 
-// canonJSON appends a canonical encoding of the JSON value v: two values
-// get the same encoding exactly when they are equal as parsed JSON
-// (objects as key sets, the last duplicate winning; numbers as float64,
-// -0 equal to 0; strings decoded). ok is false for malformed input.
+// canonJSON appends a canonical encoding of the JSON value v, the same
+// exactly for values equal as parsed JSON (key sets, numbers as float64).
 func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
@@ -137,8 +129,7 @@ type member struct {
 	val []byte
 }
 
-// canonObject is canonJSON for an object: its members sorted by key, the
-// last duplicate kept.
+// canonObject is canonJSON for an object.
 func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
 	var ms []member
 	if !fields(v, func(k string, val []byte) {
@@ -146,7 +137,7 @@ func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
 	}) {
 		return dst, false
 	}
-	slices.SortStableFunc(ms, func(a, b member) int { return compareStrings(a.key, b.key) })
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	out := ms[:0]
 	for i := range ms {
 		if i+1 < len(ms) && ms[i+1].key == ms[i].key {
@@ -170,10 +161,9 @@ func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// blankContent sets a block's content member (sorted members) to null,
-// adding it when absent.
+// blankContent sets a block's content member to null, adding it.
 func blankContent(ms []member) []member {
-	i, found := slices.BinarySearchFunc(ms, "content", func(m member, k string) int { return compareStrings(m.key, k) })
+	i, found := slices.BinarySearchFunc(ms, "content", func(m member, k string) int { return strings.Compare(m.key, k) })
 	if found {
 		ms[i].val = []byte("null")
 		return ms
@@ -181,8 +171,7 @@ func blankContent(ms []member) []member {
 	return slices.Insert(ms, i, member{"content", []byte("null")})
 }
 
-// memberMode is how the member key of an object canonicalised in mode is
-// blanked: the path tool/result data → message → content[0].content.
+// memberMode is the mode of member key of an object canonicalised in mode.
 func memberMode(mode canonMode, key string) canonMode {
 	switch {
 	case mode == blankResultContent && key == "message":
@@ -193,8 +182,7 @@ func memberMode(mode canonMode, key string) canonMode {
 	return canonPlain
 }
 
-// canonArray is canonJSON for an array (the content of a message being
-// blanked: its only block, when it has one object, is blanked).
+// canonArray is canonJSON for an array.
 func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
 	var elems [][]byte
 	if !elements(v, func(e []byte) { elems = append(elems, e) }) {
@@ -215,18 +203,7 @@ func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
 	return append(dst, ']'), true
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// unsafeString views b as a string without copying; the callee must not
-// keep it beyond the call (fields' callbacks compare keys).
+// unsafeString views b as a string the callee must not keep.
 func unsafeString(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -234,8 +211,7 @@ func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// objectOf decodes a validated JSON object into its members (raw values,
-// the last duplicate winning); ok is false when b is not an object.
+// objectOf decodes a validated JSON object into its members.
 func objectOf(b []byte) (object, bool) {
 	b = bytes.TrimSpace(b)
 	o := object{}
@@ -251,22 +227,18 @@ const maxSafeInteger = 1<<53 - 1
 // object is a decoded JSON object whose values are kept raw.
 type object map[string]json.RawMessage
 
-// parseObject decodes b as a JSON object; ok is false when b is not valid
-// JSON or not an object.
+// parseObject decodes b, which may be invalid, as a JSON object whose
+// values alias b.
 func parseObject(b []byte) (object, bool) {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 || b[0] != '{' {
-		return nil, false
-	}
-	var o object
-	if err := json.Unmarshal(b, &o); err != nil || o == nil {
-		return nil, false
-	}
-	return o, true
+	o := object{}
+	ok, _ := jsjson.CheckObject(b, func(k, v []byte) {
+		s, _ := jsjson.String(k)
+		o[s] = v
+	})
+	return o, ok
 }
 
-// jsonKind returns the first significant byte of a raw JSON value: '{',
-// '[', '"', 't', 'f', 'n' or a number start; 0 for an empty value.
+// jsonKind returns the first significant byte of a raw JSON value.
 func jsonKind(v json.RawMessage) byte {
 	for _, c := range v {
 		switch c {
@@ -289,19 +261,13 @@ func number(v json.RawMessage) (float64, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-	if err != nil && !isRangeErr(err) {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, false
 	}
 	return f, true
 }
 
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
-// safeInt returns v as an integer when it is a JSON number that JS
-// Number.isSafeInteger accepts.
+// safeInt returns v when JS Number.isSafeInteger accepts it.
 func safeInt(v json.RawMessage) (int64, bool) {
 	f, ok := number(v)
 	if !ok || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
@@ -316,9 +282,8 @@ func nonNegSafeInt(v json.RawMessage) (int64, bool) {
 	return n, ok && n >= 0
 }
 
-// str returns v as a string when it is a JSON string. Escaped lone UTF-16
-// surrogates are kept as WTF-8 (see package reference), as JS JSON.parse
-// keeps them, so such ids round-trip to the same path and URI.
+// str returns v when it is a JSON string, lone surrogates as WTF-8 (as
+// JSON.parse keeps them).
 func str(v json.RawMessage) (string, bool) {
 	return jsjson.StrictString(bytes.TrimSpace(v))
 }
@@ -345,8 +310,7 @@ func hasExactKeys(o object, keys ...string) bool {
 }
 
 // orderedKeys returns the keys of a raw JSON object in document order,
-// each once (Go maps lose the order), so that rewritten objects keep JS
-// key order.
+// each once, so that rewritten objects keep JS key order.
 func orderedKeys(v json.RawMessage) []string {
 	var keys []string
 	seen := map[string]bool{}

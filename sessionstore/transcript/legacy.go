@@ -8,11 +8,10 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// UpgradeEvent applies HEAD's read-time upgrade of older record shapes
-// (spec §2.9, steps 0–4) to one event in place (the fold runs it on every
-// stored event in log order). earlierID returns the message
-// id of the already-upgraded event at an earlier seq ("" when there is no
-// such event or it has no id), which a replacing tool/result inherits.
+// UpgradeEvent applies dsh's read-time upgrade of older record shapes
+// (spec §2.9) to one event in place. earlierID returns the message id of
+// the upgraded event at an earlier seq, which a replacing tool/result
+// inherits ("" when none).
 func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
 	switch e.Type {
 	case "request/header-delta", "mode/set":
@@ -55,10 +54,8 @@ const (
 	lkIsError
 )
 
-// needsUpgradeCheck reports whether upgradeMessage could change e: only a
-// pre-identity message can. Current-format messages (the bulk of a log)
-// are recognised from their top-level data keys alone, without decoding
-// the data.
+// needsUpgradeCheck reports whether upgradeMessage could change e (a
+// pre-identity message), from its top-level data keys alone.
 func needsUpgradeCheck(e *Event) bool {
 	if !IsSurfaceType(e.Type) {
 		return false
@@ -78,8 +75,7 @@ func needsUpgradeCheck(e *Event) bool {
 	}
 }
 
-// legacyKeys returns which of the keys the message upgrade looks at the
-// data object has (ok is false when data is not an object).
+// legacyKeys returns which of the upgrade's keys the data object has.
 func legacyKeys(data []byte) (m uint16, ok bool) {
 	ok = fields(data, func(k string, _ []byte) {
 		switch k {
@@ -108,20 +104,15 @@ func legacyID(sessionID string, seq int64) string {
 	return "legacy-message:" + sessionID + ":" + strconv.FormatInt(seq, 10)
 }
 
+// upgradeTurnStart upgrades a legacy turn/start, whose data UpgradeEvent
+// found to be an object with a trigger.
 func upgradeTurnStart(e *Event) error {
-	d, ok := e.obj()
-	if !ok {
-		return nil
-	}
-	trig, has := d["trigger"]
-	if !has {
-		return nil
-	}
+	d, _ := e.obj()
 	turn, ok := safeInt(d["turn"])
 	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
 		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
-	t, ok := objectOf(trig)
+	t, ok := objectOf(d["trigger"])
 	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
 		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
@@ -157,9 +148,8 @@ func upgradeTurnEnd(e *Event) error {
 	return nil
 }
 
-// upgradedReason returns the current form of a turn/end reason of the
-// given kind, nil when it is current already; ok is false for a malformed
-// one.
+// upgradedReason returns the current form of a turn/end reason, nil when
+// current already; ok is false for a malformed one.
 func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
@@ -177,8 +167,7 @@ func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
 	return nil, true
 }
 
-// upgradedErrorReason is upgradedReason for an error reason: a legacy
-// failure object, or a bare message (and code), becomes its error.
+// upgradedErrorReason is upgradedReason for an error reason.
 func upgradedErrorReason(r object) (json.RawMessage, bool) {
 	if _, has := r["error"]; has {
 		return nil, true
@@ -246,9 +235,7 @@ func upgradeSteering(sessionID string, e *Event) error {
 	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 }
 
-// upgradeMessage upgrades pre-identity message data (§2.9 step 4), which
-// needsUpgradeCheck found. earlierID gives the message id of an
-// already-upgraded earlier event, which a replacing tool/result inherits.
+// upgradeMessage upgrades pre-identity message data (§2.9 step 4).
 func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
 	d, ok := e.obj()
 	if !ok {
@@ -281,8 +268,7 @@ func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string
 	e.setData(w.Bytes())
 }
 
-// copyExcept writes the members of the object data (decoded as d) but
-// skip, in document order.
+// copyExcept writes the members of data (decoded as d) but skip.
 func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
 	for _, k := range orderedKeys(data) {
 		if !slices.Contains(skip, k) {
@@ -291,8 +277,7 @@ func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
 	}
 }
 
-// modelSource is a legacy assistant message's provenance as a current
-// source: its members, the kind set to "model" (added when absent).
+// modelSource is a legacy provenance as a source of kind "model".
 func modelSource(provenance json.RawMessage) json.RawMessage {
 	src := jsjson.NewObject(nil)
 	p, ok := objectOf(provenance)

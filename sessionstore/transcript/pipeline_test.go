@@ -1,26 +1,30 @@
-package transcript
+package transcript_test
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
 )
 
 const testHeader = `{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}`
 
 // load runs the full pipeline over a logical log of the given lines.
-func load(t *testing.T, lines ...string) (*Log, error) {
+func load(t *testing.T, lines ...string) (*transcripttest.Log, error) {
 	t.Helper()
-	scan, err := ScanRaw([]byte(testHeader + "\n" + strings.Join(lines, "\n") + "\n"))
+	scan, err := transcripttest.ScanRaw([]byte(testHeader + "\n" + strings.Join(lines, "\n") + "\n"))
 	if err != nil {
 		return nil, err
 	}
-	return LoadLog(scan, "s")
+	return transcripttest.LoadLog(scan, "s")
 }
 
 func ev(typ string, seq int, data string, extra ...string) string {
-	s := `{"type":"` + typ + `","seq":` + itoa(int64(seq)) + `,"time":10,"data":` + data
+	s := `{"type":"` + typ + `","seq":` + strconv.Itoa(seq) + `,"time":10,"data":` + data
 	for _, e := range extra {
 		s += "," + e
 	}
@@ -65,7 +69,7 @@ func TestLegacyUpgrade(t *testing.T) {
 				if err == nil {
 					t.Fatalf("accepted: %s", log.Events[0].Data)
 				}
-				if kindOf(err) != KindCorrupt {
+				if kindOf(err) != transcript.KindCorrupt {
 					t.Errorf("error class %v, want corrupt (%v)", kindOf(err), err)
 				}
 				return
@@ -91,7 +95,7 @@ func TestLegacyToolResultReplaceInheritsID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := messageID(&log.Events[2]); id != "legacy-message:s:0" {
+	if id := transcript.MessageID(&log.Events[2]); id != "legacy-message:s:0" {
 		t.Errorf("replacing result id %q", id)
 	}
 	if len(log.Surface) != 1 || log.Surface[0] != 2 {
@@ -101,7 +105,7 @@ func TestLegacyToolResultReplaceInheritsID(t *testing.T) {
 
 func TestFoldRules(t *testing.T) {
 	user := func(seq int, extra ...string) string {
-		return ev("user/message", seq, `{"content":[],"source":{"kind":"user"},"role":"user","id":"u`+itoa(int64(seq))+`"}`, extra...)
+		return ev("user/message", seq, `{"content":[],"source":{"kind":"user"},"role":"user","id":"u`+strconv.Itoa(seq)+`"}`, extra...)
 	}
 	tool := func(seq int, text string, extra ...string) string {
 		return ev("tool/result", seq, `{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"`+text+`"}],"isError":false}],"role":"user","id":"t"}}`, extra...)
@@ -137,7 +141,7 @@ func TestFoldRules(t *testing.T) {
 				if err == nil {
 					t.Fatalf("accepted, surface %v", log.Surface)
 				}
-				if kindOf(err) != KindCorrupt {
+				if kindOf(err) != transcript.KindCorrupt {
 					t.Errorf("class %v (%v)", kindOf(err), err)
 				}
 				return
@@ -152,34 +156,9 @@ func TestFoldRules(t *testing.T) {
 	}
 }
 
-func TestStrDecodesLikeJSONParse(t *testing.T) {
-	tests := []struct {
-		raw, want string
-		ok        bool
-	}{
-		{`"plain é"`, "plain é", true},
-		{`"a\u0041\n\t\"\\\/"`, "aA\n\t\"\\/", true},
-		{`"\ud83d\ude00"`, "😀", true},
-		{`"\ud800x"`, "\xed\xa0\x80x", true},
-		{`"\udc00"`, "\xed\xb0\x80", true},
-		{`"\ud800\u0041"`, "\xed\xa0\x80A", true},
-		{`"\x"`, "", false},
-		{`"\u12"`, "", false},
-		{"\"a\tb\"", "", false},
-		{`5`, "", false},
-		{` "sp" `, "sp", true},
-	}
-	for _, tt := range tests {
-		got, ok := str([]byte(tt.raw))
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("str(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // kindOf is the error class of a log error (0 for another error).
-func kindOf(err error) Kind {
-	var e *Error
+func kindOf(err error) transcript.Kind {
+	var e *transcript.Error
 	if errors.As(err, &e) {
 		return e.Kind
 	}

@@ -7,19 +7,14 @@ import (
 	"math"
 )
 
-// errNoHeaderYet: the header line/frame is not complete yet (a session
-// being created); discovery skips it silently.
+// ErrNoHeaderYet is a header not complete yet (a session being created).
 var ErrNoHeaderYet = errors.New("session header not written yet")
 
-// maxHeaderBytes bounds the header-only read: the header line (raw), or
-// both the compressed and the decoded size of the header frame (zstd).
+// maxHeaderBytes bounds a header line or frame, compressed and decoded.
 const maxHeaderBytes = 1 << 20
 
-// ReadHeader reads only the header of the transcript r holds (spec §1.3
-// steps 4–5): its first line or zstd frame, checked for shape
-// (ParseHeader; the version is a read's check). It reads, and decodes, at
-// most maxHeaderBytes whatever r holds. A header not complete yet (a
-// session being created) is ErrNoHeaderYet.
+// ReadHeader reads only the header of the transcript r holds (spec §1.3),
+// reading and decoding at most maxHeaderBytes, and checks its shape.
 func ReadHeader(r io.ReaderAt, framing Framing) (*Header, error) {
 	in := input{r: r, size: math.MaxInt64, buf: make([]byte, 4096)}
 	grow := func() error {
@@ -51,8 +46,7 @@ func ReadHeader(r io.ReaderAt, framing Framing) (*Header, error) {
 	return ParseHeader(line)
 }
 
-// headerFrameLine decodes a header frame: exactly one header line,
-// returned without its "\n".
+// headerFrameLine decodes a header frame: exactly one line.
 func headerFrameLine(frame []byte) ([]byte, error) {
 	text, err := decodeHeaderFrame(frame)
 	if err != nil {

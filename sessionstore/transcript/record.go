@@ -7,34 +7,28 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// Event is one session event of a log, after packed-row expansion (and,
-// once a log is loaded, after the legacy upgrade of spec §2.9).
+// Event is one session event, after packed-row expansion (and, once
+// folded, the legacy upgrade of spec §2.9).
 type Event struct {
 	Type string
 	Seq  int64
 	Time int64
 	// Data is the event's data value (raw JSON, never empty).
 	Data json.RawMessage
-	// SourceEventSeqs and SurfaceOp are the raw envelope values, nil when
-	// absent.
+	// SourceEventSeqs and SurfaceOp are the raw envelope values, or nil.
 	SourceEventSeqs json.RawMessage
 	SurfaceOp       json.RawMessage
-	// Ignorable is the envelope's "ignorable": true marker.
-	Ignorable bool
-	// opFirst writes surfaceOp before sourceEventSeqs, the key order of
-	// dsh's in-memory crash closers.
+	Ignorable       bool
+	// opFirst writes surfaceOp before sourceEventSeqs (dsh's closers).
 	opFirst bool
-
-	// env holds the envelope as stored, for validation (nil for events made
-	// by expansion or repair, which are well-formed by construction).
+	// env is the stored envelope, nil for events made here.
 	env *envelope
-	// dataObj caches Data parsed as an object while a log is loaded.
+	// dataObj caches Data parsed as an object.
 	dataObj          object
 	dataOK, dataDone bool
 }
 
-// obj returns Data parsed as a JSON object (cached; ok is false when Data
-// is not an object).
+// obj returns Data parsed as a JSON object (cached).
 func (e *Event) obj() (object, bool) {
 	if !e.dataDone {
 		e.dataObj, e.dataOK = objectOf(e.Data)
@@ -49,14 +43,7 @@ func (e *Event) setData(d json.RawMessage) {
 	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 }
 
-// DropCache releases the parsed data and envelope once a log is loaded.
-func (e *Event) DropCache() {
-	e.dataObj, e.dataOK, e.dataDone = nil, false, false
-	e.env = nil
-}
-
-// MarshalJSON writes the complete event object as dsh stores and returns
-// it: type, seq, time, data, sourceEventSeqs?, surfaceOp?, ignorable?.
+// MarshalJSON writes the event object as dsh stores and returns it.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
 // AppendJSON appends the event as MarshalJSON writes it.
@@ -85,9 +72,8 @@ const (
 	rowToolCall  = "tool-call-chunks"
 )
 
-// envelopeKeys are the top-level keys of a storage record the envelope
-// keeps, in the order of their bits (keyType is bit 0) and of the
-// envelope's fields.
+// envelopeKeys are the record keys the envelope keeps, in the order of
+// their bits and of its fields.
 var envelopeKeys = [...]string{"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "seq0", "time0"}
 
 // Top-level keys of a storage record, as bits of envelope.keys.
@@ -103,9 +89,9 @@ const (
 	keyTime0
 )
 
-// envelope is a storage record's top level as scanned: the raw value of
-// each key the format knows (the last duplicate wins, as in JS), which of
-// them are present, and the first other key.
+// envelope is a storage record's top level: the raw value of each known
+// key (the last duplicate wins, as in JS), which are present, and the
+// first other key.
 type envelope struct {
 	typ, seq, time, data, surfaceOp, sourceEventSeqs, ignorable, seq0, time0 []byte
 	keys                                                                     uint16
@@ -131,11 +117,9 @@ func (env *envelope) member(key, v []byte) {
 	}
 }
 
-// scanEnvelope validates one logical line as a JSON object in one pass
-// (jsjson.CheckObject) and returns its envelope. A line with invalid
-// UTF-8 is repaired first, as a WHATWG TextDecoder (non-fatal) does, so
-// raw JSON copied from the log stays valid UTF-8. The envelope's values
-// alias line (or its repaired copy).
+// scanEnvelope validates one line as a JSON object and returns its
+// envelope, aliasing line (or, for invalid UTF-8, its copy repaired as a
+// WHATWG TextDecoder does).
 func scanEnvelope(line []byte) (*envelope, bool) {
 	env := &envelope{}
 	ok, utf8OK := jsjson.CheckObject(line, env.member)
@@ -146,33 +130,28 @@ func scanEnvelope(line []byte) (*envelope, bool) {
 	return env, ok
 }
 
-// decodeEvents decodes one storage record (one logical line without its
-// "\n"): a session event, or a packed chunk row expanded into its
-// assistant/chunk events. The event envelope is only checked for what the
-// log scanner needs (an object with a type); full validation happens when
-// the log is loaded. An error means the line is a bad record. The events'
-// raw values alias line.
+// decodeEvents decodes one storage record: an event, or a packed chunk
+// row's assistant/chunk events, aliasing line. Only what the scanner
+// needs is checked (the fold validates); an error means a bad record.
 func decodeEvents(line []byte) ([]Event, error) {
 	evs, _, err := decodeRecord(line, true)
 	return evs, err
 }
 
 // RowSummary is what the fold needs of a packed row it does not expand:
-// its members are log-only assistant/chunk events that no check looks
-// into, so only their count, first seq and last time matter.
+// the count, first seq and last time of its log-only members.
 type RowSummary struct {
 	N, Seq0, Last int64
 }
 
 // decodeRecord is decodeEvents; with expand false a well-formed packed row
-// is returned as a summary (n > 0) instead of events.
+// is returned as a summary instead.
 func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 	env, ok := scanEnvelope(line)
 	if !ok {
 		return nil, RowSummary{}, Corruptf("record is not a JSON object")
 	}
-	// A non-string type is not a bad line for the scanner (dsh only checks
-	// the seq there); it is refused later like any unknown type.
+	// A non-string type is refused later, like any unknown type.
 	typ, _ := str(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
@@ -186,17 +165,11 @@ func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 		return r.expand(), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
-	// seq/time are validated strictly later; here a non-integer seq just
-	// cannot match the expected position.
-	seq, ok := safeInt(env.seq)
-	if !ok {
+	if ev.Seq, ok = safeInt(env.seq); !ok {
 		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
-	ev.Seq = seq
 	ev.Time, _ = safeInt(env.time)
-	if string(env.ignorable) == "true" {
-		ev.Ignorable = true
-	}
+	ev.Ignorable = string(env.ignorable) == "true"
 	return []Event{ev}, RowSummary{}, nil
 }
 
@@ -223,8 +196,7 @@ const (
 	rkArgs
 )
 
-// parseRow validates a packed row as dsh's chunk-row decoder does (spec
-// §2.4); an error makes the line a bad record.
+// parseRow validates a packed row as dsh's chunk-row decoder does (§2.4).
 func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
 		return nil, Corruptf("%s row has unexpected keys", typ)
@@ -253,8 +225,8 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 // rowKeys are the data keys of a packed row, in the order of the rk bits.
 var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
 
-// readData checks the row's data keys and its turn, step, index (and a
-// tool call's id and name), and returns the raw dt and payload arrays.
+// readData checks the row's data keys and fields and returns its raw dt
+// and payload arrays.
 func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
 	d, other, ok := members(data, rowKeys[:]...)
 	if !ok {
@@ -314,8 +286,7 @@ func (r *packedRow) checkCall() error {
 	return nil
 }
 
-// readPayload reads the row's texts (or args): a non-empty array of
-// strings.
+// readPayload reads the row's texts (or args): non-empty, all strings.
 func (r *packedRow) readPayload(raw []byte) error {
 	key := "texts"
 	if r.typ == rowToolCall {
@@ -334,8 +305,7 @@ func (r *packedRow) readPayload(raw []byte) error {
 	return nil
 }
 
-// readTimes reads the row's dt (one safe-integer delta per member after
-// the first) and checks that every member's seq and time are safe.
+// readTimes reads the row's dt and checks its members' seqs and times.
 func (r *packedRow) readTimes(raw []byte) error {
 	var dt [][]byte
 	if !elements(raw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {

@@ -2,25 +2,20 @@ package transcript
 
 import "fmt"
 
-// lineScanner applies the log rules of spec §3.1 to complete logical lines
-// fed one at a time: packed-row expansion, seq contiguity, and the
-// committed-region rule (a bad line followed, later, by a turn/end is
-// corruption; otherwise the bad line and everything after it are a torn
-// tail).
+// lineScanner applies the log rules of spec §3.1 to lines fed one at a
+// time: seq contiguity and the committed region (a bad line followed by a
+// turn/end is corruption, else it starts the torn tail).
 type lineScanner struct {
 	// nextSeq is the seq the next event must carry.
 	nextSeq int64
 	// strict makes every bad line corruption (complete zstd frames).
 	strict bool
-	// skipRows makes well-formed packed rows count instead of expanding
-	// into events (their members are log-only chunks no check looks
-	// into): takeSkipped reports them.
+	// skipRows counts well-formed packed rows instead of expanding them.
 	skipRows bool
 	skipped  RowSummary
 	// events are the events of the lines fed since the caller reset it.
 	events []Event
-	// lines counts the lines fed; bad is set from the first bad line on
-	// (badLine, badErr).
+	// lines counts the lines fed; bad is set from the first bad line on.
 	lines   int
 	bad     bool
 	badLine int
@@ -46,8 +41,6 @@ func (s *lineScanner) feed(line []byte) error {
 		}
 		err = Corruptf("event seq %d where %d was expected", row.Seq0, s.nextSeq)
 	case err == nil:
-		// A record out of sequence that ends a turn is committed: the
-		// bad line cannot be a torn tail.
 		if err = s.contiguous(evs); err != nil && hasTurnEnd(evs) {
 			s.bad, s.badLine, s.badErr = true, s.lines, err
 			return s.committedErr()
@@ -89,8 +82,7 @@ func (s *lineScanner) committedErr() error {
 	return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf("bad record at event line %d before a later turn/end", s.badLine), Err: s.badErr}
 }
 
-// takeSkipped returns the packed-row members counted since the last call,
-// and forgets them.
+// takeSkipped returns and forgets the packed-row members counted.
 func (s *lineScanner) takeSkipped() RowSummary {
 	r := s.skipped
 	s.skipped = RowSummary{}

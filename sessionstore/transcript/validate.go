@@ -8,24 +8,18 @@ import (
 )
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
-var knownEventTypes = map[string]bool{}
-
-func init() {
-	for _, t := range []string{
-		"agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided",
-		"approval/policy", "assistant/chunk", "assistant/message", "command/done", "command/run",
-		"compaction/end", "compaction/prune", "compaction/start", "compaction/summary",
-		"feedback/record", "goal/change", "hook/invoked", "hook/result", "llm/retry",
-		"llm/retry-started", "permission/preset", "plan/mode", "request/context", "request/header",
-		"sandbox/mode", "schedule/change", "session/end-seed", "session/title",
-		"session/title-llm-request", "step/end", "step/start", "subagent/descriptor", "team/member",
-		"team/message/delivered", "team/message/queued", "team/task", "todo/write",
-		"tool-workflow/agent-end", "tool-workflow/agent-start", "tool-workflow/run-end",
-		"tool-workflow/run-start", "tool/call", "tool/code-dispatch", "tool/code-dispatch-start",
-		"tool/result", "turn/end", "turn/start", "user/message", "web/deepseek-search-llm-request",
-	} {
-		knownEventTypes[t] = true
-	}
+var knownEventTypes = map[string]bool{
+	"agent-preset/selected": true, "agent/inbox/spliced": true, "approval/asked": true, "approval/decided": true,
+	"approval/policy": true, "assistant/chunk": true, "assistant/message": true, "command/done": true, "command/run": true,
+	"compaction/end": true, "compaction/prune": true, "compaction/start": true, "compaction/summary": true,
+	"feedback/record": true, "goal/change": true, "hook/invoked": true, "hook/result": true, "llm/retry": true,
+	"llm/retry-started": true, "permission/preset": true, "plan/mode": true, "request/context": true, "request/header": true,
+	"sandbox/mode": true, "schedule/change": true, "session/end-seed": true, "session/title": true,
+	"session/title-llm-request": true, "step/end": true, "step/start": true, "subagent/descriptor": true, "team/member": true,
+	"team/message/delivered": true, "team/message/queued": true, "team/task": true, "todo/write": true,
+	"tool-workflow/agent-end": true, "tool-workflow/agent-start": true, "tool-workflow/run-end": true,
+	"tool-workflow/run-start": true, "tool/call": true, "tool/code-dispatch": true, "tool/code-dispatch-start": true,
+	"tool/result": true, "turn/end": true, "turn/start": true, "user/message": true, "web/deepseek-search-llm-request": true,
 }
 
 // IsSurfaceType reports whether t is one of the three surface event types.
@@ -64,8 +58,8 @@ func checkAssistantMessage(e *Event) error {
 	return nil
 }
 
-// checkToolResult checks a tool result: a user message from a tool call
-// holding exactly one tool-result block for that call.
+// checkToolResult checks a tool result: a user message holding exactly
+// one tool-result block for its call.
 func checkToolResult(e *Event) error {
 	m := field(e.Data, "message")
 	if !validMessage(m, "user") {
@@ -91,12 +85,9 @@ func checkToolResult(e *Event) error {
 	return nil
 }
 
-// members returns the raw values of the members of object obj named by
-// names (at most 8), in the order of names: nil for an absent one, the
-// last one for a duplicate (as JSON.parse keeps); other reports a member
-// with another name, ok is false when obj is not an object. The values are
-// in an array, not a slice: the checks run for every surface event and
-// allocate nothing.
+// members returns the raw values of obj's members named by names (at
+// most 8; nil when absent; an array, so nothing is allocated); other
+// reports a member of another name, ok false that obj is not an object.
 func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
 	ok = fields(obj, func(k string, v []byte) {
 		for i, n := range names {
@@ -110,8 +101,7 @@ func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
 	return vals, other, ok
 }
 
-// validMessage checks a message object: non-empty string id, the role,
-// a source object with a non-empty string kind, an array content.
+// validMessage checks a message object's id, role, source and content.
 func validMessage(m []byte, role string) bool {
 	v, _, ok := members(m, "id", "role", "source", "content")
 	if !ok {
@@ -130,8 +120,7 @@ func validMessage(m []byte, role string) bool {
 	return isArray(content)
 }
 
-// checkEnvelope applies assertSessionEventEnvelope (spec §2.3) to a stored
-// event (events made by expansion or repair are well-formed).
+// checkEnvelope applies assertSessionEventEnvelope (spec §2.3).
 func checkEnvelope(e *Event) error {
 	env := e.env
 	if env == nil {
@@ -177,7 +166,7 @@ func checkRequestHeader(e *Event) error {
 	}
 	hv, _, _ := members(h, "config", "adapterDefaults")
 	cfgRaw, adRaw := hv[0], hv[1]
-	hasAD := adRaw != nil // a present member's raw value is never empty
+	hasAD := adRaw != nil
 	cfg, ok := objectOf(cfgRaw)
 	if !ok {
 		return bad("has no config object")

@@ -14,24 +14,37 @@ import (
 
 const zstdMagic = 0xFD2FB528
 
-// headerFieldsLen is the length of a frame header's fields after its
-// descriptor byte fhd (RFC 8878 §3.1.1.1): the window descriptor (absent in
-// a single-segment frame), the dictionary id and the content size.
-func headerFieldsLen(fhd byte) int {
+// frameHeader returns the offset of the first block of the frame at
+// data[0] (RFC 8878 §3.1.1) and its declared content size (-1: none).
+func frameHeader(data []byte) (blocks int, declared int64) {
+	fhd := data[4]
 	single := fhd&0x20 != 0
 	n := [4]int{0, 2, 4, 8}[fhd>>6]
 	if fhd>>6 == 0 && single {
 		n = 1
 	}
+	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
 	if !single {
-		n++
+		p++
 	}
-	return n + [4]int{0, 1, 2, 4}[fhd&3]
+	if n == 0 || p+n > len(data) {
+		return p + n, -1
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(data[p+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	if v >= 1<<62 {
+		return p + n, -1
+	}
+	return p + n, int64(v)
 }
 
-// frameEnd returns the end of the frame starting at data[off]; complete
-// is false when the data runs out inside it. base is the file offset of
-// data[0] (the offsets in its errors are file offsets).
+// frameEnd returns the end of the frame at data[off]; complete is false
+// when the data runs out inside it. base is data[0]'s file offset.
 func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
 	if len(data)-p < 5 {
@@ -47,7 +60,8 @@ func frameEnd(data []byte, off int, base int64) (end int, complete bool, err err
 	if fhd&0x18 != 0 {
 		return 0, false, backendf("invalid frame header descriptor at offset %d", base+int64(p+4))
 	}
-	for p += 5 + headerFieldsLen(fhd); ; {
+	first, _ := frameHeader(data[p:])
+	for p += first; ; {
 		b, ok := nextBlock(data, p)
 		switch {
 		case ok && b.typ == blockReserved:
@@ -77,21 +91,18 @@ const (
 	blockReserved
 )
 
-// block is one block header of a zstd frame.
+// block is one block header of a zstd frame: size is the decoded size of
+// a raw or RLE block, the stored size of a compressed one; next is the
+// offset after its stored bytes, which data holds whole.
 type block struct {
-	typ uint32
-	// size is the Block_Size field: the decoded size of a raw or RLE
-	// block, the stored size of a compressed one.
-	size int
-	last bool
-	// next is the offset after the block's stored bytes; whole says data
-	// holds them all.
+	typ   uint32
+	size  int
+	last  bool
 	next  int
 	whole bool
 }
 
-// nextBlock reads the block header at data[p]; ok is false when fewer than
-// its 3 bytes remain.
+// nextBlock reads the block header at data[p]; ok is false when cut off.
 func nextBlock(data []byte, p int) (b block, ok bool) {
 	if len(data)-p < 3 {
 		return block{}, false
@@ -107,29 +118,22 @@ func nextBlock(data []byte, p int) (b block, ok bool) {
 	return b, true
 }
 
-// DefaultReadLimit is the default read limit (Options.Limit): the most
-// decoded bytes one zstd frame or one raw line may hold. A session over it fails to read with an
-// error matching ErrReadLimit; the others are unaffected.
+// DefaultReadLimit is the default read limit: the most decoded bytes of
+// one zstd frame or raw line; a session over it fails with ErrReadLimit.
 const DefaultReadLimit int64 = 128 << 20
 
-// MinReadLimit is the smallest accepted read limit: the decoder refuses
-// a frame whose declared window exceeds the limit, and encoders use
-// windows of up to 8 MiB (the format's recommended decoder minimum).
+// MinReadLimit is the smallest accepted read limit: the decoder refuses a
+// window over the limit, and encoders use windows of up to 8 MiB.
 const MinReadLimit int64 = 16 << 20
 
-// maxWindow is the largest zstd window the decoder accepts (the format's
-// own maximum on 64-bit hosts is larger, but dsh's encoder never uses
-// more than a few MiB).
+// maxWindow is the largest zstd window the decoder accepts.
 const maxWindow = 1 << 30
 
-// decoders holds one shared decoder per decoded-size limit (DecodeAll is
-// safe for concurrent use; there are only ever a few limits).
+// decoders holds one shared decoder per read limit.
 var decoders sync.Map // int64 → *zstd.Decoder
 
 // decoderFor returns the shared decoder whose output per frame is capped
-// at limit decoded bytes. The cap is checked against the frame's declared
-// content size before any output is allocated and after every block
-// (≤ 128 KiB) while decoding, so a frame of RLE blocks cannot run past it.
+// at limit bytes, checked before allocating and after every block.
 func decoderFor(limit int64) *zstd.Decoder {
 	if d, ok := decoders.Load(limit); ok {
 		return d.(*zstd.Decoder)
@@ -152,37 +156,30 @@ func isSizeErr(err error) bool {
 	return errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded)
 }
 
-// overshoot is how far past the limit the output buffer reaches: the
-// decoder checks the limit after each block (≤ 128 KiB, plus its
-// over-allocation), so the block that crosses it still fits and the
-// buffer is never regrown (which would hold two copies).
+// overshoot is how far past the limit an output buffer reaches, so that
+// the block crossing the limit still fits and the buffer never regrows.
 const overshoot = 256 << 10
 
-// decodeAll is the limit's decoder's DecodeAll into dst. Callers size dst
-// with decodeBuf, which reserves large buffers from the decode memory
-// budget before allocating them (decode_budget.go).
+// decodeAll is the limit's decoder's DecodeAll into dst (sized by
+// decodeBuf).
 func decodeAll(limit int64, frame, dst []byte) ([]byte, error) {
 	out, err := decoderFor(limit).DecodeAll(frame, dst)
 	DecodedBytes.Add(int64(len(out)))
 	return out, err
 }
 
-// zstdDecoded counts the bytes every event-frame decode produced (the
-// tests' deterministic measure of decoding work).
+// DecodedBytes counts the bytes every event-frame decode produced.
 var DecodedBytes atomic.Int64
 
 // frameContentBounds bounds the decoded size of the (possibly torn) frame
-// at the start of data from its block headers alone, without decoding:
-// raw and RLE blocks give their exact size, a compressed block at most
-// 128 KiB; a block cut off by the end of data counts nothing. A frame that
-// declares its content size is bounded by it. lo > limit refuses a frame
-// of RLE or raw blocks (the bombs) before any output is allocated, and hi
-// sizes the output buffer once (no growth, no garbage).
+// at data[0] from its whole blocks' headers: lo refuses a frame of RLE or
+// raw blocks (the bombs) before decoding, hi sizes the output buffer once.
 func frameContentBounds(data []byte) (lo, hi int64) {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return 0, maxBlockSize
 	}
-	for p := 5 + headerFieldsLen(data[4]); ; {
+	first, declared := frameHeader(data)
+	for p := first; ; {
 		b, ok := nextBlock(data, p)
 		if ok && b.typ == blockReserved {
 			return lo, hi
@@ -200,55 +197,18 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 			break
 		}
 	}
-	if fcs := declaredSize(data); fcs >= 0 {
-		hi = min(hi, fcs)
+	if declared >= 0 {
+		hi = min(hi, declared)
 	}
 	return lo, max(hi, 0)
 }
 
-// declaredSize is the content size a frame header declares, -1 when it
-// declares none (or it is cut off).
-func declaredSize(data []byte) int64 {
-	fhd := data[4]
-	single := fhd&0x20 != 0
-	n := [4]int{0, 2, 4, 8}[fhd>>6]
-	if fhd>>6 == 0 && single {
-		n = 1
-	}
-	p := 5 + [4]int{0, 1, 2, 4}[fhd&3]
-	if !single {
-		p++ // window descriptor
-	}
-	if n == 0 || p+n > len(data) {
-		return -1
-	}
-	var v uint64
-	for i := n - 1; i >= 0; i-- {
-		v = v<<8 | uint64(data[p+i])
-	}
-	if n == 2 {
-		v += 256
-	}
-	if v >= 1<<62 {
-		return -1
-	}
-	return int64(v)
-}
-
-// decodeFrame decompresses one complete frame of at most limit decoded
-// bytes into dst's storage when it is large enough for the frame's
-// block-header bound. A larger output buffer comes from the decode memory
-// budget, taken before it is allocated: the caller owns the result until
-// it gives the slot back (reuse(sl), after which nothing may refer to the
-// text, or keep(sl); a nil slot is fine). A frame over the limit, or one
-// whose raw and RLE blocks alone pass the read's decoded-bytes budget b
-// (nil: none), is refused before decoding; a frame holding a block larger
-// than the format allows is corruption.
-//
-// held says the caller already holds every slot of the budget (a frame
-// whose compressed bytes grew its read buffer): the output buffer is then
-// allocated within them, without taking another.
-func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl Slot, err error) {
+// decodeFrame decompresses one complete frame of at most limit bytes into
+// dst when large enough, else into a buffer of the memory budget whose
+// slot sl the caller gives back (reuse or keep). A frame over the limit or
+// the read's budget b (nil: none) is refused before decoding. held says
+// the caller holds every slot already (its read buffer grew for the frame).
+func decodeFrame(mem *Memory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl *Slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
@@ -259,29 +219,20 @@ func decodeFrame(mem DecodeMemory, frame, dst []byte, limit int64, b *DecodedBud
 	if err := b.Admit(lo); err != nil {
 		return nil, nil, err
 	}
-	if need := min(hi, limit+overshoot); held && int64(cap(dst)) < need {
-		dst = make([]byte, 0, need)
-	} else {
-		dst, sl = decodeBuf(mem, dst, hi, limit)
-	}
+	dst, sl = decodeBuf(mem, dst, hi, limit, held)
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		// Nothing refers to the buffer: a store of bombs reuses the same
-		// buffers.
-		reuse(sl)
+		sl.Reuse()
 		return nil, nil, frameDecodeErr(frame, err, limit)
 	}
 	if err := b.Spend(len(out)); err != nil {
-		reuse(sl)
+		sl.Reuse()
 		return nil, nil, err
 	}
 	return out, sl, nil
 }
 
-// frameDecodeErr is the error of a complete frame that failed to decode:
-// corruption for a block larger than the format allows (which the decoder
-// refuses as a window-size excess), a read-limit error for a size
-// refusal, else corruption.
+// frameDecodeErr is the error of a complete frame that failed to decode.
 func frameDecodeErr(frame []byte, err error, limit int64) error {
 	if e := oversizedBlockErr(frame); e != nil {
 		return e
@@ -292,33 +243,28 @@ func frameDecodeErr(frame []byte, err error, limit int64) error {
 	return &Error{Kind: KindCorrupt, Msg: "zstd frame does not decode", Err: err, Backend: true}
 }
 
-// decodeTornFrame decodes a torn final frame and returns the plaintext of
-// its blocks that arrived whole (no checksum: it was never written).
-// Truncation is not an error; a frame whose declared size, window or
-// decoded blocks exceed limit fails with a read-limit error, so a torn
-// frame of RLE blocks costs at most limit bytes.
-func decodeTornFrame(mem DecodeMemory, frame []byte, limit int64) ([]byte, error) {
+// decodeTornFrame returns the plaintext of a torn final frame's whole
+// blocks; only a size over limit is an error. held is decodeFrame's.
+func decodeTornFrame(mem *Memory, frame []byte, limit int64, held bool) ([]byte, error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	dst, sl := decodeBuf(mem, nil, hi, limit)
+	dst, sl := decodeBuf(mem, nil, hi, limit, held)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		reuse(sl)
+		sl.Reuse()
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	keep(sl)
+	sl.Keep()
 	return out, nil
 }
 
-// headerDecoder decodes header frames into a caller-sized buffer
-// (WithDecodeAllCapLimit): the output, not the declared window, is what
-// is bounded, so a header frame of an encoder with a large window still
-// decodes while a bomb stops after maxHeaderBytes.
+// headerDecoder bounds a header frame's output, not its window
+// (WithDecodeAllCapLimit), so a large-window encoder's header decodes.
 var headerDecoder = sync.OnceValue(func() *zstd.Decoder {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true),
 		zstd.WithDecoderMaxWindow(maxWindow))
@@ -344,10 +290,8 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
-		// The decoder stops a frame that does not declare its size when
-		// the output reaches the buffer's capacity, with the same error
-		// as a corrupt block: tell them apart by decoding again, as a
-		// stream, up to one byte past the limit.
+		// A full buffer fails like a corrupt block: a streamed decode
+		// tells them apart.
 		if isSizeErr(err) || headerPastLimit(frame) {
 			return nil, &Error{Kind: KindIO, Backend: true, Err: ErrReadLimit,
 				Msg: "the header frame decodes to more bytes than the header limit (" + sizeString(maxHeaderBytes) +
@@ -359,8 +303,7 @@ func decodeHeaderFrame(frame []byte) ([]byte, error) {
 }
 
 // headerPastLimit reports whether the header frame decodes to more than
-// maxHeaderBytes, decoding it as a stream (bounded memory: a window of at
-// most headerProbeWindow) into nothing.
+// maxHeaderBytes, streaming it with a bounded window.
 func headerPastLimit(frame []byte) bool {
 	d, err := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxWindow(headerProbeWindow), zstd.IgnoreChecksum(true))
@@ -372,22 +315,20 @@ func headerPastLimit(frame []byte) bool {
 	return n > maxHeaderBytes
 }
 
-// headerProbeWindow bounds the window headerPastLimit decodes with: zstd
-// encoders use at most 8 MiB at their default levels.
+// headerProbeWindow is the largest window of zstd's default levels.
 const headerProbeWindow = 8 << 20
 
 // maxBlockSize is the largest block the zstd format allows.
 const maxBlockSize = 128 << 10
 
 // oversizedBlockErr reports, as corruption, a frame holding a block larger
-// than the format allows: the decoder refuses it as a window-size excess,
-// which would otherwise read as the read limit (that no limit helps). It
-// returns nil for any other frame.
+// than the format allows, which the decoder refuses as a window excess
+// that no read limit helps; nil for any other frame.
 func oversizedBlockErr(data []byte) error {
 	if len(data) < 6 || binary.LittleEndian.Uint32(data) != zstdMagic {
 		return nil
 	}
-	for p := 5 + headerFieldsLen(data[4]); ; {
+	for p, _ := frameHeader(data); ; {
 		b, ok := nextBlock(data, p)
 		if !ok || b.typ == blockReserved {
 			return nil // a reserved block: the decoder's own error says so
@@ -403,10 +344,8 @@ func oversizedBlockErr(data []byte) error {
 	}
 }
 
-// growBuf returns the full buf copied into a buffer twice as long, or
-// ceil bytes long when that is shorter or nearly reached: one exact
-// allocation (append would over-allocate past the limit) and no small
-// last step that would hold two near-limit copies at once.
+// growBuf returns buf copied into a buffer twice as long, or ceil bytes
+// long when that is nearly reached (no small last step).
 func growBuf(buf []byte, ceil int64) []byte {
 	n := int64(len(buf)) * 2
 	if n > ceil-ceil/4 {

@@ -27,11 +27,11 @@ func writeTemp(t *testing.T, data []byte) *os.File {
 	return f
 }
 
-// TestFileWindowLines: every line the window returns is the line
-// readLineAt (the one-record-at-a-time read it replaces) returns, whatever
-// the order of the reads and however the lines straddle window refills;
-// a final line without "\n" and a line over the limit fail.
-func TestFileWindowLines(t *testing.T) {
+// TestRandomAccessLines: every line the random-access input (ReadAt)
+// returns is the file's line at that offset, whatever the order of the
+// reads and however the lines straddle its refills; a final line without
+// "\n" and a line over the limit fail.
+func TestRandomAccessLines(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	var data []byte
 	var offs []int64
@@ -55,36 +55,36 @@ func TestFileWindowLines(t *testing.T) {
 	orders["shuffled"] = shuffled
 	for name, order := range orders {
 		t.Run(name, func(t *testing.T) {
-			w := &window{r: f}
+			w := NewCursor(f, int64(len(data)), Lines, Options{})
 			for _, off := range order {
-				got, err := w.line(off, DefaultReadLimit)
+				got, err := w.lineAt(off)
 				want, werr := data[off:off+int64(bytes.IndexByte(data[off:], '\n'))], error(nil)
 				if err != nil || werr != nil || !bytes.Equal(got, want) {
 					t.Fatalf("line at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
 				}
 			}
-			if _, err := w.line(tornOff, DefaultReadLimit); !errors.Is(err, io.ErrUnexpectedEOF) {
+			if _, err := w.lineAt(tornOff); !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("final line without newline: %v, want io.ErrUnexpectedEOF", err)
 			}
 		})
 	}
 	t.Run("over the limit", func(t *testing.T) {
-		w := &window{r: f}
+		w := NewCursor(f, int64(len(data)), Lines, Options{Limit: surfaceWindowSize})
 		long := offs[7] // 3 windows long
-		if _, err := w.line(long, surfaceWindowSize); !errors.Is(err, ErrReadLimit) {
+		if _, err := w.lineAt(long); !errors.Is(err, ErrReadLimit) {
 			t.Errorf("line of %d bytes under a %d-byte limit: %v, want ErrReadLimit", 3*surfaceWindowSize, surfaceWindowSize, err)
 		}
-		if got, err := w.line(offs[8], surfaceWindowSize); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
+		if got, err := w.lineAt(offs[8]); err != nil || string(got) != string(data[offs[8]:offs[8]+7]) {
 			t.Errorf("the next line after a refused one: %q, %v", got, err)
 		}
 	})
 }
 
-// TestFileWindowFrames: every frame the window returns is the frame
-// readFrameAtLimit returns (small frames sharing a window, frames larger
-// than a window), a torn final frame comes back to EOF with
+// TestRandomAccessFrames: every frame the random-access input returns is
+// the frame readFrameAtLimit returns (small frames sharing a buffer,
+// frames larger than it), a torn final frame comes back to EOF with
 // io.ErrUnexpectedEOF, and a frame over the limit fails with ErrReadLimit.
-func TestFileWindowFrames(t *testing.T) {
+func TestRandomAccessFrames(t *testing.T) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		t.Fatal(err)
@@ -103,28 +103,29 @@ func TestFileWindowFrames(t *testing.T) {
 	last := enc.EncodeAll(bytes.Repeat([]byte("torn"), 100000), nil)
 	data = append(data, last[:len(last)/2]...)
 	f := writeTemp(t, data)
-	w := &window{r: f}
+	w := NewCursor(f, int64(len(data)), Frames, Options{})
 	for pass := 0; pass < 2; pass++ { // the second pass goes backwards
 		for i := range offs {
 			off := offs[i]
 			if pass == 1 {
 				off = offs[len(offs)-1-i]
 			}
-			got, err := w.frame(off, DefaultReadLimit)
+			got, err := w.frameAt(off)
 			want, werr := readFrameAtLimit(f, off, DefaultReadLimit)
 			if err != nil || werr != nil || !bytes.Equal(got, want) {
 				t.Fatalf("frame at %d: %d bytes, %v; want %d bytes, %v", off, len(got), err, len(want), werr)
 			}
 		}
 	}
-	got, err := w.frame(tornOff, DefaultReadLimit)
+	got, err := w.frameAt(tornOff)
 	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(got, data[tornOff:]) {
 		t.Errorf("torn frame: %d bytes, %v; want the %d bytes to EOF, io.ErrUnexpectedEOF", len(got), err, len(data)-full)
 	}
-	if _, err := w.frame(offs[2], 64<<10); !errors.Is(err, ErrReadLimit) {
+	small := NewCursor(f, int64(len(data)), Frames, Options{Limit: 64 << 10})
+	if _, err := small.frameAt(offs[2]); !errors.Is(err, ErrReadLimit) {
 		t.Errorf("frame of %d bytes under a 64 KiB limit: %v, want ErrReadLimit", 2*surfaceWindowSize, err)
 	}
-	if _, err := w.frame(offs[1]+1, DefaultReadLimit); err == nil {
+	if _, err := w.frameAt(offs[1] + 1); err == nil {
 		t.Errorf("frame read in the middle of a frame: no error")
 	}
 }

@@ -1,0 +1,4 @@
+package transcript
+
+// MessageID is messageID, for the external tests.
+var MessageID = messageID
