@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"context"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -24,7 +25,9 @@ const (
 )
 
 // pollChunk bounds the cold unwatched sessions a poll stats; tests set it.
-var pollChunk = 512
+// 2,048 covers every unwatched session of a 10,000-session store (watches
+// capped at 8,192 directories) in each poll.
+var pollChunk = 2048
 
 // changeSet is what changed since a refresh took the previous set: all
 // (rescan everything), the root's listing, project directories' listings,
@@ -204,14 +207,24 @@ func (ix *Indexed) pollsAll() bool {
 }
 
 // pollSet is what a poll stats: the unwatched projects, the unwatched
-// sessions hot at now or not indexed, and the next pollChunk cold ones
-// from the cursor (in poll mode, of every session: the quick scan stats
-// the hot ones). The caller holds refreshMu, which guards ix.entries.
+// sessions hot at now or not indexed, and those of the next pollChunk cold
+// ones from the cursor (in poll mode, of every session: the quick scan
+// stats the hot ones) whose transcripts no longer match their entries. The
+// caller holds refreshMu, which guards ix.entries.
 func (ix *Indexed) pollSet(now time.Time) changeSet {
+	c, cold := ix.pollKeys(now)
+	for _, k := range ix.changedOf(cold) {
+		c.addSession(k)
+	}
+	return c
+}
+
+// pollKeys is pollSet's change set before the cold sessions, and the next
+// pollChunk cold session keys from the cursor.
+func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var c changeSet
 	for p := range f.unwatchedProjects {
 		if f.pollAll {
 			c.addProject(p)
@@ -238,9 +251,42 @@ func (ix *Indexed) pollSet(now time.Time) changeSet {
 		f.pollCursor = keys[(i+pollChunk)%len(keys)]
 	}
 	for n := range min(pollChunk, len(keys)) {
-		c.addSession(keys[(i+n)%len(keys)])
+		cold = append(cold, keys[(i+n)%len(keys)])
 	}
-	return c
+	return c, cold
+}
+
+// changedOf returns the keys among cold whose session directories no
+// longer hold what their entries recorded (plan's rule), on two
+// lstats per session. Only those go through the change scan, whose cost
+// per session is several times that, so a poll covers pollChunk cold
+// sessions in a few milliseconds.
+func (ix *Indexed) changedOf(cold []string) []string {
+	ix.coldChecks.Add(int64(len(cold)))
+	entries := make([]*entry, len(cold))
+	for i, k := range cold {
+		entries[i] = ix.entries[k]
+	}
+	changed := make([]bool, len(cold))
+	forEachParallel(len(cold), min(4, len(cold)/256), func(i int) {
+		e := entries[i]
+		if e == nil {
+			changed[i] = true
+			return
+		}
+		d := sessionDir{proj: e.Proj, seg: e.Seg}
+		statTranscripts(&d, filepath.Join(ix.root, e.Proj, e.Seg))
+		enc := ix.layout.transcript(&d)
+		sig, _ := d.sig(enc)
+		changed[i] = enc != e.Enc || sig != e.Sig || d.hasRaw != e.HasRaw || d.hasZstd != e.HasZstd
+	})
+	var out []string
+	for i, k := range cold {
+		if changed[i] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // markUnwatched records whether key (a project or "proj/seg") lacks a

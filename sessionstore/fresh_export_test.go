@@ -64,10 +64,11 @@ func (x *Indexed) UnwatchedSessions() []string {
 	return keys
 }
 
-// ScanCounts reports how many stat scans of the whole store the index ran
-// and how many session directories' transcripts it stat'd.
-func (x *Indexed) ScanCounts() (wholeScans, dirStats int64) {
-	return x.wholeScans.Load(), x.dirStats.Load()
+// ScanCounts reports how many stat scans of the whole store the index ran,
+// how many session directories' transcripts its scans stat'd, and how many
+// cold unwatched sessions its polls checked before scanning.
+func (x *Indexed) ScanCounts() (wholeScans, dirStats, coldChecks int64) {
+	return x.wholeScans.Load(), x.dirStats.Load(), x.coldChecks.Load()
 }
 
 // AgePoll makes the last poll age old.

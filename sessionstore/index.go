@@ -115,7 +115,7 @@ type Indexed struct {
 	watcher *storeWatcher
 	changed chan struct{}
 
-	parsed, grown, surfaces, wholeScans, dirStats atomic.Int64 // counters
+	parsed, grown, surfaces, wholeScans, dirStats, coldChecks atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)

@@ -89,28 +89,52 @@ func TestAppendToUnwatchedSessionAnsweredWithinFreshnessBound(t *testing.T) {
 
 // TestQueryPollStatsOnlyTheUnwatchedSet: a query whose last poll is too
 // old polls first, and that poll stats only what has no watch: no scan of
-// the whole store, and of N idle sessions at most the poll chunk of cold
-// unwatched ones.
+// the whole store, of N idle sessions at most the poll chunk of cold
+// unwatched ones, and none of those through the change scan while they
+// are unchanged; after an append, the changed one.
 func TestQueryPollStatsOnlyTheUnwatchedSet(t *testing.T) {
 	const n, chunk = 40, 4
 	defer sessionstore.SetPollChunk(chunk)()
 	root := t.TempDir()
-	idleStore(t, root, n)
+	s := idleStore(t, root, n)
 	x := openCapped(t, root)
 	ctx := context.Background()
 	for round := 0; round < 3; round++ {
-		scans0, stats0 := x.ScanCounts()
+		scans0, stats0, checks0 := x.ScanCounts()
 		x.ExpirePoll()
 		if _, err := x.ListSessions(ctx); err != nil {
 			t.Fatal(err)
 		}
-		scans, stats := x.ScanCounts()
+		scans, stats, checks := x.ScanCounts()
 		// The background poller may poll in the same window: at most one
-		// poll's stats each.
-		if scans != scans0 || stats-stats0 > 2*chunk || stats == stats0 {
-			t.Fatalf("round %d: a query's poll ran %d whole-store scans and stat'd %d session directories of %d idle ones, want no scan and 1 to %d (the unwatched chunk)",
-				round, scans-scans0, stats-stats0, n, 2*chunk)
+		// poll's checks each.
+		if scans != scans0 || stats != stats0 || checks-checks0 > 2*chunk || checks == checks0 {
+			t.Fatalf("round %d: a query's poll ran %d whole-store scans, checked %d cold sessions of %d idle ones and scanned %d, want no whole scan, 1 to %d checked (the unwatched chunk) and none scanned",
+				round, scans-scans0, checks-checks0, n, stats-stats0, 2*chunk)
 		}
+	}
+	// An append to an unwatched session, with its old mtime kept (a
+	// coarse clock): the check sees the size change and scans it.
+	unwatched := x.UnwatchedSessions()
+	g := s.Pick(func(g *freshtest.Session) bool { return slices.Contains(unwatched, sessionKey(t, root, g)) })
+	if g == nil {
+		t.Fatal("no unwatched session")
+	}
+	if err := s.AppendTurn(g); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(g.Path, old, old)
+	want := mustExpected(t, ctx, root)
+	_, stats0, _ := x.ScanCounts()
+	for polls := 0; mustView(t, ctx, x) != want; polls++ {
+		if polls > n/chunk+1 {
+			t.Fatalf("%d polls of %d cold sessions each did not see the append to %s", polls, chunk, g.Spec.ID)
+		}
+		x.ExpirePoll()
+	}
+	if _, stats, _ := x.ScanCounts(); stats == stats0 {
+		t.Fatal("the append was seen without its session being scanned")
 	}
 }
 
