@@ -120,13 +120,13 @@ func TestQueryPollStatsOnlyTheUnwatchedSet(t *testing.T) {
 	if g == nil {
 		t.Fatal("no unwatched session")
 	}
+	_, stats0, _ := x.ScanCounts()
 	if err := s.AppendTurn(g); err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(g.Path, old, old)
 	want := mustExpected(t, ctx, root)
-	_, stats0, _ := x.ScanCounts()
 	for polls := 0; mustView(t, ctx, x) != want; polls++ {
 		if polls > n/chunk+1 {
 			t.Fatalf("%d polls of %d cold sessions each did not see the append to %s", polls, chunk, g.Spec.ID)
