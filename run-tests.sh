@@ -28,6 +28,8 @@ step() {
 	fi
 }
 
+# gofmt: every tracked Go file is formatted (the list names the ones that are not).
+step "gofmt" bash -c 'out=$(git ls-files -z "*.go" | xargs -0 gofmt -l) && [ -z "$out" ] || { echo "gofmt would change:"; echo "$out"; exit 1; }'
 step "go vet" go vet ./...
 # staticcheck at a pinned version (the module proxy serves it): dead code
 # and needless complexity fail the suite like a vet finding.

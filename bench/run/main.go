@@ -129,8 +129,8 @@ type completionResult struct {
 	NoCache   []startResult `json:"noCache"`
 	// FloorValidMs is the json.Valid floor over the store's files
 	// (workload.FloorValid, one goroutine), measured after each no-cache start.
-	FloorValidMs []float64 `json:"floorValidMs"`
-	Cache     []startResult `json:"cache"`
+	FloorValidMs []float64     `json:"floorValidMs"`
+	Cache        []startResult `json:"cache"`
 	// ContentBuildMs is how long the primed server took, after its first
 	// pass, to build its content index (dsh/search waits for it).
 	ContentBuildMs float64 `json:"contentBuildMs"`
