@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,16 +75,7 @@ func TestVersionNamesTheTranscriptAReadLoads(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			path, err := sessionstore.SessionPath(root, &cwd, id, sessionstore.Raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, log, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			path := writeSession(t, root, &cwd, id, log)
 			setMtime(t, path, old)
 			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 			if err != nil {
