@@ -204,15 +204,25 @@ func (ix *Indexed) preferRecentWatches() {
 		}
 		return 0 // a session directory without a transcript: idle
 	}
-	recent := slices.SortedFunc(maps.Keys(ix.entries), func(a, b string) int {
-		return cmp.Or(cmp.Compare(mtime(b), mtime(a)), strings.Compare(a, b))
+	// Newest first, each mtime read once (not per comparison: a store of
+	// 100,000 sessions sorts here after every full scan).
+	type written struct {
+		key   string
+		mtime int64
+	}
+	recent := make([]written, 0, len(ix.entries))
+	for k, e := range ix.entries {
+		recent = append(recent, written{k, e.Sig.MtimeNs})
+	}
+	slices.SortFunc(recent, func(a, b written) int {
+		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key, b.key))
 	})
 	var need []string
-	for _, k := range recent[:min(len(watched), len(recent))] {
-		if watched[k] {
-			delete(watched, k) // keeps its watch
+	for _, w := range recent[:min(len(watched), len(recent))] {
+		if watched[w.key] {
+			delete(watched, w.key) // keeps its watch
 		} else {
-			need = append(need, k)
+			need = append(need, w.key)
 		}
 	}
 	spare := slices.SortedFunc(maps.Keys(watched), func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
