@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,80 +15,214 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The persisted index is one file per store root in the cache directory:
 //
-//	"DSHLSPIX" | uint32 version | gob(cacheFile) | uint32 CRC-32 of the gob bytes
+//	"DSHLSPIX" | uint32 version | body | uint32 CRC-32C of the body
 //
+// body: the root and pinned encoding, a table of the project and cwd
+// strings, the entries in key order (varint fields, each parse state as
+// the bytes it is kept in), and the listing as entry positions. A restart
+// takes the entries and both orders as they are: nothing is sorted,
+// re-derived or decoded beyond the entries' own fields. The file is
 // written to a temporary file in the cache directory and renamed into
 // place. A missing, foreign-version, corrupt or other-root file is ignored
 // and the index is rebuilt. Nothing is ever written under the store root.
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 6
+	cacheVersion = 7
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second
 )
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// cacheFile is a decoded cache: the entries in key order and the listing
+// as their positions.
 type cacheFile struct {
 	Root    string
 	Pinned  Encoding
 	Entries []*entry
-	// Present holds, parallel to Entries, which of each entry's pointers
-	// were set: gob leaves zero values out, so a pointer to "" (an empty
-	// title or cwd, which dsh labels differently from none) would decode
-	// as nil.
-	Present []presence
+	Listed  []int
 }
 
-// presence records which of an entry's persisted pointers are set
-// (TestCachePersistsEveryPointer checks every pointer has a bit).
-type presence uint8
-
+// Entry flags: the booleans, and which optional fields are present (nil
+// and empty are kept apart: dsh labels an empty title differently from
+// none).
 const (
-	hasListedCWD presence = 1 << iota
-	hasState
-	hasFoldTitle
-	hasTitleText
+	flagHasRaw = 1 << iota
+	flagHasZstd
+	flagNoHeaderYet
+	flagListed
+	flagIdentityOK
+	flagTitleDerived
+	flagClean
+	flagCWD
+	flagTitle
+	flagReadIDIsListed
+	flagHeaderIsListed
 )
 
-// presenceOf returns which of e's pointers are set.
-func presenceOf(e *entry) presence {
-	var p presence
-	if e.ListedCWD != nil {
-		p |= hasListedCWD
+func flagIf(cond bool, f uint64) uint64 {
+	if cond {
+		return f
 	}
-	if e.State != nil {
-		p |= hasState
-		if e.State.Fold.Title != nil {
-			p |= hasFoldTitle
-		}
-	}
-	if e.TitleText != nil {
-		p |= hasTitleText
-	}
-	return p
+	return 0
 }
 
-// restore sets the pointers of a decoded e that p says were set but gob
-// left nil (they pointed to zero values).
-func (p presence) restore(e *entry) {
-	if p&hasListedCWD != 0 && e.ListedCWD == nil {
-		e.ListedCWD = new(string)
+// encodeCache is the cache file of the entries all (in key order) and the
+// listing's entries listed, for root and the pinned encoding.
+func encodeCache(root string, pinned Encoding, all, listed []*entry) []byte {
+	strs := map[string]uint64{}
+	var table []string
+	str := func(s string) uint64 {
+		i, ok := strs[s]
+		if !ok {
+			i = uint64(len(table))
+			strs[s] = i
+			table = append(table, s)
+		}
+		return i
 	}
-	if p&hasState != 0 && e.State == nil {
-		e.State = &logState{}
+	var body []byte
+	pos := make(map[*entry]int, len(all))
+	for i, e := range all {
+		pos[e] = i
+		body = appendEntry(body, e, str)
 	}
-	if p&hasFoldTitle != 0 && e.State != nil && e.State.Fold.Title == nil {
-		e.State.Fold.Title = &transcript.Event{}
+	b := binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion)
+	start := len(b)
+	b = binenc.AppendString(b, root)
+	b = binenc.AppendUint(b, uint64(pinned))
+	b = binenc.AppendUint(b, uint64(len(table)))
+	for _, s := range table {
+		b = binenc.AppendString(b, s)
 	}
-	if p&hasTitleText != 0 && e.TitleText == nil {
-		e.TitleText = new(string)
+	b = binenc.AppendUint(b, uint64(len(all)))
+	b = append(b, body...)
+	b = binenc.AppendUint(b, uint64(len(listed)))
+	for _, e := range listed {
+		b = binenc.AppendUint(b, uint64(pos[e]))
 	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
+	sig := e.Sig
+	if e.torn != nil {
+		// The view holds a torn final frame: parse again after a restart.
+		sig.Size = -1
+	}
+	readIDIsListed := e.ReadID == e.ListedID
+	headerIsListed := e.HeaderLine != nil && e.ListedRaw != nil && bytes.Equal(e.HeaderLine, e.ListedRaw)
+	b = binenc.AppendUint(b, flagIf(e.HasRaw, flagHasRaw)|flagIf(e.HasZstd, flagHasZstd)|
+		flagIf(e.NoHeaderYet, flagNoHeaderYet)|flagIf(e.Listed, flagListed)|flagIf(e.IdentityOK, flagIdentityOK)|
+		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn == nil, flagClean)|
+		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
+		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(headerIsListed, flagHeaderIsListed))
+	b = binenc.AppendString(binenc.AppendUint(b, str(e.Proj)), e.Seg)
+	b = binenc.AppendUint(b, uint64(e.Enc))
+	b = binenc.AppendUint(binenc.AppendUint(b, sig.Dev), sig.Ino)
+	b = binenc.AppendInt(binenc.AppendInt(b, sig.Size), sig.MtimeNs)
+	b = binenc.AppendInt(transcript.AppendSavedError(b, e.ReadErr), e.ReadErrLimit)
+	b = binenc.AppendString(b, e.ListedID)
+	if e.ListedCWD != nil {
+		b = binenc.AppendUint(b, str(*e.ListedCWD))
+	}
+	b = binenc.AppendOptBytes(binenc.AppendInt(b, e.ListedCreatedAt), e.ListedRaw)
+	if !readIDIsListed {
+		b = binenc.AppendString(b, e.ReadID)
+	}
+	if !headerIsListed {
+		b = binenc.AppendOptBytes(b, e.HeaderLine)
+	}
+	if e.TitleText != nil {
+		b = binenc.AppendString(b, *e.TitleText)
+	}
+	return binenc.AppendOptBytes(b, e.State)
+}
+
+// decodeCache reads a cache file. The entries' byte fields alias data.
+func decodeCache(data []byte) (*cacheFile, error) {
+	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
+		return nil, errors.New("not an index cache file")
+	}
+	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
+		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
+	}
+	body := data[len(cacheMagic)+4 : len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, errors.New("index cache checksum mismatch")
+	}
+	r := binenc.NewReader(body)
+	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint())}
+	table := make([]string, r.Count(1))
+	for i := range table {
+		table[i] = r.String()
+	}
+	str := func() (string, bool) {
+		i := r.Uint()
+		if i >= uint64(len(table)) {
+			return "", false
+		}
+		return table[i], true
+	}
+	cf.Entries = make([]*entry, r.Count(8))
+	block := make([]entry, len(cf.Entries))
+	for i := range cf.Entries {
+		e := &block[i]
+		if !readEntry(r, e, str) {
+			return nil, errors.New("index cache entry does not decode")
+		}
+		cf.Entries[i] = e
+	}
+	cf.Listed = make([]int, r.Count(1))
+	for i := range cf.Listed {
+		if cf.Listed[i] = int(r.Uint()); cf.Listed[i] >= len(cf.Entries) {
+			return nil, errors.New("index cache listing does not decode")
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return nil, errors.New("index cache does not decode")
+	}
+	return cf, nil
+}
+
+func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
+	flags := r.Uint()
+	proj, ok := str()
+	e.Proj, e.Seg = proj, r.String()
+	e.HasRaw, e.HasZstd = flags&flagHasRaw != 0, flags&flagHasZstd != 0
+	e.NoHeaderYet, e.Listed, e.IdentityOK = flags&flagNoHeaderYet != 0, flags&flagListed != 0, flags&flagIdentityOK != 0
+	e.TitleDerived, e.Clean = flags&flagTitleDerived != 0, flags&flagClean != 0
+	e.Enc = Encoding(r.Uint())
+	e.Sig = fileSig{Dev: r.Uint(), Ino: r.Uint(), Size: r.Int(), MtimeNs: r.Int()}
+	e.ReadErr = transcript.ReadSavedError(r)
+	e.ReadErrLimit = r.Int()
+	e.ListedID = r.String()
+	if flags&flagCWD != 0 {
+		cwd, found := str()
+		e.ListedCWD, ok = &cwd, ok && found
+	}
+	e.ListedCreatedAt, e.ListedRaw = r.Int(), r.OptBytes()
+	e.ReadID, e.HeaderLine = e.ListedID, e.ListedRaw
+	if flags&flagReadIDIsListed == 0 {
+		e.ReadID = r.String()
+	}
+	if flags&flagHeaderIsListed == 0 {
+		e.HeaderLine = r.OptBytes()
+	}
+	if flags&flagTitle != 0 {
+		t := r.String()
+		e.TitleText = &t
+	}
+	e.State = r.OptBytes()
+	return ok && r.Err() == nil
 }
 
 // maxCacheBytes bounds the index cache file that is read (the cache of a
@@ -170,43 +303,19 @@ func (ix *Indexed) loadCache() error {
 	if cf.Root != absRoot || cf.Pinned != ix.opts.Encoding {
 		return fmt.Errorf("cache is for another root (%s)", cf.Root)
 	}
-	decoded := deriveAll(cf.Entries, ix.limit)
+	decoded := restoreAll(cf.Entries, ix.limit)
+	listed := make([]*entry, len(cf.Listed))
+	for i, k := range cf.Listed {
+		listed[i] = cf.Entries[k]
+	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.dirty = ix.dirty || decoded
 	for _, e := range cf.Entries {
-		if e != nil {
-			ix.entries[e.Proj+"/"+e.Seg] = e
-		}
+		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
-	ix.rebuildListing()
+	ix.setListing(cf.Entries, listed)
 	return nil
-}
-
-func decodeCache(data []byte) (*cacheFile, error) {
-	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
-		return nil, errors.New("not an index cache file")
-	}
-	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
-		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
-	}
-	body := data[len(cacheMagic)+4 : len(data)-4]
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return nil, errors.New("index cache checksum mismatch")
-	}
-	var cf cacheFile
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&cf); err != nil {
-		return nil, fmt.Errorf("index cache does not decode: %w", err)
-	}
-	if len(cf.Present) != len(cf.Entries) {
-		return nil, fmt.Errorf("index cache has %d presence records for %d entries", len(cf.Present), len(cf.Entries))
-	}
-	for i, e := range cf.Entries {
-		if e != nil {
-			cf.Present[i].restore(e)
-		}
-	}
-	return &cf, nil
 }
 
 // persist writes the index when it changed (force: however recently it
@@ -220,21 +329,14 @@ func (ix *Indexed) persist(force bool) {
 		ix.mu.Unlock()
 		return
 	}
-	absRoot, _ := filepath.Abs(ix.root)
-	cf := cacheFile{Root: absRoot, Pinned: ix.opts.Encoding, Entries: make([]*entry, 0, len(ix.entries)), Present: make([]presence, 0, len(ix.entries))}
-	for _, e := range ix.entries {
-		p := *e
-		if e.view != e.State {
-			// The view holds a torn final frame: parse again after a restart.
-			p.Sig.Size = -1
-		}
-		cf.Entries = append(cf.Entries, &p)
-		cf.Present = append(cf.Present, presenceOf(&p))
-	}
+	// Entries are replaced, never modified, once published; the slices
+	// too: both are encoded outside the lock.
+	all, listed := ix.all, ix.listed
 	ix.dirty = false
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
-	if err := writeCache(ix.cachePath, &cf); err != nil {
+	absRoot, _ := filepath.Abs(ix.root)
+	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed)); err != nil {
 		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)
 		ix.mu.Lock()
 		ix.dirty = true
@@ -242,12 +344,7 @@ func (ix *Indexed) persist(force bool) {
 	}
 }
 
-func writeCache(path string, cf *cacheFile) error {
-	buf := bytes.NewBuffer(binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion))
-	if err := gob.NewEncoder(buf).Encode(cf); err != nil {
-		return err
-	}
-	data := binary.LittleEndian.AppendUint32(buf.Bytes(), crc32.ChecksumIEEE(buf.Bytes()[len(cacheMagic)+4:]))
+func writeCache(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -264,23 +361,20 @@ func writeCache(path string, cf *cacheFile) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// deriveAll derives the entries loaded from the cache on every core (every
-// restart and CLI run pays for it before its first answer). An error
-// remembered under another read limit is dropped, so the entry is parsed
-// again. It reports whether a title was decoded that the cache could keep.
-func deriveAll(entries []*entry, limit int64) (decoded bool) {
+// restoreAll derives the entries loaded from the cache (restore) on every
+// core. An error remembered under another read limit is dropped, so the
+// entry is parsed again. It reports whether an entry became Clean, which
+// the cache should keep.
+func restoreAll(entries []*entry, limit int64) (derived bool) {
 	var n atomic.Int64
-	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/512+1), func(i int) {
+	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/4096+1), func(i int) {
 		e := entries[i]
-		if e == nil {
-			return
-		}
 		if e.ReadErr.Limit && e.ReadErrLimit != limit {
 			e.ReadErr, e.ReadErrLimit, e.Sig.Size = transcript.SavedError{}, 0, -1
 		}
-		had := e.TitleDerived
-		e.derive(e.State)
-		if !had && e.TitleDerived {
+		was := e.Clean
+		e.restore()
+		if !was && e.Clean {
 			n.Add(1)
 		}
 	})

@@ -68,29 +68,63 @@ type entry struct {
 	// the parse failed before): what a read by id checks and answers with.
 	ReadID     string
 	HeaderLine []byte
-	// State is the committed parse state, nil when ReadErr is set.
-	State *logState
+	// State is the committed parse state, encoded (logState.encode): a
+	// session's state is decoded only while a read or a resumed parse
+	// uses it. It is nil when ReadErr is set.
+	State []byte
 	// TitleText is the title of the view (after derive). TitleDerived says
 	// it was derived from State: persisted, a restart does not decode it.
 	TitleText    *string
 	TitleDerived bool
+	// Clean says derive found no error and a view equal to State: a
+	// restart takes the entry as persisted, without decoding State.
+	Clean bool
 
-	// view is what reads answer from: State, plus the lines of a torn
-	// final zstd frame, if any.
-	view     *logState
+	// torn, when set, is the view reads answer from instead of State: State
+	// plus the lines of a torn final zstd frame.
+	torn     *logState
 	titleErr error
 	// err is the read's error (ReadErr, else the fold's, crash closers
 	// included), without the session id and path.
 	err error
 }
 
+// view returns the state reads answer from, decoded: nil when there is
+// none or State does not decode (errStateEncoding).
+func (e *entry) view() (*logState, error) {
+	if e.torn != nil {
+		return e.torn, nil
+	}
+	if e.State == nil {
+		return nil, errStateEncoding
+	}
+	return decodeLogState(e.State)
+}
+
+// tail is where the view's parse stopped.
+func (e *entry) tail() stateTail {
+	if e.torn != nil {
+		return stateTail{Offset: e.torn.Offset, TailCRC: e.torn.TailCRC}
+	}
+	return tailOf(e.State)
+}
+
+// setState keeps committed, encoded, and view when it differs from it.
+func (e *entry) setState(committed, view *logState) {
+	e.State, e.torn = committed.encode(), nil
+	if view != committed {
+		e.torn = view
+	}
+}
+
 func (e *entry) path(root string) string {
 	return filepath.Join(root, e.Proj, e.Seg, e.Enc.FileName())
 }
 
-// derive fills the derived fields from the persisted ones and view.
+// derive fills the derived fields from the persisted ones and view (nil
+// when State is nil or does not decode).
 func (e *entry) derive(view *logState) {
-	e.view, e.titleErr, e.err = view, nil, e.ReadErr.Err()
+	e.titleErr, e.err = nil, e.ReadErr.Err()
 	if e.err == nil && view == nil {
 		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
@@ -98,11 +132,12 @@ func (e *entry) derive(view *logState) {
 		// Finished on a copy: the log may still grow.
 		_, e.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
 	}
+	defer func() { e.Clean = e.err == nil && e.titleErr == nil && e.torn == nil }()
 	if e.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && view == e.State && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
+	if e.TitleDerived && e.torn == nil && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
@@ -115,7 +150,22 @@ func (e *entry) derive(view *logState) {
 		s := t.Text()
 		e.TitleText = &s
 	}
-	e.TitleDerived = view == e.State
+	e.TitleDerived = e.torn == nil
+}
+
+// restore derives a persisted entry's fields: as persisted when it was
+// Clean, else from its decoded State.
+func (e *entry) restore() {
+	if e.Clean && e.ReadErr.Kind == 0 && e.State != nil {
+		e.titleErr, e.err = nil, nil
+		return
+	}
+	view, err := e.view()
+	if err != nil && e.State != nil {
+		// Not a state this version wrote: parse again at the next scan.
+		e.State, e.Sig.Size = nil, -1
+	}
+	e.derive(view)
 }
 
 // answerErr is the error a read of id through e gives, nil when e answers.

@@ -82,7 +82,11 @@ type Indexed struct {
 
 	mu      sync.RWMutex
 	entries map[string]*entry
-	listing []reference.SessionHeader
+	// all holds the entries in key order, listed the listed ones in
+	// listing order (the listing's entries): both as rebuildListing last
+	// computed them, and persisted so a restart need not sort.
+	all, listed []*entry
+	listing     []reference.SessionHeader
 	bySeg   map[string][]*entry
 	// byReadID maps each id to the entry a read of it loads.
 	byReadID map[string]*entry
@@ -400,24 +404,38 @@ func (ix *Indexed) rebuildListing() {
 	all := slices.SortedFunc(maps.Values(ix.entries), func(a, b *entry) int {
 		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
 	})
-	bySeg := make(map[string][]*entry, len(all))
-	listing := make([]reference.SessionHeader, 0, len(all))
+	listed := make([]*entry, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
-		bySeg[e.Seg] = append(bySeg[e.Seg], e)
 		if enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.ListedID] {
 			continue
 		}
 		seen[e.ListedID] = true
-		listing = append(listing, reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw})
+		listed = append(listed, e)
 	}
-	SortHeaders(listing)
+	sortListing(listed, func(e *entry) (int64, string) { return e.ListedCreatedAt, e.ListedID })
+	ix.setListing(all, listed)
+}
+
+// setListing publishes the listing of the entries listed (in listing
+// order) and the lookup maps built from all (every entry, in key order).
+// A cache load calls it with both orders as persisted. Callers hold ix.mu.
+func (ix *Indexed) setListing(all, listed []*entry) {
+	listing := make([]reference.SessionHeader, len(listed))
+	for i, e := range listed {
+		listing[i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
+	}
+	bySeg := make(map[string][]*entry, len(all))
+	for _, e := range all {
+		bySeg[e.Seg] = append(bySeg[e.Seg], e)
+	}
 	byReadID := make(map[string]*entry, len(bySeg))
 	for _, group := range bySeg {
-		if e := ix.findEntry(group); e != nil && e.view != nil && e.ReadID != "" {
+		if e := ix.findEntry(group); e != nil && e.State != nil && e.ReadID != "" {
 			byReadID[e.ReadID] = e
 		}
 	}
+	ix.all, ix.listed = all, listed
 	ix.listing, ix.bySeg, ix.byReadID = listing, bySeg, byReadID
 	ix.gen++
 	if ix.changed != nil {
@@ -466,7 +484,7 @@ func (ix *Indexed) Stats() Stats {
 	s := Stats{Sessions: len(ix.entries), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
 		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
 	for _, e := range ix.entries {
-		if e.view == nil {
+		if e.State == nil {
 			s.Unreadable++
 		}
 	}
@@ -482,12 +500,20 @@ func (ix *Indexed) String() string {
 // descending, ties by id in localeCompare order; the sort is stable, so
 // ids that collate equal keep their input (enumeration) order.
 func SortHeaders(hs []reference.SessionHeader) {
+	sortListing(hs, func(h reference.SessionHeader) (int64, string) { return h.CreatedAt, h.ID })
+}
+
+// sortListing sorts xs as SortHeaders sorts their headers (key gives the
+// createdAt and id of each).
+func sortListing[T any](xs []T, key func(T) (createdAt int64, id string)) {
 	compare, release := reference.LocaleComparer()
 	defer release()
-	sort.SliceStable(hs, func(i, j int) bool {
-		if hs[i].CreatedAt != hs[j].CreatedAt {
-			return hs[i].CreatedAt > hs[j].CreatedAt
+	sort.SliceStable(xs, func(i, j int) bool {
+		ac, aid := key(xs[i])
+		bc, bid := key(xs[j])
+		if ac != bc {
+			return ac > bc
 		}
-		return compare(hs[i].ID, hs[j].ID) < 0
+		return compare(aid, bid) < 0
 	})
 }

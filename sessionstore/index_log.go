@@ -1,11 +1,14 @@
 package sessionstore
 
 import (
+	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"os"
 	"slices"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
@@ -164,10 +167,84 @@ func (p *logParser) apply(rec transcript.Record) {
 	p.st.Fold = fd.FoldState
 }
 
+// stateTail is where a saved parse stopped and the CRC of the bytes
+// before it: what tells whether the transcript is still the one parsed.
+type stateTail struct {
+	Offset  int64
+	TailCRC uint32
+}
+
+// encode returns st's encoding (decodeLogState reads it back): the tail
+// first, at fixed width, so that tailOf reads it without decoding the rest.
+func (st *logState) encode() []byte {
+	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 64+16*len(st.Locs)), uint64(st.Offset))
+	b = binary.LittleEndian.AppendUint32(b, st.TailCRC)
+	b = binenc.AppendInt(binenc.AppendInt(b, int64(st.Lines)), int64(st.Frames))
+	b = st.Fold.AppendBinary(b)
+	b = binenc.AppendBool(b, st.Locs != nil)
+	b = binenc.AppendUint(b, uint64(len(st.Locs)))
+	prev := int64(0)
+	for _, l := range st.Locs {
+		b = binenc.AppendInt(b, l.Off-prev) // records are located in file order
+		prev = l.Off
+		b = binary.LittleEndian.AppendUint32(binenc.AppendBool(binenc.AppendInt(b, l.Inner), l.Torn), l.CRC)
+	}
+	b = binenc.AppendBool(b, st.Items != nil)
+	b = binenc.AppendUint(b, uint64(len(st.Items)))
+	for _, it := range st.Items {
+		b = binenc.AppendBool(binenc.AppendUint(b, uint64(it.Kind)), it.Checkpoint)
+		b = binenc.AppendUint(binenc.AppendUint(binenc.AppendUint(b, uint64(it.TextLen)), uint64(it.QuotedLen)), uint64(it.RawMax))
+	}
+	return b
+}
+
+// errStateEncoding is the error of bytes that are not a state's encoding.
+var errStateEncoding = errors.New("index state does not decode")
+
+// tailOf reads the tail of an encoded state.
+func tailOf(b []byte) stateTail {
+	if len(b) < 12 {
+		return stateTail{Offset: -1}
+	}
+	return stateTail{Offset: int64(binary.LittleEndian.Uint64(b)), TailCRC: binary.LittleEndian.Uint32(b[8:])}
+}
+
+// decodeLogState reads what encode wrote into a new state.
+func decodeLogState(b []byte) (*logState, error) {
+	t := tailOf(b)
+	if t.Offset < 0 {
+		return nil, errStateEncoding
+	}
+	r := binenc.NewReader(b[12:])
+	st := &logState{Offset: t.Offset, TailCRC: t.TailCRC, Lines: int(r.Int()), Frames: int(r.Int())}
+	st.Fold = transcript.ReadFoldState(r)
+	if hasLocs, n := r.Bool(), r.Count(7); hasLocs {
+		st.Locs = make([]transcript.Loc, n)
+		prev := int64(0)
+		for i := range st.Locs {
+			prev += r.Int()
+			st.Locs[i] = transcript.Loc{Off: prev, Inner: r.Int(), Torn: r.Bool()}
+			if crc := r.Fixed(4); crc != nil {
+				st.Locs[i].CRC = binary.LittleEndian.Uint32(crc)
+			}
+		}
+	}
+	if hasItems, n := r.Bool(), r.Count(5); hasItems {
+		st.Items = make([]nodeItem, n)
+		for i := range st.Items {
+			st.Items[i] = nodeItem{Kind: reference.SurfaceItemKind(r.Uint32()), Checkpoint: r.Bool(), TextLen: r.Uint32(), QuotedLen: r.Uint32(), RawMax: r.Uint32()}
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return nil, errStateEncoding
+	}
+	return st, nil
+}
+
 // openState opens a transcript for resuming or reading a saved parse
 // state: ok is false unless it is still the file sig describes (device and
 // inode), at least st.Offset long, with the same tail CRC.
-func openState(root, path string, sig fileSig, st *logState) (f *os.File, cur fileSig, ok bool, err error) {
+func openState(root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
 	if f, err = openBeneath(root, path); err != nil {
 		return nil, fileSig{}, false, err
 	}

@@ -434,7 +434,8 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 		if old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd {
 			ne := *old
 			ne.HasRaw, ne.HasZstd = d.hasRaw, d.hasZstd
-			ne.derive(old.view)
+			view, _ := old.view()
+			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
 	}
@@ -617,14 +618,18 @@ func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
 // false when the file is no longer the one old describes, or when the fold
 // now needs the message ids it did not keep (then the log is parsed again).
 func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
-	f, sig, ok, err := openState(ix.root, path, old.Sig, old.State)
+	committed, err := decodeLogState(old.State)
+	if err != nil {
+		return nil, false
+	}
+	f, sig, ok, err := openState(ix.root, path, old.Sig, tailOf(old.State))
 	if err != nil || !ok {
 		return nil, false
 	}
 	defer f.Close()
 	e.Listed, e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = true, old.ListedID, old.ListedCWD, old.ListedCreatedAt, old.ListedRaw
 	e.IdentityOK, e.ReadID, e.HeaderLine, e.Sig = old.IdentityOK, old.ReadID, old.HeaderLine, sig
-	p := &logParser{enc: e.Enc, id: old.ReadID, f: f, st: old.State.clone(), limit: ix.limit}
+	p := &logParser{enc: e.Enc, id: old.ReadID, f: f, st: committed, limit: ix.limit}
 	view, err := p.parse(sig.Size)
 	if err != nil {
 		ix.setReadErr(e, err)
@@ -633,13 +638,13 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 	if view.Fold.NeedIDs {
 		return nil, false
 	}
-	e.State = p.st
+	e.setState(p.st, view)
 	return view, true
 }
 
 // setReadErr records on e the error its read gives.
 func (ix *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.ReadErr, e.ReadErrLimit = nil, transcript.SaveError(err), ix.limit
+	e.State, e.torn, e.ReadErr, e.ReadErrLimit = nil, nil, transcript.SaveError(err), ix.limit
 	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
@@ -684,7 +689,8 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 		ix.setReadErr(e, err)
 		return
 	}
-	e.ReadID, e.State, e.HeaderLine = p.header.ID, p.st, append([]byte(nil), p.headerLine...)
+	e.ReadID, e.HeaderLine = p.header.ID, append([]byte(nil), p.headerLine...)
+	e.setState(p.st, view)
 }
 
 // listFrom sets e's listing facts from h, the header a read of f parsed,

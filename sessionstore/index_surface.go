@@ -77,12 +77,15 @@ func (ix *Indexed) reindex(e *entry) *entry {
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
 func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface, error) {
-	st := e.view
+	st, err := e.view()
+	if err != nil {
+		return nil, transcript.ErrRecordChanged
+	}
 	h, err := transcript.ParseHeaderLine(e.HeaderLine)
 	if err != nil {
 		return nil, err
 	}
-	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, st)
+	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
 	}
@@ -91,7 +94,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	}
 	defer f.Close()
 	p := &logParser{enc: e.Enc, id: e.ReadID, f: f, st: st, limit: ix.limit}
-	closers, captured, err := closersOf(e)
+	closers, captured, err := closersOf(e.ReadID, st)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +104,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 		CapturedThroughSeq: captured,
 		Events:             make([]reference.SurfaceEvent, 0, len(st.Fold.Nodes)+len(closers)),
 	}
-	if s.Events, err = ix.storedSurface(ctx, p, e, s.Events); err != nil {
+	if s.Events, err = ix.storedSurface(ctx, p, e, st, s.Events); err != nil {
 		return nil, err
 	}
 	for i := range closers {
@@ -110,11 +113,11 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	return s, nil
 }
 
-// closersOf finishes a copy of e's fold (the log may still grow): the
-// crash closers on the surface a read appends, and the last seq a read
-// captures (nil for a log without events).
-func closersOf(e *entry) ([]transcript.Event, *int64, error) {
-	fd := transcript.ResumeFold(e.ReadID, e.view.Fold.Clone())
+// closersOf finishes st's fold for id, st being a decoded copy (the log
+// may still grow): the crash closers on the surface a read appends, and
+// the last seq a read captures (nil for a log without events).
+func closersOf(id string, st *logState) ([]transcript.Event, *int64, error) {
+	fd := transcript.ResumeFold(id, st.Fold.Clone())
 	closers, err := fd.Finish()
 	if err != nil {
 		return nil, nil, err
@@ -128,11 +131,10 @@ func closersOf(e *entry) ([]transcript.Event, *int64, error) {
 	return closers, captured, nil
 }
 
-// storedSurface appends copies of e's stored surface events, read through
-// p, to events, holding them to the read limit. A record that is not the
-// one the fold checked is transcript.ErrRecordChanged.
-func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
-	st := e.view
+// storedSurface appends copies of the stored surface events of e's view
+// st, read through p, to events, holding them to the read limit. A record
+// that is not the one the fold checked is transcript.ErrRecordChanged.
+func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, st *logState, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	records := p.cursor(e.Sig.Size)
 	defer records.Close()
 	budget := &surfaceBudget{limit: ix.limit}
@@ -228,7 +230,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	e := ix.summarizable(id)
+	e, st := ix.summarizable(id)
 	if e == nil {
 		return nil, false
 	}
@@ -236,11 +238,11 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if err != nil || h.Validate() != nil {
 		return nil, false
 	}
-	closers, captured, err := closersOf(e)
+	closers, captured, err := closersOf(e.ReadID, st)
 	if err != nil {
 		return nil, false
 	}
-	items, ok := ix.summaryItems(e.view, len(closers))
+	items, ok := ix.summaryItems(st, len(closers))
 	if !ok {
 		return nil, false
 	}
@@ -250,18 +252,20 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	return &reference.SurfaceSummary{Header: h.Reference(), CapturedThroughSeq: captured, Items: items}, true
 }
 
-// summarizable returns id's entry when the index alone can summarize its
-// surface: it answers, has an item for each surface record, and its
-// transcript is unchanged since it was indexed; else nil.
-func (ix *Indexed) summarizable(id string) *entry {
+// summarizable returns id's entry and its decoded view when the index
+// alone can summarize its surface: it answers, has an item for each
+// surface record, and its transcript is unchanged since it was indexed;
+// else nil.
+func (ix *Indexed) summarizable(id string) (*entry, *logState) {
 	e, cur, same := ix.answering(id)
 	if e == nil || !same || cur != e.Sig {
-		return nil
+		return nil, nil
 	}
-	if st := e.view; len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
-		return nil
+	st, err := e.view()
+	if err != nil || len(st.Items) != len(st.Locs) || len(st.Locs) != len(st.Fold.Nodes) {
+		return nil, nil
 	}
-	return e
+	return e, st
 }
 
 // summaryItems returns an item for each stored surface event of st (room

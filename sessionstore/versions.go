@@ -69,10 +69,10 @@ func (ix *Indexed) answering(id string) (e *entry, cur fileSig, same bool) {
 	ix.mu.RLock()
 	e = ix.titleEntry(id)
 	ix.mu.RUnlock()
-	if e == nil || e.view == nil || e.err != nil || e.ReadID != id {
+	if e == nil || e.State == nil || e.err != nil || e.ReadID != id {
 		return nil, fileSig{}, false
 	}
-	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.view)
+	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.tail())
 	if err != nil {
 		return nil, fileSig{}, false
 	}
