@@ -48,19 +48,44 @@ func (s *Service) ListCandidates(ctx context.Context, target Target, query strin
 		return nil, errCancelled(err)
 	}
 	if cs, ok := s.source.(CatalogSource); ok {
-		cat, err := await(ctx, func() (*Catalog, error) { return cs.Catalog(ctx) })
-		if err := ctx.Err(); err != nil {
-			return nil, errCancelled(err)
-		}
-		switch {
-		case err == nil:
-			return catalogCandidates(cat, target, needle, limit)
-		case !errors.Is(err, ErrCatalogUnavailable):
-			return nil, fmt.Errorf("list sessions: %w", err)
+		if out, ok, err := catalogAnswer(ctx, cs, target, needle, limit); ok || err != nil {
+			return out, err
 		}
 		// No snapshot now: list and read titles instead.
 	}
 	return s.listedCandidates(ctx, target, needle, limit)
+}
+
+// catalogAnswer answers ListCandidates from cs's catalog; ok is false when
+// cs has none now (or keeps serving sessions it has not verified).
+func catalogAnswer(ctx context.Context, cs CatalogSource, target Target, needle string, limit int64) (out []Candidate, ok bool, err error) {
+	for range 3 {
+		cat, err := await(ctx, func() (*Catalog, error) { return cs.Catalog(ctx) })
+		if err := ctx.Err(); err != nil {
+			return nil, false, errCancelled(err)
+		}
+		if errors.Is(err, ErrCatalogUnavailable) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("list sessions: %w", err)
+		}
+		out, err := catalogCandidates(cat, target, needle, limit)
+		if err != nil || cat.Verify == nil || cat.Verify(ctx, servedIDs(out)) {
+			return out, err == nil, err
+		}
+		// A session served changed since the snapshot: ask again.
+	}
+	return nil, false, nil
+}
+
+// servedIDs returns the session ids of cs.
+func servedIDs(cs []Candidate) []string {
+	ids := make([]string, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].SessionID
+	}
+	return ids
 }
 
 // listedCandidates is ListCandidates over ListSessions and ReadTitles.

@@ -25,6 +25,13 @@ var ErrCatalogUnavailable = errors.New("session catalog unavailable")
 type Catalog struct {
 	Headers []SessionHeader
 	Titles  []TitleResult
+	// Verify, when set, says the snapshot was taken before the source had
+	// revalidated every session (a restart on a persisted index): its
+	// sessions are the store's, and a session's fields are right once
+	// Verify reports the sessions holding it unchanged. A caller verifies
+	// the sessions it serves; on false it asks for the catalog again,
+	// which then waits for the source's revalidation.
+	Verify func(ctx context.Context, ids []string) bool
 
 	once    sync.Once
 	prepErr error

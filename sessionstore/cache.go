@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -49,6 +51,7 @@ type cacheFile struct {
 	Pinned  Encoding
 	Entries []*entry
 	Listed  []int
+	Shape   storeShape
 }
 
 // Entry flags: the booleans, and which optional fields are present (nil
@@ -75,9 +78,10 @@ func flagIf(cond bool, f uint64) uint64 {
 	return 0
 }
 
-// encodeCache is the cache file of the entries all (in key order) and the
-// listing's entries listed, for root and the pinned encoding.
-func encodeCache(root string, pinned Encoding, all, listed []*entry) []byte {
+// encodeCache is the cache file of the entries all (in key order), the
+// listing's entries listed and the store's shape, for root and the pinned
+// encoding.
+func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape) []byte {
 	strs := map[string]uint64{}
 	var table []string
 	str := func(s string) uint64 {
@@ -108,6 +112,10 @@ func encodeCache(root string, pinned Encoding, all, listed []*entry) []byte {
 	b = binenc.AppendUint(b, uint64(len(listed)))
 	for _, e := range listed {
 		b = binenc.AppendUint(b, uint64(pos[e]))
+	}
+	b = binenc.AppendUint(binenc.AppendInt(b, shape.root), uint64(len(shape.projects)))
+	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
+		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
@@ -186,6 +194,13 @@ func decodeCache(data []byte) (*cacheFile, error) {
 		if cf.Listed[i] = int(r.Uint()); cf.Listed[i] >= len(cf.Entries) {
 			return nil, errors.New("index cache listing does not decode")
 		}
+	}
+	cf.Shape.root = r.Int()
+	nProjects := r.Count(2)
+	cf.Shape.projects = make(map[string]int64, nProjects)
+	for range nProjects {
+		p := r.String()
+		cf.Shape.projects[p] = r.Int()
 	}
 	if r.Err() != nil || r.Len() != 0 {
 		return nil, errors.New("index cache does not decode")
@@ -315,6 +330,7 @@ func (ix *Indexed) loadCache() error {
 		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
 	ix.setListing(cf.Entries, listed)
+	ix.cachedShape = cf.Shape
 	return nil
 }
 
@@ -331,12 +347,12 @@ func (ix *Indexed) persist(force bool) {
 	}
 	// Entries are replaced, never modified, once published; the slices
 	// too: both are encoded outside the lock.
-	all, listed := ix.all, ix.listed
+	all, listed, shape := ix.all, ix.listed, ix.shape
 	ix.dirty = false
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
 	absRoot, _ := filepath.Abs(ix.root)
-	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed)); err != nil {
+	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed, shape)); err != nil {
 		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)
 		ix.mu.Lock()
 		ix.dirty = true

@@ -42,7 +42,11 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 				listed = append(listed, e)
 			}
 		}
-		cf, err := decodeCache(encodeCache("/root", Zstd, all, listed))
+		shape := storeShape{root: rng.Int64(), projects: map[string]int64{}}
+		for range rng.IntN(3) {
+			shape.projects[fmt.Sprint(rng.IntN(100))] = rng.Int64() - rng.Int64()
+		}
+		cf, err := decodeCache(encodeCache("/root", Zstd, all, listed, shape))
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -53,6 +57,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			if !reflect.DeepEqual(*cf.Entries[i], *e) {
 				t.Fatalf("round %d: entry %d does not round-trip:\n got %#v\nwant %#v", round, i, *cf.Entries[i], *e)
 			}
+		}
+		if !reflect.DeepEqual(cf.Shape, shape) {
+			t.Fatalf("round %d: shape %v, want %v", round, cf.Shape, shape)
 		}
 		for i, e := range listed {
 			if cf.Entries[cf.Listed[i]] != cf.Entries[slices.Index(all, e)] {

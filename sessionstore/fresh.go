@@ -269,16 +269,7 @@ func (ix *Indexed) changedOf(cold []string) []string {
 	}
 	changed := make([]bool, len(cold))
 	forEachParallel(len(cold), min(4, len(cold)/256), func(i int) {
-		e := entries[i]
-		if e == nil {
-			changed[i] = true
-			return
-		}
-		d := sessionDir{proj: e.Proj, seg: e.Seg}
-		statTranscripts(&d, filepath.Join(ix.root, e.Proj, e.Seg))
-		enc := ix.layout.transcript(&d)
-		sig, _ := d.sig(enc)
-		changed[i] = enc != e.Enc || sig != e.Sig || d.hasRaw != e.HasRaw || d.hasZstd != e.HasZstd
+		changed[i] = entries[i] == nil || ix.entryChanged(entries[i])
 	})
 	var out []string
 	for i, k := range cold {
@@ -287,6 +278,16 @@ func (ix *Indexed) changedOf(cold []string) []string {
 		}
 	}
 	return out
+}
+
+// entryChanged reports whether e's session directory no longer holds what
+// e recorded (plan's rule), on two lstats.
+func (ix *Indexed) entryChanged(e *entry) bool {
+	d := sessionDir{proj: e.Proj, seg: e.Seg}
+	statTranscripts(&d, filepath.Join(ix.root, e.Proj, e.Seg))
+	enc := ix.layout.transcript(&d)
+	sig, _ := d.sig(enc)
+	return enc != e.Enc || sig != e.Sig || d.hasRaw != e.HasRaw || d.hasZstd != e.HasZstd
 }
 
 // markUnwatched records whether key (a project or "proj/seg") lacks a

@@ -46,6 +46,9 @@ type IndexOptions struct {
 	Lazy bool
 	// watchLimit, when positive, caps the directories watched (tests).
 	watchLimit int
+	// firstRefreshGate, when set, holds the first refresh until it is
+	// closed (tests).
+	firstRefreshGate chan struct{}
 	// ReadLimit bounds the memory one read may use: the decoded bytes of
 	// one zstd frame or raw line held at once, and the bytes of the surface
 	// events one ReadSurface keeps. A session over it fails with an error
@@ -87,7 +90,7 @@ type Indexed struct {
 	// computed them, and persisted so a restart need not sort.
 	all, listed []*entry
 	listing     []reference.SessionHeader
-	bySeg   map[string][]*entry
+	bySeg       map[string][]*entry
 	// byReadID maps each id to the entry a read of it loads.
 	byReadID map[string]*entry
 	complete bool
@@ -98,14 +101,25 @@ type Indexed struct {
 	gen uint64
 
 	catalog catalogCache
+	// early is whether catalog queries may answer before the first
+	// refresh after a cache load (restart.go): decided once, closed when
+	// a served session turns out changed.
+	early struct {
+		once sync.Once
+		ok   atomic.Bool
+	}
 
 	parsesMu sync.Mutex
 	parses   map[parseKey]*parseCall
 
-	refreshMu   sync.Mutex
-	refreshing  sync.Mutex // held by the background refresher
-	projects    map[string]projectScan
-	lastPersist time.Time
+	refreshMu  sync.Mutex
+	refreshing sync.Mutex // held by the background refresher
+	projects   map[string]projectScan
+	rootMtime  int64 // at the last listing of the root (refreshMu)
+	// shape is the store's directory mtimes at the last scan (ix.mu),
+	// persisted with the entries; cachedShape is the loaded cache's.
+	shape, cachedShape storeShape
+	lastPersist        time.Time
 
 	ready  chan struct{}
 	closed chan struct{}
@@ -178,6 +192,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	}
 	ix.bg.Go(func() {
 		defer close(ix.ready)
+		if opts.firstRefreshGate != nil {
+			<-opts.firstRefreshGate
+		}
 		if err := ix.refresh(context.Background(), true, true); err != nil {
 			ix.logf("sessionstore: indexing %s: %v", root, err)
 		}

@@ -31,8 +31,14 @@ var _ reference.CatalogSource = (*Indexed)(nil)
 // looks up 10,000 titles. During the first indexing pass it returns an
 // error wrapping reference.ErrCatalogUnavailable.
 func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
-	if err := ix.query(ctx); err != nil {
+	early := ix.servedFirst()
+	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if !early {
+		if err := ix.query(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
 		return cat, err
@@ -45,6 +51,9 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	snap, err := ix.buildCatalog(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if early {
+		snap.cat.Verify = ix.verifyServed
 	}
 	if old := ix.catalog.snap.Load(); old != nil {
 		// A live session changes one title at a time: derive the search

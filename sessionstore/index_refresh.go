@@ -70,22 +70,41 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 			}
 		}
 	}
-	ix.projects = seen
+	ix.setProjects(seen)
 	return ix.statDirs(ctx, keep, todo)
 }
 
 // listRoot returns the root's project directories. found is false when
 // the root does not exist: an empty store.
 func (ix *Indexed) listRoot() (projects []string, found bool, err error) {
+	// The mtime is taken before the listing: a change between the two
+	// leaves it older than the listing, which a restart then distrusts.
+	if fi, err := os.Stat(ix.root); err == nil {
+		ix.rootMtime = fi.ModTime().UnixNano()
+	}
 	projects, err = subdirs(ix.root)
 	if errors.Is(err, fs.ErrNotExist) {
-		ix.projects = map[string]projectScan{}
+		ix.setProjects(map[string]projectScan{})
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("sessionstore: listing root %s: %w", ix.root, err)
 	}
 	return projects, true, nil
+}
+
+// setProjects records the projects a scan listed, and the store's shape
+// (the root's and the projects' mtimes) that the cache persists with the
+// entries. Callers hold refreshMu.
+func (ix *Indexed) setProjects(projects map[string]projectScan) {
+	ix.projects = projects
+	shape := storeShape{root: ix.rootMtime, projects: make(map[string]int64, len(projects))}
+	for p, ps := range projects {
+		shape.projects[p] = ps.mtime
+	}
+	ix.mu.Lock()
+	ix.shape = shape
+	ix.mu.Unlock()
 }
 
 // subdirs returns the names of dir's subdirectories.
@@ -254,7 +273,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 			gone = append(gone, goneSegs(proj, ps.segs, nil)...)
 		}
 	}
-	ix.projects = seen
+	ix.setProjects(seen)
 	return todo, gone, nil
 }
 

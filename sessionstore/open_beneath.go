@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,7 +56,11 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d allowed", path, fi.Size(), max)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// Sized to the file: a cache of 100 MB is read into one buffer, not
+	// grown through doublings.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
+	data := buf.Bytes()
 	if err == nil && int64(len(data)) > max {
 		err = fmt.Errorf("%s grew past the %d bytes allowed", path, max)
 	}

@@ -1,0 +1,95 @@
+package sessionstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A restart on the persisted index answers completion before its first
+// refresh has stat'd every session (at 100,000 sessions that refresh takes
+// seconds), under two checks that cost what the answer holds, not what
+// the store holds:
+//
+//   - the store's shape: the root and every project directory still have
+//     the mtimes the cache recorded, old enough to trust, so no session
+//     directory came or went (storeShape.matches);
+//   - what it serves: each session a catalog answer shows is stat'd and
+//     must be the transcript its entry indexed (verifyServed). When one is
+//     not, the early path closes and the query asks again, which then
+//     waits for the first refresh.
+//
+// Everything else (ListSessions, ReadTitles, reads) waits for the first
+// refresh as before.
+
+// storeShape is the mtimes of the store root and of its project
+// directories at a scan.
+type storeShape struct {
+	root     int64
+	projects map[string]int64
+}
+
+// matches reports whether the directories under root still have the
+// shape's mtimes, each at least dirTrustAge old at now.
+func (s storeShape) matches(root string, now time.Time) bool {
+	trusted := func(path string, mtime int64) bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.IsDir() && fi.ModTime().UnixNano() == mtime && now.Sub(fi.ModTime()) >= dirTrustAge
+	}
+	if s.projects == nil || !trusted(root, s.root) {
+		return false
+	}
+	for p, mtime := range s.projects {
+		if !trusted(filepath.Join(root, p), mtime) {
+			return false
+		}
+	}
+	return true
+}
+
+// unverified reports whether the index answers from a loaded cache that
+// its first refresh has not checked yet.
+func (ix *Indexed) unverified() bool {
+	if !ix.fresh.fromCache {
+		return false
+	}
+	select {
+	case <-ix.fresh.verified:
+		return false
+	default:
+		return true
+	}
+}
+
+// servedFirst reports whether a catalog query may answer now, before the
+// first refresh has checked every entry, verifying what it serves.
+func (ix *Indexed) servedFirst() bool {
+	if !ix.unverified() {
+		return false
+	}
+	ix.early.once.Do(func() { ix.early.ok.Store(ix.cachedShape.matches(ix.root, time.Now())) })
+	return ix.early.ok.Load()
+}
+
+// verifyServed reports whether the sessions ids, served from a catalog
+// taken before the first refresh finished, are the transcripts their
+// entries indexed. When one is not, it closes the early path.
+func (ix *Indexed) verifyServed(ctx context.Context, ids []string) bool {
+	if !ix.unverified() {
+		return true
+	}
+	ix.mu.RLock()
+	entries := make([]*entry, len(ids))
+	for i, id := range ids {
+		entries[i] = ix.titleEntry(id)
+	}
+	ix.mu.RUnlock()
+	for _, e := range entries {
+		if ctx.Err() != nil || e == nil || ix.entryChanged(e) {
+			ix.early.ok.Store(false)
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,157 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-lsp/dsh-lsp/reference"
+)
+
+// writeTitled writes a raw session in cwd /w with one title event.
+func writeTitled(t *testing.T, root, id string, createdAt int64, title string) string {
+	t.Helper()
+	cwd := "/w"
+	path, err := SessionPath(root, &cwd, id, Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":%d,"delegationDepth":0,"cwd":"/w"}`+"\n", id, createdAt) + titleLine(0, title)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func titleLine(seq int, title string) string {
+	return fmt.Sprintf(`{"type":"session/title","seq":%d,"time":%d,"data":{"title":%q,"messageSeqs":[],"source":{"kind":"user"}}}`+"\n", seq, 1700000000000+seq, title)
+}
+
+// ageDirs sets the mtime of every directory under root an hour back, as a
+// store nobody wrote to lately.
+func ageDirs(t *testing.T, root string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chtimes(path, old, old)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// candidatesText renders ListCandidates(query) over src.
+func candidatesText(ctx context.Context, src reference.Source, query string) (string, error) {
+	svc, err := reference.NewService(src, reference.DefaultConfig())
+	if err != nil {
+		return "", err
+	}
+	cs, err := svc.ListCandidates(ctx, reference.Target{}, query, 50)
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s=%s ", c.SessionID, c.Label)
+	}
+	return b.String(), err
+}
+
+// TestRestartAnswersCompletionBeforeItsFirstRefresh restarts on the
+// persisted index with the first refresh held back: an unchanged store is
+// answered at once; a served session appended to, or a session added,
+// while the server was down makes the answer wait for the refresh and
+// show the change.
+func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
+	for _, change := range []string{"none", "served session appended", "session added"} {
+		t.Run(change, func(t *testing.T) {
+			root, cacheDir := t.TempDir(), t.TempDir()
+			writeTitled(t, root, "s1", 3, "alpha")
+			appended := writeTitled(t, root, "s2", 2, "beta")
+			writeTitled(t, root, "s3", 1, "gamma")
+			ageDirs(t, root)
+			first := openIndexed(t, root, cacheDir)
+			want, err := candidatesText(context.Background(), first, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.Close()
+			switch change {
+			case "served session appended":
+				f, err := os.OpenFile(appended, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(titleLine(1, "delta"))
+				f.Close()
+				want = strings.Replace(want, "s2=beta", "s2=delta", 1)
+			case "session added":
+				writeTitled(t, root, "s4", 4, "epsilon")
+				want = "s4=epsilon " + want
+			}
+
+			gate := make(chan struct{})
+			x, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, firstRefreshGate: gate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			defer func() {
+				select {
+				case <-gate:
+				default:
+					close(gate)
+				}
+			}()
+			type answer struct {
+				text string
+				err  error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				text, err := candidatesText(context.Background(), x, "")
+				answered <- answer{text, err}
+			}()
+			if change == "none" {
+				var a answer
+				select {
+				case a = <-answered:
+				case <-time.After(20 * time.Second):
+					t.Fatal("no answer while the first refresh was held back")
+				}
+				if a.err != nil || a.text != want {
+					t.Fatalf("answered %q (%v), want %q", a.text, a.err, want)
+				}
+				if !x.unverified() {
+					t.Fatal("the first refresh ran although it was held back")
+				}
+				return
+			}
+			// The early path must close (the shape or a served session
+			// differs) and the answer wait for the held refresh.
+			for deadline := time.Now().Add(10 * time.Second); x.servedFirst(); {
+				if time.Now().After(deadline) {
+					t.Fatal("the early path stayed open")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			select {
+			case a := <-answered:
+				t.Fatalf("answered %q before the first refresh", a.text)
+			default:
+			}
+			close(gate)
+			if a := <-answered; a.err != nil || a.text != want {
+				t.Fatalf("answered %q (%v), want %q", a.text, a.err, want)
+			}
+		})
+	}
+}
