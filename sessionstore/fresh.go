@@ -86,8 +86,16 @@ type freshness struct {
 	unwatched         map[string]bool
 	unwatchedProjects map[string]bool
 	lastPoll          time.Time
-	// pollCursor is where the rotation of cold unwatched sessions resumes.
-	pollCursor string
+	// pollOrder is the rotation of cold polls, sorted: the unwatched
+	// sessions' keys (nil when to be rebuilt) or, when nothing is watched,
+	// every entry's (of listing generation pollOrderGen). pollCursor is
+	// where the rotation resumes.
+	pollOrder    []string
+	pollOrderGen uint64
+	pollCursor   string
+	// pollHot are the unwatched sessions every poll stats: new ones, those
+	// without an entry, and those hot when last seen.
+	pollHot map[string]bool
 	fromCache  bool
 	verified   chan struct{}
 }
@@ -234,19 +242,30 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	}
 	var keys []string
 	if f.pollAll {
-		keys = slices.Collect(maps.Keys(ix.entries))
+		if f.pollOrder == nil || f.pollOrderGen != ix.gen {
+			f.pollOrder, f.pollOrderGen = make([]string, len(ix.all)), ix.gen
+			for i, e := range ix.all {
+				f.pollOrder[i] = e.Proj + "/" + e.Seg
+			}
+		}
+		keys = f.pollOrder
 	} else {
-		for k := range f.unwatched {
+		// The hot few, not every unwatched session: at 100,000 sessions
+		// most are unwatched and each poll would otherwise look them all up.
+		for k := range f.pollHot {
 			if e := ix.entries[k]; e == nil || e.hot(now) {
 				c.addSession(k)
 			} else {
-				keys = append(keys, k)
+				delete(f.pollHot, k)
 			}
 		}
+		if f.pollOrder == nil {
+			f.pollOrder = slices.Sorted(maps.Keys(f.unwatched))
+		}
+		keys = f.pollOrder
 	}
 	i := 0
 	if len(keys) > pollChunk {
-		slices.Sort(keys)
 		i, _ = slices.BinarySearch(keys, f.pollCursor)
 		f.pollCursor = keys[(i+pollChunk)%len(keys)]
 	}
@@ -296,14 +315,34 @@ func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := &f.unwatched
 	if project {
-		m = &f.unwatchedProjects
+		if unwatched {
+			addKey(&f.unwatchedProjects, key)
+		} else {
+			delete(f.unwatchedProjects, key)
+		}
+		return
+	}
+	if unwatched != f.unwatched[key] && !f.pollAll {
+		f.pollOrder = nil
 	}
 	if unwatched {
-		addKey(m, key)
+		addKey(&f.unwatched, key)
+		addKey(&f.pollHot, key)
 	} else {
-		delete(*m, key)
+		delete(f.unwatched, key)
+		delete(f.pollHot, key)
+	}
+}
+
+// noteHot makes polls stat the session key every time while it is hot
+// (when it is unwatched).
+func (ix *Indexed) noteHot(key string) {
+	f := &ix.fresh
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unwatched[key] {
+		addKey(&f.pollHot, key)
 	}
 }
 
@@ -313,7 +352,11 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range removed {
+		if f.unwatched[k] && !f.pollAll {
+			f.pollOrder = nil
+		}
 		delete(f.unwatched, k)
+		delete(f.pollHot, k)
 	}
 	for p := range f.unwatchedProjects {
 		if _, ok := projects[p]; !ok {

@@ -247,6 +247,7 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs changeSet) (todo, gone []sessionDir, err error) {
 	now := time.Now()
 	seen := make(map[string]projectScan, len(projects))
+	var key []byte
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -262,8 +263,10 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 			gone = append(gone, goneSegs(proj, ix.projects[proj].segs, segSet(ps.segs))...)
 		}
 		for _, seg := range ps.segs {
-			key := proj + "/" + seg
-			if ix.entries[key] == nil || cs.sessions[key] || (relisted && !before[seg]) {
+			// Looked up without building the key: a poll passes every
+			// session of the store here.
+			key = append(append(append(key[:0], proj...), '/'), seg...)
+			if ix.entries[string(key)] == nil || cs.sessions[string(key)] || (relisted && !before[seg]) {
 				todo = append(todo, ix.toStat(proj, seg, cs))
 			}
 		}
@@ -404,7 +407,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		delete(ix.entries, k)
 	}
 	for _, e := range p.flagOnly {
-		ix.entries[e.Proj+"/"+e.Seg] = e
+		ix.putEntry(e, start)
 	}
 	changed := len(p.jobs) > 0 || len(p.removed) > 0 || len(p.flagOnly) > 0
 	if changed && (initial || len(p.jobs) == 0) {
@@ -474,6 +477,15 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	// Newest first: the sessions completion shows first are indexed first.
 	sort.Slice(p.jobs, func(i, j int) bool { return p.jobs[i].sig.MtimeNs > p.jobs[j].sig.MtimeNs })
 	return p
+}
+
+// putEntry publishes e. Callers hold refreshMu and ix.mu.
+func (ix *Indexed) putEntry(e *entry, now time.Time) {
+	k := e.Proj + "/" + e.Seg
+	ix.entries[k] = e
+	if e.hot(now) {
+		ix.noteHot(k)
+	}
 }
 
 // scanDone records a completed scan. Callers hold ix.mu.
@@ -552,8 +564,9 @@ func (p *publisher) due() bool {
 func (p *publisher) publish() {
 	ix := p.ix
 	ix.mu.Lock()
+	now := time.Now()
 	for _, e := range p.batch {
-		ix.entries[e.Proj+"/"+e.Seg] = e
+		ix.putEntry(e, now)
 	}
 	if p.initial {
 		t := time.Now()
