@@ -95,9 +95,9 @@ type freshness struct {
 	pollCursor   string
 	// pollHot are the unwatched sessions every poll stats: new ones, those
 	// without an entry, and those hot when last seen.
-	pollHot map[string]bool
-	fromCache  bool
-	verified   chan struct{}
+	pollHot   map[string]bool
+	fromCache bool
+	verified  chan struct{}
 }
 
 // noteChange records a notification and schedules the debounced refresh.
