@@ -341,7 +341,7 @@ func (ix *Indexed) persist(force bool) {
 		return
 	}
 	ix.mu.Lock()
-	if !ix.dirty || !ix.complete || (!force && time.Since(ix.lastPersist) < persistEvery) {
+	if !ix.dirty || !ix.complete || ix.abandoned || (!force && time.Since(ix.lastPersist) < persistEvery) {
 		ix.mu.Unlock()
 		return
 	}

@@ -116,14 +116,21 @@ type Indexed struct {
 	refreshing sync.Mutex // held by the background refresher
 	projects   map[string]projectScan
 	rootMtime  int64 // at the last listing of the root (refreshMu)
-	// shape is the store's directory mtimes at the last scan (ix.mu),
-	// persisted with the entries; cachedShape is the loaded cache's.
-	shape, cachedShape storeShape
-	lastPersist        time.Time
+	// scannedShape is the store's directory mtimes at the last scan
+	// (refreshMu); shape is that of the last refresh whose changes are all
+	// in the entries (ix.mu), persisted with them; cachedShape is the
+	// loaded cache's.
+	scannedShape, shape, cachedShape storeShape
+	// abandoned: closed before the first refresh checked a loaded cache,
+	// which is then not written back.
+	abandoned   bool
+	lastPersist time.Time
 
 	ready  chan struct{}
 	closed chan struct{}
-	bg     sync.WaitGroup
+	// cancelFirst stops the first refresh of a loaded cache.
+	cancelFirst context.CancelFunc
+	bg          sync.WaitGroup
 	// bgMu orders bg.Add after the closed check against Close's bg.Wait.
 	bgMu sync.Mutex
 
@@ -190,12 +197,29 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		close(ix.fresh.verified)
 		return ix, nil
 	}
+	// Close stops the check of a loaded cache (a one-shot CLI run answers
+	// before it ends), not a first pass without one.
+	ctx, cancel := context.WithCancel(context.Background())
+	if ix.fresh.fromCache {
+		ix.cancelFirst = cancel
+	}
 	ix.bg.Go(func() {
 		defer close(ix.ready)
+		defer cancel()
 		if opts.firstRefreshGate != nil {
-			<-opts.firstRefreshGate
+			select {
+			case <-opts.firstRefreshGate:
+			case <-ctx.Done():
+			}
 		}
-		if err := ix.refresh(context.Background(), true, true); err != nil {
+		if err := ix.refresh(ctx, true, true); err != nil {
+			if ctx.Err() != nil {
+				ix.mu.Lock()
+				ix.abandoned = true
+				ix.mu.Unlock()
+				close(ix.fresh.verified)
+				return
+			}
 			ix.logf("sessionstore: indexing %s: %v", root, err)
 		}
 		ix.mu.Lock()
@@ -253,6 +277,9 @@ func (ix *Indexed) Close() error {
 	}
 	close(ix.closed)
 	ix.bgMu.Unlock()
+	if ix.cancelFirst != nil {
+		ix.cancelFirst()
+	}
 	if ix.watcher != nil {
 		ix.watcher.close()
 	}

@@ -94,17 +94,16 @@ func (ix *Indexed) listRoot() (projects []string, found bool, err error) {
 }
 
 // setProjects records the projects a scan listed, and the store's shape
-// (the root's and the projects' mtimes) that the cache persists with the
-// entries. Callers hold refreshMu.
+// (the root's and the projects' mtimes), which the cache persists with
+// the entries once the scan's changes are all applied. Callers hold
+// refreshMu.
 func (ix *Indexed) setProjects(projects map[string]projectScan) {
 	ix.projects = projects
 	shape := storeShape{root: ix.rootMtime, projects: make(map[string]int64, len(projects))}
 	for p, ps := range projects {
 		shape.projects[p] = ps.mtime
 	}
-	ix.mu.Lock()
-	ix.shape = shape
-	ix.mu.Unlock()
+	ix.scannedShape = shape
 }
 
 // subdirs returns the names of dir's subdirectories.
@@ -416,6 +415,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	ix.dirty = ix.dirty || changed
 	if len(p.jobs) == 0 {
 		ix.scanDone(scanned, full, start)
+		ix.shape = ix.scannedShape
 	}
 	ix.mu.Unlock()
 	ix.forgetUnwatched(p.removed, ix.projects)
@@ -427,6 +427,11 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	ix.rebuildListing()
 	ix.dirty = true
 	ix.scanDone(scanned && done == len(p.jobs), full, start)
+	// The shape vouches for the entries only when every change is in.
+	ix.shape = storeShape{}
+	if done == len(p.jobs) {
+		ix.shape = ix.scannedShape
+	}
 	ix.mu.Unlock()
 	return ctx.Err()
 }

@@ -155,3 +155,36 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedBeforeItsFirstRefreshLeavesTheCache: a one-shot run that
+// answers from the cache and exits stops the cache's check and writes
+// nothing back (what that check found so far is not all of the store).
+func TestClosedBeforeItsFirstRefreshLeavesTheCache(t *testing.T) {
+	root, cacheDir := t.TempDir(), t.TempDir()
+	writeTitled(t, root, "s1", 1, "alpha")
+	ageDirs(t, root)
+	openIndexed(t, root, cacheDir).Close()
+	gate := make(chan struct{})
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, firstRefreshGate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(x.cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, err := candidatesText(context.Background(), x, ""); err != nil || text != "s1=alpha " {
+		t.Fatalf("answered %q (%v)", text, err)
+	}
+	x.mu.Lock()
+	x.dirty = true // as if the check had found changes before it stopped
+	x.mu.Unlock()
+	x.Close()
+	after, err := os.ReadFile(x.cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatal("the cache was rewritten by an index closed before its first refresh")
+	}
+}

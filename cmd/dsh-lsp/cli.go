@@ -204,10 +204,14 @@ func (c *common) openService(opts sessionstore.IndexOptions, stderr io.Writer) (
 		return nil, nil, nil, &cliError{Code: reference.CodeReadFailed, Message: fmt.Sprintf("cannot open session store %q: %v", root, err)}
 	}
 	// Without a cache the first pass indexes everything: wait for it, so
-	// the answer covers the whole store (not what is indexed so far).
-	if err := x.Wait(context.Background()); err != nil {
-		x.Close()
-		return nil, nil, nil, err
+	// the answer covers the whole store (not what is indexed so far). A
+	// loaded cache answers as the index revalidates it (a completion
+	// early, other queries after its first refresh).
+	if !x.Complete() {
+		if err := x.Wait(context.Background()); err != nil {
+			x.Close()
+			return nil, nil, nil, err
+		}
 	}
 	// Sessions are listed whatever their directory's encoding; a
 	// transcript that is not read (its directory's other one is) is said.
