@@ -237,11 +237,11 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 	}
 }
 
-// indexedOrScan is catalogCandidates through c's trigram index (built or
-// derived beforehand) whenever the needle can use it.
+// indexedOrScan is catalogCandidates through c's trigram index when it
+// was built or derived beforehand.
 func indexedOrScan(t *testing.T, c *Catalog, target Target, needle string, limit int64) []Candidate {
 	t.Helper()
-	if x := c.tri.Load(); x != nil && (needle == "" || usesTrigrams(needle)) {
+	if x := c.tri.Load(); x != nil {
 		return indexedCandidates(c, x, target, needle, limit)
 	}
 	got, err := catalogCandidates(c, target, needle, limit)

@@ -172,6 +172,10 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		close(ix.fresh.verified)
 		return ix, nil
 	}
+	if ix.complete {
+		// The loaded listing's catalog, while the first refresh checks it.
+		ix.bg.Go(ix.prepareCatalog)
+	}
 	ix.bg.Go(func() {
 		defer close(ix.ready)
 		if err := ix.refresh(context.Background(), true, true); err != nil {
@@ -182,6 +186,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.mu.Unlock()
 		close(ix.fresh.verified)
 		ix.persist(true)
+		ix.startBackground(ix.prepareCatalog)
 	})
 	if !ix.opts.NoWatch {
 		// Poll what has no watch in the background.

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,12 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
+	return ix.catalogNow(ctx)
+}
+
+// catalogNow returns the catalog of the index as it is, building it when
+// the listing changed since the last one.
+func (ix *Indexed) catalogNow(ctx context.Context) (*reference.Catalog, error) {
 	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
 		return cat, err
 	}
@@ -93,12 +100,28 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 // warmCatalog rebuilds the catalog after a background refresh, when
 // queries use catalogs, so the next query does not pay for it.
 func (ix *Indexed) warmCatalog() {
-	if ix.catalog.snap.Load() == nil {
+	if ix.catalog.snap.Load() != nil {
+		ix.prepareCatalog()
+	}
+}
+
+// prepareCatalog builds the catalog of a complete index and its search
+// data (reference.Catalog.Prepare: lowered strings, trigram index) ahead
+// of queries, without revalidating. Run in the background once a loaded
+// cache or the first pass has made the index complete, it spares the
+// first queries after a restart building the catalog (about 0.15 s at
+// 100,000 sessions) and scanning every session while its trigram index
+// builds (about 0.3-0.6 s more). A one-shot reader (Snapshot) skips it:
+// its one query would only compete with it for the CPU.
+func (ix *Indexed) prepareCatalog() {
+	if ix.opts.Snapshot || ix.isClosed() {
 		return
 	}
-	if cat, err := ix.Catalog(context.Background()); err == nil {
-		if err := cat.Prepare(); err != nil {
-			ix.logf("sessionstore: session catalog of %s: %v", ix.root, err)
-		}
+	cat, err := ix.catalogNow(context.Background())
+	if err == nil {
+		err = cat.Prepare()
+	}
+	if err != nil && !errors.Is(err, reference.ErrCatalogUnavailable) {
+		ix.logf("sessionstore: session catalog of %s: %v", ix.root, err)
 	}
 }

@@ -255,3 +255,58 @@ func TestIndexedCatalogWarmedByBackgroundRefresh(t *testing.T) {
 	defer x.refreshing.Unlock()
 	sameCatalog(t, x)
 }
+
+// TestIndexedCatalogPreparedWithoutAQuery checks that once a loaded cache
+// or the first pass makes the index complete, the catalog is built in the
+// background before any query asks for it (so the first queries after a
+// restart do not build it), and that a one-shot Snapshot reader builds
+// none.
+func TestIndexedCatalogPreparedWithoutAQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		restart   bool // open a second time, on the first open's cache
+		snapshot  bool
+		wantBuilt bool
+	}{
+		{name: "first pass", wantBuilt: true},
+		{name: "restart on the cache", restart: true, wantBuilt: true},
+		{name: "snapshot reader", snapshot: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			genStore(t, root, workload.Zstd, 5, 2, 11)
+			opts := IndexOptions{CacheDir: t.TempDir(), NoWatch: true, Snapshot: tc.snapshot}
+			if tc.restart {
+				x := OpenWaited(t, root, opts)
+				if err := x.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x, err := OpenIndexed(root, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			if tc.restart && !x.Complete() {
+				t.Fatal("the cache was not loaded")
+			}
+			if err := x.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for tc.wantBuilt && x.catalog.snap.Load() == nil && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if err := x.Close(); err != nil { // waits for background work
+				t.Fatal(err)
+			}
+			snap := x.catalog.snap.Load()
+			if built := snap != nil; built != tc.wantBuilt {
+				t.Fatalf("catalog built without a query: %v, want %v", built, tc.wantBuilt)
+			}
+			if snap != nil && len(snap.cat.Headers) != 5 {
+				t.Fatalf("background catalog lists %d sessions, want 5", len(snap.cat.Headers))
+			}
+		})
+	}
+}

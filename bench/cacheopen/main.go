@@ -1,17 +1,23 @@
 // Command cacheopen measures a restart on the persisted index cache, in
 // process, and what the index keeps per session:
 //
-//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-cpuprofile F] [-memprofile F] STORE
+//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-after 500] [-cpuprofile F] [-memprofile F] STORE
 //
 // The first run writes the cache when DIR holds none (the first indexing
 // pass; its time and peak are reported as "cold"). Every run then opens
 // the index on the cache like a restarted server (watches on) and
 // reports, from the open: the cache load (OpenIndexed returning), the
 // first completion answer (reference.Service.ListCandidates of -query,
-// limit 50: what a restarted editor waits for), and the first refresh's
-// end. After the runs it reports the Go heap in use after a GC divided by
-// the sessions listed (bytes per session of the index: entries, listing,
-// catalog and its trigram index), and the process's peak RSS (VmHWM).
+// limit 50: what a restarted editor waits for), the latency of the -after
+// new queries sent back to back right after that answer (what a user
+// typing just after the restart sees, while the catalog's search index
+// may still be building), each alternating with one answered from that
+// answer's catalog snapshot without revalidating (the catalog's part),
+// and the first refresh's end. After the runs it
+// reports the warm new-query latency on the built catalog, the Go heap in
+// use after a GC divided by the sessions listed (bytes per session of the
+// index: entries, listing, catalog and its trigram index), and the
+// process's peak RSS (VmHWM).
 package main
 
 import (
@@ -38,6 +44,14 @@ type result struct {
 	LoadMs          float64 `json:"cacheLoadMs"`
 	FirstAnswerMs   float64 `json:"firstAnswerMs"`
 	RefreshedMs     float64 `json:"firstRefreshMs"`
+	AfterQueries    int     `json:"afterRestartQueries"`
+	AfterP50Us      float64 `json:"afterRestartP50Us"`
+	AfterP99Us      float64 `json:"afterRestartP99Us"`
+	AfterMaxUs      float64 `json:"afterRestartMaxUs"`
+	AfterSpanMs     float64 `json:"afterRestartSpanMs"`
+	AfterCatP50Us   float64 `json:"afterRestartCatalogP50Us"`
+	AfterCatP99Us   float64 `json:"afterRestartCatalogP99Us"`
+	AfterCatMaxUs   float64 `json:"afterRestartCatalogMaxUs"`
 	WarmP50Us       float64 `json:"warmNewQueryP50Us"`
 	WarmP99Us       float64 `json:"warmNewQueryP99Us"`
 	HeapBytes       uint64  `json:"heapInUseBytes"`
@@ -50,6 +64,7 @@ func main() {
 	query := flag.String("query", "proj", "the first completion's query")
 	cwd := flag.String("cwd", "/home/alice/work/project-007", "the completion target's cwd")
 	runs := flag.Int("runs", 3, "restarts measured; the fastest is reported")
+	after := flag.Int("after", 500, "new queries sent back to back right after the first answer")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the restarts to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile (what the index keeps) to this file")
 	flag.Parse()
@@ -110,12 +125,37 @@ func main() {
 			fail(err)
 		}
 		first := time.Since(start)
+		// Right after the first answer: new queries through the index
+		// (revalidation included), each followed by one on the catalog
+		// snapshot that answer used (the catalog's search alone).
+		cat, err := x.Catalog(context.Background())
+		if err != nil {
+			fail(err)
+		}
+		catSvc, err := reference.NewService(fixedCatalog{x, cat}, reference.DefaultConfig())
+		if err != nil {
+			fail(err)
+		}
+		t0 := time.Now()
+		var afterLat, catLat []time.Duration
+		for k := range *after {
+			afterLat = append(afterLat, newQueries(svc, target, 1, 7919+2*k)...)
+			catLat = append(catLat, newQueries(catSvc, target, 1, 7920+2*k)...)
+		}
+		span := time.Since(t0)
+		slices.Sort(afterLat)
+		slices.Sort(catLat)
 		if err := x.Wait(context.Background()); err != nil {
 			fail(err)
 		}
 		refreshed := time.Since(start)
 		if i == 0 || first < time.Duration(res.FirstAnswerMs*float64(time.Millisecond)) {
 			res.LoadMs, res.FirstAnswerMs, res.RefreshedMs = ms(load), ms(first), ms(refreshed)
+			res.AfterQueries, res.AfterSpanMs = len(afterLat), ms(span)
+			if len(afterLat) > 0 {
+				res.AfterP50Us, res.AfterP99Us, res.AfterMaxUs = pct(afterLat, 50), pct(afterLat, 99), pct(afterLat, 100)
+				res.AfterCatP50Us, res.AfterCatP99Us, res.AfterCatMaxUs = pct(catLat, 50), pct(catLat, 99), pct(catLat, 100)
+			}
 		}
 		last = x
 	}
@@ -126,17 +166,8 @@ func main() {
 		res.Sessions = len(cat.Headers)
 		cat.Prepare()
 	}
-	lat := make([]time.Duration, 0, 2000)
-	for i := range 2000 {
-		t0 := time.Now()
-		if _, err := svc.ListCandidates(context.Background(), target, fmt.Sprintf("%03x", i*2654435761%4096), 50); err != nil {
-			fail(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	slices.Sort(lat)
-	res.WarmP50Us = float64(lat[len(lat)/2].Microseconds())
-	res.WarmP99Us = float64(lat[len(lat)*99/100].Microseconds())
+	lat := newQueries(svc, target, 2000, 0)
+	res.WarmP50Us, res.WarmP99Us = pct(lat, 50), pct(lat, 99)
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
@@ -157,6 +188,36 @@ func main() {
 	b, _ := json.MarshalIndent(res, "", "  ")
 	fmt.Println(string(b))
 }
+
+// newQueries sends n new 3-hex-digit queries (the k-th is the (from+k)-th
+// of a fixed sequence) back to back and returns their latencies, sorted.
+func newQueries(svc *reference.Service, target reference.Target, n, from int) []time.Duration {
+	lat := make([]time.Duration, 0, n)
+	for i := from; i < from+n; i++ {
+		t0 := time.Now()
+		if _, err := svc.ListCandidates(context.Background(), target, fmt.Sprintf("%03x", i*2654435761%4096), 50); err != nil {
+			fail(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+// pct is the p-th percentile of sorted latencies, in microseconds (100:
+// the maximum).
+func pct(sorted []time.Duration, p int) float64 {
+	return float64(sorted[min(len(sorted)*p/100, len(sorted)-1)].Microseconds())
+}
+
+// fixedCatalog is the index answering every query from one catalog
+// snapshot, without revalidating: what the catalog's search alone costs.
+type fixedCatalog struct {
+	*sessionstore.Indexed
+	cat *reference.Catalog
+}
+
+func (f fixedCatalog) Catalog(context.Context) (*reference.Catalog, error) { return f.cat, nil }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
