@@ -103,20 +103,26 @@ func (t *trigramTable) put(key uint32, v int32) {
 // the first assigns trigram ids and sizes each one's postings, the second
 // writes them.
 type trigramBuilder struct {
-	c     *Catalog
-	ids   *trigramTable
-	count []int32
-	size  []int
-	// last[t] is the last session given trigram t, plus one (0: none).
-	last []int32
+	c   *Catalog
+	ids *trigramTable
+	// tris[t] is trigram t's build state, one struct so that giving a
+	// session a trigram touches one cache line.
+	tris []builderTrigram
 	// cwdTris[k] are the trigram ids of cwds[k] (nil until first seen):
 	// a cwd shared by many sessions is hashed once.
 	cwdTris [][]int32
-	// In the second pass (writing), fill[t] is where trigram t's next
-	// session goes in post.
-	writing bool
-	fill    []int
+	writing bool // the second pass
 	post    []byte
+}
+
+// builderTrigram is one trigram's build state.
+type builderTrigram struct {
+	// last is the last session given the trigram, plus one (0: none).
+	last  int32
+	count int32
+	// pos is the size of its postings in the first pass, then where its
+	// next session goes in post.
+	pos uint32
 }
 
 // buildTrigramIndex indexes the lowered fields of c (prepared). It
@@ -127,27 +133,25 @@ func buildTrigramIndex(c *Catalog) *trigramIndex {
 	for i := range c.Headers {
 		b.session(int32(i))
 	}
-	offs := make([]uint32, len(b.count)+1)
+	offs := make([]uint32, len(b.tris)+1)
+	count := make([]int32, len(b.tris))
 	total := 0
-	for t, n := range b.size {
-		total += n
+	for t := range b.tris {
+		tr := &b.tris[t]
+		total += int(tr.pos)
 		if total > math.MaxUint32 {
 			return nil
 		}
 		offs[t+1] = uint32(total)
+		count[t] = tr.count
+		*tr = builderTrigram{pos: offs[t]}
 	}
 	b.post = make([]byte, total)
-	b.fill = make([]int, len(b.count))
-	for t := range b.fill {
-		b.fill[t] = int(offs[t])
-	}
-	b.size = nil
-	clear(b.last)
 	b.writing = true
 	for i := range c.Headers {
 		b.session(int32(i))
 	}
-	x := &trigramIndex{ids: b.ids, offs: offs, count: b.count, post: b.post}
+	x := &trigramIndex{ids: b.ids, offs: offs, count: count, post: b.post}
 	x.byCWD, x.noCWD = cwdLists(c)
 	return x
 }
@@ -212,28 +216,27 @@ func (b *trigramBuilder) field(i int32, s string) {
 func (b *trigramBuilder) id(key uint32) int32 {
 	t := b.ids.get(key)
 	if t < 0 {
-		t = int32(len(b.count))
+		t = int32(len(b.tris))
 		b.ids.put(key, t)
-		b.count = append(b.count, 0)
-		b.size = append(b.size, 0)
-		b.last = append(b.last, 0)
+		b.tris = append(b.tris, builderTrigram{})
 	}
 	return t
 }
 
 // add gives session i trigram t, once per session.
 func (b *trigramBuilder) add(i, t int32) {
-	if b.last[t] == i+1 {
+	tr := &b.tris[t]
+	if tr.last == i+1 {
 		return
 	}
-	gap := uint64(i - b.last[t])
-	b.last[t] = i + 1
+	gap := uint64(i - tr.last)
+	tr.last = i + 1
 	if b.writing {
-		b.fill[t] += binary.PutUvarint(b.post[b.fill[t]:], gap)
+		tr.pos += uint32(binary.PutUvarint(b.post[tr.pos:], gap))
 		return
 	}
-	b.count[t]++
-	b.size[t] += (bits.Len64(gap|1) + 6) / 7
+	tr.count++
+	tr.pos += uint32(bits.Len64(gap|1)+6) / 7
 }
 
 // postingList is a list of sessions, ascending: a trigram's postings and
