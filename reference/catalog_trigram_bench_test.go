@@ -94,3 +94,32 @@ func (x *trigramIndex) size() int {
 	}
 	return n
 }
+
+// BenchmarkCatalogSearchIndexDecode is a restart given the persisted
+// search index at 100,000 sessions: UnmarshalSearchIndex (lowered strings,
+// checks, decoding) against Prepare building it, with the encoding's
+// bytes per session.
+func BenchmarkCatalogSearchIndexDecode(b *testing.B) {
+	src := benchCatalog(100000)
+	if err := src.Prepare(); err != nil {
+		b.Fatal(err)
+	}
+	data := src.MarshalSearchIndex()
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			c := &Catalog{Headers: src.Headers, Titles: src.Titles}
+			if err := c.UnmarshalSearchIndex(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(data))/float64(len(src.Headers)), "encoded-B/session")
+	})
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			c := &Catalog{Headers: src.Headers, Titles: src.Titles}
+			if err := c.Prepare(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
