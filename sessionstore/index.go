@@ -174,7 +174,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	}
 	if ix.complete {
 		// The loaded listing's catalog, while the first refresh checks it.
-		ix.bg.Go(ix.prepareCatalog)
+		ix.bg.Go(func() { ix.prepareCatalog(nil) })
 	}
 	ix.bg.Go(func() {
 		defer close(ix.ready)
@@ -186,7 +186,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.mu.Unlock()
 		close(ix.fresh.verified)
 		ix.persist(true)
-		ix.startBackground(ix.prepareCatalog)
+		ix.startBackground(func() { ix.prepareCatalog(nil) })
 	})
 	if !ix.opts.NoWatch {
 		// Poll what has no watch in the background.

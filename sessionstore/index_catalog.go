@@ -35,12 +35,14 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 	if err := ix.query(ctx); err != nil {
 		return nil, err
 	}
-	return ix.catalogNow(ctx)
+	return ix.catalogNow(ctx, nil)
 }
 
 // catalogNow returns the catalog of the index as it is, building it when
-// the listing changed since the last one.
-func (ix *Indexed) catalogNow(ctx context.Context) (*reference.Catalog, error) {
+// the listing changed since the last one. A catalog it builds takes its
+// trigram index from searchIndex (reference.Catalog.MarshalSearchIndex
+// bytes) when they were made from the same sessions and titles.
+func (ix *Indexed) catalogNow(ctx context.Context, searchIndex []byte) (*reference.Catalog, error) {
 	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
 		return cat, err
 	}
@@ -53,7 +55,15 @@ func (ix *Indexed) catalogNow(ctx context.Context) (*reference.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old := ix.catalog.snap.Load(); old != nil {
+	taken := false
+	if searchIndex != nil {
+		err := snap.cat.UnmarshalSearchIndex(searchIndex)
+		if taken = err == nil; !taken {
+			// Normal when the store changed since the cache was written.
+			ix.logf("sessionstore: index of %s: persisted %v; rebuilding it", ix.root, err)
+		}
+	}
+	if old := ix.catalog.snap.Load(); old != nil && !taken {
 		// A live session changes one title at a time: derive the search
 		// index from the last one's.
 		snap.cat.Follows(old.cat)
@@ -101,7 +111,7 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 // queries use catalogs, so the next query does not pay for it.
 func (ix *Indexed) warmCatalog() {
 	if ix.catalog.snap.Load() != nil {
-		ix.prepareCatalog()
+		ix.prepareCatalog(nil)
 	}
 }
 
@@ -111,17 +121,34 @@ func (ix *Indexed) warmCatalog() {
 // cache or the first pass has made the index complete, it spares the
 // first queries after a restart building the catalog (about 0.15 s at
 // 100,000 sessions) and scanning every session while its trigram index
-// builds (about 0.3-0.6 s more). A one-shot reader (Snapshot) skips it:
-// its one query would only compete with it for the CPU.
-func (ix *Indexed) prepareCatalog() {
+// builds (0.3-0.7 s more). searchIndex, the bytes searchIndexToPersist
+// gave when the cache was written, replaces that build when the sessions
+// and titles are still the same (nil: build). A one-shot reader
+// (Snapshot) skips it all: its one query would only compete with it for
+// the CPU.
+func (ix *Indexed) prepareCatalog(searchIndex []byte) {
 	if ix.opts.Snapshot || ix.isClosed() {
 		return
 	}
-	cat, err := ix.catalogNow(context.Background())
+	cat, err := ix.catalogNow(context.Background(), searchIndex)
 	if err == nil {
 		err = cat.Prepare()
 	}
 	if err != nil && !errors.Is(err, reference.ErrCatalogUnavailable) {
 		ix.logf("sessionstore: session catalog of %s: %v", ix.root, err)
 	}
+}
+
+// searchIndexToPersist returns the encoded trigram index of the current
+// catalog (reference.Catalog.MarshalSearchIndex) for the cache to store
+// beside the entries, or nil when there is none for the current listing
+// (fewer than 2,048 sessions, no query or warm-up built it yet, or the
+// listing changed since). The cache writer calls it with the listing it
+// persists; prepareCatalog takes the bytes back after a restart.
+func (ix *Indexed) searchIndexToPersist() []byte {
+	cat, err := ix.currentCatalog()
+	if cat == nil || err != nil {
+		return nil
+	}
+	return cat.MarshalSearchIndex()
 }

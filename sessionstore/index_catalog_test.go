@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -307,6 +310,65 @@ func TestIndexedCatalogPreparedWithoutAQuery(t *testing.T) {
 			if snap != nil && len(snap.cat.Headers) != 5 {
 				t.Fatalf("background catalog lists %d sessions, want 5", len(snap.cat.Headers))
 			}
+		})
+	}
+}
+
+// TestIndexedCatalogTakesAPersistedSearchIndex checks the two ends a cache
+// uses to persist the catalog's trigram index: searchIndexToPersist gives
+// the current catalog's encoded index, and a catalog built with those
+// bytes takes them when the sessions and titles are unchanged (nothing
+// logged) and rebuilds its own, with a warning, when a session changed;
+// both answer like ListSessions + ReadTitles.
+func TestIndexedCatalogTakesAPersistedSearchIndex(t *testing.T) {
+	root := t.TempDir()
+	ss := genStore(t, root, workload.Zstd, 2100, 1, 12) // over the 2,048 that get an index
+	var logs []string
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+	}
+	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, NoWatch: true, RefreshInterval: time.Hour, Logf: logf})
+	cat, err := x.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	data := x.searchIndexToPersist()
+	if data == nil {
+		t.Fatal("no search index to persist")
+	}
+	for _, tc := range []struct {
+		name    string
+		change  bool
+		wantLog bool
+	}{{"unchanged", false, false}, {"a session changed", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.change {
+				ss[0].appendBatches(t, workload.Zstd, 2)
+				if err := x.Refresh(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x.mu.Lock()
+			x.gen++ // the catalog is rebuilt, as after a restart
+			x.mu.Unlock()
+			logMu.Lock()
+			logs = nil
+			logMu.Unlock()
+			x.prepareCatalog(data)
+			logMu.Lock()
+			got := slices.Clone(logs)
+			logMu.Unlock()
+			logged := len(got) == 1 && strings.Contains(got[0], "rebuilding")
+			if logged != tc.wantLog || !tc.wantLog && len(got) > 0 {
+				t.Errorf("warnings %q, want one about rebuilding: %v", got, tc.wantLog)
+			}
+			sameCatalog(t, x)
 		})
 	}
 }
