@@ -438,7 +438,10 @@ func (c *Catalog) deriveTrigrams() bool {
 		if h.ID != ph.ID || (h.CWD == nil) != (ph.CWD == nil) || h.CWD != nil && *h.CWD != *ph.CWD {
 			return false // the rank lists would be wrong
 		}
-		if c.lowID(i) != p.lowID(i) || c.lowLabels[i] != p.lowLabels[i] {
+		// Equal ids and labels lower to equal strings; comparing the
+		// originals is mostly a pointer check (the index keeps the same
+		// strings from one listing to the next), not a memory compare.
+		if c.label(i) != p.label(i) {
 			if dirty = append(dirty, int32(i)); len(dirty) > limit {
 				return false
 			}
