@@ -218,6 +218,12 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 			}
 			scan := &Catalog{Headers: headers, Titles: titles}
 			scan.triStarted.Store(true)
+			if err := scan.prepare(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(next.lowLabels, scan.lowLabels) {
+				t.Fatalf("%d sessions, step %d (%s): lowered labels taken from the previous catalog differ", n, step, change)
+			}
 			targets := []Target{{}, {CWD: ptr("/same")}, {CWD: ptr("/moved")}, {CWD: headers[0].CWD}}
 			for range 300 {
 				query := randomQuery(rng, headers, titles)
