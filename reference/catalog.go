@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // ErrCatalogUnavailable is returned (possibly wrapped) by
@@ -35,18 +34,23 @@ type Catalog struct {
 
 	once    sync.Once
 	prepErr error
-	// labels[i] is the label of Headers[i].
-	labels []string
-	// lowered holds, for each header in order, lowerJS of its id, cwd
-	// ("" without one) and label, each followed by catalogSep; fields[i]
-	// are the offsets of header i's three fields in it. A needle without
-	// catalogSep matches inside one field only, so one strings.Index scan
-	// of lowered filters every session.
-	lowered string
-	fields  []catalogFields
+	// lowIDs[i] is lowerJS(Headers[i].ID); nil while lower-casing changes
+	// no id (dsh's ids are lower-case uuids), the ids being their own
+	// lowered form then.
+	lowIDs []string
+	// lowLabels[i] is lowerJS of session i's label: the label itself when
+	// lower-casing leaves it unchanged, else a slice of one shared string
+	// (this catalog's, or its predecessor's for a label it also had).
+	lowLabels []string
+	// cwdOf[i] is the index in cwds of session i's cwd, -1 without one.
+	cwdOf []int32
+	// cwds are the distinct cwds in order of first use, each stored once
+	// with its lowered form; cwdIndex finds one by value.
+	cwds     []catalogCWD
+	cwdIndex map[string]int32
 
-	// tri indexes lowered by trigram (catalog_trigram.go), built after
-	// prepare by Prepare or in the background after a query's first use.
+	// tri indexes the lowered fields by trigram (catalog_trigram.go),
+	// built by Prepare or in the background after a query's first use.
 	tri        atomic.Pointer[trigramIndex]
 	triOnce    sync.Once
 	triStarted atomic.Bool
@@ -56,13 +60,9 @@ type Catalog struct {
 	prev atomic.Pointer[Catalog]
 }
 
-// catalogSep ends each field in Catalog.lowered.
-const catalogSep = 0
-
-// catalogFields locates one header's lowered fields in Catalog.lowered:
-// id is lowered[start:idEnd], cwd lowered[idEnd+1:cwdEnd], label
-// lowered[cwdEnd+1:end-1].
-type catalogFields struct{ start, idEnd, cwdEnd, end int }
+// catalogCWD is one distinct cwd of a catalog and lowerJS of it (the same
+// string when lower-casing leaves it unchanged).
+type catalogCWD struct{ cwd, low string }
 
 // CatalogSource is a Source that can also answer with a Catalog snapshot,
 // which lets ListCandidates filter every session without reading their
@@ -76,11 +76,10 @@ type CatalogSource interface {
 	Catalog(ctx context.Context) (*Catalog, error)
 }
 
-// Prepare computes the catalog's search data (labels, lowercased strings
-// and, for a large catalog, their trigram index) now instead of on its
-// first queries, and reports a malformed catalog. A source may call it
-// after building a snapshot in the background so that no query pays for
-// it.
+// Prepare computes the catalog's search data (lowercased strings and,
+// for a large catalog, their trigram index) now instead of on its first
+// queries, and reports a malformed catalog. A source may call it after
+// building a snapshot in the background so that no query pays for it.
 func (c *Catalog) Prepare() error {
 	if err := c.prepare(); err != nil {
 		return err
@@ -116,8 +115,11 @@ func (c *Catalog) Follows(prev *Catalog) {
 	c.prev.Store(prev)
 }
 
-// prepare checks that Titles parallels Headers and computes the labels and
-// lowercased strings, once.
+// prepare checks that Titles parallels Headers and computes the
+// lowercased strings, once. Lower-casing returns most ids and cwds
+// unchanged, so only the strings it changes are stored again, and each
+// distinct cwd once; a label the previous catalog (Follows) had for the
+// same session at the same place is not lowered again.
 func (c *Catalog) prepare() error {
 	c.once.Do(func() {
 		if len(c.Titles) != len(c.Headers) {
@@ -125,130 +127,126 @@ func (c *Catalog) prepare() error {
 			return
 		}
 		n := len(c.Headers)
-		c.labels = make([]string, n)
-		c.fields = make([]catalogFields, n)
-		size := 0
-		for i := range c.Headers {
-			size += len(c.Headers[i].ID) + 3
-			if cwd := c.Headers[i].CWD; cwd != nil {
-				size += len(*cwd)
-			}
-			if t := c.Titles[i].Title; t != nil {
-				size += len(*t)
-			}
+		c.lowLabels = make([]string, n)
+		c.cwdOf = make([]int32, n)
+		c.cwdIndex = make(map[string]int32)
+		// The changed labels are lowered into one buffer (no allocation
+		// per label); spans[i] locates session i's, {-1, 0} when lowering
+		// leaves it unchanged, {-2, 0} when the previous catalog (Follows)
+		// has the same session with the same label at i: its lowered form
+		// is taken (lowering 100,000 labels again costs ~0.1 s).
+		p := c.prev.Load()
+		if p != nil && p.tri.Load() == nil {
+			p = nil // Follows keeps only a prepared catalog; never read an unprepared one
 		}
-		b := make([]byte, 0, size+size/8) // lowering non-ASCII may lengthen a little
+		var buf []byte
+		spans := make([][2]int32, n)
 		for i := range c.Headers {
-			h, t := &c.Headers[i], &c.Titles[i]
-			if t.SessionID != h.ID {
+			h := &c.Headers[i]
+			if t := &c.Titles[i]; t.SessionID != h.ID {
 				c.prepErr = fmt.Errorf("session catalog: title result %d is for session %q, not %q", i, t.SessionID, h.ID)
 				return
 			}
-			label := h.ID
-			if t.Err == nil && t.Title != nil {
-				label = *t.Title
+			if low := lowerJS(h.ID); low != h.ID || c.lowIDs != nil {
+				if c.lowIDs == nil {
+					c.lowIDs = make([]string, n)
+					for j := range i {
+						c.lowIDs[j] = c.Headers[j].ID
+					}
+				}
+				c.lowIDs[i] = low
 			}
-			c.labels[i] = label
-			f := &c.fields[i]
-			f.start = len(b)
-			b = appendLowerJS(b, h.ID)
-			f.idEnd = len(b)
-			b = append(b, catalogSep)
+			c.cwdOf[i] = -1
 			if h.CWD != nil {
-				b = appendLowerJS(b, *h.CWD)
+				k, ok := c.cwdIndex[*h.CWD]
+				if !ok {
+					k = int32(len(c.cwds))
+					c.cwds = append(c.cwds, catalogCWD{*h.CWD, lowerJS(*h.CWD)})
+					c.cwdIndex[*h.CWD] = k
+				}
+				c.cwdOf[i] = k
 			}
-			f.cwdEnd = len(b)
-			b = append(b, catalogSep)
-			b = appendLowerJS(b, label)
-			b = append(b, catalogSep)
-			f.end = len(b)
+			label := c.label(i)
+			spans[i] = [2]int32{-1, 0}
+			if p != nil && i < len(p.Headers) && p.Headers[i].ID == h.ID && p.label(i) == label {
+				spans[i][0] = -2 // as in the previous catalog
+			} else if low := lowerJS(label); low != label {
+				spans[i] = [2]int32{int32(len(buf)), int32(len(buf) + len(low))}
+				buf = append(buf, low...)
+			}
 		}
-		c.lowered = string(b)
+		all := string(buf)
+		for i, sp := range spans {
+			switch sp[0] {
+			case -2:
+				c.lowLabels[i] = p.lowLabels[i]
+			case -1:
+				c.lowLabels[i] = c.label(i)
+			default:
+				c.lowLabels[i] = all[sp[0]:sp[1]]
+			}
+		}
 	})
 	return c.prepErr
 }
 
-// appendLowerJS appends lowerJS(s) to b, lowering ASCII s in place
-// (one pass, no intermediate string).
-func appendLowerJS(b []byte, s string) []byte {
-	mark := len(b)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			return append(b[:mark], lowerJS(s)...)
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
+// label is session i's label: its title, or its id when it has none.
+func (c *Catalog) label(i int) string {
+	if t := &c.Titles[i]; t.Err == nil && t.Title != nil {
+		return *t.Title
 	}
-	return b
+	return c.Headers[i].ID
+}
+
+// lowID is lowerJS of session i's id.
+func (c *Catalog) lowID(i int) string {
+	if c.lowIDs != nil {
+		return c.lowIDs[i]
+	}
+	return c.Headers[i].ID
 }
 
 // matches is candidateMatches for Headers[i]: needle (lowerJS output, not
 // empty) in its lowercased id, cwd or label.
 func (c *Catalog) matches(i int, needle string) bool {
-	f := c.fields[i]
-	return strings.Contains(c.lowered[f.start:f.idEnd], needle) ||
-		c.Headers[i].CWD != nil && strings.Contains(c.lowered[f.idEnd+1:f.cwdEnd], needle) ||
-		strings.Contains(c.lowered[f.cwdEnd+1:f.end-1], needle)
+	return strings.Contains(c.lowID(i), needle) ||
+		c.cwdOf[i] >= 0 && strings.Contains(c.cwds[c.cwdOf[i]].low, needle) ||
+		strings.Contains(c.lowLabels[i], needle)
 }
 
 // catalogCandidates is ListCandidates over a catalog: the same ranking,
-// filter and cut as the ListSessions + ReadTitles path. It visits the
-// matching sessions in the catalog's order (one strings.Index scan over
-// the lowered fields finds them), keeps up to limit of each rank, and
-// stops once limit sessions of the first rank are found; it allocates
-// only for those.
+// filter and cut as the ListSessions + ReadTitles path. With a trigram
+// index it collects rank by rank from the index; else it visits the
+// matching sessions in the catalog's order, keeps up to limit of each
+// rank, and stops once limit sessions of the first rank are found. It
+// allocates only for the answer.
 func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([]Candidate, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
-	if needle == "" || usesTrigrams(needle) {
-		if x := c.trigrams(); x != nil {
-			return indexedCandidates(c, x, target, needle, limit), nil
-		}
+	if x := c.trigrams(); x != nil {
+		return indexedCandidates(c, x, target, needle, limit), nil
 	}
 	rb := rankBuckets{c: c, target: target, limit: limit}
-	switch {
-	case needle == "":
+	if needle == "" {
 		for i := range c.Headers {
 			if rb.add(i) {
 				break
 			}
 		}
-	case strings.IndexByte(needle, catalogSep) >= 0:
-		// The needle could span fields in c.lowered: test each field.
-		for i := range c.Headers {
-			if c.matches(i, needle) && rb.add(i) {
-				break
-			}
+		return rb.cut(), nil
+	}
+	// Each distinct cwd is tested once, not once per session.
+	cwdHit := make([]bool, len(c.cwds))
+	for k := range c.cwds {
+		cwdHit[k] = strings.Contains(c.cwds[k].low, needle)
+	}
+	for i := range c.Headers {
+		if (c.cwdOf[i] >= 0 && cwdHit[c.cwdOf[i]] || strings.Contains(c.lowID(i), needle) || strings.Contains(c.lowLabels[i], needle)) && rb.add(i) {
+			break
 		}
-	default:
-		c.scanLowered(needle, rb.add)
 	}
 	return rb.cut(), nil
-}
-
-// scanLowered calls visit with each session whose lowered fields contain
-// needle (which holds no catalogSep), in order, until visit returns true:
-// one strings.Index scan over c.lowered.
-func (c *Catalog) scanLowered(needle string, visit func(i int) bool) {
-	i := 0
-	for pos := 0; pos < len(c.lowered); {
-		k := strings.Index(c.lowered[pos:], needle)
-		if k < 0 {
-			return
-		}
-		at := pos + k
-		for c.fields[i].end <= at {
-			i++
-		}
-		if visit(i) {
-			return
-		}
-		pos = c.fields[i].end
-	}
 }
 
 // rankBuckets collects a catalog's sessions by rank, up to limit of each.
@@ -290,5 +288,5 @@ func (rb *rankBuckets) cut() []Candidate {
 
 // candidate is the candidate for session i.
 func (c *Catalog) candidate(i int32) Candidate {
-	return c.Headers[i].candidate(c.labels[i])
+	return c.Headers[i].candidate(c.label(int(i)))
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // catalogFake is a fakeSource that is also a CatalogSource: its snapshot
@@ -199,5 +201,67 @@ func TestListCandidatesCatalogSeparatorInNeedle(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("query %q: catalog %+v (%v), plain %+v", q, got, err, want)
 		}
+	}
+}
+
+// TestCatalogStoresLoweredStringsOnlyWhenChanged checks the catalog's
+// memory rules: an id, cwd or label that lower-casing leaves unchanged is
+// not copied (its lowered form shares its bytes), each distinct cwd is
+// stored once however many sessions share it, and a changed string gets
+// its exact lowered form.
+func TestCatalogStoresLoweredStringsOnlyWhenChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ids        []string
+		cwds       []string // "" for no cwd; equal values are distinct allocations
+		titles     []string
+		wantIDCopy bool
+		wantCWDs   int
+	}{
+		{"lower-case ids, shared cwds", []string{"a1", "b2", "c3"}, []string{"/p/x", "/p/x", ""}, []string{"fix parser", "Fix Parser", "straße"}, false, 1},
+		{"an upper-case id", []string{"a1", "B2"}, []string{"/P/X", "/p/x"}, []string{"x", "Ünï"}, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Catalog
+			for i, id := range tc.ids {
+				h := SessionHeader{ID: id}
+				if tc.cwds[i] != "" {
+					cwd := strings.Clone(tc.cwds[i])
+					h.CWD = &cwd
+				}
+				c.Headers = append(c.Headers, h)
+				c.Titles = append(c.Titles, TitleResult{SessionID: id, Title: ptr(strings.Clone(tc.titles[i]))})
+			}
+			if err := c.prepare(); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.lowIDs != nil; got != tc.wantIDCopy {
+				t.Errorf("lowered ids stored: %v, want %v", got, tc.wantIDCopy)
+			}
+			if len(c.cwds) != tc.wantCWDs {
+				t.Errorf("%d distinct cwds stored, want %d", len(c.cwds), tc.wantCWDs)
+			}
+			for i := range c.Headers {
+				if got, want := c.lowID(i), lowerJS(tc.ids[i]); got != want {
+					t.Errorf("session %d: lowered id %q, want %q", i, got, want)
+				}
+				if k := c.cwdOf[i]; k >= 0 && c.cwds[k].low != lowerJS(tc.cwds[i]) || k < 0 && tc.cwds[i] != "" {
+					t.Errorf("session %d: cwd %d, want lowered %q", i, k, lowerJS(tc.cwds[i]))
+				}
+				title := *c.Titles[i].Title
+				low := c.lowLabels[i]
+				if low != lowerJS(title) {
+					t.Errorf("session %d: lowered label %q, want %q", i, low, lowerJS(title))
+				}
+				if shared := unsafe.StringData(low) == unsafe.StringData(title); shared != (low == title) {
+					t.Errorf("session %d: lowered label %q shares the title's bytes: %v", i, low, shared)
+				}
+			}
+			for _, cw := range c.cwds {
+				if shared := unsafe.StringData(cw.low) == unsafe.StringData(cw.cwd); shared != (cw.low == cw.cwd) {
+					t.Errorf("cwd %q: lowered form shares its bytes: %v", cw.cwd, shared)
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,12 @@
 package reference
 
-import "strings"
+import (
+	"encoding/binary"
+	"iter"
+	"math"
+	"math/bits"
+	"slices"
+)
 
 // minTrigramSessions is the catalog size from which queries use a trigram
 // index: below it one scan of the lowered strings costs well under a
@@ -14,13 +20,15 @@ const minTrigramSessions = 2048
 // rarest trigram are a superset of its matches, in catalog order; each is
 // then checked against the real lowered strings, so answers are exactly
 // those of the scan. Trigrams are of bytes, like the scan's
-// strings.Index: non-ASCII text needs no special case.
+// strings.Contains: non-ASCII text needs no special case.
 //
 // It also lists the sessions of each cwd and those without one, so a
 // query finds the first sessions of each rank (same cwd, no cwd, other
 // cwd) without walking the matches of the other ranks.
 type trigramIndex struct {
-	byCWD map[string][]int32
+	// byCWD[k] lists the sessions of the catalog's cwds[k]; noCWD those
+	// without one.
+	byCWD [][]int32
 	noCWD []int32
 
 	ids *trigramTable
@@ -28,9 +36,13 @@ type trigramIndex struct {
 	// differ from those the postings were built from (a derived index):
 	// they are candidates of every needle.
 	dirty []int32
-	// post[offs[t]:offs[t+1]] are the sessions of trigram id t.
-	offs []int32
-	post []int32
+	// The sessions of trigram id t are count[t] uvarints in
+	// post[offs[t]:offs[t+1]], each the gap from the previous session
+	// minus one (the first: the session itself). Sessions sharing a cwd or
+	// title words are close together, so most take one byte, not four.
+	offs  []uint32
+	count []int32
+	post  []byte
 }
 
 // trigramKey packs three bytes into one map key.
@@ -87,89 +99,223 @@ func (t *trigramTable) put(key uint32, v int32) {
 	t.n++
 }
 
-// buildTrigramIndex indexes c.lowered (prepared). Trigrams never span two
-// fields: a needle without catalogSep matches inside one field only.
+// trigramBuilder makes a trigramIndex in two passes over the sessions:
+// the first assigns trigram ids and sizes each one's postings, the second
+// writes them.
+type trigramBuilder struct {
+	c   *Catalog
+	ids *trigramTable
+	// tris[t] is trigram t's build state, one struct so that giving a
+	// session a trigram touches one cache line.
+	tris []builderTrigram
+	// cwdTris[k] are the trigram ids of cwds[k] (nil until first seen):
+	// a cwd shared by many sessions is hashed once.
+	cwdTris [][]int32
+	writing bool // the second pass
+	post    []byte
+}
+
+// builderTrigram is one trigram's build state.
+type builderTrigram struct {
+	// last is the last session given the trigram, plus one (0: none).
+	last  int32
+	count int32
+	// pos is the size of its postings in the first pass, then where its
+	// next session goes in post.
+	pos uint32
+}
+
+// buildTrigramIndex indexes the lowered fields of c (prepared). It
+// returns nil when the postings would not fit 32-bit offsets (queries
+// then scan).
 func buildTrigramIndex(c *Catalog) *trigramIndex {
-	ids := newTrigramTable()
-	var counts []int32
-	var last []int32 // last[t]: the last session counted for trigram t, +1
-	// forEach calls f with the trigram id of every distinct trigram of
-	// session i (add creates ids in the first pass).
-	forEach := func(i int, add bool, f func(t int32)) {
-		fl := c.fields[i]
-		for _, s := range [3]string{c.lowered[fl.start:fl.idEnd], c.lowered[fl.idEnd+1 : fl.cwdEnd], c.lowered[fl.cwdEnd+1 : fl.end-1]} {
-			for j := 0; j+3 <= len(s); j++ {
-				k := trigramKey(s[j], s[j+1], s[j+2])
-				t := ids.get(k)
-				if t < 0 {
-					if !add {
-						continue
-					}
-					t = int32(len(counts))
-					ids.put(k, t)
-					counts = append(counts, 0)
-					last = append(last, 0)
-				}
-				if last[t] == int32(i)+1 {
-					continue // this session already holds it
-				}
-				last[t] = int32(i) + 1
-				f(t)
-			}
+	b := &trigramBuilder{c: c, ids: newTrigramTable(), cwdTris: make([][]int32, len(c.cwds))}
+	for i := range c.Headers {
+		b.session(int32(i))
+	}
+	offs := make([]uint32, len(b.tris)+1)
+	count := make([]int32, len(b.tris))
+	total := 0
+	for t := range b.tris {
+		tr := &b.tris[t]
+		total += int(tr.pos)
+		if total > math.MaxUint32 {
+			return nil
+		}
+		offs[t+1] = uint32(total)
+		count[t] = tr.count
+		*tr = builderTrigram{pos: offs[t]}
+	}
+	b.post = make([]byte, total)
+	b.writing = true
+	for i := range c.Headers {
+		b.session(int32(i))
+	}
+	x := &trigramIndex{ids: b.ids, offs: offs, count: count, post: b.post}
+	x.byCWD, x.noCWD = cwdLists(c)
+	return x
+}
+
+// cwdLists returns the sessions of each of c's cwds and those without
+// one, in catalog order, in one allocation.
+func cwdLists(c *Catalog) (byCWD [][]int32, noCWD []int32) {
+	ends := make([]int, len(c.cwds)+1) // ends[k+1]: sessions of cwds[0..k]
+	for _, k := range c.cwdOf {
+		if k >= 0 {
+			ends[k+1]++
 		}
 	}
-	for i := range c.Headers {
-		forEach(i, true, func(t int32) { counts[t]++ })
+	for k := range c.cwds {
+		ends[k+1] += ends[k]
 	}
-	offs := make([]int32, len(counts)+1)
-	for t, n := range counts {
-		offs[t+1] = offs[t] + n
+	all := make([]int32, len(c.cwdOf))
+	byCWD = make([][]int32, len(c.cwds))
+	for k := range byCWD {
+		byCWD[k] = all[ends[k]:ends[k]:ends[k+1]]
 	}
-	post := make([]int32, offs[len(counts)])
-	fill := counts[:0:0]
-	fill = append(fill, offs[:len(counts)]...)
-	clear(last)
-	for i := range c.Headers {
-		forEach(i, false, func(t int32) {
-			post[fill[t]] = int32(i)
-			fill[t]++
-		})
-	}
-	byCWD := make(map[string][]int32)
-	var noCWD []int32
-	for i := range c.Headers {
-		if cwd := c.Headers[i].CWD; cwd != nil {
-			byCWD[*cwd] = append(byCWD[*cwd], int32(i))
+	noCWD = all[ends[len(c.cwds)]:ends[len(c.cwds)]]
+	for i, k := range c.cwdOf {
+		if k >= 0 {
+			byCWD[k] = append(byCWD[k], int32(i))
 		} else {
 			noCWD = append(noCWD, int32(i))
 		}
 	}
-	return &trigramIndex{byCWD: byCWD, noCWD: noCWD, ids: ids, offs: offs, post: post}
+	return byCWD, noCWD
 }
 
-// indexedCandidates is catalogCandidates answered from the trigram index
-// (needle empty, or usesTrigrams(needle)): the same sessions in the same
-// order, found rank by rank. The answer is the first limit sessions in
-// (rank, catalog order) that are not the target and contain the needle;
-// each rank is collected from the shorter of its own list and the
+// session gives session i its trigrams. Trigrams never span two fields:
+// a needle matches inside one field only.
+func (b *trigramBuilder) session(i int32) {
+	b.field(i, b.c.lowID(int(i)))
+	if k := b.c.cwdOf[i]; k >= 0 {
+		if b.cwdTris[k] == nil {
+			low := b.c.cwds[k].low
+			tris := make([]int32, 0, max(len(low)-2, 0))
+			for j := 0; j+3 <= len(low); j++ {
+				tris = append(tris, b.id(trigramKey(low[j], low[j+1], low[j+2])))
+			}
+			b.cwdTris[k] = tris
+		}
+		for _, t := range b.cwdTris[k] {
+			b.add(i, t)
+		}
+	}
+	b.field(i, b.c.lowLabels[i])
+}
+
+// field gives session i the trigrams of s.
+func (b *trigramBuilder) field(i int32, s string) {
+	for j := 0; j+3 <= len(s); j++ {
+		b.add(i, b.id(trigramKey(s[j], s[j+1], s[j+2])))
+	}
+}
+
+// id returns key's trigram id, creating it in the first pass (the second
+// sees only keys the first created).
+func (b *trigramBuilder) id(key uint32) int32 {
+	t := b.ids.get(key)
+	if t < 0 {
+		t = int32(len(b.tris))
+		b.ids.put(key, t)
+		b.tris = append(b.tris, builderTrigram{})
+	}
+	return t
+}
+
+// add gives session i trigram t, once per session.
+func (b *trigramBuilder) add(i, t int32) {
+	tr := &b.tris[t]
+	if tr.last == i+1 {
+		return
+	}
+	gap := uint64(i - tr.last)
+	tr.last = i + 1
+	if b.writing {
+		tr.pos += uint32(binary.PutUvarint(b.post[tr.pos:], gap))
+		return
+	}
+	tr.count++
+	tr.pos += uint32(bits.Len64(gap|1)+6) / 7
+}
+
+// postingList is a list of sessions, ascending: a trigram's postings and
+// a derived index's dirty sessions, merged.
+type postingList struct {
+	enc   []byte // uvarint gaps as in trigramIndex.post
+	n     int    // sessions in enc
+	dirty []int32
+}
+
+// len is at least the number of sessions in the list.
+func (p postingList) len() int { return p.n + len(p.dirty) }
+
+// all yields the list's sessions, ascending, each once.
+func (p postingList) all() iter.Seq[int32] {
+	return func(yield func(int32) bool) {
+		dirty := p.dirty
+		prev := int32(-1)
+		for enc := p.enc; len(enc) > 0; {
+			v, k := binary.Uvarint(enc)
+			if k <= 0 {
+				break // not written by the builder: cannot happen
+			}
+			enc = enc[k:]
+			prev += int32(v) + 1
+			for len(dirty) > 0 && dirty[0] < prev {
+				if !yield(dirty[0]) {
+					return
+				}
+				dirty = dirty[1:]
+			}
+			if len(dirty) > 0 && dirty[0] == prev {
+				dirty = dirty[1:]
+			}
+			if !yield(prev) {
+				return
+			}
+		}
+		for _, i := range dirty {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// indexedCandidates is catalogCandidates answered from the trigram
+// index: the same sessions in the same order, found rank by rank. The
+// answer is the first limit sessions in (rank, catalog order) that are
+// not the target and contain the needle; each rank is collected from the
+// shorter of its own list and, for a needle of three bytes or more, the
 // needle's candidates, and stops when the answer is full.
 func indexedCandidates(c *Catalog, x *trigramIndex, target Target, needle string, limit int64) []Candidate {
-	var cands []int32
-	if needle != "" {
+	var cands postingList
+	useCands := usesTrigrams(needle)
+	if useCands {
 		var any bool
 		if cands, any = x.candidates(needle); !any {
 			return []Candidate{}
 		}
 	}
-	rc := rankCollector{c: c, target: target, needle: needle, limit: limit}
+	rc := rankCollector{c: c, target: target, targetCWD: -2, needle: needle, limit: limit}
 	if target.CWD != nil {
-		rc.collect(0, rc.shorter(x.byCWD[*target.CWD], cands))
+		if k, ok := c.cwdIndex[*target.CWD]; ok {
+			rc.targetCWD = k
+			rc.collect(0, rc.shorter(x.byCWD[k], cands, useCands))
+		}
 	}
-	rc.collect(1, rc.shorter(x.noCWD, cands))
-	if needle == "" {
-		rc.collectEvery(2)
+	rc.collect(1, rc.shorter(x.noCWD, cands, useCands))
+	if useCands {
+		rc.collect(2, cands.all())
 	} else {
-		rc.collect(2, cands)
+		rc.collect(2, func(yield func(int32) bool) {
+			for i := range c.Headers {
+				if !yield(int32(i)) {
+					return
+				}
+			}
+		})
 	}
 	out := make([]Candidate, len(rc.picked))
 	for k, i := range rc.picked {
@@ -184,53 +330,49 @@ func indexedCandidates(c *Catalog, x *trigramIndex, target Target, needle string
 type rankCollector struct {
 	c      *Catalog
 	target Target
-	needle string // "" matches every session
-	limit  int64
-	picked []int32
+	// targetCWD is the index of the target's cwd in c.cwds; -2 when no
+	// session has it (or the target has none), so no session ranks 0.
+	targetCWD int32
+	needle    string // "" matches every session
+	limit     int64
+	picked    []int32
 }
 
 // shorter returns what to walk for a rank with its own list own: the
-// shorter of own and the needle's candidates.
-func (rc *rankCollector) shorter(own, cands []int32) []int32 {
-	if rc.needle == "" || len(own) <= len(cands) {
-		return own
+// shorter of own and, when useCands, the needle's candidates.
+func (rc *rankCollector) shorter(own []int32, cands postingList, useCands bool) iter.Seq[int32] {
+	if useCands && cands.len() < len(own) {
+		return cands.all()
 	}
-	return cands
+	return slices.Values(own)
 }
 
 func (rc *rankCollector) full() bool { return int64(len(rc.picked)) == rc.limit }
 
-// try picks session i when it qualifies for rank r and reports whether the
-// answer is full.
-func (rc *rankCollector) try(r uint8, i int32) bool {
-	h := &rc.c.Headers[i]
-	if candidateRank(h.CWD, rc.target.CWD) != r || rc.target.isSelf(h.ID) || rc.needle != "" && !rc.c.matches(int(i), rc.needle) {
-		return false
+// rank is candidateRank of session i for the target.
+func (rc *rankCollector) rank(i int32) uint8 {
+	switch k := rc.c.cwdOf[i]; k {
+	case -1:
+		return 1
+	case rc.targetCWD:
+		return 0
+	default:
+		return 2
 	}
-	rc.picked = append(rc.picked, i)
-	return rc.full()
 }
 
 // collect picks from list, in order, the sessions of rank r until the
 // answer is full.
-func (rc *rankCollector) collect(r uint8, list []int32) {
+func (rc *rankCollector) collect(r uint8, list iter.Seq[int32]) {
 	if rc.full() {
 		return
 	}
-	for _, i := range list {
-		if rc.try(r, i) {
-			return
+	for i := range list {
+		if rc.rank(i) != r || rc.target.isSelf(rc.c.Headers[i].ID) || rc.needle != "" && !rc.c.matches(int(i), rc.needle) {
+			continue
 		}
-	}
-}
-
-// collectEvery is collect over every session of the catalog.
-func (rc *rankCollector) collectEvery(r uint8) {
-	if rc.full() {
-		return
-	}
-	for i := range rc.c.Headers {
-		if rc.try(r, int32(i)) {
+		rc.picked = append(rc.picked, i)
+		if rc.full() {
 			return
 		}
 	}
@@ -241,23 +383,18 @@ func (rc *rankCollector) collectEvery(r uint8) {
 // sessions the postings were built from) and the dirty ones; false when
 // none can (some trigram is in no session and none is dirty). needle has
 // at least three bytes.
-func (x *trigramIndex) candidates(needle string) ([]int32, bool) {
-	var best []int32
-	found := false
+func (x *trigramIndex) candidates(needle string) (postingList, bool) {
+	best := int32(-1)
 	for j := 0; j+3 <= len(needle); j++ {
 		t := x.ids.get(trigramKey(needle[j], needle[j+1], needle[j+2]))
 		if t < 0 {
-			return x.dirty, len(x.dirty) > 0
+			return postingList{dirty: x.dirty}, len(x.dirty) > 0
 		}
-		p := x.post[x.offs[t]:x.offs[t+1]]
-		if !found || len(p) < len(best) {
-			best, found = p, true
+		if best < 0 || x.count[t] < x.count[best] {
+			best = t
 		}
 	}
-	if len(x.dirty) == 0 {
-		return best, found
-	}
-	return mergeSorted(best, x.dirty), true
+	return postingList{enc: x.post[x.offs[best]:x.offs[best+1]], n: int(x.count[best]), dirty: x.dirty}, true
 }
 
 // mergeSorted is the ascending union of two ascending lists.
@@ -301,8 +438,10 @@ func (c *Catalog) deriveTrigrams() bool {
 		if h.ID != ph.ID || (h.CWD == nil) != (ph.CWD == nil) || h.CWD != nil && *h.CWD != *ph.CWD {
 			return false // the rank lists would be wrong
 		}
-		f, pf := c.fields[i], p.fields[i]
-		if c.lowered[f.start:f.end] != p.lowered[pf.start:pf.end] {
+		// Equal ids and labels lower to equal strings; comparing the
+		// originals is mostly a pointer check (the index keeps the same
+		// strings from one listing to the next), not a memory compare.
+		if c.label(i) != p.label(i) {
 			if dirty = append(dirty, int32(i)); len(dirty) > limit {
 				return false
 			}
@@ -317,11 +456,10 @@ func (c *Catalog) deriveTrigrams() bool {
 	return true
 }
 
-// usesTrigrams says whether a query for needle can be answered from the
-// trigram index: three bytes or more and no field separator.
-func usesTrigrams(needle string) bool {
-	return len(needle) >= 3 && strings.IndexByte(needle, catalogSep) < 0
-}
+// usesTrigrams says whether the trigram index narrows a query for needle
+// to its candidates: three bytes or more. Shorter needles are answered
+// from the index's rank lists alone.
+func usesTrigrams(needle string) bool { return len(needle) >= 3 }
 
 // trigrams returns the catalog's trigram index when it is built. A large
 // catalog (minTrigramSessions or more) without one starts building it in

@@ -218,6 +218,12 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 			}
 			scan := &Catalog{Headers: headers, Titles: titles}
 			scan.triStarted.Store(true)
+			if err := scan.prepare(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(next.lowLabels, scan.lowLabels) {
+				t.Fatalf("%d sessions, step %d (%s): lowered labels taken from the previous catalog differ", n, step, change)
+			}
 			targets := []Target{{}, {CWD: ptr("/same")}, {CWD: ptr("/moved")}, {CWD: headers[0].CWD}}
 			for range 300 {
 				query := randomQuery(rng, headers, titles)
@@ -237,11 +243,11 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 	}
 }
 
-// indexedOrScan is catalogCandidates through c's trigram index (built or
-// derived beforehand) whenever the needle can use it.
+// indexedOrScan is catalogCandidates through c's trigram index when it
+// was built or derived beforehand.
 func indexedOrScan(t *testing.T, c *Catalog, target Target, needle string, limit int64) []Candidate {
 	t.Helper()
-	if x := c.tri.Load(); x != nil && (needle == "" || usesTrigrams(needle)) {
+	if x := c.tri.Load(); x != nil {
 		return indexedCandidates(c, x, target, needle, limit)
 	}
 	got, err := catalogCandidates(c, target, needle, limit)

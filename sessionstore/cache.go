@@ -52,6 +52,9 @@ type cacheFile struct {
 	Entries []*entry
 	Listed  []int
 	Shape   storeShape
+	// SearchIndex is the catalog's trigram index when the cache was
+	// written (reference.Catalog.MarshalSearchIndex), or nil.
+	SearchIndex []byte
 }
 
 // Entry flags: the booleans, and which optional fields are present (nil
@@ -81,7 +84,7 @@ func flagIf(cond bool, f uint64) uint64 {
 // encodeCache is the cache file of the entries all (in key order), the
 // listing's entries listed and the store's shape, for root and the pinned
 // encoding.
-func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape) []byte {
+func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) []byte {
 	strs := map[string]uint64{}
 	var table []string
 	str := func(s string) uint64 {
@@ -117,6 +120,7 @@ func encodeCache(root string, pinned Encoding, all, listed []*entry, shape store
 	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
 		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
+	b = binenc.AppendOptBytes(b, searchIndex)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
@@ -202,6 +206,7 @@ func decodeCache(data []byte) (*cacheFile, error) {
 		p := r.String()
 		cf.Shape.projects[p] = r.Int()
 	}
+	cf.SearchIndex = r.OptBytes()
 	if r.Err() != nil || r.Len() != 0 {
 		return nil, errors.New("index cache does not decode")
 	}
@@ -330,7 +335,7 @@ func (ix *Indexed) loadCache() error {
 		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
 	ix.setListing(cf.Entries, listed)
-	ix.cachedShape = cf.Shape
+	ix.cachedShape, ix.cachedSearchIndex = cf.Shape, cf.SearchIndex
 	return nil
 }
 
@@ -352,7 +357,7 @@ func (ix *Indexed) persist(force bool) {
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
 	absRoot, _ := filepath.Abs(ix.root)
-	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed, shape)); err != nil {
+	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed, shape, ix.searchIndexToPersist())); err != nil {
 		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)
 		ix.mu.Lock()
 		ix.dirty = true

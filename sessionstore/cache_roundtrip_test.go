@@ -46,7 +46,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 		for range rng.IntN(3) {
 			shape.projects[fmt.Sprint(rng.IntN(100))] = rng.Int64() - rng.Int64()
 		}
-		cf, err := decodeCache(encodeCache("/root", Zstd, all, listed, shape))
+		var searchIndex []byte
+		binenctest.Fill(rng, &searchIndex)
+		cf, err := decodeCache(encodeCache("/root", Zstd, all, listed, shape, searchIndex))
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -57,6 +59,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			if !reflect.DeepEqual(*cf.Entries[i], *e) {
 				t.Fatalf("round %d: entry %d does not round-trip:\n got %#v\nwant %#v", round, i, *cf.Entries[i], *e)
 			}
+		}
+		if !reflect.DeepEqual(cf.SearchIndex, searchIndex) {
+			t.Fatalf("round %d: search index %v, want %v", round, cf.SearchIndex, searchIndex)
 		}
 		if !reflect.DeepEqual(cf.Shape, shape) {
 			t.Fatalf("round %d: shape %v, want %v", round, cf.Shape, shape)

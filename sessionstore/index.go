@@ -121,6 +121,8 @@ type Indexed struct {
 	// in the entries (ix.mu), persisted with them; cachedShape is the
 	// loaded cache's.
 	scannedShape, shape, cachedShape storeShape
+	// cachedSearchIndex is the loaded cache's catalog trigram index.
+	cachedSearchIndex []byte
 	// abandoned: closed before the first refresh checked a loaded cache,
 	// which is then not written back.
 	abandoned   bool
@@ -197,6 +199,10 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		close(ix.fresh.verified)
 		return ix, nil
 	}
+	if ix.complete {
+		// The loaded listing's catalog, while the first refresh checks it.
+		ix.bg.Go(func() { ix.prepareCatalog(ix.cachedSearchIndex) })
+	}
 	// Close stops the check of a loaded cache (a one-shot CLI run answers
 	// before it ends), not a first pass without one.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -227,6 +233,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.mu.Unlock()
 		close(ix.fresh.verified)
 		ix.persist(true)
+		ix.startBackground(func() { ix.prepareCatalog(nil) })
 	})
 	if !ix.opts.NoWatch {
 		// Poll what has no watch in the background.

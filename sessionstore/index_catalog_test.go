@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,4 +257,118 @@ func TestIndexedCatalogWarmedByBackgroundRefresh(t *testing.T) {
 	x.refreshing.Lock() // no background refresh runs while comparing
 	defer x.refreshing.Unlock()
 	sameCatalog(t, x)
+}
+
+// TestIndexedCatalogPreparedWithoutAQuery checks that once a loaded cache
+// or the first pass makes the index complete, the catalog is built in the
+// background before any query asks for it (so the first queries after a
+// restart do not build it), and that a one-shot Snapshot reader builds
+// none.
+func TestIndexedCatalogPreparedWithoutAQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		restart   bool // open a second time, on the first open's cache
+		snapshot  bool
+		wantBuilt bool
+	}{
+		{name: "first pass", wantBuilt: true},
+		{name: "restart on the cache", restart: true, wantBuilt: true},
+		{name: "snapshot reader", snapshot: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			genStore(t, root, workload.Zstd, 5, 2, 11)
+			opts := IndexOptions{CacheDir: t.TempDir(), NoWatch: true, Snapshot: tc.snapshot}
+			if tc.restart {
+				x := OpenWaited(t, root, opts)
+				if err := x.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x, err := OpenIndexed(root, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			if tc.restart && !x.Complete() {
+				t.Fatal("the cache was not loaded")
+			}
+			if err := x.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for tc.wantBuilt && x.catalog.snap.Load() == nil && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if err := x.Close(); err != nil { // waits for background work
+				t.Fatal(err)
+			}
+			snap := x.catalog.snap.Load()
+			if built := snap != nil; built != tc.wantBuilt {
+				t.Fatalf("catalog built without a query: %v, want %v", built, tc.wantBuilt)
+			}
+			if snap != nil && len(snap.cat.Headers) != 5 {
+				t.Fatalf("background catalog lists %d sessions, want 5", len(snap.cat.Headers))
+			}
+		})
+	}
+}
+
+// TestIndexedCatalogTakesAPersistedSearchIndex checks the two ends a cache
+// uses to persist the catalog's trigram index: searchIndexToPersist gives
+// the current catalog's encoded index, and a catalog built with those
+// bytes takes them when the sessions and titles are unchanged (nothing
+// logged) and rebuilds its own, with a warning, when a session changed;
+// both answer like ListSessions + ReadTitles.
+func TestIndexedCatalogTakesAPersistedSearchIndex(t *testing.T) {
+	root := t.TempDir()
+	ss := genStore(t, root, workload.Zstd, 2100, 1, 12) // over the 2,048 that get an index
+	var logs []string
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+	}
+	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, NoWatch: true, RefreshInterval: time.Hour, Logf: logf})
+	cat, err := x.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	data := x.searchIndexToPersist()
+	if data == nil {
+		t.Fatal("no search index to persist")
+	}
+	for _, tc := range []struct {
+		name    string
+		change  bool
+		wantLog bool
+	}{{"unchanged", false, false}, {"a session changed", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.change {
+				ss[0].appendBatches(t, workload.Zstd, 2)
+				if err := x.Refresh(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x.mu.Lock()
+			x.gen++ // the catalog is rebuilt, as after a restart
+			x.mu.Unlock()
+			logMu.Lock()
+			logs = nil
+			logMu.Unlock()
+			x.prepareCatalog(data)
+			logMu.Lock()
+			got := slices.Clone(logs)
+			logMu.Unlock()
+			logged := len(got) == 1 && strings.Contains(got[0], "rebuilding")
+			if logged != tc.wantLog || !tc.wantLog && len(got) > 0 {
+				t.Errorf("warnings %q, want one about rebuilding: %v", got, tc.wantLog)
+			}
+			sameCatalog(t, x)
+		})
+	}
 }

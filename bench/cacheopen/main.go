@@ -1,17 +1,25 @@
 // Command cacheopen measures a restart on the persisted index cache, in
 // process, and what the index keeps per session:
 //
-//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-cpuprofile F] [-memprofile F] STORE
+//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-after 500] [-cpuprofile F] [-memprofile F] STORE
 //
 // The first run writes the cache when DIR holds none (the first indexing
 // pass; its time and peak are reported as "cold"). Every run then opens
 // the index on the cache like a restarted server (watches on) and
 // reports, from the open: the cache load (OpenIndexed returning), the
 // first completion answer (reference.Service.ListCandidates of -query,
-// limit 50: what a restarted editor waits for), and the first refresh's
-// end. After the runs it reports the Go heap in use after a GC divided by
-// the sessions listed (bytes per session of the index: entries, listing,
-// catalog and its trigram index), and the process's peak RSS (VmHWM).
+// limit 50: what a restarted editor waits for), the latency of the -after
+// new queries sent back to back right after that answer on its catalog
+// snapshot (the catalog's part of what a user typing just after the
+// restart sees: a scan of every session while the search index is still
+// building), then that many through the index (revalidation included),
+// and the first refresh's end. After the runs it reports the warm
+// new-query latency on the built catalog, the Go heap in use after a GC
+// divided by the sessions listed (bytes per session of the index:
+// entries, listing, catalog and its trigram index), the heap bytes per
+// session and build time of the catalog's search data alone (a second
+// catalog of the same sessions, prepared), and the process's peak RSS
+// (VmHWM).
 package main
 
 import (
@@ -38,10 +46,20 @@ type result struct {
 	LoadMs          float64 `json:"cacheLoadMs"`
 	FirstAnswerMs   float64 `json:"firstAnswerMs"`
 	RefreshedMs     float64 `json:"firstRefreshMs"`
+	AfterQueries    int     `json:"afterRestartQueries"`
+	AfterP50Us      float64 `json:"afterRestartP50Us"`
+	AfterP99Us      float64 `json:"afterRestartP99Us"`
+	AfterMaxUs      float64 `json:"afterRestartMaxUs"`
+	AfterSpanMs     float64 `json:"afterRestartSpanMs"`
+	AfterCatP50Us   float64 `json:"afterRestartCatalogP50Us"`
+	AfterCatP99Us   float64 `json:"afterRestartCatalogP99Us"`
+	AfterCatMaxUs   float64 `json:"afterRestartCatalogMaxUs"`
 	WarmP50Us       float64 `json:"warmNewQueryP50Us"`
 	WarmP99Us       float64 `json:"warmNewQueryP99Us"`
 	HeapBytes       uint64  `json:"heapInUseBytes"`
 	BytesPerSession float64 `json:"heapBytesPerSession"`
+	SearchPerSess   float64 `json:"catalogSearchBytesPerSession"`
+	SearchBuildMs   float64 `json:"catalogSearchBuildMs"`
 	PeakRSSMB       float64 `json:"peakRSSMB"`
 }
 
@@ -50,6 +68,7 @@ func main() {
 	query := flag.String("query", "proj", "the first completion's query")
 	cwd := flag.String("cwd", "/home/alice/work/project-007", "the completion target's cwd")
 	runs := flag.Int("runs", 3, "restarts measured; the fastest is reported")
+	after := flag.Int("after", 500, "new queries sent back to back right after the first answer")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the restarts to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile (what the index keeps) to this file")
 	flag.Parse()
@@ -106,16 +125,39 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
+		// The first answer; its catalog snapshot is taken first (the
+		// same wait), so the queries on it below start right after.
+		cat, err := x.Catalog(context.Background())
+		if err != nil {
+			fail(err)
+		}
 		if _, err := svc.ListCandidates(context.Background(), target, *query, 50); err != nil {
 			fail(err)
 		}
 		first := time.Since(start)
+		// Right after the first answer: new queries on its catalog
+		// snapshot (the catalog's search alone: a scan of every session
+		// while its search index builds), then new queries through the
+		// index (revalidation included).
+		catSvc, err := reference.NewService(fixedCatalog{x, cat}, reference.DefaultConfig())
+		if err != nil {
+			fail(err)
+		}
+		catLat := newQueries(catSvc, target, *after, 7919)
+		t0 := time.Now()
+		afterLat := newQueries(svc, target, *after, 7919+*after)
+		span := time.Since(t0)
 		if err := x.Wait(context.Background()); err != nil {
 			fail(err)
 		}
 		refreshed := time.Since(start)
 		if i == 0 || first < time.Duration(res.FirstAnswerMs*float64(time.Millisecond)) {
 			res.LoadMs, res.FirstAnswerMs, res.RefreshedMs = ms(load), ms(first), ms(refreshed)
+			res.AfterQueries, res.AfterSpanMs = len(afterLat), ms(span)
+			if len(afterLat) > 0 {
+				res.AfterP50Us, res.AfterP99Us, res.AfterMaxUs = pct(afterLat, 50), pct(afterLat, 99), pct(afterLat, 100)
+				res.AfterCatP50Us, res.AfterCatP99Us, res.AfterCatMaxUs = pct(catLat, 50), pct(catLat, 99), pct(catLat, 100)
+			}
 		}
 		last = x
 	}
@@ -126,19 +168,11 @@ func main() {
 		res.Sessions = len(cat.Headers)
 		cat.Prepare()
 	}
-	lat := make([]time.Duration, 0, 2000)
-	for i := range 2000 {
-		t0 := time.Now()
-		if _, err := svc.ListCandidates(context.Background(), target, fmt.Sprintf("%03x", i*2654435761%4096), 50); err != nil {
-			fail(err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	slices.Sort(lat)
-	res.WarmP50Us = float64(lat[len(lat)/2].Microseconds())
-	res.WarmP99Us = float64(lat[len(lat)*99/100].Microseconds())
-	runtime.GC()
+	lat := newQueries(svc, target, 2000, 0)
+	res.WarmP50Us, res.WarmP99Us = pct(lat, 50), pct(lat, 99)
+	cat, _ := last.Catalog(context.Background())
 	var mem runtime.MemStats
+	runtime.GC()
 	runtime.ReadMemStats(&mem)
 	res.HeapBytes = mem.HeapInuse
 	if res.Sessions > 0 {
@@ -153,10 +187,59 @@ func main() {
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
 	}
+	// The catalog's search data alone (lowered strings, trigram index):
+	// a second catalog of the same sessions, prepared, with the index
+	// closed so that no background work allocates meanwhile.
+	last.Close()
+	if cat != nil && len(cat.Headers) > 0 {
+		again := &reference.Catalog{Headers: cat.Headers, Titles: cat.Titles}
+		runtime.GC()
+		runtime.ReadMemStats(&mem)
+		before := mem.HeapAlloc
+		t0 := time.Now()
+		if err := again.Prepare(); err != nil {
+			fail(err)
+		}
+		res.SearchBuildMs = ms(time.Since(t0))
+		runtime.GC()
+		runtime.ReadMemStats(&mem)
+		res.SearchPerSess = (float64(mem.HeapAlloc) - float64(before)) / float64(len(cat.Headers))
+		runtime.KeepAlive(again)
+	}
 	runtime.KeepAlive(last)
 	b, _ := json.MarshalIndent(res, "", "  ")
 	fmt.Println(string(b))
 }
+
+// newQueries sends n new 3-hex-digit queries (the k-th is the (from+k)-th
+// of a fixed sequence) back to back and returns their latencies, sorted.
+func newQueries(svc *reference.Service, target reference.Target, n, from int) []time.Duration {
+	lat := make([]time.Duration, 0, n)
+	for i := from; i < from+n; i++ {
+		t0 := time.Now()
+		if _, err := svc.ListCandidates(context.Background(), target, fmt.Sprintf("%03x", i*2654435761%4096), 50); err != nil {
+			fail(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+// pct is the p-th percentile of sorted latencies, in microseconds (100:
+// the maximum).
+func pct(sorted []time.Duration, p int) float64 {
+	return float64(sorted[min(len(sorted)*p/100, len(sorted)-1)].Microseconds())
+}
+
+// fixedCatalog is the index answering every query from one catalog
+// snapshot, without revalidating: what the catalog's search alone costs.
+type fixedCatalog struct {
+	*sessionstore.Indexed
+	cat *reference.Catalog
+}
+
+func (f fixedCatalog) Catalog(context.Context) (*reference.Catalog, error) { return f.cat, nil }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 

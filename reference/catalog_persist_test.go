@@ -1,0 +1,194 @@
+package reference
+
+import (
+	"encoding/binary"
+	"hash/crc64"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// persistCatalog returns a catalog of n random sessions with its trigram
+// index built, and a fresh, unprepared catalog of the same sessions.
+func persistCatalog(t *testing.T, rng *rand.Rand, n int) (built, fresh *Catalog) {
+	t.Helper()
+	headers, titles := randomTrigramCatalog(rng, n)
+	built = &Catalog{Headers: headers, Titles: titles}
+	if err := built.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	return built, &Catalog{Headers: slices.Clone(headers), Titles: slices.Clone(titles)}
+}
+
+// sameAnswersAsScan checks that c answers random queries exactly like the
+// scan of the same sessions.
+func sameAnswersAsScan(t *testing.T, rng *rand.Rand, c *Catalog) {
+	t.Helper()
+	scan := &Catalog{Headers: c.Headers, Titles: c.Titles}
+	scan.triStarted.Store(true)
+	targets := []Target{{}, {CWD: ptr("/same")}, {CWD: ptr("/else/Σ")}}
+	for range 300 {
+		query := randomQuery(rng, c.Headers, c.Titles)
+		target := targets[rng.IntN(len(targets))]
+		limit := int64([]int{1, 3, 50, 100000}[rng.IntN(4)])
+		want, err := catalogCandidates(scan, target, lowerJS(query), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := catalogCandidates(c, target, lowerJS(query), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("query %q, limit %d, target %+v:\nindex %+v\nscan  %+v", query, limit, target, got, want)
+		}
+	}
+}
+
+// TestSearchIndexRoundTrip checks that a catalog given the encoded index
+// of a catalog of the same sessions (built, or derived with changed
+// sessions) has it at once, without building, and answers exactly like
+// the scan; and that a catalog without an index encodes to nil.
+func TestSearchIndexRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 6))
+	for _, tc := range []struct {
+		name    string
+		derived bool
+	}{{"built", false}, {"derived, with changed sessions", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			built, fresh := persistCatalog(t, rng, minTrigramSessions+300)
+			if tc.derived {
+				titles := slices.Clone(built.Titles)
+				for range 5 {
+					titles[rng.IntN(len(titles))].Title = ptr(randomLowerString(rng, 12))
+				}
+				next := &Catalog{Headers: built.Headers, Titles: titles}
+				next.Follows(built)
+				if err := next.Prepare(); err != nil {
+					t.Fatal(err)
+				}
+				if len(next.tri.Load().dirty) == 0 {
+					t.Fatal("the index was not derived")
+				}
+				built, fresh = next, &Catalog{Headers: slices.Clone(built.Headers), Titles: slices.Clone(titles)}
+			}
+			data := built.MarshalSearchIndex()
+			if data == nil {
+				t.Fatal("no encoding of a built index")
+			}
+			if err := fresh.UnmarshalSearchIndex(data); err != nil {
+				t.Fatal(err)
+			}
+			if fresh.tri.Load() == nil || !fresh.triStarted.Load() {
+				t.Fatal("the decoded index is not in use")
+			}
+			sameAnswersAsScan(t, rng, fresh)
+			if again := fresh.MarshalSearchIndex(); !slices.Equal(again, data) {
+				t.Error("the decoded index encodes differently")
+			}
+			if err := fresh.UnmarshalSearchIndex(data); err == nil {
+				t.Error("a second index was accepted")
+			}
+		})
+	}
+	small, _ := persistCatalog(t, rng, 100)
+	if data := small.MarshalSearchIndex(); data != nil {
+		t.Errorf("a catalog below %d sessions encoded %d bytes, want nil", minTrigramSessions, len(data))
+	}
+}
+
+// TestSearchIndexRejectsAnotherCatalog checks that an encoded index is
+// refused by a catalog whose sessions or lowered strings differ, or with
+// another version, and that such a catalog still builds its own index
+// and answers like the scan.
+func TestSearchIndexRejectsAnotherCatalog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 7))
+	for _, tc := range []struct {
+		name   string
+		change func(c *Catalog, data []byte) []byte
+	}{
+		{"a title changed", func(c *Catalog, data []byte) []byte {
+			c.Titles[7].Title, c.Titles[7].Err = ptr("a title never seen"), nil
+			return data
+		}},
+		{"two sessions swapped", func(c *Catalog, data []byte) []byte {
+			c.Headers[1], c.Headers[2] = c.Headers[2], c.Headers[1]
+			c.Titles[1], c.Titles[2] = c.Titles[2], c.Titles[1]
+			return data
+		}},
+		{"a session fewer", func(c *Catalog, data []byte) []byte {
+			c.Headers, c.Titles = c.Headers[1:], c.Titles[1:]
+			return data
+		}},
+		{"a cwd removed", func(c *Catalog, data []byte) []byte {
+			for i := range c.Headers {
+				if c.Headers[i].CWD != nil {
+					c.Headers[i].CWD = nil
+					break
+				}
+			}
+			return data
+		}},
+		{"another version", func(_ *Catalog, data []byte) []byte {
+			data = slices.Clone(data)
+			binary.LittleEndian.PutUint32(data[len(searchIndexMagic):], SearchIndexVersion+1)
+			return withChecksum(data)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			built, fresh := persistCatalog(t, rng, minTrigramSessions+10)
+			data := tc.change(fresh, built.MarshalSearchIndex())
+			if err := fresh.UnmarshalSearchIndex(data); err == nil {
+				t.Fatal("accepted")
+			}
+			if fresh.tri.Load() != nil {
+				t.Fatal("an index was installed")
+			}
+			if err := fresh.Prepare(); err != nil {
+				t.Fatal(err)
+			}
+			sameAnswersAsScan(t, rng, fresh)
+		})
+	}
+}
+
+// withChecksum replaces data's trailing checksum by that of its body.
+func withChecksum(data []byte) []byte {
+	body := data[:len(data)-8]
+	binary.LittleEndian.PutUint64(data[len(body):], crc64.Checksum(body, crc64.MakeTable(crc64.ECMA)))
+	return data
+}
+
+// TestSearchIndexDamagedBytes checks that truncated or altered encodings
+// give an error, never a panic; and that an alteration with its checksum
+// recomputed (deliberate) is either refused or gives an index whose
+// queries do not panic.
+func TestSearchIndexDamagedBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 8))
+	built, _ := persistCatalog(t, rng, minTrigramSessions+5)
+	data := built.MarshalSearchIndex()
+	fresh := func() *Catalog { return &Catalog{Headers: built.Headers, Titles: built.Titles} }
+	for _, n := range []int{0, 1, 8, 12, 20, 40, len(data) / 2, len(data) - 9, len(data) - 1} {
+		if err := fresh().UnmarshalSearchIndex(data[:n]); err == nil {
+			t.Errorf("truncated to %d of %d bytes: accepted", n, len(data))
+		}
+	}
+	accepted := 0
+	for range 400 {
+		bad := slices.Clone(data)
+		k := rng.IntN(len(bad) - 8)
+		bad[k] ^= byte(1 + rng.IntN(255))
+		if err := fresh().UnmarshalSearchIndex(bad); err == nil {
+			t.Fatalf("byte %d altered: accepted without its checksum", k)
+		}
+		c := fresh()
+		if c.UnmarshalSearchIndex(withChecksum(bad)) == nil {
+			accepted++
+			for range 50 {
+				catalogCandidates(c, Target{CWD: ptr("/same")}, lowerJS(randomQuery(rng, c.Headers, c.Titles)), 50)
+			}
+		}
+	}
+	t.Logf("%d of 400 deliberate alterations decoded", accepted)
+}
