@@ -19,42 +19,66 @@ const maxDepth = 10000
 // valid so far; when ok is false, members already reported must be
 // discarded.
 func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
-	c := checker{b: b, utf8OK: true}
-	i := SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false, true
-	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return SkipSpace(b, i+1) == len(b), true
-	}
-	for {
-		keyEnd, v, end, ok := c.member(i, 1)
-		if !ok {
-			return false, c.utf8OK
-		}
-		if fn != nil {
-			fn(b[i:keyEnd], b[v:end])
-		}
-		next, closed, ok := c.separator(end, '}')
-		if !ok {
-			return false, c.utf8OK
-		}
-		if closed {
-			return SkipSpace(b, next) == len(b), c.utf8OK
-		}
-		i = next
-	}
+	c := checker{b: b, utf8OK: true, fn: fn}
+	return c.object(SkipSpace(b, 0), 0, false)
+}
+
+// Member is one member of an object of a Tape: Key is its key literal
+// (quotes included) and Value its raw value, both aliasing the checked
+// bytes.
+type Member struct {
+	Key, Value []byte
+	// Sub is the index of the value's first member when the value is an
+	// object the tape holds, 0 when it is an empty one, -1 otherwise.
+	Sub int32
+	// Next is the index of the next member of the same object, -1 after
+	// the last.
+	Next int32
+}
+
+// TapeDepth is how deep a Tape holds objects: the top-level object and
+// the objects that are member values down to this many levels below it
+// (a record, its data, data.message, message.source). Objects inside
+// arrays are not held.
+const TapeDepth = 3
+
+// CheckObjectTape is CheckObject that, instead of calling back, records
+// the members of b's top-level object and of the objects nested in it as
+// member values (down to TapeDepth levels) in the same walk, appended to
+// tape[:0] and linked by Sub and Next; the top-level members start at
+// index 0 (when there are any). A reader then finds a member of these
+// objects without walking their bytes again. The members are only
+// meaningful when ok.
+func CheckObjectTape(b []byte, tape []Member) (out []Member, ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true, tape: tape[:0]}
+	ok, utf8OK = c.object(SkipSpace(b, 0), 0, true)
+	return c.tape, ok, utf8OK
 }
 
 type checker struct {
 	b      []byte
 	utf8OK bool
+	// fn is called with each top-level member.
+	fn func(key, value []byte)
+	// tape, when recording, receives the members of the objects held.
+	tape []Member
+}
+
+// object checks that b holds one object at i (after whitespace) and
+// nothing after it but whitespace.
+func (c *checker) object(i, depth int, record bool) (ok, utf8OK bool) {
+	b := c.b
+	if i >= len(b) || b[i] != '{' {
+		return false, true
+	}
+	end, ok := c.members(i, depth+1, record)
+	return ok && SkipSpace(b, end) == len(b), c.utf8OK
 }
 
 // value validates the value starting at i (after whitespace) at nesting
-// depth depth and returns its end.
-func (c *checker) value(i, depth int) (int, bool) {
+// depth depth and returns its end; with record, an object value's members
+// are recorded on the tape.
+func (c *checker) value(i, depth int, record bool) (int, bool) {
 	b := c.b
 	if i >= len(b) {
 		return 0, false
@@ -63,7 +87,10 @@ func (c *checker) value(i, depth int) (int, bool) {
 	case '"':
 		return c.str(i)
 	case '{':
-		return c.object(i, depth)
+		if depth+1 > maxDepth {
+			return 0, false
+		}
+		return c.members(i, depth+1, record)
 	case '[':
 		return c.array(i, depth)
 	case 't':
@@ -78,21 +105,56 @@ func (c *checker) value(i, depth int) (int, bool) {
 	}
 }
 
-// object validates the object whose '{' is at i, nested at depth, and
-// returns its end.
-func (c *checker) object(i, depth int) (int, bool) {
-	if depth+1 > maxDepth {
-		return 0, false
-	}
+// members validates the object whose '{' is at i, whose member values
+// are at nesting depth depth, and returns its end. With record, its
+// members are recorded on the tape; the top-level object's (depth 1) are
+// also reported to fn.
+func (c *checker) members(i, depth int, record bool) (int, bool) {
 	b := c.b
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
+	sub := record && depth <= TapeDepth
+	prev := -1
 	for {
-		_, _, end, ok := c.member(i, depth+1)
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		keyEnd, ok := c.str(i)
 		if !ok {
 			return 0, false
+		}
+		j := SkipSpace(b, keyEnd)
+		if j >= len(b) || b[j] != ':' {
+			return 0, false
+		}
+		v := SkipSpace(b, j+1)
+		k := len(c.tape)
+		if record {
+			c.tape = append(c.tape, Member{Key: b[i:keyEnd], Sub: -1, Next: -1})
+			if prev >= 0 {
+				c.tape[prev].Next = int32(k)
+			}
+			prev = k
+		}
+		end, ok := c.value(v, depth, sub)
+		if !ok {
+			return 0, false
+		}
+		if record {
+			m := &c.tape[k]
+			m.Value = b[v:end]
+			if sub && b[v] == '{' {
+				if len(c.tape) > k+1 {
+					m.Sub = int32(k + 1)
+				} else {
+					m.Sub = 0
+				}
+			}
+		}
+		if depth == 1 && c.fn != nil {
+			c.fn(b[i:keyEnd], b[v:end])
 		}
 		next, closed, ok := c.separator(end, '}')
 		if !ok || closed {
@@ -114,7 +176,7 @@ func (c *checker) array(i, depth int) (int, bool) {
 		return i + 1, true
 	}
 	for {
-		end, ok := c.value(i, depth+1)
+		end, ok := c.value(i, depth+1, false)
 		if !ok {
 			return 0, false
 		}
@@ -124,26 +186,6 @@ func (c *checker) array(i, depth int) (int, bool) {
 		}
 		i = next
 	}
-}
-
-// member validates one object member, "key": value, whose key starts at i;
-// the value is nested at depth. It returns the end of the key literal and
-// the start and end of the value.
-func (c *checker) member(i, depth int) (keyEnd, v, end int, ok bool) {
-	b := c.b
-	if i >= len(b) || b[i] != '"' {
-		return 0, 0, 0, false
-	}
-	if keyEnd, ok = c.str(i); !ok {
-		return 0, 0, 0, false
-	}
-	j := SkipSpace(b, keyEnd)
-	if j >= len(b) || b[j] != ':' {
-		return 0, 0, 0, false
-	}
-	v = SkipSpace(b, j+1)
-	end, ok = c.value(v, depth)
-	return keyEnd, v, end, ok
 }
 
 // separator reads what follows a member or element ending at i: closing

@@ -12,7 +12,7 @@ var checkCases = []string{
 	`{"a":1.5e+3}`, `{"a":1E-3}`, `{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":null,"b":false}`, `{"a":[1,2,[3,{}]]}`,
 	`{"a":[1,2,]}`, `{"a":"\u00e9\n"}`, `{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", "{\"a\":\"\xff\"}",
 	"{\"a\":\"é😀\"}", `{"a":"unterminated}`, `[1]`, `"s"`, `1`, ``, ` `, `{"a":1}x`, `{"a":1} `, "{\"a\":1}\r",
-	`{"a":{"b":{"c":[]}}}`, `{"a":"\\\""}`, `{"a":"abcdefghijklmnopqrstuvwxyz\"q"}`, `{"a":"abcdefgh\\"}`,
+	`{"a":{"b":{"c":[]}}}`, `{"d":{"m":{"s":{"k":{"x":1}},"e":{}},"z":[{"q":{}}]},"d":{"a":"b"}}`, `{"a":"\\\""}`, `{"a":"abcdefghijklmnopqrstuvwxyz\"q"}`, `{"a":"abcdefgh\\"}`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
 	`{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
@@ -24,7 +24,7 @@ var checkCases = []string{
 // runs on each member value, applied to a whole document.
 func valid(b []byte) (ok, utf8OK bool) {
 	c := checker{b: b, utf8OK: true}
-	end, ok := c.value(SkipSpace(b, 0), 0)
+	end, ok := c.value(SkipSpace(b, 0), 0, false)
 	return ok && SkipSpace(b, end) == len(b), c.utf8OK
 }
 
@@ -57,6 +57,48 @@ func checkOne(t *testing.T, b []byte) {
 		if strings.Join(got, ",") != strings.Join(keys, ",") {
 			t.Errorf("CheckObject(%.60q) members %v, Members %v", b, keys, got)
 		}
+	}
+	tape, okTape, u2 := CheckObjectTape(b, nil)
+	if okTape != okObj || (okTape && u2 != utf8.Valid(b)) {
+		t.Errorf("CheckObjectTape(%.60q) = %v, %v; CheckObject %v", b, okTape, u2, okObj)
+	}
+	if okTape {
+		first := int32(0)
+		if len(tape) == 0 {
+			first = -1
+		}
+		checkTape(t, b, tape, first, 0)
+	}
+}
+
+// checkTape checks that the tape's chain from first holds the members of
+// obj as Members walks them, and their objects' members down to TapeDepth.
+func checkTape(t *testing.T, obj []byte, tape []Member, first int32, level int) {
+	t.Helper()
+	k := first
+	Members(obj, func(key, v []byte) {
+		if k < 0 {
+			t.Errorf("tape of %.60q ends before member %s", obj, key)
+			return
+		}
+		m := tape[k]
+		if string(m.Key) != string(key) || string(m.Value) != string(v) {
+			t.Errorf("tape member %s: %.40s, Members %s: %.40s", m.Key, m.Value, key, v)
+		}
+		switch isObj := v[0] == '{'; {
+		case isObj && level < TapeDepth && m.Sub < 0:
+			t.Errorf("tape of %.60q does not hold the object %s", obj, key)
+		case (!isObj || level >= TapeDepth) && m.Sub >= 0:
+			t.Errorf("tape of %.60q holds %s, not an object within its depth", obj, key)
+		case m.Sub > 0:
+			checkTape(t, v, tape, m.Sub, level+1)
+		case m.Sub == 0:
+			checkTape(t, v, tape, -1, level+1)
+		}
+		k = m.Next
+	})
+	if k >= 0 {
+		t.Errorf("tape of %.60q holds more members than Members reports", obj)
 	}
 }
 
