@@ -404,22 +404,22 @@ func cloneRaw(v json.RawMessage) json.RawMessage {
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(field(e.Data, "turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(e.data().get("turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(Compact(field(e.Data, "step")))
+		c.OpenStep = cloneRaw(Compact(e.data().get("step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
 		c.feedAssistant(e)
 	case "tool/call":
-		id, _ := str(field(e.Data, "callId"))
+		id, _ := str(e.data().get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		id, _ := str(field(field(field(e.Data, "message"), "source"), "callId"))
+		id, _ := str(e.data().sub("message").sub("source").get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
@@ -429,17 +429,10 @@ func (c *closerState) feed(e *Event) {
 // feedAssistant records an assistant message's tool calls as pending; as
 // with a JS Map.set, a repeated id keeps its place.
 func (c *closerState) feedAssistant(e *Event) {
-	var step, msg []byte
-	fields(e.Data, func(k string, v []byte) {
-		switch k {
-		case "step":
-			step = v
-		case "message":
-			msg = v
-		}
-	})
-	elements(field(msg, "content"), func(b []byte) {
-		v, _, _ := members(b, "type", "id")
+	d := e.data()
+	step := d.get("step")
+	elements(d.sub("message").get("content"), func(b []byte) {
+		v, _, _ := rawObj(b).pick("type", "id")
 		if t, _ := str(v[0]); t != "tool-call" {
 			return
 		}

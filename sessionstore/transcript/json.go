@@ -30,15 +30,104 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
-	return jsjson.Members(b, func(key, v []byte) {
-		k := key[1 : len(key)-1]
-		if bytes.IndexByte(k, '\\') >= 0 {
-			s, _ := jsjson.String(key)
-			fn(s, v)
-			return
+	return jsjson.Members(b, func(key, v []byte) { fn(keyString(key), v) }) == nil
+}
+
+// obj is a JSON object read as field and fields read it: from the
+// members a jsjson tape recorded while validating its record (no walk),
+// or, for an object off the tape (built here, or nested too deep), from
+// its raw bytes.
+type obj struct {
+	raw  []byte
+	tape []jsjson.Member
+	// first is the index of its first member on the tape (-1: none);
+	// onTape says whether the tape holds it.
+	first  int32
+	onTape bool
+}
+
+// rawObj is the object b, off the tape.
+func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
+
+// tapeObj is the object value of m, on tape t when t holds it.
+func tapeObj(t []jsjson.Member, m *jsjson.Member) obj {
+	switch {
+	case m.Sub > 0:
+		return obj{raw: m.Value, tape: t, first: m.Sub, onTape: true}
+	case m.Sub == 0:
+		return obj{raw: m.Value, tape: t, first: -1, onTape: true}
+	}
+	return rawObj(m.Value)
+}
+
+// each is fields(o.raw, fn).
+func (o obj) each(fn func(key string, v []byte)) bool {
+	if !o.onTape {
+		return fields(o.raw, fn)
+	}
+	for k := o.first; k >= 0; k = o.tape[k].Next {
+		m := &o.tape[k]
+		fn(keyString(m.Key), m.Value)
+	}
+	return true
+}
+
+// keyString decodes a key literal, viewing it when it has no escape.
+func keyString(key []byte) string {
+	k := key[1 : len(key)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		s, _ := jsjson.String(key)
+		return s
+	}
+	return unsafeString(k)
+}
+
+// member returns the last member named name (as JS property access
+// reads it), or nil; only for an object on the tape.
+func (o obj) member(name string) *jsjson.Member {
+	var found *jsjson.Member
+	for k := o.first; k >= 0; k = o.tape[k].Next {
+		if m := &o.tape[k]; jsjson.KeyIs(m.Key, name) {
+			found = m
 		}
-		fn(unsafeString(k), v)
-	}) == nil
+	}
+	return found
+}
+
+// get is field(o.raw, name).
+func (o obj) get(name string) []byte {
+	if !o.onTape {
+		return field(o.raw, name)
+	}
+	if m := o.member(name); m != nil {
+		return m.Value
+	}
+	return nil
+}
+
+// sub is rawObj(o.get(name)), from the tape when it holds that object.
+func (o obj) sub(name string) obj {
+	if !o.onTape {
+		return rawObj(field(o.raw, name))
+	}
+	if m := o.member(name); m != nil {
+		return tapeObj(o.tape, m)
+	}
+	return rawObj(nil)
+}
+
+// pick is members(o.raw, names...).
+func (o obj) pick(names ...string) (vals [8][]byte, other, ok bool) {
+	ok = o.each(func(k string, v []byte) {
+		for i, n := range names {
+			if k == n {
+				vals[i] = v
+				return
+			}
+		}
+		other = true
+	})
+	return vals, other, ok
 }
 
 // elements calls fn with each element of array b; false when not an array.

@@ -17,11 +17,11 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	case "request/header-delta", "mode/set":
 		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
-		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
+		if r, _ := str(e.data().get("reason")); r == "fallback" {
 			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
-		if field(e.Data, "trigger") == nil {
+		if e.data().get("trigger") == nil {
 			return nil // the current shape: nothing to upgrade
 		}
 		if err := upgradeTurnStart(e); err != nil {
@@ -60,7 +60,7 @@ func needsUpgradeCheck(e *Event) bool {
 	if !IsSurfaceType(e.Type) {
 		return false
 	}
-	m, ok := legacyKeys(e.Data)
+	m, ok := legacyKeys(e.data())
 	if !ok {
 		return false // not an object: upgradeMessage leaves it alone
 	}
@@ -76,8 +76,8 @@ func needsUpgradeCheck(e *Event) bool {
 }
 
 // legacyKeys returns which of the upgrade's keys the data object has.
-func legacyKeys(data []byte) (m uint16, ok bool) {
-	ok = fields(data, func(k string, _ []byte) {
+func legacyKeys(data obj) (m uint16, ok bool) {
+	ok = data.each(func(k string, _ []byte) {
 		switch k {
 		case "content":
 			m |= lkContent

@@ -3,6 +3,9 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
+	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -35,6 +38,20 @@ func (e *Event) obj() (object, bool) {
 		e.dataDone = true
 	}
 	return e.dataObj, e.dataOK
+}
+
+// data is Data as an object: from the record's tape while Data is the
+// stored record's data, else from Data's bytes.
+func (e *Event) data() obj {
+	if e.env != nil && e.env.dataAt >= 0 && sameBytes(e.Data, e.env.data) {
+		return e.env.dataObj()
+	}
+	return rawObj(e.Data)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // setData replaces Data and drops the cached parse.
@@ -91,50 +108,61 @@ const (
 
 // envelope is a storage record's top level: the raw value of each known
 // key (the last duplicate wins, as in JS), which are present, and the
-// first other key.
+// first other key. Its tape holds the members of the record's objects,
+// recorded while validating it: dataObj reads data from it.
 type envelope struct {
 	typ, seq, time, data, surfaceOp, sourceEventSeqs, ignorable, seq0, time0 []byte
 	keys                                                                     uint16
 	extra                                                                    string
 	hasExtra                                                                 bool
+	tape                                                                     []jsjson.Member
+	// dataAt is the tape index of the data member (-1: none).
+	dataAt int32
 }
 
-func (env *envelope) member(key, v []byte) {
-	k := key[1 : len(key)-1]
-	if bytes.IndexByte(k, '\\') >= 0 {
-		s, _ := jsjson.String(key)
-		k = []byte(s)
+// scan validates line as a JSON object and reads its envelope into env,
+// aliasing line (or, for invalid UTF-8, its copy repaired as a WHATWG
+// TextDecoder does) and reusing env's tape.
+func (env *envelope) scan(line []byte) bool {
+	tape, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape)
+	if ok && !utf8OK {
+		tape, ok, _ = jsjson.CheckObjectTape(jsjson.RepairUTF8(line), tape)
+	}
+	*env = envelope{tape: tape, dataAt: -1}
+	if !ok || len(tape) == 0 {
+		return ok
 	}
 	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
-	for i, name := range envelopeKeys {
-		if string(k) == name {
-			*slots[i], env.keys = v, env.keys|1<<i
-			return
+	for k := int32(0); k >= 0; k = tape[k].Next {
+		m := &tape[k]
+		name := keyString(m.Key)
+		i := slices.Index(envelopeKeys[:], name)
+		switch {
+		case i >= 0:
+			*slots[i], env.keys = m.Value, env.keys|1<<i
+			if i == 3 {
+				env.dataAt = k
+			}
+		case !env.hasExtra:
+			env.extra, env.hasExtra = strings.Clone(name), true
 		}
 	}
-	if !env.hasExtra {
-		env.extra, env.hasExtra = string(k), true
-	}
+	return true
 }
 
-// scanEnvelope validates one line as a JSON object and returns its
-// envelope, aliasing line (or, for invalid UTF-8, its copy repaired as a
-// WHATWG TextDecoder does).
-func scanEnvelope(line []byte) (*envelope, bool) {
-	env := &envelope{}
-	ok, utf8OK := jsjson.CheckObject(line, env.member)
-	if ok && !utf8OK {
-		env = &envelope{}
-		ok, _ = jsjson.CheckObject(jsjson.RepairUTF8(line), env.member)
+// dataObj is the record's data object (on the tape).
+func (env *envelope) dataObj() obj {
+	if env.dataAt < 0 {
+		return rawObj(nil)
 	}
-	return env, ok
+	return tapeObj(env.tape, &env.tape[env.dataAt])
 }
 
 // decodeEvents decodes one storage record: an event, or a packed chunk
 // row's assistant/chunk events, aliasing line. Only what the scanner
 // needs is checked (the fold validates); an error means a bad record.
 func decodeEvents(line []byte) ([]Event, error) {
-	evs, _, err := decodeRecord(line, true)
+	evs, _, err := decodeRecord(line, true, &envelope{})
 	return evs, err
 }
 
@@ -144,11 +172,11 @@ type RowSummary struct {
 	N, Seq0, Last int64
 }
 
-// decodeRecord is decodeEvents; with expand false a well-formed packed row
-// is returned as a summary instead.
-func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
-	env, ok := scanEnvelope(line)
-	if !ok {
+// decodeRecord is decodeEvents, reading the record into env (which its
+// events then point to); with expand false a well-formed packed row is
+// returned as a summary instead.
+func decodeRecord(line []byte, expand bool, env *envelope) ([]Event, RowSummary, error) {
+	if !env.scan(line) {
 		return nil, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is refused later, like any unknown type.
@@ -165,6 +193,7 @@ func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
 		return r.expand(), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
+	var ok bool
 	if ev.Seq, ok = safeInt(env.seq); !ok {
 		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
@@ -209,7 +238,7 @@ func parseRow(typ string, env *envelope) (*packedRow, error) {
 	if r.time0, ok = safeInt(env.time0); !ok {
 		return nil, Corruptf("%s row time0 is not a safe integer", typ)
 	}
-	dt, payload, err := r.readData(env.data)
+	dt, payload, err := r.readData(env.dataObj())
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +256,8 @@ var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", 
 
 // readData checks the row's data keys and fields and returns its raw dt
 // and payload arrays.
-func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
-	d, other, ok := members(data, rowKeys[:]...)
+func (r *packedRow) readData(data obj) (dt, payload []byte, err error) {
+	d, other, ok := data.pick(rowKeys[:]...)
 	if !ok {
 		return nil, nil, Corruptf("%s row data is not an object", r.typ)
 	}

@@ -31,7 +31,7 @@ func IsSurfaceType(t string) bool {
 func checkMessage(e *Event) error {
 	switch e.Type {
 	case "user/message":
-		if !validMessage(e.Data, "user") {
+		if !validMessage(e.data(), "user") {
 			return Corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
@@ -44,11 +44,11 @@ func checkMessage(e *Event) error {
 
 // checkAssistantMessage checks an assistant message and its model source.
 func checkAssistantMessage(e *Event) error {
-	m := field(e.Data, "message")
+	m := e.data().sub("message")
 	if !validMessage(m, "assistant") {
 		return Corruptf("event %d: malformed assistant/message", e.Seq)
 	}
-	src, _, _ := members(field(m, "source"), "kind", "provider", "model")
+	src, _, _ := m.sub("source").pick("kind", "provider", "model")
 	k, _ := str(src[0])
 	_, okP := nonEmptyStr(src[1])
 	_, okM := nonEmptyStr(src[2])
@@ -61,22 +61,22 @@ func checkAssistantMessage(e *Event) error {
 // checkToolResult checks a tool result: a user message holding exactly
 // one tool-result block for its call.
 func checkToolResult(e *Event) error {
-	m := field(e.Data, "message")
+	m := e.data().sub("message")
 	if !validMessage(m, "user") {
 		return Corruptf("event %d: malformed tool/result", e.Seq)
 	}
-	src, _, _ := members(field(m, "source"), "kind", "callId")
+	src, _, _ := m.sub("source").pick("kind", "callId")
 	k, _ := str(src[0])
 	callID, okC := nonEmptyStr(src[1])
 	if k != "tool" || !okC {
 		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
 	}
 	var blocks [][]byte
-	elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
+	elements(m.get("content"), func(v []byte) { blocks = append(blocks, v) })
 	if len(blocks) != 1 {
 		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 	}
-	b, _, ok := members(blocks[0], "type", "content", "toolCallId")
+	b, _, ok := rawObj(blocks[0]).pick("type", "content", "toolCallId")
 	t, _ := str(b[0])
 	tc, okT := str(b[2])
 	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
@@ -85,25 +85,9 @@ func checkToolResult(e *Event) error {
 	return nil
 }
 
-// members returns the raw values of obj's members named by names (at
-// most 8; nil when absent; an array, so nothing is allocated); other
-// reports a member of another name, ok false that obj is not an object.
-func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
-	ok = fields(obj, func(k string, v []byte) {
-		for i, n := range names {
-			if k == n {
-				vals[i] = v
-				return
-			}
-		}
-		other = true
-	})
-	return vals, other, ok
-}
-
 // validMessage checks a message object's id, role, source and content.
-func validMessage(m []byte, role string) bool {
-	v, _, ok := members(m, "id", "role", "source", "content")
+func validMessage(m obj, role string) bool {
+	v, _, ok := m.pick("id", "role", "source", "content")
 	if !ok {
 		return false
 	}
@@ -114,7 +98,7 @@ func validMessage(m []byte, role string) bool {
 	if got, _ := str(r); got != role {
 		return false
 	}
-	if _, ok := nonEmptyStr(field(src, "kind")); !ok || !isObject(src) {
+	if _, ok := nonEmptyStr(m.sub("source").get("kind")); !ok || !isObject(src) {
 		return false
 	}
 	return isArray(content)
@@ -160,11 +144,11 @@ func checkRequestHeader(e *Event) error {
 	if !isObject(e.Data) {
 		return bad("data is not an object")
 	}
-	h := field(e.Data, "header")
-	if !isObject(h) {
+	h := e.data().sub("header")
+	if !isObject(h.raw) {
 		return bad("has no header object")
 	}
-	hv, _, _ := members(h, "config", "adapterDefaults")
+	hv, _, _ := h.pick("config", "adapterDefaults")
 	cfgRaw, adRaw := hv[0], hv[1]
 	hasAD := adRaw != nil
 	cfg, ok := objectOf(cfgRaw)
