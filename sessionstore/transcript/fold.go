@@ -414,12 +414,12 @@ func (c *closerState) feed(e *Event) {
 	case "assistant/message":
 		c.feedAssistant(e)
 	case "tool/call":
-		id, _ := str(e.data().get("callId"))
+		id, _ := strView(e.data().get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		id, _ := str(e.data().sub("message").sub("source").get("callId"))
+		id, _ := strView(e.data().sub("message").sub("source").get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
@@ -433,7 +433,7 @@ func (c *closerState) feedAssistant(e *Event) {
 	step := d.get("step")
 	elements(d.sub("message").get("content"), func(b []byte) {
 		v, _, _ := rawObj(b).pick("type", "id")
-		if t, _ := str(v[0]); t != "tool-call" {
+		if t, _ := strView(v[0]); t != "tool-call" {
 			return
 		}
 		id, _ := str(v[1])

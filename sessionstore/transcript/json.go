@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -160,7 +161,7 @@ func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	}) || others || opv == nil || sv == nil || ev == nil {
 		return 0, 0, false
 	}
-	if name, _ := str(opv); name != "replace" {
+	if name, _ := strView(opv); name != "replace" {
 		return 0, 0, false
 	}
 	start, okS := nonNegSafeInt(sv)
@@ -399,8 +400,31 @@ func str(v json.RawMessage) (string, bool) {
 	return jsjson.StrictString(bytes.TrimSpace(v))
 }
 
+// strView is str for a caller that only looks at the string: a literal
+// without escapes, control characters or invalid UTF-8 (nearly all) is
+// viewed in place, not copied, so the string must not outlive v.
+func strView(v json.RawMessage) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
+		return unsafeString(v[1 : len(v)-1]), true
+	}
+	return str(v)
+}
+
+// plainBody reports whether a literal's body decodes to itself: no
+// escape, quote or control character, valid UTF-8.
+func plainBody(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// nonEmptyStr is strView for a non-empty string.
 func nonEmptyStr(v json.RawMessage) (string, bool) {
-	s, ok := str(v)
+	s, ok := strView(v)
 	return s, ok && s != ""
 }
 

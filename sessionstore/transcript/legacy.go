@@ -17,7 +17,7 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	case "request/header-delta", "mode/set":
 		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
-		if r, _ := str(e.data().get("reason")); r == "fallback" {
+		if r, _ := strView(e.data().get("reason")); r == "fallback" {
 			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":

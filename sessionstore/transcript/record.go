@@ -162,7 +162,7 @@ func (env *envelope) dataObj() obj {
 // row's assistant/chunk events, aliasing line. Only what the scanner
 // needs is checked (the fold validates); an error means a bad record.
 func decodeEvents(line []byte) ([]Event, error) {
-	evs, _, err := decodeRecord(line, true, &envelope{})
+	evs, _, err := decodeRecord(nil, line, true, &envelope{})
 	return evs, err
 }
 
@@ -172,35 +172,57 @@ type RowSummary struct {
 	N, Seq0, Last int64
 }
 
-// decodeRecord is decodeEvents, reading the record into env (which its
-// events then point to); with expand false a well-formed packed row is
-// returned as a summary instead.
-func decodeRecord(line []byte, expand bool, env *envelope) ([]Event, RowSummary, error) {
+// decodeRecord is decodeEvents appending to dst, reading the record into
+// env (which its events then point to); with expand false a well-formed
+// packed row is returned as a summary instead. On error dst is returned
+// as it came.
+func decodeRecord(dst []Event, line []byte, expand bool, env *envelope) ([]Event, RowSummary, error) {
 	if !env.scan(line) {
-		return nil, RowSummary{}, Corruptf("record is not a JSON object")
+		return dst, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is refused later, like any unknown type.
-	typ, _ := str(env.typ)
+	typ := eventType(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
-		r, err := parseRow(typ, env)
-		if err != nil {
-			return nil, RowSummary{}, err
+		r := packedRow{typ: typ, keep: expand}
+		if err := r.parse(env); err != nil {
+			return dst, RowSummary{}, err
 		}
 		if !expand {
-			return nil, RowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
+			return dst, RowSummary{N: int64(r.n), Seq0: r.seq0, Last: r.last}, nil
 		}
-		return r.expand(), RowSummary{}, nil
+		return r.expand(dst), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
 	var ok bool
 	if ev.Seq, ok = safeInt(env.seq); !ok {
-		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
+		return dst, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Time, _ = safeInt(env.time)
 	ev.Ignorable = string(env.ignorable) == "true"
-	return []Event{ev}, RowSummary{}, nil
+	return append(dst, ev), RowSummary{}, nil
 }
+
+// eventType is str(v) for a record's type, without copying the name of a
+// type dsh writes (it is interned).
+func eventType(v []byte) string {
+	if len(v) > 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		if t, ok := typeNames[string(v[1:len(v)-1])]; ok {
+			return t
+		}
+	}
+	t, _ := str(v)
+	return t
+}
+
+// typeNames interns the known event types and the packed row types.
+var typeNames = func() map[string]string {
+	m := map[string]string{rowText: rowText, rowReasoning: rowReasoning, rowToolCall: rowToolCall}
+	for t := range knownEventTypes {
+		m[t] = t
+	}
+	return m
+}()
 
 // packedRow is a validated packed chunk row (spec §2.4).
 type packedRow struct {
@@ -209,8 +231,12 @@ type packedRow struct {
 	turn, step, index, id []byte
 	name                  []byte
 	hasName               bool
-	payload               [][]byte
-	dt                    []int64
+	// n counts the payload; with keep (a row to expand) the payload and
+	// the time deltas are kept too.
+	n       int
+	keep    bool
+	payload [][]byte
+	dt      []int64
 }
 
 // Data keys of a packed row, as bits.
@@ -225,30 +251,26 @@ const (
 	rkArgs
 )
 
-// parseRow validates a packed row as dsh's chunk-row decoder does (§2.4).
-func parseRow(typ string, env *envelope) (*packedRow, error) {
+// parse validates a packed row as dsh's chunk-row decoder does (§2.4).
+func (r *packedRow) parse(env *envelope) error {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
-		return nil, Corruptf("%s row has unexpected keys", typ)
+		return Corruptf("%s row has unexpected keys", r.typ)
 	}
-	r := &packedRow{typ: typ}
 	var ok bool
 	if r.seq0, ok = nonNegSafeInt(env.seq0); !ok {
-		return nil, Corruptf("%s row seq0 is not a non-negative safe integer", typ)
+		return Corruptf("%s row seq0 is not a non-negative safe integer", r.typ)
 	}
 	if r.time0, ok = safeInt(env.time0); !ok {
-		return nil, Corruptf("%s row time0 is not a safe integer", typ)
+		return Corruptf("%s row time0 is not a safe integer", r.typ)
 	}
 	dt, payload, err := r.readData(env.dataObj())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.readPayload(payload); err != nil {
-		return nil, err
+		return err
 	}
-	if err := r.readTimes(dt); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.readTimes(dt)
 }
 
 // rowKeys are the data keys of a packed row, in the order of the rk bits.
@@ -306,10 +328,10 @@ func (r *packedRow) checkCall() error {
 	if r.typ != rowToolCall {
 		return nil
 	}
-	if _, ok := str(r.id); !ok {
+	if _, ok := strView(r.id); !ok {
 		return Corruptf("%s row id is not a string", r.typ)
 	}
-	if _, ok := str(r.name); r.hasName && !ok {
+	if _, ok := strView(r.name); r.hasName && !ok {
 		return Corruptf("%s row name is not a string", r.typ)
 	}
 	return nil
@@ -324,8 +346,11 @@ func (r *packedRow) readPayload(raw []byte) error {
 	allStrings := true
 	if !elements(raw, func(p []byte) {
 		allStrings = allStrings && jsonKind(p) == '"'
-		r.payload = append(r.payload, p)
-	}) || len(r.payload) == 0 {
+		r.n++
+		if r.keep {
+			r.payload = append(r.payload, p)
+		}
+	}) || r.n == 0 {
 		return Corruptf("%s row %s is not a non-empty array", r.typ, key)
 	}
 	if !allStrings {
@@ -334,37 +359,46 @@ func (r *packedRow) readPayload(raw []byte) error {
 	return nil
 }
 
-// readTimes reads the row's dt and checks its members' seqs and times.
+// readTimes reads the row's dt and checks its members' seqs and times,
+// reporting a bad length first, then an unsafe seq range, then the first
+// bad delta.
 func (r *packedRow) readTimes(raw []byte) error {
-	var dt [][]byte
-	if !elements(raw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
-		return Corruptf("%s row dt length does not match its payload", r.typ)
-	}
-	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
-		return Corruptf("%s row seq range is not safe", r.typ)
-	}
-	r.dt = make([]int64, len(dt))
-	t := r.time0
-	for i, v := range dt {
+	n, t := 0, r.time0
+	var bad error
+	if !elements(raw, func(v []byte) {
+		n++
+		if bad != nil {
+			return
+		}
 		delta, ok := safeInt(v)
 		if !ok {
-			return Corruptf("%s row dt holds a non-safe-integer", r.typ)
+			bad = Corruptf("%s row dt holds a non-safe-integer", r.typ)
+			return
 		}
-		t += delta
-		if t > maxSafeInteger || t < -maxSafeInteger {
-			return Corruptf("%s row time is not safe", r.typ)
+		if t += delta; t > maxSafeInteger || t < -maxSafeInteger {
+			bad = Corruptf("%s row time is not safe", r.typ)
+			return
 		}
-		r.dt[i] = delta
+		if r.keep {
+			r.dt = append(r.dt, delta)
+		}
+	}) || n != r.n-1 {
+		return Corruptf("%s row dt length does not match its payload", r.typ)
+	}
+	if r.seq0+int64(r.n)-1 > maxSafeInteger {
+		return Corruptf("%s row seq range is not safe", r.typ)
+	}
+	if bad != nil {
+		return bad
 	}
 	r.last = t
 	return nil
 }
 
-// expand returns the row's assistant/chunk events.
-func (r *packedRow) expand() []Event {
+// expand appends the row's assistant/chunk events to dst.
+func (r *packedRow) expand(dst []Event) []Event {
 	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[r.typ]
 	turn, step, index := Compact(r.turn), Compact(r.step), Compact(r.index)
-	events := make([]Event, len(r.payload))
 	t := r.time0
 	for i, p := range r.payload {
 		if i > 0 {
@@ -381,9 +415,9 @@ func (r *packedRow) expand() []Event {
 			chunk.Raw("text", Compact(p))
 		}
 		data := jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk.Bytes()).Bytes()
-		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
+		dst = append(dst, Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data})
 	}
-	return events
+	return dst
 }
 
 // Compact returns v without insignificant whitespace.

@@ -34,7 +34,9 @@ func (s *lineScanner) feed(line []byte) error {
 	if s.keep {
 		env = &envelope{}
 	}
-	evs, row, err := decodeRecord(line, !s.skipRows, env)
+	n := len(s.events)
+	all, row, err := decodeRecord(s.events, line, !s.skipRows, env)
+	evs := all[n:]
 	s.lines++
 	if s.bad {
 		if err == nil && hasTurnEnd(evs) {
@@ -62,7 +64,7 @@ func (s *lineScanner) feed(line []byte) error {
 		}
 		return nil
 	}
-	s.events = append(s.events, evs...)
+	s.events = all
 	s.nextSeq += int64(len(evs))
 	return nil
 }

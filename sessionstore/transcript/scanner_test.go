@@ -36,7 +36,7 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 	}
 	for _, line := range rows {
 		evs, err := decodeEvents([]byte(line))
-		_, sum, err2 := decodeRecord([]byte(line), false, &envelope{})
+		_, sum, err2 := decodeRecord(nil, []byte(line), false, &envelope{})
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Errorf("%s: expanded error %v, counted error %v", line, err, err2)
 			continue

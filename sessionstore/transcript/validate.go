@@ -49,7 +49,7 @@ func checkAssistantMessage(e *Event) error {
 		return Corruptf("event %d: malformed assistant/message", e.Seq)
 	}
 	src, _, _ := m.sub("source").pick("kind", "provider", "model")
-	k, _ := str(src[0])
+	k, _ := strView(src[0])
 	_, okP := nonEmptyStr(src[1])
 	_, okM := nonEmptyStr(src[2])
 	if k != "model" || !okP || !okM {
@@ -66,7 +66,7 @@ func checkToolResult(e *Event) error {
 		return Corruptf("event %d: malformed tool/result", e.Seq)
 	}
 	src, _, _ := m.sub("source").pick("kind", "callId")
-	k, _ := str(src[0])
+	k, _ := strView(src[0])
 	callID, okC := nonEmptyStr(src[1])
 	if k != "tool" || !okC {
 		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
@@ -77,8 +77,8 @@ func checkToolResult(e *Event) error {
 		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 	}
 	b, _, ok := rawObj(blocks[0]).pick("type", "content", "toolCallId")
-	t, _ := str(b[0])
-	tc, okT := str(b[2])
+	t, _ := strView(b[0])
+	tc, okT := strView(b[2])
 	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
 		return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
 	}
@@ -95,7 +95,7 @@ func validMessage(m obj, role string) bool {
 	if _, ok := nonEmptyStr(id); !ok {
 		return false
 	}
-	if got, _ := str(r); got != role {
+	if got, _ := strView(r); got != role {
 		return false
 	}
 	if _, ok := nonEmptyStr(m.sub("source").get("kind")); !ok || !isObject(src) {
@@ -120,7 +120,7 @@ func checkEnvelope(e *Event) error {
 		}
 		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
-	if _, ok := str(env.typ); !ok {
+	if _, ok := strView(env.typ); !ok {
 		return Corruptf("event %d: type is not a string", e.Seq)
 	}
 	if _, ok := nonNegSafeInt(env.seq); !ok {
