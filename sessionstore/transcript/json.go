@@ -117,7 +117,30 @@ func (o obj) sub(name string) obj {
 	return rawObj(nil)
 }
 
-// pick is members(o.raw, names...).
+// valid reports whether o is an object.
+func (o obj) valid() bool {
+	return o.onTape || fields(o.raw, func(string, []byte) {})
+}
+
+// hasExactKeys reports whether o is an object with exactly the given
+// keys (at most 8).
+func (o obj) hasExactKeys(keys ...string) bool {
+	v, other, ok := o.pick(keys...)
+	if !ok || other {
+		return false
+	}
+	for i := range keys {
+		if v[i] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pick returns the raw values of o's members named by names (at most 8;
+// nil when absent; the last duplicate wins, an array so nothing is
+// allocated); other reports a member of another name, ok false that o is
+// not an object.
 func (o obj) pick(names ...string) (vals [8][]byte, other, ok bool) {
 	ok = o.each(func(k string, v []byte) {
 		for i, n := range names {
@@ -430,19 +453,6 @@ func nonEmptyStr(v json.RawMessage) (string, bool) {
 
 func isObject(v json.RawMessage) bool { return jsonKind(v) == '{' }
 func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
-
-// hasExactKeys reports whether o has exactly the given keys.
-func hasExactKeys(o object, keys ...string) bool {
-	if len(o) != len(keys) {
-		return false
-	}
-	for _, k := range keys {
-		if _, ok := o[k]; !ok {
-			return false
-		}
-	}
-	return true
-}
 
 // orderedKeys returns the keys of a raw JSON object in document order,
 // each once, so that rewritten objects keep JS key order.

@@ -107,60 +107,57 @@ func legacyID(sessionID string, seq int64) string {
 // upgradeTurnStart upgrades a legacy turn/start, whose data UpgradeEvent
 // found to be an object with a trigger.
 func upgradeTurnStart(e *Event) error {
-	d, _ := e.obj()
-	turn, ok := safeInt(d["turn"])
-	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
+	d := e.data()
+	turn, ok := safeInt(d.get("turn"))
+	if !ok || turn < 1 || !d.hasExactKeys("turn", "trigger") {
 		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
-	t, ok := objectOf(d["trigger"])
-	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
+	t := d.sub("trigger")
+	if k, _ := nonEmptyStr(t.get("kind")); !t.valid() || k == "" {
 		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Bytes())
+	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Bytes())
 	return nil
 }
 
 func upgradeTurnEnd(e *Event) error {
-	bad := Corruptf("event %d: malformed turn/end", e.Seq)
-	d, ok := e.obj()
-	if !ok {
-		return bad
+	bad := func() error { return Corruptf("event %d: malformed turn/end", e.Seq) }
+	d := e.data()
+	turn, ok := safeInt(d.get("turn"))
+	if !ok || turn < 1 || !d.hasExactKeys("turn", "reason") {
+		return bad()
 	}
-	turn, ok := safeInt(d["turn"])
-	if !ok || turn < 1 || !hasExactKeys(d, "turn", "reason") {
-		return bad
+	r := d.sub("reason")
+	if !r.valid() {
+		return bad()
 	}
-	r, ok := objectOf(d["reason"])
+	kind, ok := strView(r.get("kind"))
 	if !ok {
-		return bad
-	}
-	kind, ok := str(r["kind"])
-	if !ok {
-		return bad
+		return bad()
 	}
 	reason, ok := upgradedReason(kind, r)
 	if !ok {
-		return bad
+		return bad()
 	}
 	if reason != nil {
-		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Raw("reason", reason).Bytes())
+		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Raw("reason", reason).Bytes())
 	}
 	return nil
 }
 
 // upgradedReason returns the current form of a turn/end reason, nil when
 // current already; ok is false for a malformed one.
-func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
+func upgradedReason(kind string, r obj) (reason json.RawMessage, ok bool) {
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
-		return nil, hasExactKeys(r, "kind")
+		return nil, r.hasExactKeys("kind")
 	case "aborted":
-		if _, has := r["reason"]; has {
+		if r.get("reason") != nil {
 			return nil, true
 		}
-		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), hasExactKeys(r, "kind")
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), r.hasExactKeys("kind")
 	case "disposed":
-		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), hasExactKeys(r, "kind")
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), r.hasExactKeys("kind")
 	case "error":
 		return upgradedErrorReason(r)
 	}
@@ -168,27 +165,27 @@ func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
 }
 
 // upgradedErrorReason is upgradedReason for an error reason.
-func upgradedErrorReason(r object) (json.RawMessage, bool) {
-	if _, has := r["error"]; has {
+func upgradedErrorReason(r obj) (json.RawMessage, bool) {
+	if r.get("error") != nil {
 		return nil, true
 	}
-	if _, ok := nonNegSafeInt(r["step"]); !ok {
+	if _, ok := nonNegSafeInt(r.get("step")); !ok {
 		return nil, false
 	}
 	var failure json.RawMessage
 	switch {
-	case hasExactKeys(r, "kind", "step", "failure"):
-		f, ok := objectOf(r["failure"])
-		if !ok || !validFailure(f) {
+	case r.hasExactKeys("kind", "step", "failure"):
+		f := r.sub("failure")
+		if !f.valid() || !validFailure(f) {
 			return nil, false
 		}
-		failure = Compact(r["failure"])
-	case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
+		failure = Compact(f.raw)
+	case r.hasExactKeys("kind", "step", "message") || r.hasExactKeys("kind", "step", "message", "code"):
 		code := json.RawMessage(`"UNKNOWN"`)
-		if c, has := r["code"]; has {
+		if c := r.get("code"); c != nil {
 			code = Compact(c)
 		}
-		failure = jsjson.NewObject(nil).Raw("message", Compact(r["message"])).Raw("code", code).Bytes()
+		failure = jsjson.NewObject(nil).Raw("message", Compact(r.get("message"))).Raw("code", code).Bytes()
 	default:
 		return nil, false
 	}
@@ -197,38 +194,26 @@ func upgradedErrorReason(r object) (json.RawMessage, bool) {
 
 // validFailure checks {message, code, status?, providerRetryAfterMs?,
 // requestId?} key-wise.
-func validFailure(f object) bool {
-	if _, ok := f["message"]; !ok {
-		return false
-	}
-	if _, ok := f["code"]; !ok {
-		return false
-	}
-	for k := range f {
-		switch k {
-		case "message", "code", "status", "providerRetryAfterMs", "requestId":
-		default:
-			return false
-		}
-	}
-	return true
+func validFailure(f obj) bool {
+	v, other, _ := f.pick("message", "code", "status", "providerRetryAfterMs", "requestId")
+	return v[0] != nil && v[1] != nil && !other
 }
 
 func upgradeSteering(sessionID string, e *Event) error {
-	d, ok := e.obj()
-	if !ok {
+	d := e.data()
+	if !d.valid() {
 		return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 	}
-	if hasExactKeys(d, "turn", "message") {
-		if _, ok := safeInt(d["turn"]); ok && isObject(d["message"]) {
+	if d.hasExactKeys("turn", "message") {
+		if _, ok := safeInt(d.get("turn")); ok && isObject(d.get("message")) {
 			e.Type = "user/message"
-			e.setData(Compact(d["message"]))
+			e.setData(Compact(d.get("message")))
 			return nil
 		}
 	}
-	if hasExactKeys(d, "turn", "content", "source") {
+	if d.hasExactKeys("turn", "content", "source") {
 		e.Type = "user/message"
-		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d["content"])).Raw("source", Compact(d["source"])).
+		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d.get("content"))).Raw("source", Compact(d.get("source"))).
 			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
 		return nil
 	}
