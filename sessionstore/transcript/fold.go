@@ -75,6 +75,8 @@ type Fold struct {
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
+	// seqs is reused for each event's sourceEventSeqs.
+	seqs []int64
 }
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
@@ -230,7 +232,8 @@ func (f *Fold) surface(e *Event) error {
 		}
 		return nil
 	}
-	seqs, err := citedSeqs(e)
+	seqs, err := citedSeqs(e, f.seqs[:0])
+	f.seqs = seqs[:0]
 	if err != nil {
 		return err
 	}
@@ -245,12 +248,13 @@ func (f *Fold) surface(e *Event) error {
 	return f.replace(e, seqs)
 }
 
-// citedSeqs parses and checks the sourceEventSeqs of surface event e.
-func citedSeqs(e *Event) ([]int64, error) {
+// citedSeqs parses and checks the sourceEventSeqs of surface event e,
+// appending them to buf.
+func citedSeqs(e *Event, buf []int64) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
 	}
-	seqs, ok := parseSeqList(e.SourceEventSeqs)
+	seqs, ok := parseSeqList(e.SourceEventSeqs, buf)
 	if !ok {
 		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 	}
@@ -298,7 +302,7 @@ func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 	if len(shadowed) != 1 || !isResult {
 		return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
 	}
-	if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
+	if k := digestResult(e.data()); !old.OK || !k.OK || old.Sum != k.Sum {
 		return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
 	}
 	return nil
@@ -334,7 +338,7 @@ func (f *Fold) node(e *Event, si int, shadowed []int64) {
 		if f.Results == nil {
 			f.Results = map[int64]resultKey{}
 		}
-		f.Results[e.Seq] = digestResult(e.Data)
+		f.Results[e.Seq] = digestResult(e.data())
 	}
 	if f.OnNode != nil {
 		f.OnNode(e, si, shadowed)
@@ -350,8 +354,13 @@ type resultKey struct {
 // digestResult digests a tool/result's data with message.content[0].content
 // blanked: digests are equal exactly when the data are equal as parsed JSON
 // (canonJSON).
-func digestResult(data json.RawMessage) resultKey {
-	b, ok := canonJSON(nil, data, blankResultContent)
+func digestResult(data obj) resultKey {
+	b, ok := []byte(nil), false
+	if data.onTape {
+		b, ok = canonObject(nil, data, blankResultContent)
+	} else {
+		b, ok = canonJSON(nil, data.raw, blankResultContent)
+	}
 	if !ok {
 		return resultKey{}
 	}

@@ -63,12 +63,18 @@ func tapeObj(t []jsjson.Member, m *jsjson.Member) obj {
 
 // each is fields(o.raw, fn).
 func (o obj) each(fn func(key string, v []byte)) bool {
+	return o.eachSub(func(k string, v []byte, _ obj) { fn(k, v) })
+}
+
+// eachSub is each that also passes each value as an object, from the
+// tape when it holds that object.
+func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
 	if !o.onTape {
-		return fields(o.raw, fn)
+		return fields(o.raw, func(k string, v []byte) { fn(k, v, rawObj(v)) })
 	}
 	for k := o.first; k >= 0; k = o.tape[k].Next {
 		m := &o.tape[k]
-		fn(keyString(m.Key), m.Value)
+		fn(keyString(m.Key), m.Value, tapeObj(o.tape, m))
 	}
 	return true
 }
@@ -214,20 +220,24 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	}
 	switch c := v[0]; {
 	case c == '{':
-		return canonObject(dst, v, mode)
+		return canonObject(dst, rawObj(v), mode)
 	case c == '[':
 		return canonArray(dst, v, mode)
 	case c == '"':
-		s, ok := jsjson.String(v)
-		if !ok {
+		s, ok := "", true
+		if len(v) >= 2 && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
+			s = unsafeString(v[1 : len(v)-1]) // what jsjson.String returns, not copied
+		} else if s, ok = jsjson.String(v); !ok {
 			return dst, false
 		}
 		return strconv.AppendQuote(append(dst, 's'), s), true
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
+	f, err := 0.0, error(nil)
+	if n, ok := shortInt(v); ok {
+		f = float64(n)
+	} else if f, err = strconv.ParseFloat(string(v), 64); err != nil {
 		return dst, false
 	}
 	if f == 0 {
@@ -236,17 +246,20 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
 }
 
-// member is one member of an object being canonicalised.
+// member is one member of an object being canonicalised; sub is its
+// value as an object.
 type member struct {
 	key string
 	val []byte
+	sub obj
 }
 
 // canonObject is canonJSON for an object.
-func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
-	var ms []member
-	if !fields(v, func(k string, val []byte) {
-		ms = append(ms, member{strings.Clone(k), val})
+func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
+	var buf [8]member
+	ms := buf[:0]
+	if !o.eachSub(func(k string, val []byte, sub obj) {
+		ms = append(ms, member{k, val, sub})
 	}) {
 		return dst, false
 	}
@@ -266,7 +279,12 @@ func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
 		dst = strconv.AppendQuote(dst, m.key)
 		dst = append(dst, ':')
 		var ok bool
-		if dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key)); !ok {
+		if jsonKind(m.val) == '{' {
+			dst, ok = canonObject(dst, m.sub, memberMode(mode, m.key))
+		} else {
+			dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key))
+		}
+		if !ok {
 			return dst, false
 		}
 		dst = append(dst, ',')
@@ -281,7 +299,7 @@ func blankContent(ms []member) []member {
 		ms[i].val = []byte("null")
 		return ms
 	}
-	return slices.Insert(ms, i, member{"content", []byte("null")})
+	return slices.Insert(ms, i, member{key: "content", val: []byte("null")})
 }
 
 // memberMode is the mode of member key of an object canonicalised in mode.

@@ -186,9 +186,8 @@ func checkRequestHeader(e *Event) error {
 	return nil
 }
 
-// parseSeqList parses a sourceEventSeqs value.
-func parseSeqList(v json.RawMessage) ([]int64, bool) {
-	var out []int64
+// parseSeqList parses a sourceEventSeqs value, appending to out.
+func parseSeqList(v json.RawMessage, out []int64) ([]int64, bool) {
 	ok := true
 	if !elements(bytes.TrimSpace(v), func(x []byte) {
 		n, good := nonNegSafeInt(x)
