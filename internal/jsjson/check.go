@@ -2,6 +2,7 @@ package jsjson
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -280,12 +281,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special8 reports whether any of the 8 bytes x holds is '"', '\\', a
-// control character (< 0x20) or non-ASCII (>= 0x80).
-func special8(x uint64) bool {
+// special8 flags, in the top bit of each of the 8 bytes x holds, a '"',
+// '\\', control character (< 0x20) or non-ASCII byte (>= 0x80). Flags above
+// a flagged byte may be spurious (borrows), so the lowest flag is the
+// first such byte.
+func special8(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	s := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)|x)&msb != 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x - lsb*0x20) | x) & msb
 }
 
 // str validates the string literal at b[i] (a quote) and returns its end.
@@ -293,9 +296,13 @@ func (c *checker) str(i int) (int, bool) {
 	b := c.b
 	j := i + 1
 	for {
-		// Skip 8 plain ASCII bytes at a time: the bulk of a transcript
-		// is string content.
-		for len(b)-j >= 8 && !special8(binary.LittleEndian.Uint64(b[j:])) {
+		// Skip 8 plain ASCII bytes at a time (the bulk of a transcript
+		// is string content), then to the first special byte.
+		for len(b)-j >= 8 {
+			if m := special8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			j += 8
 		}
 		if j >= len(b) {
