@@ -16,7 +16,9 @@ var checkCases = []string{
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
 	`{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
-	"{\"a\":\"" + strings.Repeat("x", 37) + "\xe2\x82\"}", `{"a":1}{"b":2}`, `{"a",1}`, `{1:2}`,
+	"{\"a\":\"" + strings.Repeat("x", 37) + "\xe2\x82\"}",
+	"{\"a\":\"\xe0\xa0\x80\xed\x9f\xbf\xef\xbf\xbf\xc2\x80\xdf\xbf\xf0\x9f\x98\x80\"}", "{\"a\":\"\xed\xa0\x80\"}",
+	"{\"a\":\"\xc1\xbf\"}", "{\"a\":\"\xe0\x9f\xbf\"}", "{\"a\":\"\xee\x80\"}", "{\"a\":\"\xdf\"}", "{\"a\":\"\xe1\x80\xc0\"}", `{"a":1}{"b":2}`, `{"a",1}`, `{1:2}`,
 }
 
 // valid reports whether b is one valid JSON value (as encoding/json's
