@@ -24,36 +24,46 @@ func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
 	return c.object(SkipSpace(b, 0), 0, false)
 }
 
-// Member is one member of an object of a Tape: Key is its key literal
-// (quotes included) and Value its raw value, both aliasing the checked
-// bytes.
+// Member is one entry of a tape: a member of an object (Key is its key
+// literal, quotes included) or an element of an array (Key is nil), with
+// its raw Value, both aliasing the checked bytes.
 type Member struct {
 	Key, Value []byte
-	// Sub is the index of the value's first member when the value is an
-	// object the tape holds, 0 when it is an empty one, -1 otherwise.
+	// Sub is the index of the value's first entry when the value is an
+	// object or array the tape holds, 0 when it is an empty one, -1
+	// otherwise.
 	Sub int32
-	// Next is the index of the next member of the same object, -1 after
-	// the last.
+	// Next is the index of the next entry of the same object or array, -1
+	// after the last.
 	Next int32
 }
 
-// TapeDepth is how deep a Tape holds objects: the top-level object and
-// the objects that are member values down to this many levels below it
-// (a record, its data, data.message, message.source). Objects inside
-// arrays are not held.
-const TapeDepth = 3
+// TapeDepth is how deep a tape holds objects and arrays: the top-level
+// object, and the objects and arrays nested in it down to this many
+// levels below it (a record, its data, data.message, message.content and
+// content's blocks).
+const TapeDepth = 4
+
+// MaxTape bounds a tape: a record with more entries to hold is checked
+// without one (held is false), so that a huge line cannot make its tape
+// many times its size.
+const MaxTape = 1 << 12
 
 // CheckObjectTape is CheckObject that, instead of calling back, records
-// the members of b's top-level object and of the objects nested in it as
-// member values (down to TapeDepth levels) in the same walk, appended to
-// tape[:0] and linked by Sub and Next; the top-level members start at
-// index 0 (when there are any). A reader then finds a member of these
-// objects without walking their bytes again. The members are only
-// meaningful when ok.
-func CheckObjectTape(b []byte, tape []Member) (out []Member, ok, utf8OK bool) {
+// on a tape, in the same walk, the members of b's top-level object and
+// the entries of the objects and arrays nested in it down to TapeDepth
+// levels, appended to tape[:0] and linked by Sub and Next; the top-level
+// members start at index 0 (when there are any). A reader then finds a
+// member or an element of these without walking their bytes again. held
+// is false when there were more than MaxTape entries (out is then empty);
+// the tape is only meaningful when ok and held.
+func CheckObjectTape(b []byte, tape []Member) (out []Member, held, ok, utf8OK bool) {
 	c := checker{b: b, utf8OK: true, tape: tape[:0]}
 	ok, utf8OK = c.object(SkipSpace(b, 0), 0, true)
-	return c.tape, ok, utf8OK
+	if c.full {
+		return c.tape[:0], false, ok, utf8OK
+	}
+	return c.tape, true, ok, utf8OK
 }
 
 type checker struct {
@@ -61,8 +71,42 @@ type checker struct {
 	utf8OK bool
 	// fn is called with each top-level member.
 	fn func(key, value []byte)
-	// tape, when recording, receives the members of the objects held.
+	// tape, when recording, receives the entries held; full is set when
+	// it would pass MaxTape.
 	tape []Member
+	full bool
+}
+
+// hold appends a placeholder for an entry with key (nil: an element) to
+// the tape, linked after *prev; false once the tape is full.
+func (c *checker) hold(key []byte, prev *int) (int, bool) {
+	if c.full || len(c.tape) >= MaxTape {
+		c.full = true
+		return 0, false
+	}
+	k := len(c.tape)
+	c.tape = append(c.tape, Member{Key: key, Sub: -1, Next: -1})
+	if *prev >= 0 {
+		c.tape[*prev].Next = int32(k)
+	}
+	*prev = k
+	return k, true
+}
+
+// fill completes the held entry k with its value b[v:end]; with sub, a
+// container value (held just after it) links to its first entry.
+func (c *checker) fill(k, v, end int, sub bool) {
+	if c.full {
+		return
+	}
+	m := &c.tape[k]
+	m.Value = c.b[v:end]
+	if sub && (c.b[v] == '{' || c.b[v] == '[') {
+		m.Sub = 0
+		if len(c.tape) > k+1 {
+			m.Sub = int32(k + 1)
+		}
+	}
 }
 
 // object checks that b holds one object at i (after whitespace) and
@@ -77,8 +121,8 @@ func (c *checker) object(i, depth int, record bool) (ok, utf8OK bool) {
 }
 
 // value validates the value starting at i (after whitespace) at nesting
-// depth depth and returns its end; with record, an object value's members
-// are recorded on the tape.
+// depth depth and returns its end; with record, an object or array value's
+// entries are recorded on the tape.
 func (c *checker) value(i, depth int, record bool) (int, bool) {
 	b := c.b
 	if i >= len(b) {
@@ -93,7 +137,7 @@ func (c *checker) value(i, depth int, record bool) (int, bool) {
 		}
 		return c.members(i, depth+1, record)
 	case '[':
-		return c.array(i, depth)
+		return c.array(i, depth, record)
 	case 't':
 		return literal(b, i, "true")
 	case 'f':
@@ -131,28 +175,16 @@ func (c *checker) members(i, depth int, record bool) (int, bool) {
 			return 0, false
 		}
 		v := SkipSpace(b, j+1)
-		k := len(c.tape)
+		k, held := 0, false
 		if record {
-			c.tape = append(c.tape, Member{Key: b[i:keyEnd], Sub: -1, Next: -1})
-			if prev >= 0 {
-				c.tape[prev].Next = int32(k)
-			}
-			prev = k
+			k, held = c.hold(b[i:keyEnd], &prev)
 		}
 		end, ok := c.value(v, depth, sub)
 		if !ok {
 			return 0, false
 		}
-		if record {
-			m := &c.tape[k]
-			m.Value = b[v:end]
-			if sub && b[v] == '{' {
-				if len(c.tape) > k+1 {
-					m.Sub = int32(k + 1)
-				} else {
-					m.Sub = 0
-				}
-			}
+		if held {
+			c.fill(k, v, end, sub)
 		}
 		if depth == 1 && c.fn != nil {
 			c.fn(b[i:keyEnd], b[v:end])
@@ -166,8 +198,8 @@ func (c *checker) members(i, depth int, record bool) (int, bool) {
 }
 
 // array validates the array whose '[' is at i, nested at depth, and
-// returns its end.
-func (c *checker) array(i, depth int) (int, bool) {
+// returns its end. With record, its elements are recorded on the tape.
+func (c *checker) array(i, depth int, record bool) (int, bool) {
 	if depth+1 > maxDepth {
 		return 0, false
 	}
@@ -176,10 +208,19 @@ func (c *checker) array(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
+	sub := record && depth+1 <= TapeDepth
+	prev := -1
 	for {
-		end, ok := c.value(i, depth+1, false)
+		k, held := 0, false
+		if record {
+			k, held = c.hold(nil, &prev)
+		}
+		end, ok := c.value(i, depth+1, sub)
 		if !ok {
 			return 0, false
+		}
+		if held {
+			c.fill(k, i, end, sub)
 		}
 		next, closed, ok := c.separator(end, ']')
 		if !ok || closed {

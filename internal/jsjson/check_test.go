@@ -12,7 +12,8 @@ var checkCases = []string{
 	`{"a":1.5e+3}`, `{"a":1E-3}`, `{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":null,"b":false}`, `{"a":[1,2,[3,{}]]}`,
 	`{"a":[1,2,]}`, `{"a":"\u00e9\n"}`, `{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", "{\"a\":\"\xff\"}",
 	"{\"a\":\"é😀\"}", `{"a":"unterminated}`, `[1]`, `"s"`, `1`, ``, ` `, `{"a":1}x`, `{"a":1} `, "{\"a\":1}\r",
-	`{"a":{"b":{"c":[]}}}`, `{"d":{"m":{"s":{"k":{"x":1}},"e":{}},"z":[{"q":{}}]},"d":{"a":"b"}}`, `{"a":"\\\""}`, `{"a":"abcdefghijklmnopqrstuvwxyz\"q"}`, `{"a":"abcdefgh\\"}`,
+	`{"a":{"b":{"c":[]}}}`, `{"d":{"m":{"s":{"k":{"x":1}},"e":{}},"z":[{"q":{}}]},"d":{"a":"b"}}`,
+	`{"a":[[],{},[1,[2,[3,[4,{"x":[5]}]]]]],"b":{"c":[{"d":[{"e":{}}]}]},"e":[]}`, `{"a":[1,2,]}`, `{"a":[{"b":1}}`, `{"a":"\\\""}`, `{"a":"abcdefghijklmnopqrstuvwxyz\"q"}`, `{"a":"abcdefgh\\"}`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
 	`{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
@@ -60,11 +61,11 @@ func checkOne(t *testing.T, b []byte) {
 			t.Errorf("CheckObject(%.60q) members %v, Members %v", b, keys, got)
 		}
 	}
-	tape, okTape, u2 := CheckObjectTape(b, nil)
+	tape, held, okTape, u2 := CheckObjectTape(b, nil)
 	if okTape != okObj || (okTape && u2 != utf8.Valid(b)) {
 		t.Errorf("CheckObjectTape(%.60q) = %v, %v; CheckObject %v", b, okTape, u2, okObj)
 	}
-	if okTape {
+	if okTape && held {
 		first := int32(0)
 		if len(tape) == 0 {
 			first = -1
@@ -73,34 +74,52 @@ func checkOne(t *testing.T, b []byte) {
 	}
 }
 
-// checkTape checks that the tape's chain from first holds the members of
-// obj as Members walks them, and their objects' members down to TapeDepth.
-func checkTape(t *testing.T, obj []byte, tape []Member, first int32, level int) {
+// checkTape checks that the tape's chain from first holds the entries of
+// the object or array v as Members or Elements walk them, and those of
+// the objects and arrays in it down to TapeDepth.
+func checkTape(t *testing.T, v []byte, tape []Member, first int32, level int) {
 	t.Helper()
 	k := first
-	Members(obj, func(key, v []byte) {
+	entry := func(key, ev []byte) {
 		if k < 0 {
-			t.Errorf("tape of %.60q ends before member %s", obj, key)
+			t.Errorf("tape of %.60q ends before entry %s", v, key)
 			return
 		}
 		m := tape[k]
-		if string(m.Key) != string(key) || string(m.Value) != string(v) {
-			t.Errorf("tape member %s: %.40s, Members %s: %.40s", m.Key, m.Value, key, v)
+		if string(m.Key) != string(key) || string(m.Value) != string(ev) || (m.Key == nil) != (key == nil) {
+			t.Errorf("tape entry %s: %.40s, walked %s: %.40s", m.Key, m.Value, key, ev)
 		}
-		switch isObj := v[0] == '{'; {
-		case isObj && level < TapeDepth && m.Sub < 0:
-			t.Errorf("tape of %.60q does not hold the object %s", obj, key)
-		case (!isObj || level >= TapeDepth) && m.Sub >= 0:
-			t.Errorf("tape of %.60q holds %s, not an object within its depth", obj, key)
+		switch container := ev[0] == '{' || ev[0] == '['; {
+		case container && level < TapeDepth && m.Sub < 0:
+			t.Errorf("tape of %.60q does not hold %.40s", v, ev)
+		case (!container || level >= TapeDepth) && m.Sub >= 0:
+			t.Errorf("tape of %.60q holds %.40s, not a container within its depth", v, ev)
 		case m.Sub > 0:
-			checkTape(t, v, tape, m.Sub, level+1)
+			checkTape(t, ev, tape, m.Sub, level+1)
 		case m.Sub == 0:
-			checkTape(t, v, tape, -1, level+1)
+			checkTape(t, ev, tape, -1, level+1)
 		}
 		k = m.Next
-	})
+	}
+	if v[0] == '{' {
+		Members(v, entry)
+	} else {
+		Elements(v, func(ev []byte) { entry(nil, ev) })
+	}
 	if k >= 0 {
-		t.Errorf("tape of %.60q holds more members than Members reports", obj)
+		t.Errorf("tape of %.60q holds more entries than the walk", v)
+	}
+}
+
+// TestTapeIsDroppedPastItsBound: a record with more entries than MaxTape
+// is checked as CheckObject checks it, without a tape.
+func TestTapeIsDroppedPastItsBound(t *testing.T) {
+	for _, n := range []int{MaxTape, MaxTape + 1} {
+		b := []byte(`{"a":[` + strings.Repeat(`1,`, n-2) + `1]}`)
+		tape, held, ok, _ := CheckObjectTape(b, nil)
+		if !ok || held != (n <= MaxTape) || (held && len(tape) != n) || (!held && len(tape) != 0) {
+			t.Errorf("%d entries: tape of %d, held %v, ok %v", n, len(tape), held, ok)
+		}
 	}
 }
 

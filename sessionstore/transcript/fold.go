@@ -254,7 +254,7 @@ func citedSeqs(e *Event, buf []int64) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
 	}
-	seqs, ok := parseSeqList(e.SourceEventSeqs, buf)
+	seqs, ok := parseSeqList(e, buf)
 	if !ok {
 		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 	}
@@ -440,8 +440,8 @@ func (c *closerState) feed(e *Event) {
 func (c *closerState) feedAssistant(e *Event) {
 	d := e.data()
 	step := d.get("step")
-	elements(d.sub("message").get("content"), func(b []byte) {
-		v, _, _ := rawObj(b).pick("type", "id")
+	d.sub("message").elems("content", func(_ []byte, block obj) {
+		v, _, _ := block.pick("type", "id")
 		if t, _ := strView(v[0]); t != "tool-call" {
 			return
 		}

@@ -53,12 +53,24 @@ func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
 // tapeObj is the object value of m, on tape t when t holds it.
 func tapeObj(t []jsjson.Member, m *jsjson.Member) obj {
 	switch {
-	case m.Sub > 0:
-		return obj{raw: m.Value, tape: t, first: m.Sub, onTape: true}
+	case m.Sub < 0 || m.Value[0] != '{':
+		return rawObj(m.Value)
 	case m.Sub == 0:
 		return obj{raw: m.Value, tape: t, first: -1, onTape: true}
 	}
-	return rawObj(m.Value)
+	return obj{raw: m.Value, tape: t, first: m.Sub, onTape: true}
+}
+
+// tapeElems is elements(m.Value, fn) from tape t when it holds the
+// array; fn also gets each element as an object.
+func tapeElems(t []jsjson.Member, m *jsjson.Member, fn func(v []byte, sub obj)) bool {
+	if m.Sub < 0 || m.Value[0] != '[' {
+		return elements(m.Value, func(v []byte) { fn(v, rawObj(v)) })
+	}
+	for k := m.Sub; m.Sub > 0 && k >= 0; k = t[k].Next {
+		fn(t[k].Value, tapeObj(t, &t[k]))
+	}
+	return true
 }
 
 // each is fields(o.raw, fn).
@@ -121,6 +133,18 @@ func (o obj) sub(name string) obj {
 		return tapeObj(o.tape, m)
 	}
 	return rawObj(nil)
+}
+
+// elems is elements(o.get(name), fn), from the tape when it holds that
+// array; fn also gets each element as an object.
+func (o obj) elems(name string, fn func(v []byte, sub obj)) bool {
+	if o.onTape {
+		if m := o.member(name); m != nil {
+			return tapeElems(o.tape, m, fn)
+		}
+		return false
+	}
+	return elements(field(o.raw, name), func(v []byte) { fn(v, rawObj(v)) })
 }
 
 // valid reports whether o is an object.

@@ -108,52 +108,65 @@ const (
 
 // envelope is a storage record's top level: the raw value of each known
 // key (the last duplicate wins, as in JS), which are present, and the
-// first other key. Its tape holds the members of the record's objects,
-// recorded while validating it: dataObj reads data from it.
+// first other key. Its tape holds the entries of the record's objects and
+// arrays, recorded while validating it: dataObj reads data from it.
 type envelope struct {
 	typ, seq, time, data, surfaceOp, sourceEventSeqs, ignorable, seq0, time0 []byte
 	keys                                                                     uint16
 	extra                                                                    string
 	hasExtra                                                                 bool
 	tape                                                                     []jsjson.Member
-	// dataAt is the tape index of the data member (-1: none).
-	dataAt int32
+	// dataAt and seqsAt are the tape indexes of the data and
+	// sourceEventSeqs members (-1: none, or no tape).
+	dataAt, seqsAt int32
 }
 
 // scan validates line as a JSON object and reads its envelope into env,
 // aliasing line (or, for invalid UTF-8, its copy repaired as a WHATWG
 // TextDecoder does) and reusing env's tape.
 func (env *envelope) scan(line []byte) bool {
-	tape, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape)
+	tape, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape)
 	if ok && !utf8OK {
-		tape, ok, _ = jsjson.CheckObjectTape(jsjson.RepairUTF8(line), tape)
+		line = jsjson.RepairUTF8(line)
+		tape, held, ok, _ = jsjson.CheckObjectTape(line, tape)
 	}
-	*env = envelope{tape: tape, dataAt: -1}
-	if !ok || len(tape) == 0 {
-		return ok
-	}
-	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
-	for k := int32(0); k >= 0; k = tape[k].Next {
-		m := &tape[k]
-		name := keyString(m.Key)
-		i := slices.Index(envelopeKeys[:], name)
-		switch {
-		case i >= 0:
-			*slots[i], env.keys = m.Value, env.keys|1<<i
-			if i == 3 {
-				env.dataAt = k
-			}
-		case !env.hasExtra:
-			env.extra, env.hasExtra = strings.Clone(name), true
+	*env = envelope{tape: tape, dataAt: -1, seqsAt: -1}
+	switch {
+	case !ok:
+		return false
+	case !held: // too many entries for a tape: the top level is walked
+		jsjson.Members(line, func(key, v []byte) { env.member(key, v, -1) })
+	case len(tape) > 0:
+		for k := int32(0); k >= 0; k = tape[k].Next {
+			env.member(tape[k].Key, tape[k].Value, k)
 		}
 	}
 	return true
 }
 
+// member reads the top-level member key: v, at tape index at.
+func (env *envelope) member(key, v []byte, at int32) {
+	name := keyString(key)
+	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
+	i := slices.Index(envelopeKeys[:], name)
+	switch {
+	case i >= 0:
+		*slots[i], env.keys = v, env.keys|1<<i
+		switch uint16(1) << i {
+		case keyData:
+			env.dataAt = at
+		case keySourceEventSeqs:
+			env.seqsAt = at
+		}
+	case !env.hasExtra:
+		env.extra, env.hasExtra = strings.Clone(name), true
+	}
+}
+
 // dataObj is the record's data object (on the tape).
 func (env *envelope) dataObj() obj {
 	if env.dataAt < 0 {
-		return rawObj(nil)
+		return rawObj(env.data)
 	}
 	return tapeObj(env.tape, &env.tape[env.dataAt])
 }
@@ -263,25 +276,24 @@ func (r *packedRow) parse(env *envelope) error {
 	if r.time0, ok = safeInt(env.time0); !ok {
 		return Corruptf("%s row time0 is not a safe integer", r.typ)
 	}
-	dt, payload, err := r.readData(env.dataObj())
-	if err != nil {
+	data := env.dataObj()
+	if err := r.readData(data); err != nil {
 		return err
 	}
-	if err := r.readPayload(payload); err != nil {
+	if err := r.readPayload(data); err != nil {
 		return err
 	}
-	return r.readTimes(dt)
+	return r.readTimes(data)
 }
 
 // rowKeys are the data keys of a packed row, in the order of the rk bits.
 var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
 
-// readData checks the row's data keys and fields and returns its raw dt
-// and payload arrays.
-func (r *packedRow) readData(data obj) (dt, payload []byte, err error) {
+// readData checks the row's data keys and fields.
+func (r *packedRow) readData(data obj) error {
 	d, other, ok := data.pick(rowKeys[:]...)
 	if !ok {
-		return nil, nil, Corruptf("%s row data is not an object", r.typ)
+		return Corruptf("%s row data is not an object", r.typ)
 	}
 	var keys uint16
 	for i, v := range d {
@@ -292,23 +304,20 @@ func (r *packedRow) readData(data obj) (dt, payload []byte, err error) {
 	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
 	r.hasName = r.typ == rowToolCall && keys&rkName != 0
 	if other || keys != r.wantKeys() {
-		return nil, nil, Corruptf("%s row data has unexpected keys", r.typ)
+		return Corruptf("%s row data has unexpected keys", r.typ)
 	}
 	if err := r.checkCall(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	for _, kv := range [...]struct {
 		k string
 		v []byte
 	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
 		if !isNumber(kv.v) {
-			return nil, nil, Corruptf("%s row %s is not a number", r.typ, kv.k)
+			return Corruptf("%s row %s is not a number", r.typ, kv.k)
 		}
 	}
-	if r.typ == rowToolCall {
-		return d[5], d[7], nil
-	}
-	return d[5], d[6], nil
+	return nil
 }
 
 // wantKeys are the data keys a row of its type must have.
@@ -338,13 +347,13 @@ func (r *packedRow) checkCall() error {
 }
 
 // readPayload reads the row's texts (or args): non-empty, all strings.
-func (r *packedRow) readPayload(raw []byte) error {
+func (r *packedRow) readPayload(data obj) error {
 	key := "texts"
 	if r.typ == rowToolCall {
 		key = "args"
 	}
 	allStrings := true
-	if !elements(raw, func(p []byte) {
+	if !data.elems(key, func(p []byte, _ obj) {
 		allStrings = allStrings && jsonKind(p) == '"'
 		r.n++
 		if r.keep {
@@ -362,10 +371,10 @@ func (r *packedRow) readPayload(raw []byte) error {
 // readTimes reads the row's dt and checks its members' seqs and times,
 // reporting a bad length first, then an unsafe seq range, then the first
 // bad delta.
-func (r *packedRow) readTimes(raw []byte) error {
+func (r *packedRow) readTimes(data obj) error {
 	n, t := 0, r.time0
 	var bad error
-	if !elements(raw, func(v []byte) {
+	if !data.elems("dt", func(v []byte, _ obj) {
 		n++
 		if bad != nil {
 			return

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -71,12 +70,17 @@ func checkToolResult(e *Event) error {
 	if k != "tool" || !okC {
 		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
 	}
-	var blocks [][]byte
-	elements(m.get("content"), func(v []byte) { blocks = append(blocks, v) })
-	if len(blocks) != 1 {
+	var block obj
+	n := 0
+	m.elems("content", func(_ []byte, sub obj) {
+		if n++; n == 1 {
+			block = sub
+		}
+	})
+	if n != 1 {
 		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 	}
-	b, _, ok := rawObj(blocks[0]).pick("type", "content", "toolCallId")
+	b, _, ok := block.pick("type", "content", "toolCallId")
 	t, _ := strView(b[0])
 	tc, okT := strView(b[2])
 	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
@@ -186,14 +190,22 @@ func checkRequestHeader(e *Event) error {
 	return nil
 }
 
-// parseSeqList parses a sourceEventSeqs value, appending to out.
-func parseSeqList(v json.RawMessage, out []int64) ([]int64, bool) {
+// parseSeqList parses e's sourceEventSeqs, appending to out; from the
+// record's tape while they are the stored record's.
+func parseSeqList(e *Event, out []int64) ([]int64, bool) {
 	ok := true
-	if !elements(bytes.TrimSpace(v), func(x []byte) {
+	add := func(x []byte, _ obj) {
 		n, good := nonNegSafeInt(x)
 		ok = ok && good
 		out = append(out, n)
-	}) || !ok {
+	}
+	isArray := false
+	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
+		isArray = tapeElems(env.tape, &env.tape[env.seqsAt], add)
+	} else {
+		isArray = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
+	}
+	if !isArray || !ok {
 		return nil, false
 	}
 	if out == nil {
