@@ -116,7 +116,7 @@ func upgradeTurnStart(e *Event) error {
 	if k, _ := nonEmptyStr(t.get("kind")); !t.valid() || k == "" {
 		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Bytes())
+	e.Data = jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Bytes()
 	return nil
 }
 
@@ -140,7 +140,7 @@ func upgradeTurnEnd(e *Event) error {
 		return bad()
 	}
 	if reason != nil {
-		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Raw("reason", reason).Bytes())
+		e.Data = jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Raw("reason", reason).Bytes()
 	}
 	return nil
 }
@@ -207,14 +207,14 @@ func upgradeSteering(sessionID string, e *Event) error {
 	if d.hasExactKeys("turn", "message") {
 		if _, ok := safeInt(d.get("turn")); ok && isObject(d.get("message")) {
 			e.Type = "user/message"
-			e.setData(Compact(d.get("message")))
+			e.Data = Compact(d.get("message"))
 			return nil
 		}
 	}
 	if d.hasExactKeys("turn", "content", "source") {
 		e.Type = "user/message"
-		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d.get("content"))).Raw("source", Compact(d.get("source"))).
-			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
+		e.Data = jsjson.NewObject(nil).Raw("content", Compact(d.get("content"))).Raw("source", Compact(d.get("source"))).
+			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes()
 		return nil
 	}
 	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
@@ -222,42 +222,43 @@ func upgradeSteering(sessionID string, e *Event) error {
 
 // upgradeMessage upgrades pre-identity message data (§2.9 step 4).
 func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
-	d, ok := e.obj()
-	if !ok {
+	d := e.data()
+	if !d.valid() {
 		return
 	}
 	id := legacyID(sessionID, e.Seq)
 	w := jsjson.NewObject(nil)
 	switch e.Type {
 	case "user/message":
-		copyExcept(w, e.Data, d)
+		copyExcept(w, d)
 		w.String("id", id).String("role", "user")
 	case "assistant/message":
 		msg := jsjson.NewObject(nil).String("id", id).String("role", "assistant").
-			Raw("content", Compact(d["content"])).Raw("source", modelSource(d["provenance"])).Bytes()
-		copyExcept(w, e.Data, d, "content", "provenance")
+			Raw("content", Compact(d.get("content"))).Raw("source", modelSource(d.get("provenance"))).Bytes()
+		copyExcept(w, d, "content", "provenance")
 		w.Raw("message", msg)
 	default: // tool/result
 		if start, ok := replaceStart(e.SurfaceOp); ok {
 			id = earlierID(start)
 		}
-		callID := Compact(d["callId"])
+		callID := Compact(d.get("callId"))
 		block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
-			Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
+			Raw("content", Compact(d.get("content"))).Raw("isError", Compact(d.get("isError"))).Bytes()
 		msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
 			Raw("content", wrapArray(block)).
 			Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
-		copyExcept(w, e.Data, d, "callId", "content", "isError")
+		copyExcept(w, d, "callId", "content", "isError")
 		w.Raw("message", msg)
 	}
-	e.setData(w.Bytes())
+	e.Data = w.Bytes()
 }
 
-// copyExcept writes the members of data (decoded as d) but skip.
-func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
-	for _, k := range orderedKeys(data) {
+// copyExcept writes the members of d but skip, each key once where it
+// first appears, with its last value (as JSON.parse keeps it).
+func copyExcept(w *jsjson.Object, d obj, skip ...string) {
+	for _, k := range orderedKeys(d.raw) {
 		if !slices.Contains(skip, k) {
-			w.Raw(k, Compact(d[k]))
+			w.Raw(k, Compact(d.get(k)))
 		}
 	}
 }
@@ -265,18 +266,18 @@ func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
 // modelSource is a legacy provenance as a source of kind "model".
 func modelSource(provenance json.RawMessage) json.RawMessage {
 	src := jsjson.NewObject(nil)
-	p, ok := objectOf(provenance)
-	if !ok {
+	p := rawObj(provenance)
+	if !p.valid() {
 		return src.String("kind", "model").Bytes()
 	}
 	for _, k := range orderedKeys(provenance) {
 		if k == "kind" {
 			src.String("kind", "model")
 		} else {
-			src.Raw(k, Compact(p[k]))
+			src.Raw(k, Compact(p.get(k)))
 		}
 	}
-	if _, ok := p["kind"]; !ok {
+	if p.get("kind") == nil {
 		src.String("kind", "model")
 	}
 	return src.Bytes()
@@ -284,32 +285,21 @@ func modelSource(provenance json.RawMessage) json.RawMessage {
 
 // replaceStart returns a replace surface op's start.
 func replaceStart(op json.RawMessage) (int64, bool) {
-	o, ok := objectOf(op)
-	if !ok {
+	o := rawObj(op)
+	if s, _ := strView(o.get("op")); s != "replace" {
 		return 0, false
 	}
-	if s, _ := str(o["op"]); s != "replace" {
-		return 0, false
-	}
-	return nonNegSafeInt(o["start"])
+	return nonNegSafeInt(o.get("start"))
 }
 
 // messageID returns the id of a message event ("" when it has none).
 func messageID(e *Event) string {
-	d, ok := e.obj()
-	if !ok {
-		return ""
-	}
-	switch e.Type {
+	switch d := e.data(); e.Type {
 	case "user/message":
-		id, _ := str(d["id"])
+		id, _ := str(d.get("id"))
 		return id
 	case "assistant/message", "tool/result":
-		m, ok := objectOf(d["message"])
-		if !ok {
-			return ""
-		}
-		id, _ := str(m["id"])
+		id, _ := str(d.sub("message").get("id"))
 		return id
 	}
 	return ""

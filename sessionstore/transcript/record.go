@@ -26,18 +26,6 @@ type Event struct {
 	opFirst bool
 	// env is the stored envelope, nil for events made here.
 	env *envelope
-	// dataObj caches Data parsed as an object.
-	dataObj          object
-	dataOK, dataDone bool
-}
-
-// obj returns Data parsed as a JSON object (cached).
-func (e *Event) obj() (object, bool) {
-	if !e.dataDone {
-		e.dataObj, e.dataOK = objectOf(e.Data)
-		e.dataDone = true
-	}
-	return e.dataObj, e.dataOK
 }
 
 // data is Data as an object: from the record's tape while Data is the
@@ -52,12 +40,6 @@ func (e *Event) data() obj {
 // sameBytes reports whether a and b are the same bytes in memory.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
-}
-
-// setData replaces Data and drops the cached parse.
-func (e *Event) setData(d json.RawMessage) {
-	e.Data = d
-	e.dataObj, e.dataOK, e.dataDone = nil, false, false
 }
 
 // MarshalJSON writes the event object as dsh stores and returns it.
