@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -71,11 +70,8 @@ const (
 	rowToolCall  = "tool-call-chunks"
 )
 
-// envelopeKeys are the record keys the envelope keeps, in the order of
-// their bits and of its fields.
-var envelopeKeys = [...]string{"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "seq0", "time0"}
-
-// Top-level keys of a storage record, as bits of envelope.keys.
+// Top-level keys of a storage record the envelope keeps, as bits of
+// envelope.keys.
 const (
 	keyType uint16 = 1 << iota
 	keySeq
@@ -129,20 +125,34 @@ func (env *envelope) scan(line []byte) bool {
 // member reads the top-level member key: v, at tape index at.
 func (env *envelope) member(key, v []byte, at int32) {
 	name := keyString(key)
-	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
-	i := slices.Index(envelopeKeys[:], name)
-	switch {
-	case i >= 0:
-		*slots[i], env.keys = v, env.keys|1<<i
-		switch uint16(1) << i {
-		case keyData:
-			env.dataAt = at
-		case keySourceEventSeqs:
-			env.seqsAt = at
+	var slot *[]byte
+	var bit uint16
+	switch name {
+	case "type":
+		slot, bit = &env.typ, keyType
+	case "seq":
+		slot, bit = &env.seq, keySeq
+	case "time":
+		slot, bit = &env.time, keyTime
+	case "data":
+		slot, bit, env.dataAt = &env.data, keyData, at
+	case "surfaceOp":
+		slot, bit = &env.surfaceOp, keySurfaceOp
+	case "sourceEventSeqs":
+		slot, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
+	case "ignorable":
+		slot, bit = &env.ignorable, keyIgnorable
+	case "seq0":
+		slot, bit = &env.seq0, keySeq0
+	case "time0":
+		slot, bit = &env.time0, keyTime0
+	default:
+		if !env.hasExtra {
+			env.extra, env.hasExtra = strings.Clone(name), true
 		}
-	case !env.hasExtra:
-		env.extra, env.hasExtra = strings.Clone(name), true
+		return
 	}
+	*slot, env.keys = v, env.keys|bit
 }
 
 // dataObj is the record's data object (on the tape).
