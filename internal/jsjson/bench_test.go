@@ -20,6 +20,17 @@ func BenchmarkCheckObject(b *testing.B) {
 	}
 }
 
+func BenchmarkCheckObjectTape(b *testing.B) {
+	b.SetBytes(int64(len(benchLine)))
+	var tape []Member
+	for b.Loop() {
+		var held, ok bool
+		if tape, held, ok, _ = CheckObjectTape(benchLine, tape); !ok || !held {
+			b.Fatal("benchLine is not an object held on a tape")
+		}
+	}
+}
+
 // benchLiteral is a string literal as JSON.stringify writes session text:
 // non-ASCII raw, quotes, line breaks and tabs as two-character escapes,
 // other control characters (terminal colours in tool output) as \u00XX.
