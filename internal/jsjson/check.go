@@ -2,6 +2,7 @@ package jsjson
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -24,11 +25,13 @@ func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
 	return c.object(SkipSpace(b, 0), 0, false)
 }
 
-// Member is one entry of a tape: a member of an object (Key is its key
-// literal, quotes included) or an element of an array (Key is nil), with
-// its raw Value, both aliasing the checked bytes.
+// Member is one entry of a tape: a member of an object or an element of
+// an array, as offsets into the checked bytes b (Key and Value slice
+// them), so that recording it writes little.
 type Member struct {
-	Key, Value []byte
+	// KeyAt and KeyEnd bound the member's key literal, quotes included
+	// (both 0 for an element); At and End bound its value.
+	KeyAt, KeyEnd, At, End int32
 	// Sub is the index of the value's first entry when the value is an
 	// object or array the tape holds, 0 when it is an empty one, -1
 	// otherwise.
@@ -38,15 +41,26 @@ type Member struct {
 	Next int32
 }
 
+// Key returns the entry's key literal in b, nil for an element.
+func (m *Member) Key(b []byte) []byte {
+	if m.KeyEnd == 0 {
+		return nil
+	}
+	return b[m.KeyAt:m.KeyEnd]
+}
+
+// Value returns the entry's raw value in b.
+func (m *Member) Value(b []byte) []byte { return b[m.At:m.End] }
+
 // TapeDepth is how deep a tape holds objects and arrays: the top-level
 // object, and the objects and arrays nested in it down to this many
 // levels below it (a record, its data, data.message, message.content and
 // content's blocks).
 const TapeDepth = 4
 
-// MaxTape bounds a tape: a record with more entries to hold is checked
-// without one (held is false), so that a huge line cannot make its tape
-// many times its size.
+// MaxTape bounds a tape: a record with more entries to hold (or bytes
+// past an int32 offset) is checked without one (held is false), so that a
+// huge line cannot make its tape many times its size.
 const MaxTape = 1 << 12
 
 // CheckObjectTape is CheckObject that, instead of calling back, records
@@ -58,7 +72,7 @@ const MaxTape = 1 << 12
 // is false when there were more than MaxTape entries (out is then empty);
 // the tape is only meaningful when ok and held.
 func CheckObjectTape(b []byte, tape []Member) (out []Member, held, ok, utf8OK bool) {
-	c := checker{b: b, utf8OK: true, tape: tape[:0]}
+	c := checker{b: b, utf8OK: true, tape: tape[:0], full: len(b) > math.MaxInt32}
 	ok, utf8OK = c.object(SkipSpace(b, 0), 0, true)
 	if c.full {
 		return c.tape[:0], false, ok, utf8OK
@@ -77,15 +91,16 @@ type checker struct {
 	full bool
 }
 
-// hold appends a placeholder for an entry with key (nil: an element) to
-// the tape, linked after *prev; false once the tape is full.
-func (c *checker) hold(key []byte, prev *int) (int, bool) {
+// hold appends a placeholder for an entry whose key literal is
+// b[keyAt:keyEnd] (0, 0: an element) to the tape, linked after *prev;
+// false once the tape is full.
+func (c *checker) hold(keyAt, keyEnd int, prev *int) (int, bool) {
 	if c.full || len(c.tape) >= MaxTape {
 		c.full = true
 		return 0, false
 	}
 	k := len(c.tape)
-	c.tape = append(c.tape, Member{Key: key, Sub: -1, Next: -1})
+	c.tape = append(c.tape, Member{KeyAt: int32(keyAt), KeyEnd: int32(keyEnd), Sub: -1, Next: -1})
 	if *prev >= 0 {
 		c.tape[*prev].Next = int32(k)
 	}
@@ -100,7 +115,7 @@ func (c *checker) fill(k, v, end int, sub bool) {
 		return
 	}
 	m := &c.tape[k]
-	m.Value = c.b[v:end]
+	m.At, m.End = int32(v), int32(end)
 	if sub && (c.b[v] == '{' || c.b[v] == '[') {
 		m.Sub = 0
 		if len(c.tape) > k+1 {
@@ -177,7 +192,7 @@ func (c *checker) members(i, depth int, record bool) (int, bool) {
 		v := SkipSpace(b, j+1)
 		k, held := 0, false
 		if record {
-			k, held = c.hold(b[i:keyEnd], &prev)
+			k, held = c.hold(i, keyEnd, &prev)
 		}
 		end, ok := c.value(v, depth, sub)
 		if !ok {
@@ -213,7 +228,7 @@ func (c *checker) array(i, depth int, record bool) (int, bool) {
 	for {
 		k, held := 0, false
 		if record {
-			k, held = c.hold(nil, &prev)
+			k, held = c.hold(0, 0, &prev)
 		}
 		end, ok := c.value(i, depth+1, sub)
 		if !ok {

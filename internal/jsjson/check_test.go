@@ -70,14 +70,14 @@ func checkOne(t *testing.T, b []byte) {
 		if len(tape) == 0 {
 			first = -1
 		}
-		checkTape(t, b, tape, first, 0)
+		checkTape(t, b, b, tape, first, 0)
 	}
 }
 
-// checkTape checks that the tape's chain from first holds the entries of
-// the object or array v as Members or Elements walk them, and those of
+// checkTape checks that the tape of b's chain from first holds the entries
+// of the object or array v as Members or Elements walk them, and those of
 // the objects and arrays in it down to TapeDepth.
-func checkTape(t *testing.T, v []byte, tape []Member, first int32, level int) {
+func checkTape(t *testing.T, b, v []byte, tape []Member, first int32, level int) {
 	t.Helper()
 	k := first
 	entry := func(key, ev []byte) {
@@ -86,8 +86,8 @@ func checkTape(t *testing.T, v []byte, tape []Member, first int32, level int) {
 			return
 		}
 		m := tape[k]
-		if string(m.Key) != string(key) || string(m.Value) != string(ev) || (m.Key == nil) != (key == nil) {
-			t.Errorf("tape entry %s: %.40s, walked %s: %.40s", m.Key, m.Value, key, ev)
+		if string(m.Key(b)) != string(key) || string(m.Value(b)) != string(ev) || (m.Key(b) == nil) != (key == nil) {
+			t.Errorf("tape entry %s: %.40s, walked %s: %.40s", m.Key(b), m.Value(b), key, ev)
 		}
 		switch container := ev[0] == '{' || ev[0] == '['; {
 		case container && level < TapeDepth && m.Sub < 0:
@@ -95,9 +95,9 @@ func checkTape(t *testing.T, v []byte, tape []Member, first int32, level int) {
 		case (!container || level >= TapeDepth) && m.Sub >= 0:
 			t.Errorf("tape of %.60q holds %.40s, not a container within its depth", v, ev)
 		case m.Sub > 0:
-			checkTape(t, ev, tape, m.Sub, level+1)
+			checkTape(t, b, ev, tape, m.Sub, level+1)
 		case m.Sub == 0:
-			checkTape(t, ev, tape, -1, level+1)
+			checkTape(t, b, ev, tape, -1, level+1)
 		}
 		k = m.Next
 	}

@@ -39,36 +39,47 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 // or, for an object off the tape (built here, or nested too deep), from
 // its raw bytes.
 type obj struct {
-	raw  []byte
-	tape []jsjson.Member
+	raw []byte
+	t   *tape
 	// first is the index of its first member on the tape (-1: none);
 	// onTape says whether the tape holds it.
 	first  int32
 	onTape bool
 }
 
+// tape is a record's line and the entries its validation recorded.
+type tape struct {
+	line    []byte
+	entries []jsjson.Member
+}
+
+func (t *tape) key(k int32) []byte   { return t.entries[k].Key(t.line) }
+func (t *tape) value(k int32) []byte { return t.entries[k].Value(t.line) }
+
 // rawObj is the object b, off the tape.
 func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
 
-// tapeObj is the object value of m, on tape t when t holds it.
-func tapeObj(t []jsjson.Member, m *jsjson.Member) obj {
+// obj is the object value of entry k, on the tape when it holds it.
+func (t *tape) obj(k int32) obj {
+	v, sub := t.value(k), t.entries[k].Sub
 	switch {
-	case m.Sub < 0 || m.Value[0] != '{':
-		return rawObj(m.Value)
-	case m.Sub == 0:
-		return obj{raw: m.Value, tape: t, first: -1, onTape: true}
+	case sub < 0 || v[0] != '{':
+		return rawObj(v)
+	case sub == 0:
+		return obj{raw: v, t: t, first: -1, onTape: true}
 	}
-	return obj{raw: m.Value, tape: t, first: m.Sub, onTape: true}
+	return obj{raw: v, t: t, first: sub, onTape: true}
 }
 
-// tapeElems is elements(m.Value, fn) from tape t when it holds the
+// elems is elements(t.value(k), fn), from the tape when it holds that
 // array; fn also gets each element as an object.
-func tapeElems(t []jsjson.Member, m *jsjson.Member, fn func(v []byte, sub obj)) bool {
-	if m.Sub < 0 || m.Value[0] != '[' {
-		return elements(m.Value, func(v []byte) { fn(v, rawObj(v)) })
+func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
+	v, sub := t.value(k), t.entries[k].Sub
+	if sub < 0 || v[0] != '[' {
+		return elements(v, func(v []byte) { fn(v, rawObj(v)) })
 	}
-	for k := m.Sub; m.Sub > 0 && k >= 0; k = t[k].Next {
-		fn(t[k].Value, tapeObj(t, &t[k]))
+	for e := sub; sub > 0 && e >= 0; e = t.entries[e].Next {
+		fn(t.value(e), t.obj(e))
 	}
 	return true
 }
@@ -84,9 +95,8 @@ func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
 	if !o.onTape {
 		return fields(o.raw, func(k string, v []byte) { fn(k, v, rawObj(v)) })
 	}
-	for k := o.first; k >= 0; k = o.tape[k].Next {
-		m := &o.tape[k]
-		fn(keyString(m.Key), m.Value, tapeObj(o.tape, m))
+	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+		fn(keyString(o.t.key(k)), o.t.value(k), o.t.obj(k))
 	}
 	return true
 }
@@ -101,13 +111,13 @@ func keyString(key []byte) string {
 	return unsafeString(k)
 }
 
-// member returns the last member named name (as JS property access
-// reads it), or nil; only for an object on the tape.
-func (o obj) member(name string) *jsjson.Member {
-	var found *jsjson.Member
-	for k := o.first; k >= 0; k = o.tape[k].Next {
-		if m := &o.tape[k]; jsjson.KeyIs(m.Key, name) {
-			found = m
+// member returns the tape index of the last member named name (as JS
+// property access reads it), -1 when none; only for an object on the tape.
+func (o obj) member(name string) int32 {
+	found := int32(-1)
+	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+		if jsjson.KeyIs(o.t.key(k), name) {
+			found = k
 		}
 	}
 	return found
@@ -118,8 +128,8 @@ func (o obj) get(name string) []byte {
 	if !o.onTape {
 		return field(o.raw, name)
 	}
-	if m := o.member(name); m != nil {
-		return m.Value
+	if k := o.member(name); k >= 0 {
+		return o.t.value(k)
 	}
 	return nil
 }
@@ -129,8 +139,8 @@ func (o obj) sub(name string) obj {
 	if !o.onTape {
 		return rawObj(field(o.raw, name))
 	}
-	if m := o.member(name); m != nil {
-		return tapeObj(o.tape, m)
+	if k := o.member(name); k >= 0 {
+		return o.t.obj(k)
 	}
 	return rawObj(nil)
 }
@@ -139,8 +149,8 @@ func (o obj) sub(name string) obj {
 // array; fn also gets each element as an object.
 func (o obj) elems(name string, fn func(v []byte, sub obj)) bool {
 	if o.onTape {
-		if m := o.member(name); m != nil {
-			return tapeElems(o.tape, m, fn)
+		if k := o.member(name); k >= 0 {
+			return o.t.elems(k, fn)
 		}
 		return false
 	}

@@ -93,7 +93,7 @@ type envelope struct {
 	keys                                                                     uint16
 	extra                                                                    string
 	hasExtra                                                                 bool
-	tape                                                                     []jsjson.Member
+	tape                                                                     tape
 	// dataAt and seqsAt are the tape indexes of the data and
 	// sourceEventSeqs members (-1: none, or no tape).
 	dataAt, seqsAt int32
@@ -103,20 +103,20 @@ type envelope struct {
 // aliasing line (or, for invalid UTF-8, its copy repaired as a WHATWG
 // TextDecoder does) and reusing env's tape.
 func (env *envelope) scan(line []byte) bool {
-	tape, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape)
+	entries, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape.entries)
 	if ok && !utf8OK {
 		line = jsjson.RepairUTF8(line)
-		tape, held, ok, _ = jsjson.CheckObjectTape(line, tape)
+		entries, held, ok, _ = jsjson.CheckObjectTape(line, entries)
 	}
-	*env = envelope{tape: tape, dataAt: -1, seqsAt: -1}
-	switch {
+	*env = envelope{tape: tape{line: line, entries: entries}, dataAt: -1, seqsAt: -1}
+	switch t := &env.tape; {
 	case !ok:
 		return false
 	case !held: // too many entries for a tape: the top level is walked
 		jsjson.Members(line, func(key, v []byte) { env.member(key, v, -1) })
-	case len(tape) > 0:
-		for k := int32(0); k >= 0; k = tape[k].Next {
-			env.member(tape[k].Key, tape[k].Value, k)
+	case len(entries) > 0:
+		for k := int32(0); k >= 0; k = entries[k].Next {
+			env.member(t.key(k), t.value(k), k)
 		}
 	}
 	return true
@@ -160,7 +160,7 @@ func (env *envelope) dataObj() obj {
 	if env.dataAt < 0 {
 		return rawObj(env.data)
 	}
-	return tapeObj(env.tape, &env.tape[env.dataAt])
+	return env.tape.obj(env.dataAt)
 }
 
 // decodeEvents decodes one storage record: an event, or a packed chunk

@@ -201,7 +201,7 @@ func parseSeqList(e *Event, out []int64) ([]int64, bool) {
 	}
 	isArray := false
 	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
-		isArray = tapeElems(env.tape, &env.tape[env.seqsAt], add)
+		isArray = env.tape.elems(env.seqsAt, add)
 	} else {
 		isArray = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
 	}
