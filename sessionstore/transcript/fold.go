@@ -233,7 +233,9 @@ func (f *Fold) surface(e *Event) error {
 		return nil
 	}
 	seqs, err := citedSeqs(e, f.seqs[:0])
-	f.seqs = seqs[:0]
+	if cap(seqs) > cap(f.seqs) {
+		f.seqs = seqs[:0]
+	}
 	if err != nil {
 		return err
 	}
