@@ -20,6 +20,45 @@ func BenchmarkCheckObject(b *testing.B) {
 	}
 }
 
+// benchRecords are session-log records of the most common shapes: an
+// assistant message, a stream chunk, a packed text row.
+var benchRecords = [][]byte{
+	[]byte(`{"type":"assistant/message","seq":20,"time":1786195324914,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"reader /home/alice/proj buffer value <tag> é build parse client\nrefactor"},{"type":"tool-call","id":"call_da4b66dc","name":"bash","arguments":"{\"command\":\"grep -rn TODO src | head -n 200\"}"}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":"c1d77f2f-4b5c-4444-a0a1-e8d7db386b9c"},"usage":{"inputTokens":1200,"outputTokens":60}},"sourceEventSeqs":[9,10,11,12,13,14,15,16,17,18,19],"surfaceOp":"append"}`),
+	[]byte(`{"type":"assistant/chunk","seq":9,"time":1786195324857,"data":{"turn":1,"step":1,"chunk":{"type":"block-start","index":0,"blockType":"text"}}}`),
+	[]byte(`{"type":"text-chunks","seq0":10,"time0":1786195324860,"data":{"turn":1,"step":1,"index":0,"dt":[2,3],"texts":["reader /home","/alice/proj buffer value <tag> é build parse c","lient\nrefactor"]}}`),
+}
+
+func benchRecordBytes() (n int64) {
+	for _, r := range benchRecords {
+		n += int64(len(r))
+	}
+	return n
+}
+
+func BenchmarkCheckRecords(b *testing.B) {
+	b.SetBytes(benchRecordBytes())
+	for b.Loop() {
+		for _, r := range benchRecords {
+			if ok, _ := CheckObject(r, func(key, value []byte) {}); !ok {
+				b.Fatalf("not an object: %s", r)
+			}
+		}
+	}
+}
+
+func BenchmarkCheckRecordsTape(b *testing.B) {
+	b.SetBytes(benchRecordBytes())
+	var tape []Member
+	for b.Loop() {
+		for _, r := range benchRecords {
+			var held, ok bool
+			if tape, held, ok, _ = CheckObjectTape(r, tape); !ok || !held {
+				b.Fatalf("not an object held on a tape: %s", r)
+			}
+		}
+	}
+}
+
 // benchLiteral is a string literal as JSON.stringify writes session text:
 // non-ASCII raw, quotes, line breaks and tabs as two-character escapes,
 // other control characters (terminal colours in tool output) as \u00XX.

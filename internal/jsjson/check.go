@@ -2,6 +2,8 @@ package jsjson
 
 import (
 	"encoding/binary"
+	"math"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -19,42 +21,124 @@ const maxDepth = 10000
 // valid so far; when ok is false, members already reported must be
 // discarded.
 func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
-	c := checker{b: b, utf8OK: true}
-	i := SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false, true
+	c := checker{b: b, utf8OK: true, fn: fn}
+	return c.object(SkipSpace(b, 0), 0, false)
+}
+
+// Member is one entry of a tape: a member of an object or an element of
+// an array, as offsets into the checked bytes b (Key and Value slice
+// them), so that recording it writes little.
+type Member struct {
+	// KeyAt and KeyEnd bound the member's key literal, quotes included
+	// (both 0 for an element); At and End bound its value.
+	KeyAt, KeyEnd, At, End int32
+	// Sub is the index of the value's first entry when the value is an
+	// object or array the tape holds, 0 when it is an empty one, -1
+	// otherwise.
+	Sub int32
+	// Next is the index of the next entry of the same object or array, -1
+	// after the last.
+	Next int32
+}
+
+// Key returns the entry's key literal in b, nil for an element.
+func (m *Member) Key(b []byte) []byte {
+	if m.KeyEnd == 0 {
+		return nil
 	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return SkipSpace(b, i+1) == len(b), true
+	return b[m.KeyAt:m.KeyEnd]
+}
+
+// Value returns the entry's raw value in b.
+func (m *Member) Value(b []byte) []byte { return b[m.At:m.End] }
+
+// TapeDepth is how deep a tape holds objects and arrays: the top-level
+// object, and the objects and arrays nested in it down to this many
+// levels below it (a record, its data, data.message, message.content and
+// content's blocks).
+const TapeDepth = 4
+
+// MaxTape bounds a tape: a record with more entries to hold (or bytes
+// past an int32 offset) is checked without one (held is false), so that a
+// huge line cannot make its tape many times its size.
+const MaxTape = 1 << 12
+
+// CheckObjectTape is CheckObject that, instead of calling back, records
+// on a tape, in the same walk, the members of b's top-level object and
+// the entries of the objects and arrays nested in it down to TapeDepth
+// levels, appended to tape[:0] and linked by Sub and Next; the top-level
+// members start at index 0 (when there are any). A reader then finds a
+// member or an element of these without walking their bytes again. held
+// is false when there were more than MaxTape entries (out is then empty);
+// the tape is only meaningful when ok and held.
+func CheckObjectTape(b []byte, tape []Member) (out []Member, held, ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true, tape: tape[:0], full: len(b) > math.MaxInt32}
+	ok, utf8OK = c.object(SkipSpace(b, 0), 0, true)
+	if c.full {
+		return c.tape[:0], false, ok, utf8OK
 	}
-	for {
-		keyEnd, v, end, ok := c.member(i, 1)
-		if !ok {
-			return false, c.utf8OK
-		}
-		if fn != nil {
-			fn(b[i:keyEnd], b[v:end])
-		}
-		next, closed, ok := c.separator(end, '}')
-		if !ok {
-			return false, c.utf8OK
-		}
-		if closed {
-			return SkipSpace(b, next) == len(b), c.utf8OK
-		}
-		i = next
-	}
+	return c.tape, true, ok, utf8OK
 }
 
 type checker struct {
 	b      []byte
 	utf8OK bool
+	// fn is called with each top-level member.
+	fn func(key, value []byte)
+	// tape, when recording, receives the entries held; full is set when
+	// it would pass MaxTape.
+	tape []Member
+	full bool
+}
+
+// hold appends a placeholder for an entry whose key literal is
+// b[keyAt:keyEnd] (0, 0: an element) to the tape, linked after *prev;
+// false once the tape is full.
+func (c *checker) hold(keyAt, keyEnd int, prev *int) (int, bool) {
+	if c.full || len(c.tape) >= MaxTape {
+		c.full = true
+		return 0, false
+	}
+	k := len(c.tape)
+	c.tape = append(c.tape, Member{KeyAt: int32(keyAt), KeyEnd: int32(keyEnd), Sub: -1, Next: -1})
+	if *prev >= 0 {
+		c.tape[*prev].Next = int32(k)
+	}
+	*prev = k
+	return k, true
+}
+
+// fill completes the held entry k with its value b[v:end]; with sub, a
+// container value (held just after it) links to its first entry.
+func (c *checker) fill(k, v, end int, sub bool) {
+	if c.full {
+		return
+	}
+	m := &c.tape[k]
+	m.At, m.End = int32(v), int32(end)
+	if sub && (c.b[v] == '{' || c.b[v] == '[') {
+		m.Sub = 0
+		if len(c.tape) > k+1 {
+			m.Sub = int32(k + 1)
+		}
+	}
+}
+
+// object checks that b holds one object at i (after whitespace) and
+// nothing after it but whitespace.
+func (c *checker) object(i, depth int, record bool) (ok, utf8OK bool) {
+	b := c.b
+	if i >= len(b) || b[i] != '{' {
+		return false, true
+	}
+	end, ok := c.members(i, depth+1, record)
+	return ok && SkipSpace(b, end) == len(b), c.utf8OK
 }
 
 // value validates the value starting at i (after whitespace) at nesting
-// depth depth and returns its end.
-func (c *checker) value(i, depth int) (int, bool) {
+// depth depth and returns its end; with record, an object or array value's
+// entries are recorded on the tape.
+func (c *checker) value(i, depth int, record bool) (int, bool) {
 	b := c.b
 	if i >= len(b) {
 		return 0, false
@@ -63,9 +147,12 @@ func (c *checker) value(i, depth int) (int, bool) {
 	case '"':
 		return c.str(i)
 	case '{':
-		return c.object(i, depth)
+		if depth+1 > maxDepth {
+			return 0, false
+		}
+		return c.members(i, depth+1, record)
 	case '[':
-		return c.array(i, depth)
+		return c.array(i, depth, record)
 	case 't':
 		return literal(b, i, "true")
 	case 'f':
@@ -78,21 +165,44 @@ func (c *checker) value(i, depth int) (int, bool) {
 	}
 }
 
-// object validates the object whose '{' is at i, nested at depth, and
-// returns its end.
-func (c *checker) object(i, depth int) (int, bool) {
-	if depth+1 > maxDepth {
-		return 0, false
-	}
+// members validates the object whose '{' is at i, whose member values
+// are at nesting depth depth, and returns its end. With record, its
+// members are recorded on the tape; the top-level object's (depth 1) are
+// also reported to fn.
+func (c *checker) members(i, depth int, record bool) (int, bool) {
 	b := c.b
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
+	sub := record && depth <= TapeDepth
+	prev := -1
 	for {
-		_, _, end, ok := c.member(i, depth+1)
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		keyEnd, ok := c.str(i)
 		if !ok {
 			return 0, false
+		}
+		j := SkipSpace(b, keyEnd)
+		if j >= len(b) || b[j] != ':' {
+			return 0, false
+		}
+		v := SkipSpace(b, j+1)
+		k, held := 0, false
+		if record {
+			k, held = c.hold(i, keyEnd, &prev)
+		}
+		end, ok := c.value(v, depth, sub)
+		if !ok {
+			return 0, false
+		}
+		if held {
+			c.fill(k, v, end, sub)
+		}
+		if depth == 1 && c.fn != nil {
+			c.fn(b[i:keyEnd], b[v:end])
 		}
 		next, closed, ok := c.separator(end, '}')
 		if !ok || closed {
@@ -103,8 +213,8 @@ func (c *checker) object(i, depth int) (int, bool) {
 }
 
 // array validates the array whose '[' is at i, nested at depth, and
-// returns its end.
-func (c *checker) array(i, depth int) (int, bool) {
+// returns its end. With record, its elements are recorded on the tape.
+func (c *checker) array(i, depth int, record bool) (int, bool) {
 	if depth+1 > maxDepth {
 		return 0, false
 	}
@@ -113,10 +223,19 @@ func (c *checker) array(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
+	sub := record && depth+1 <= TapeDepth
+	prev := -1
 	for {
-		end, ok := c.value(i, depth+1)
+		k, held := 0, false
+		if record {
+			k, held = c.hold(0, 0, &prev)
+		}
+		end, ok := c.value(i, depth+1, sub)
 		if !ok {
 			return 0, false
+		}
+		if held {
+			c.fill(k, i, end, sub)
 		}
 		next, closed, ok := c.separator(end, ']')
 		if !ok || closed {
@@ -124,26 +243,6 @@ func (c *checker) array(i, depth int) (int, bool) {
 		}
 		i = next
 	}
-}
-
-// member validates one object member, "key": value, whose key starts at i;
-// the value is nested at depth. It returns the end of the key literal and
-// the start and end of the value.
-func (c *checker) member(i, depth int) (keyEnd, v, end int, ok bool) {
-	b := c.b
-	if i >= len(b) || b[i] != '"' {
-		return 0, 0, 0, false
-	}
-	if keyEnd, ok = c.str(i); !ok {
-		return 0, 0, 0, false
-	}
-	j := SkipSpace(b, keyEnd)
-	if j >= len(b) || b[j] != ':' {
-		return 0, 0, 0, false
-	}
-	v = SkipSpace(b, j+1)
-	end, ok = c.value(v, depth)
-	return keyEnd, v, end, ok
 }
 
 // separator reads what follows a member or element ending at i: closing
@@ -238,12 +337,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special8 reports whether any of the 8 bytes x holds is '"', '\\', a
-// control character (< 0x20) or non-ASCII (>= 0x80).
-func special8(x uint64) bool {
+// special8 flags, in the top bit of each of the 8 bytes x holds, a '"',
+// '\\', control character (< 0x20) or non-ASCII byte (>= 0x80). Flags above
+// a flagged byte may be spurious (borrows), so the lowest flag is the
+// first such byte.
+func special8(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	s := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)|x)&msb != 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x - lsb*0x20) | x) & msb
 }
 
 // str validates the string literal at b[i] (a quote) and returns its end.
@@ -251,9 +352,13 @@ func (c *checker) str(i int) (int, bool) {
 	b := c.b
 	j := i + 1
 	for {
-		// Skip 8 plain ASCII bytes at a time: the bulk of a transcript
-		// is string content.
-		for len(b)-j >= 8 && !special8(binary.LittleEndian.Uint64(b[j:])) {
+		// Skip 8 plain ASCII bytes at a time (the bulk of a transcript
+		// is string content), then to the first special byte.
+		for len(b)-j >= 8 {
+			if m := special8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			j += 8
 		}
 		if j >= len(b) {
@@ -282,11 +387,27 @@ func (c *checker) str(i int) (int, bool) {
 		case ch < utf8.RuneSelf:
 			j++
 		default:
-			r, size := utf8.DecodeRune(b[j:])
-			if r == utf8.RuneError && size == 1 {
-				c.utf8OK = false
-			}
-			j += size
+			j += c.multiByte(j)
 		}
 	}
+}
+
+// multiByte returns the length of the UTF-8 sequence at b[j] (a non-ASCII
+// byte), 1 for an invalid one, which it records. The 2- and 3-byte forms
+// outside the surrogate block (accents, Cyrillic, Greek, CJK, typographic
+// punctuation) are checked here as utf8.DecodeRune checks them; the rest
+// goes to it.
+func (c *checker) multiByte(j int) int {
+	b := c.b
+	switch ch := b[j]; {
+	case ch >= 0xC2 && ch <= 0xDF && j+1 < len(b) && b[j+1]&0xC0 == 0x80:
+		return 2
+	case ch >= 0xE1 && ch <= 0xEF && ch != 0xED && j+2 < len(b) && b[j+1]&0xC0 == 0x80 && b[j+2]&0xC0 == 0x80:
+		return 3
+	}
+	r, size := utf8.DecodeRune(b[j:])
+	if r == utf8.RuneError && size == 1 {
+		c.utf8OK = false
+	}
+	return size
 }

@@ -2,7 +2,10 @@
 // exactly as dsh (Node) reads and writes it.
 //
 //   - Validation (check.go): CheckObject accepts exactly the objects
-//     encoding/json's Valid accepts, in one allocation-free pass.
+//     encoding/json's Valid accepts, in one allocation-free pass;
+//     CheckObjectTape also records, in that pass, the members and
+//     elements of the record's nested objects and arrays on a reused
+//     tape, so that a reader does not walk them again.
 //   - The raw reader (read.go): SkipSpace, Members, Elements,
 //     ObjectField and KeyIs walk raw bytes without decoding, for the hot
 //     paths (store logs, the projection); String, StrictString and

@@ -136,7 +136,7 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	c := NewCursor(nil, int64(len(data)), framing, o)
 	c.in.buf, c.in.end, c.in.eof = data, len(data), true
-	c.keepText = true
+	c.keepText, c.sc.keep = true, true
 	return c
 }
 

@@ -195,3 +195,38 @@ func TestCursorErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBytesCursorEventsOutliveTheNextRecord: the events of a cursor over
+// bytes in memory stay valid, each checked and read with its own record,
+// after later records are read (a caller folds them all at the end).
+func TestBytesCursorEventsOutliveTheNextRecord(t *testing.T) {
+	log := cursorHeader + "\n" + joinLines([]string{
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1},"extra":1}`,
+		`{"type":"step/start","seq":1,"time":2,"data":{"turn":1,"step":2}}`,
+	})
+	c := NewCursorBytes([]byte(log), Lines, Options{})
+	defer c.Close()
+	var evs []Event
+	for {
+		rec, err := c.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, rec.Events...)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("read %d events, want 2", len(evs))
+	}
+	if err := checkEnvelope(&evs[0]); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`"extra"`)) {
+		t.Errorf("first event's envelope check = %v, want its unexpected key \"extra\"", err)
+	}
+	if got := string(evs[0].data().get("turn")); got != "1" {
+		t.Errorf("first event's data.turn = %q, want 1", got)
+	}
+	if err := checkEnvelope(&evs[1]); err != nil {
+		t.Errorf("second event's envelope check = %v", err)
+	}
+}

@@ -75,6 +75,8 @@ type Fold struct {
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
+	// seqs is reused for each event's sourceEventSeqs.
+	seqs []int64
 }
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
@@ -230,7 +232,10 @@ func (f *Fold) surface(e *Event) error {
 		}
 		return nil
 	}
-	seqs, err := citedSeqs(e)
+	seqs, err := citedSeqs(e, f.seqs[:0])
+	if cap(seqs) > cap(f.seqs) {
+		f.seqs = seqs[:0]
+	}
 	if err != nil {
 		return err
 	}
@@ -245,12 +250,13 @@ func (f *Fold) surface(e *Event) error {
 	return f.replace(e, seqs)
 }
 
-// citedSeqs parses and checks the sourceEventSeqs of surface event e.
-func citedSeqs(e *Event) ([]int64, error) {
+// citedSeqs parses and checks the sourceEventSeqs of surface event e,
+// appending them to buf.
+func citedSeqs(e *Event, buf []int64) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
 	}
-	seqs, ok := parseSeqList(e.SourceEventSeqs)
+	seqs, ok := parseSeqList(e, buf)
 	if !ok {
 		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 	}
@@ -298,7 +304,7 @@ func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 	if len(shadowed) != 1 || !isResult {
 		return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
 	}
-	if k := digestResult(e.Data); !old.OK || !k.OK || old.Sum != k.Sum {
+	if k := digestResult(e.data()); !old.OK || !k.OK || old.Sum != k.Sum {
 		return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
 	}
 	return nil
@@ -334,7 +340,7 @@ func (f *Fold) node(e *Event, si int, shadowed []int64) {
 		if f.Results == nil {
 			f.Results = map[int64]resultKey{}
 		}
-		f.Results[e.Seq] = digestResult(e.Data)
+		f.Results[e.Seq] = digestResult(e.data())
 	}
 	if f.OnNode != nil {
 		f.OnNode(e, si, shadowed)
@@ -350,8 +356,13 @@ type resultKey struct {
 // digestResult digests a tool/result's data with message.content[0].content
 // blanked: digests are equal exactly when the data are equal as parsed JSON
 // (canonJSON).
-func digestResult(data json.RawMessage) resultKey {
-	b, ok := canonJSON(nil, data, blankResultContent)
+func digestResult(data obj) resultKey {
+	b, ok := []byte(nil), false
+	if data.onTape {
+		b, ok = canonObject(nil, data, blankResultContent)
+	} else {
+		b, ok = canonJSON(nil, data.raw, blankResultContent)
+	}
 	if !ok {
 		return resultKey{}
 	}
@@ -404,22 +415,22 @@ func cloneRaw(v json.RawMessage) json.RawMessage {
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(field(e.Data, "turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(e.data().get("turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(Compact(field(e.Data, "step")))
+		c.OpenStep = cloneRaw(Compact(e.data().get("step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
 		c.feedAssistant(e)
 	case "tool/call":
-		id, _ := str(field(e.Data, "callId"))
+		id, _ := strView(e.data().get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i].CallSeq, c.Calls[i].Logged = e.Seq, true
 		}
 	case "tool/result":
-		id, _ := str(field(field(field(e.Data, "message"), "source"), "callId"))
+		id, _ := strView(e.data().sub("message").sub("source").get("callId"))
 		if i := c.byID(id); i >= 0 {
 			c.Calls = slices.Delete(c.Calls, i, i+1)
 		}
@@ -429,18 +440,11 @@ func (c *closerState) feed(e *Event) {
 // feedAssistant records an assistant message's tool calls as pending; as
 // with a JS Map.set, a repeated id keeps its place.
 func (c *closerState) feedAssistant(e *Event) {
-	var step, msg []byte
-	fields(e.Data, func(k string, v []byte) {
-		switch k {
-		case "step":
-			step = v
-		case "message":
-			msg = v
-		}
-	})
-	elements(field(msg, "content"), func(b []byte) {
-		v, _, _ := members(b, "type", "id")
-		if t, _ := str(v[0]); t != "tool-call" {
+	d := e.data()
+	step := d.get("step")
+	d.sub("message").elems("content", func(_ []byte, block obj) {
+		v, _, _ := block.pick("type", "id")
+		if t, _ := strView(v[0]); t != "tool-call" {
 			return
 		}
 		id, _ := str(v[1])

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -30,15 +31,167 @@ func fields(b []byte, fn func(key string, v []byte)) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
-	return jsjson.Members(b, func(key, v []byte) {
-		k := key[1 : len(key)-1]
-		if bytes.IndexByte(k, '\\') >= 0 {
-			s, _ := jsjson.String(key)
-			fn(s, v)
-			return
+	return jsjson.Members(b, func(key, v []byte) { fn(keyString(key), v) }) == nil
+}
+
+// obj is a JSON object read as field and fields read it: from the
+// members a jsjson tape recorded while validating its record (no walk),
+// or, for an object off the tape (built here, or nested too deep), from
+// its raw bytes.
+type obj struct {
+	raw []byte
+	t   *tape
+	// first is the index of its first member on the tape (-1: none);
+	// onTape says whether the tape holds it.
+	first  int32
+	onTape bool
+}
+
+// tape is a record's line and the entries its validation recorded.
+type tape struct {
+	line    []byte
+	entries []jsjson.Member
+}
+
+func (t *tape) key(k int32) []byte   { return t.entries[k].Key(t.line) }
+func (t *tape) value(k int32) []byte { return t.entries[k].Value(t.line) }
+
+// rawObj is the object b, off the tape.
+func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
+
+// obj is the object value of entry k, on the tape when it holds it.
+func (t *tape) obj(k int32) obj {
+	v, sub := t.value(k), t.entries[k].Sub
+	switch {
+	case sub < 0 || v[0] != '{':
+		return rawObj(v)
+	case sub == 0:
+		return obj{raw: v, t: t, first: -1, onTape: true}
+	}
+	return obj{raw: v, t: t, first: sub, onTape: true}
+}
+
+// elems is elements(t.value(k), fn), from the tape when it holds that
+// array; fn also gets each element as an object.
+func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
+	v, sub := t.value(k), t.entries[k].Sub
+	if sub < 0 || v[0] != '[' {
+		return elements(v, func(v []byte) { fn(v, rawObj(v)) })
+	}
+	for e := sub; sub > 0 && e >= 0; e = t.entries[e].Next {
+		fn(t.value(e), t.obj(e))
+	}
+	return true
+}
+
+// each is fields(o.raw, fn).
+func (o obj) each(fn func(key string, v []byte)) bool {
+	return o.eachSub(func(k string, v []byte, _ obj) { fn(k, v) })
+}
+
+// eachSub is each that also passes each value as an object, from the
+// tape when it holds that object.
+func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
+	if !o.onTape {
+		return fields(o.raw, func(k string, v []byte) { fn(k, v, rawObj(v)) })
+	}
+	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+		fn(keyString(o.t.key(k)), o.t.value(k), o.t.obj(k))
+	}
+	return true
+}
+
+// keyString decodes a key literal, viewing it when it has no escape.
+func keyString(key []byte) string {
+	k := key[1 : len(key)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		s, _ := jsjson.String(key)
+		return s
+	}
+	return unsafeString(k)
+}
+
+// member returns the tape index of the last member named name (as JS
+// property access reads it), -1 when none; only for an object on the tape.
+func (o obj) member(name string) int32 {
+	found := int32(-1)
+	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+		if jsjson.KeyIs(o.t.key(k), name) {
+			found = k
 		}
-		fn(unsafeString(k), v)
-	}) == nil
+	}
+	return found
+}
+
+// get is field(o.raw, name).
+func (o obj) get(name string) []byte {
+	if !o.onTape {
+		return field(o.raw, name)
+	}
+	if k := o.member(name); k >= 0 {
+		return o.t.value(k)
+	}
+	return nil
+}
+
+// sub is rawObj(o.get(name)), from the tape when it holds that object.
+func (o obj) sub(name string) obj {
+	if !o.onTape {
+		return rawObj(field(o.raw, name))
+	}
+	if k := o.member(name); k >= 0 {
+		return o.t.obj(k)
+	}
+	return rawObj(nil)
+}
+
+// elems is elements(o.get(name), fn), from the tape when it holds that
+// array; fn also gets each element as an object.
+func (o obj) elems(name string, fn func(v []byte, sub obj)) bool {
+	if o.onTape {
+		if k := o.member(name); k >= 0 {
+			return o.t.elems(k, fn)
+		}
+		return false
+	}
+	return elements(field(o.raw, name), func(v []byte) { fn(v, rawObj(v)) })
+}
+
+// valid reports whether o is an object.
+func (o obj) valid() bool {
+	return o.onTape || fields(o.raw, func(string, []byte) {})
+}
+
+// hasExactKeys reports whether o is an object with exactly the given
+// keys (at most 8).
+func (o obj) hasExactKeys(keys ...string) bool {
+	v, other, ok := o.pick(keys...)
+	if !ok || other {
+		return false
+	}
+	for i := range keys {
+		if v[i] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pick returns the raw values of o's members named by names (at most 8;
+// nil when absent; the last duplicate wins, an array so nothing is
+// allocated); other reports a member of another name, ok false that o is
+// not an object.
+func (o obj) pick(names ...string) (vals [8][]byte, other, ok bool) {
+	ok = o.each(func(k string, v []byte) {
+		for i, n := range names {
+			if k == n {
+				vals[i] = v
+				return
+			}
+		}
+		other = true
+	})
+	return vals, other, ok
 }
 
 // elements calls fn with each element of array b; false when not an array.
@@ -71,7 +224,7 @@ func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
 	}) || others || opv == nil || sv == nil || ev == nil {
 		return 0, 0, false
 	}
-	if name, _ := str(opv); name != "replace" {
+	if name, _ := strView(opv); name != "replace" {
 		return 0, 0, false
 	}
 	start, okS := nonNegSafeInt(sv)
@@ -101,20 +254,24 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	}
 	switch c := v[0]; {
 	case c == '{':
-		return canonObject(dst, v, mode)
+		return canonObject(dst, rawObj(v), mode)
 	case c == '[':
 		return canonArray(dst, v, mode)
 	case c == '"':
-		s, ok := jsjson.String(v)
-		if !ok {
+		s, ok := "", true
+		if len(v) >= 2 && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
+			s = unsafeString(v[1 : len(v)-1]) // what jsjson.String returns, not copied
+		} else if s, ok = jsjson.String(v); !ok {
 			return dst, false
 		}
 		return strconv.AppendQuote(append(dst, 's'), s), true
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
+	f, err := 0.0, error(nil)
+	if n, ok := shortInt(v); ok {
+		f = float64(n)
+	} else if f, err = strconv.ParseFloat(string(v), 64); err != nil {
 		return dst, false
 	}
 	if f == 0 {
@@ -123,17 +280,20 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
 }
 
-// member is one member of an object being canonicalised.
+// member is one member of an object being canonicalised; sub is its
+// value as an object.
 type member struct {
 	key string
 	val []byte
+	sub obj
 }
 
 // canonObject is canonJSON for an object.
-func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
-	var ms []member
-	if !fields(v, func(k string, val []byte) {
-		ms = append(ms, member{strings.Clone(k), val})
+func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
+	var buf [8]member
+	ms := buf[:0]
+	if !o.eachSub(func(k string, val []byte, sub obj) {
+		ms = append(ms, member{k, val, sub})
 	}) {
 		return dst, false
 	}
@@ -153,7 +313,12 @@ func canonObject(dst, v []byte, mode canonMode) ([]byte, bool) {
 		dst = strconv.AppendQuote(dst, m.key)
 		dst = append(dst, ':')
 		var ok bool
-		if dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key)); !ok {
+		if jsonKind(m.val) == '{' {
+			dst, ok = canonObject(dst, m.sub, memberMode(mode, m.key))
+		} else {
+			dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key))
+		}
+		if !ok {
 			return dst, false
 		}
 		dst = append(dst, ',')
@@ -168,7 +333,7 @@ func blankContent(ms []member) []member {
 		ms[i].val = []byte("null")
 		return ms
 	}
-	return slices.Insert(ms, i, member{"content", []byte("null")})
+	return slices.Insert(ms, i, member{key: "content", val: []byte("null")})
 }
 
 // memberMode is the mode of member key of an object canonicalised in mode.
@@ -310,26 +475,36 @@ func str(v json.RawMessage) (string, bool) {
 	return jsjson.StrictString(bytes.TrimSpace(v))
 }
 
+// strView is str for a caller that only looks at the string: a literal
+// without escapes, control characters or invalid UTF-8 (nearly all) is
+// viewed in place, not copied, so the string must not outlive v.
+func strView(v json.RawMessage) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
+		return unsafeString(v[1 : len(v)-1]), true
+	}
+	return str(v)
+}
+
+// plainBody reports whether a literal's body decodes to itself: no
+// escape, quote or control character, valid UTF-8.
+func plainBody(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// nonEmptyStr is strView for a non-empty string.
 func nonEmptyStr(v json.RawMessage) (string, bool) {
-	s, ok := str(v)
+	s, ok := strView(v)
 	return s, ok && s != ""
 }
 
 func isObject(v json.RawMessage) bool { return jsonKind(v) == '{' }
 func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
-
-// hasExactKeys reports whether o has exactly the given keys.
-func hasExactKeys(o object, keys ...string) bool {
-	if len(o) != len(keys) {
-		return false
-	}
-	for _, k := range keys {
-		if _, ok := o[k]; !ok {
-			return false
-		}
-	}
-	return true
-}
 
 // orderedKeys returns the keys of a raw JSON object in document order,
 // each once, so that rewritten objects keep JS key order.

@@ -26,11 +26,17 @@ func TestStrDecodesLikeJSONParse(t *testing.T) {
 		{"\"a\tb\"", "", false},
 		{`5`, "", false},
 		{` "sp" `, "sp", true},
+		{"\"bad \xff utf-8\"", "bad \ufffd utf-8", true},
+		{`"a"b"`, "", false},
+		{`"`, "", false},
+		{`""`, "", true},
 	}
 	for _, tt := range tests {
-		got, ok := str([]byte(tt.raw))
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("str(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
+		for name, read := range map[string]func(json.RawMessage) (string, bool){"str": str, "strView": strView} {
+			got, ok := read([]byte(tt.raw))
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("%s(%s) = %q, %v; want %q, %v", name, tt.raw, got, ok, tt.want, tt.ok)
+			}
 		}
 	}
 }

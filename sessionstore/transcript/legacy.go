@@ -17,11 +17,11 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	case "request/header-delta", "mode/set":
 		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
-		if r, _ := str(field(e.Data, "reason")); r == "fallback" {
+		if r, _ := strView(e.data().get("reason")); r == "fallback" {
 			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
-		if field(e.Data, "trigger") == nil {
+		if e.data().get("trigger") == nil {
 			return nil // the current shape: nothing to upgrade
 		}
 		if err := upgradeTurnStart(e); err != nil {
@@ -60,7 +60,7 @@ func needsUpgradeCheck(e *Event) bool {
 	if !IsSurfaceType(e.Type) {
 		return false
 	}
-	m, ok := legacyKeys(e.Data)
+	m, ok := legacyKeys(e.data())
 	if !ok {
 		return false // not an object: upgradeMessage leaves it alone
 	}
@@ -76,8 +76,8 @@ func needsUpgradeCheck(e *Event) bool {
 }
 
 // legacyKeys returns which of the upgrade's keys the data object has.
-func legacyKeys(data []byte) (m uint16, ok bool) {
-	ok = fields(data, func(k string, _ []byte) {
+func legacyKeys(data obj) (m uint16, ok bool) {
+	ok = data.each(func(k string, _ []byte) {
 		switch k {
 		case "content":
 			m |= lkContent
@@ -107,60 +107,57 @@ func legacyID(sessionID string, seq int64) string {
 // upgradeTurnStart upgrades a legacy turn/start, whose data UpgradeEvent
 // found to be an object with a trigger.
 func upgradeTurnStart(e *Event) error {
-	d, _ := e.obj()
-	turn, ok := safeInt(d["turn"])
-	if !ok || turn < 1 || !hasExactKeys(d, "turn", "trigger") {
+	d := e.data()
+	turn, ok := safeInt(d.get("turn"))
+	if !ok || turn < 1 || !d.hasExactKeys("turn", "trigger") {
 		return Corruptf("event %d: malformed legacy turn/start", e.Seq)
 	}
-	t, ok := objectOf(d["trigger"])
-	if k, _ := nonEmptyStr(t["kind"]); !ok || k == "" {
+	t := d.sub("trigger")
+	if k, _ := nonEmptyStr(t.get("kind")); !t.valid() || k == "" {
 		return Corruptf("event %d: malformed legacy turn/start trigger", e.Seq)
 	}
-	e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Bytes())
+	e.Data = jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Bytes()
 	return nil
 }
 
 func upgradeTurnEnd(e *Event) error {
-	bad := Corruptf("event %d: malformed turn/end", e.Seq)
-	d, ok := e.obj()
-	if !ok {
-		return bad
+	bad := func() error { return Corruptf("event %d: malformed turn/end", e.Seq) }
+	d := e.data()
+	turn, ok := safeInt(d.get("turn"))
+	if !ok || turn < 1 || !d.hasExactKeys("turn", "reason") {
+		return bad()
 	}
-	turn, ok := safeInt(d["turn"])
-	if !ok || turn < 1 || !hasExactKeys(d, "turn", "reason") {
-		return bad
+	r := d.sub("reason")
+	if !r.valid() {
+		return bad()
 	}
-	r, ok := objectOf(d["reason"])
+	kind, ok := strView(r.get("kind"))
 	if !ok {
-		return bad
-	}
-	kind, ok := str(r["kind"])
-	if !ok {
-		return bad
+		return bad()
 	}
 	reason, ok := upgradedReason(kind, r)
 	if !ok {
-		return bad
+		return bad()
 	}
 	if reason != nil {
-		e.setData(jsjson.NewObject(nil).Raw("turn", Compact(d["turn"])).Raw("reason", reason).Bytes())
+		e.Data = jsjson.NewObject(nil).Raw("turn", Compact(d.get("turn"))).Raw("reason", reason).Bytes()
 	}
 	return nil
 }
 
 // upgradedReason returns the current form of a turn/end reason, nil when
 // current already; ok is false for a malformed one.
-func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
+func upgradedReason(kind string, r obj) (reason json.RawMessage, ok bool) {
 	switch kind {
 	case "completed", "blocked", "max-tokens", "interrupted":
-		return nil, hasExactKeys(r, "kind")
+		return nil, r.hasExactKeys("kind")
 	case "aborted":
-		if _, has := r["reason"]; has {
+		if r.get("reason") != nil {
 			return nil, true
 		}
-		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), hasExactKeys(r, "kind")
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"legacy"}}`), r.hasExactKeys("kind")
 	case "disposed":
-		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), hasExactKeys(r, "kind")
+		return json.RawMessage(`{"kind":"aborted","reason":{"kind":"disposed"}}`), r.hasExactKeys("kind")
 	case "error":
 		return upgradedErrorReason(r)
 	}
@@ -168,27 +165,27 @@ func upgradedReason(kind string, r object) (reason json.RawMessage, ok bool) {
 }
 
 // upgradedErrorReason is upgradedReason for an error reason.
-func upgradedErrorReason(r object) (json.RawMessage, bool) {
-	if _, has := r["error"]; has {
+func upgradedErrorReason(r obj) (json.RawMessage, bool) {
+	if r.get("error") != nil {
 		return nil, true
 	}
-	if _, ok := nonNegSafeInt(r["step"]); !ok {
+	if _, ok := nonNegSafeInt(r.get("step")); !ok {
 		return nil, false
 	}
 	var failure json.RawMessage
 	switch {
-	case hasExactKeys(r, "kind", "step", "failure"):
-		f, ok := objectOf(r["failure"])
-		if !ok || !validFailure(f) {
+	case r.hasExactKeys("kind", "step", "failure"):
+		f := r.sub("failure")
+		if !f.valid() || !validFailure(f) {
 			return nil, false
 		}
-		failure = Compact(r["failure"])
-	case hasExactKeys(r, "kind", "step", "message") || hasExactKeys(r, "kind", "step", "message", "code"):
+		failure = Compact(f.raw)
+	case r.hasExactKeys("kind", "step", "message") || r.hasExactKeys("kind", "step", "message", "code"):
 		code := json.RawMessage(`"UNKNOWN"`)
-		if c, has := r["code"]; has {
+		if c := r.get("code"); c != nil {
 			code = Compact(c)
 		}
-		failure = jsjson.NewObject(nil).Raw("message", Compact(r["message"])).Raw("code", code).Bytes()
+		failure = jsjson.NewObject(nil).Raw("message", Compact(r.get("message"))).Raw("code", code).Bytes()
 	default:
 		return nil, false
 	}
@@ -197,39 +194,27 @@ func upgradedErrorReason(r object) (json.RawMessage, bool) {
 
 // validFailure checks {message, code, status?, providerRetryAfterMs?,
 // requestId?} key-wise.
-func validFailure(f object) bool {
-	if _, ok := f["message"]; !ok {
-		return false
-	}
-	if _, ok := f["code"]; !ok {
-		return false
-	}
-	for k := range f {
-		switch k {
-		case "message", "code", "status", "providerRetryAfterMs", "requestId":
-		default:
-			return false
-		}
-	}
-	return true
+func validFailure(f obj) bool {
+	v, other, _ := f.pick("message", "code", "status", "providerRetryAfterMs", "requestId")
+	return v[0] != nil && v[1] != nil && !other
 }
 
 func upgradeSteering(sessionID string, e *Event) error {
-	d, ok := e.obj()
-	if !ok {
+	d := e.data()
+	if !d.valid() {
 		return Corruptf("event %d: malformed legacy steering/message", e.Seq)
 	}
-	if hasExactKeys(d, "turn", "message") {
-		if _, ok := safeInt(d["turn"]); ok && isObject(d["message"]) {
+	if d.hasExactKeys("turn", "message") {
+		if _, ok := safeInt(d.get("turn")); ok && isObject(d.get("message")) {
 			e.Type = "user/message"
-			e.setData(Compact(d["message"]))
+			e.Data = Compact(d.get("message"))
 			return nil
 		}
 	}
-	if hasExactKeys(d, "turn", "content", "source") {
+	if d.hasExactKeys("turn", "content", "source") {
 		e.Type = "user/message"
-		e.setData(jsjson.NewObject(nil).Raw("content", Compact(d["content"])).Raw("source", Compact(d["source"])).
-			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes())
+		e.Data = jsjson.NewObject(nil).Raw("content", Compact(d.get("content"))).Raw("source", Compact(d.get("source"))).
+			String("id", legacyID(sessionID, e.Seq)).String("role", "user").Bytes()
 		return nil
 	}
 	return Corruptf("event %d: malformed legacy steering/message", e.Seq)
@@ -237,42 +222,43 @@ func upgradeSteering(sessionID string, e *Event) error {
 
 // upgradeMessage upgrades pre-identity message data (§2.9 step 4).
 func upgradeMessage(sessionID string, e *Event, earlierID func(seq int64) string) {
-	d, ok := e.obj()
-	if !ok {
+	d := e.data()
+	if !d.valid() {
 		return
 	}
 	id := legacyID(sessionID, e.Seq)
 	w := jsjson.NewObject(nil)
 	switch e.Type {
 	case "user/message":
-		copyExcept(w, e.Data, d)
+		copyExcept(w, d)
 		w.String("id", id).String("role", "user")
 	case "assistant/message":
 		msg := jsjson.NewObject(nil).String("id", id).String("role", "assistant").
-			Raw("content", Compact(d["content"])).Raw("source", modelSource(d["provenance"])).Bytes()
-		copyExcept(w, e.Data, d, "content", "provenance")
+			Raw("content", Compact(d.get("content"))).Raw("source", modelSource(d.get("provenance"))).Bytes()
+		copyExcept(w, d, "content", "provenance")
 		w.Raw("message", msg)
 	default: // tool/result
 		if start, ok := replaceStart(e.SurfaceOp); ok {
 			id = earlierID(start)
 		}
-		callID := Compact(d["callId"])
+		callID := Compact(d.get("callId"))
 		block := jsjson.NewObject(nil).String("type", "tool-result").Raw("toolCallId", callID).
-			Raw("content", Compact(d["content"])).Raw("isError", Compact(d["isError"])).Bytes()
+			Raw("content", Compact(d.get("content"))).Raw("isError", Compact(d.get("isError"))).Bytes()
 		msg := jsjson.NewObject(nil).String("id", id).String("role", "user").
 			Raw("content", wrapArray(block)).
 			Raw("source", jsjson.NewObject(nil).String("kind", "tool").Raw("callId", callID).Bytes()).Bytes()
-		copyExcept(w, e.Data, d, "callId", "content", "isError")
+		copyExcept(w, d, "callId", "content", "isError")
 		w.Raw("message", msg)
 	}
-	e.setData(w.Bytes())
+	e.Data = w.Bytes()
 }
 
-// copyExcept writes the members of data (decoded as d) but skip.
-func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
-	for _, k := range orderedKeys(data) {
+// copyExcept writes the members of d but skip, each key once where it
+// first appears, with its last value (as JSON.parse keeps it).
+func copyExcept(w *jsjson.Object, d obj, skip ...string) {
+	for _, k := range orderedKeys(d.raw) {
 		if !slices.Contains(skip, k) {
-			w.Raw(k, Compact(d[k]))
+			w.Raw(k, Compact(d.get(k)))
 		}
 	}
 }
@@ -280,18 +266,18 @@ func copyExcept(w *jsjson.Object, data []byte, d object, skip ...string) {
 // modelSource is a legacy provenance as a source of kind "model".
 func modelSource(provenance json.RawMessage) json.RawMessage {
 	src := jsjson.NewObject(nil)
-	p, ok := objectOf(provenance)
-	if !ok {
+	p := rawObj(provenance)
+	if !p.valid() {
 		return src.String("kind", "model").Bytes()
 	}
 	for _, k := range orderedKeys(provenance) {
 		if k == "kind" {
 			src.String("kind", "model")
 		} else {
-			src.Raw(k, Compact(p[k]))
+			src.Raw(k, Compact(p.get(k)))
 		}
 	}
-	if _, ok := p["kind"]; !ok {
+	if p.get("kind") == nil {
 		src.String("kind", "model")
 	}
 	return src.Bytes()
@@ -299,32 +285,21 @@ func modelSource(provenance json.RawMessage) json.RawMessage {
 
 // replaceStart returns a replace surface op's start.
 func replaceStart(op json.RawMessage) (int64, bool) {
-	o, ok := objectOf(op)
-	if !ok {
+	o := rawObj(op)
+	if s, _ := strView(o.get("op")); s != "replace" {
 		return 0, false
 	}
-	if s, _ := str(o["op"]); s != "replace" {
-		return 0, false
-	}
-	return nonNegSafeInt(o["start"])
+	return nonNegSafeInt(o.get("start"))
 }
 
 // messageID returns the id of a message event ("" when it has none).
 func messageID(e *Event) string {
-	d, ok := e.obj()
-	if !ok {
-		return ""
-	}
-	switch e.Type {
+	switch d := e.data(); e.Type {
 	case "user/message":
-		id, _ := str(d["id"])
+		id, _ := str(d.get("id"))
 		return id
 	case "assistant/message", "tool/result":
-		m, ok := objectOf(d["message"])
-		if !ok {
-			return ""
-		}
-		id, _ := str(m["id"])
+		id, _ := str(d.sub("message").get("id"))
 		return id
 	}
 	return ""

@@ -3,6 +3,8 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -23,24 +25,20 @@ type Event struct {
 	opFirst bool
 	// env is the stored envelope, nil for events made here.
 	env *envelope
-	// dataObj caches Data parsed as an object.
-	dataObj          object
-	dataOK, dataDone bool
 }
 
-// obj returns Data parsed as a JSON object (cached).
-func (e *Event) obj() (object, bool) {
-	if !e.dataDone {
-		e.dataObj, e.dataOK = objectOf(e.Data)
-		e.dataDone = true
+// data is Data as an object: from the record's tape while Data is the
+// stored record's data, else from Data's bytes.
+func (e *Event) data() obj {
+	if e.env != nil && e.env.dataAt >= 0 && sameBytes(e.Data, e.env.data) {
+		return e.env.dataObj()
 	}
-	return e.dataObj, e.dataOK
+	return rawObj(e.Data)
 }
 
-// setData replaces Data and drops the cached parse.
-func (e *Event) setData(d json.RawMessage) {
-	e.Data = d
-	e.dataObj, e.dataOK, e.dataDone = nil, false, false
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // MarshalJSON writes the event object as dsh stores and returns it.
@@ -72,11 +70,8 @@ const (
 	rowToolCall  = "tool-call-chunks"
 )
 
-// envelopeKeys are the record keys the envelope keeps, in the order of
-// their bits and of its fields.
-var envelopeKeys = [...]string{"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable", "seq0", "time0"}
-
-// Top-level keys of a storage record, as bits of envelope.keys.
+// Top-level keys of a storage record the envelope keeps, as bits of
+// envelope.keys.
 const (
 	keyType uint16 = 1 << iota
 	keySeq
@@ -91,50 +86,93 @@ const (
 
 // envelope is a storage record's top level: the raw value of each known
 // key (the last duplicate wins, as in JS), which are present, and the
-// first other key.
+// first other key. Its tape holds the entries of the record's objects and
+// arrays, recorded while validating it: dataObj reads data from it.
 type envelope struct {
 	typ, seq, time, data, surfaceOp, sourceEventSeqs, ignorable, seq0, time0 []byte
 	keys                                                                     uint16
 	extra                                                                    string
 	hasExtra                                                                 bool
+	tape                                                                     tape
+	// dataAt and seqsAt are the tape indexes of the data and
+	// sourceEventSeqs members (-1: none, or no tape).
+	dataAt, seqsAt int32
 }
 
-func (env *envelope) member(key, v []byte) {
-	k := key[1 : len(key)-1]
-	if bytes.IndexByte(k, '\\') >= 0 {
-		s, _ := jsjson.String(key)
-		k = []byte(s)
+// scan validates line as a JSON object and reads its envelope into env,
+// aliasing line (or, for invalid UTF-8, its copy repaired as a WHATWG
+// TextDecoder does) and reusing env's tape.
+func (env *envelope) scan(line []byte) bool {
+	entries, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape.entries)
+	if ok && !utf8OK {
+		line = jsjson.RepairUTF8(line)
+		entries, held, ok, _ = jsjson.CheckObjectTape(line, entries)
 	}
-	slots := [...]*[]byte{&env.typ, &env.seq, &env.time, &env.data, &env.surfaceOp, &env.sourceEventSeqs, &env.ignorable, &env.seq0, &env.time0}
-	for i, name := range envelopeKeys {
-		if string(k) == name {
-			*slots[i], env.keys = v, env.keys|1<<i
-			return
+	held = held && !readBytes
+	*env = envelope{tape: tape{line: line, entries: entries}, dataAt: -1, seqsAt: -1}
+	switch t := &env.tape; {
+	case !ok:
+		return false
+	case !held: // too many entries for a tape: the top level is walked
+		jsjson.Members(line, func(key, v []byte) { env.member(key, v, -1) })
+	case len(entries) > 0:
+		for k := int32(0); k >= 0; k = entries[k].Next {
+			env.member(t.key(k), t.value(k), k)
 		}
 	}
-	if !env.hasExtra {
-		env.extra, env.hasExtra = string(k), true
-	}
+	return true
 }
 
-// scanEnvelope validates one line as a JSON object and returns its
-// envelope, aliasing line (or, for invalid UTF-8, its copy repaired as a
-// WHATWG TextDecoder does).
-func scanEnvelope(line []byte) (*envelope, bool) {
-	env := &envelope{}
-	ok, utf8OK := jsjson.CheckObject(line, env.member)
-	if ok && !utf8OK {
-		env = &envelope{}
-		ok, _ = jsjson.CheckObject(jsjson.RepairUTF8(line), env.member)
+// member reads the top-level member key: v, at tape index at.
+func (env *envelope) member(key, v []byte, at int32) {
+	name := keyString(key)
+	var slot *[]byte
+	var bit uint16
+	switch name {
+	case "type":
+		slot, bit = &env.typ, keyType
+	case "seq":
+		slot, bit = &env.seq, keySeq
+	case "time":
+		slot, bit = &env.time, keyTime
+	case "data":
+		slot, bit, env.dataAt = &env.data, keyData, at
+	case "surfaceOp":
+		slot, bit = &env.surfaceOp, keySurfaceOp
+	case "sourceEventSeqs":
+		slot, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
+	case "ignorable":
+		slot, bit = &env.ignorable, keyIgnorable
+	case "seq0":
+		slot, bit = &env.seq0, keySeq0
+	case "time0":
+		slot, bit = &env.time0, keyTime0
+	default:
+		if !env.hasExtra {
+			env.extra, env.hasExtra = strings.Clone(name), true
+		}
+		return
 	}
-	return env, ok
+	*slot, env.keys = v, env.keys|bit
+}
+
+// readBytes makes every read walk the record's bytes, as a record too big
+// for a tape is read: the tests compare the tape view against it.
+var readBytes bool
+
+// dataObj is the record's data object (on the tape).
+func (env *envelope) dataObj() obj {
+	if env.dataAt < 0 {
+		return rawObj(env.data)
+	}
+	return env.tape.obj(env.dataAt)
 }
 
 // decodeEvents decodes one storage record: an event, or a packed chunk
 // row's assistant/chunk events, aliasing line. Only what the scanner
 // needs is checked (the fold validates); an error means a bad record.
 func decodeEvents(line []byte) ([]Event, error) {
-	evs, _, err := decodeRecord(line, true)
+	evs, _, err := decodeRecord(nil, line, true, &envelope{})
 	return evs, err
 }
 
@@ -144,34 +182,57 @@ type RowSummary struct {
 	N, Seq0, Last int64
 }
 
-// decodeRecord is decodeEvents; with expand false a well-formed packed row
-// is returned as a summary instead.
-func decodeRecord(line []byte, expand bool) ([]Event, RowSummary, error) {
-	env, ok := scanEnvelope(line)
-	if !ok {
-		return nil, RowSummary{}, Corruptf("record is not a JSON object")
+// decodeRecord is decodeEvents appending to dst, reading the record into
+// env (which its events then point to); with expand false a well-formed
+// packed row is returned as a summary instead. On error dst is returned
+// as it came.
+func decodeRecord(dst []Event, line []byte, expand bool, env *envelope) ([]Event, RowSummary, error) {
+	if !env.scan(line) {
+		return dst, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is refused later, like any unknown type.
-	typ, _ := str(env.typ)
+	typ := eventType(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
-		r, err := parseRow(typ, env)
-		if err != nil {
-			return nil, RowSummary{}, err
+		r := packedRow{typ: typ, keep: expand}
+		if err := r.parse(env); err != nil {
+			return dst, RowSummary{}, err
 		}
 		if !expand {
-			return nil, RowSummary{N: int64(len(r.payload)), Seq0: r.seq0, Last: r.last}, nil
+			return dst, RowSummary{N: int64(r.n), Seq0: r.seq0, Last: r.last}, nil
 		}
-		return r.expand(), RowSummary{}, nil
+		return r.expand(dst), RowSummary{}, nil
 	}
 	ev := Event{Type: typ, env: env, Data: env.data, SourceEventSeqs: env.sourceEventSeqs, SurfaceOp: env.surfaceOp}
+	var ok bool
 	if ev.Seq, ok = safeInt(env.seq); !ok {
-		return nil, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
+		return dst, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
 	ev.Time, _ = safeInt(env.time)
 	ev.Ignorable = string(env.ignorable) == "true"
-	return []Event{ev}, RowSummary{}, nil
+	return append(dst, ev), RowSummary{}, nil
 }
+
+// eventType is str(v) for a record's type, without copying the name of a
+// type dsh writes (it is interned).
+func eventType(v []byte) string {
+	if len(v) > 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		if t, ok := typeNames[string(v[1:len(v)-1])]; ok {
+			return t
+		}
+	}
+	t, _ := str(v)
+	return t
+}
+
+// typeNames interns the known event types and the packed row types.
+var typeNames = func() map[string]string {
+	m := map[string]string{rowText: rowText, rowReasoning: rowReasoning, rowToolCall: rowToolCall}
+	for t := range knownEventTypes {
+		m[t] = t
+	}
+	return m
+}()
 
 // packedRow is a validated packed chunk row (spec §2.4).
 type packedRow struct {
@@ -180,8 +241,12 @@ type packedRow struct {
 	turn, step, index, id []byte
 	name                  []byte
 	hasName               bool
-	payload               [][]byte
-	dt                    []int64
+	// n counts the payload; with keep (a row to expand) the payload and
+	// the time deltas are kept too.
+	n       int
+	keep    bool
+	payload [][]byte
+	dt      []int64
 }
 
 // Data keys of a packed row, as bits.
@@ -196,41 +261,36 @@ const (
 	rkArgs
 )
 
-// parseRow validates a packed row as dsh's chunk-row decoder does (§2.4).
-func parseRow(typ string, env *envelope) (*packedRow, error) {
+// parse validates a packed row as dsh's chunk-row decoder does (§2.4).
+func (r *packedRow) parse(env *envelope) error {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
-		return nil, Corruptf("%s row has unexpected keys", typ)
+		return Corruptf("%s row has unexpected keys", r.typ)
 	}
-	r := &packedRow{typ: typ}
 	var ok bool
 	if r.seq0, ok = nonNegSafeInt(env.seq0); !ok {
-		return nil, Corruptf("%s row seq0 is not a non-negative safe integer", typ)
+		return Corruptf("%s row seq0 is not a non-negative safe integer", r.typ)
 	}
 	if r.time0, ok = safeInt(env.time0); !ok {
-		return nil, Corruptf("%s row time0 is not a safe integer", typ)
+		return Corruptf("%s row time0 is not a safe integer", r.typ)
 	}
-	dt, payload, err := r.readData(env.data)
-	if err != nil {
-		return nil, err
+	data := env.dataObj()
+	if err := r.readData(data); err != nil {
+		return err
 	}
-	if err := r.readPayload(payload); err != nil {
-		return nil, err
+	if err := r.readPayload(data); err != nil {
+		return err
 	}
-	if err := r.readTimes(dt); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.readTimes(data)
 }
 
 // rowKeys are the data keys of a packed row, in the order of the rk bits.
 var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
 
-// readData checks the row's data keys and fields and returns its raw dt
-// and payload arrays.
-func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
-	d, other, ok := members(data, rowKeys[:]...)
+// readData checks the row's data keys and fields.
+func (r *packedRow) readData(data obj) error {
+	d, other, ok := data.pick(rowKeys[:]...)
 	if !ok {
-		return nil, nil, Corruptf("%s row data is not an object", r.typ)
+		return Corruptf("%s row data is not an object", r.typ)
 	}
 	var keys uint16
 	for i, v := range d {
@@ -241,23 +301,20 @@ func (r *packedRow) readData(data []byte) (dt, payload []byte, err error) {
 	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
 	r.hasName = r.typ == rowToolCall && keys&rkName != 0
 	if other || keys != r.wantKeys() {
-		return nil, nil, Corruptf("%s row data has unexpected keys", r.typ)
+		return Corruptf("%s row data has unexpected keys", r.typ)
 	}
 	if err := r.checkCall(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	for _, kv := range [...]struct {
 		k string
 		v []byte
 	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
 		if !isNumber(kv.v) {
-			return nil, nil, Corruptf("%s row %s is not a number", r.typ, kv.k)
+			return Corruptf("%s row %s is not a number", r.typ, kv.k)
 		}
 	}
-	if r.typ == rowToolCall {
-		return d[5], d[7], nil
-	}
-	return d[5], d[6], nil
+	return nil
 }
 
 // wantKeys are the data keys a row of its type must have.
@@ -277,26 +334,29 @@ func (r *packedRow) checkCall() error {
 	if r.typ != rowToolCall {
 		return nil
 	}
-	if _, ok := str(r.id); !ok {
+	if _, ok := strView(r.id); !ok {
 		return Corruptf("%s row id is not a string", r.typ)
 	}
-	if _, ok := str(r.name); r.hasName && !ok {
+	if _, ok := strView(r.name); r.hasName && !ok {
 		return Corruptf("%s row name is not a string", r.typ)
 	}
 	return nil
 }
 
 // readPayload reads the row's texts (or args): non-empty, all strings.
-func (r *packedRow) readPayload(raw []byte) error {
+func (r *packedRow) readPayload(data obj) error {
 	key := "texts"
 	if r.typ == rowToolCall {
 		key = "args"
 	}
 	allStrings := true
-	if !elements(raw, func(p []byte) {
+	if !data.elems(key, func(p []byte, _ obj) {
 		allStrings = allStrings && jsonKind(p) == '"'
-		r.payload = append(r.payload, p)
-	}) || len(r.payload) == 0 {
+		r.n++
+		if r.keep {
+			r.payload = append(r.payload, p)
+		}
+	}) || r.n == 0 {
 		return Corruptf("%s row %s is not a non-empty array", r.typ, key)
 	}
 	if !allStrings {
@@ -305,37 +365,46 @@ func (r *packedRow) readPayload(raw []byte) error {
 	return nil
 }
 
-// readTimes reads the row's dt and checks its members' seqs and times.
-func (r *packedRow) readTimes(raw []byte) error {
-	var dt [][]byte
-	if !elements(raw, func(v []byte) { dt = append(dt, v) }) || len(dt) != len(r.payload)-1 {
-		return Corruptf("%s row dt length does not match its payload", r.typ)
-	}
-	if r.seq0+int64(len(r.payload))-1 > maxSafeInteger {
-		return Corruptf("%s row seq range is not safe", r.typ)
-	}
-	r.dt = make([]int64, len(dt))
-	t := r.time0
-	for i, v := range dt {
+// readTimes reads the row's dt and checks its members' seqs and times,
+// reporting a bad length first, then an unsafe seq range, then the first
+// bad delta.
+func (r *packedRow) readTimes(data obj) error {
+	n, t := 0, r.time0
+	var bad error
+	if !data.elems("dt", func(v []byte, _ obj) {
+		n++
+		if bad != nil {
+			return
+		}
 		delta, ok := safeInt(v)
 		if !ok {
-			return Corruptf("%s row dt holds a non-safe-integer", r.typ)
+			bad = Corruptf("%s row dt holds a non-safe-integer", r.typ)
+			return
 		}
-		t += delta
-		if t > maxSafeInteger || t < -maxSafeInteger {
-			return Corruptf("%s row time is not safe", r.typ)
+		if t += delta; t > maxSafeInteger || t < -maxSafeInteger {
+			bad = Corruptf("%s row time is not safe", r.typ)
+			return
 		}
-		r.dt[i] = delta
+		if r.keep {
+			r.dt = append(r.dt, delta)
+		}
+	}) || n != r.n-1 {
+		return Corruptf("%s row dt length does not match its payload", r.typ)
+	}
+	if r.seq0+int64(r.n)-1 > maxSafeInteger {
+		return Corruptf("%s row seq range is not safe", r.typ)
+	}
+	if bad != nil {
+		return bad
 	}
 	r.last = t
 	return nil
 }
 
-// expand returns the row's assistant/chunk events.
-func (r *packedRow) expand() []Event {
+// expand appends the row's assistant/chunk events to dst.
+func (r *packedRow) expand(dst []Event) []Event {
 	chunkType := map[string]string{rowText: "text-delta", rowReasoning: "reasoning-delta", rowToolCall: "tool-call-delta"}[r.typ]
 	turn, step, index := Compact(r.turn), Compact(r.step), Compact(r.index)
-	events := make([]Event, len(r.payload))
 	t := r.time0
 	for i, p := range r.payload {
 		if i > 0 {
@@ -352,9 +421,9 @@ func (r *packedRow) expand() []Event {
 			chunk.Raw("text", Compact(p))
 		}
 		data := jsjson.NewObject(nil).Raw("turn", turn).Raw("step", step).Raw("chunk", chunk.Bytes()).Bytes()
-		events[i] = Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data}
+		dst = append(dst, Event{Type: "assistant/chunk", Seq: r.seq0 + int64(i), Time: t, Data: data})
 	}
-	return events
+	return dst
 }
 
 // Compact returns v without insignificant whitespace.

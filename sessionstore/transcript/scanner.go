@@ -15,6 +15,11 @@ type lineScanner struct {
 	skipped  RowSummary
 	// events are the events of the lines fed since the caller reset it.
 	events []Event
+	// env is the envelope of the last line fed, which its events point
+	// to; with keep, every line gets an envelope of its own, so that its
+	// events stay valid past the next line (they alias bytes in memory).
+	env  envelope
+	keep bool
 	// lines counts the lines fed; bad is set from the first bad line on.
 	lines   int
 	bad     bool
@@ -25,7 +30,13 @@ type lineScanner struct {
 // feed processes one complete line (without "\n"). It returns an error
 // only for corruption.
 func (s *lineScanner) feed(line []byte) error {
-	evs, row, err := decodeRecord(line, !s.skipRows)
+	env := &s.env
+	if s.keep {
+		env = &envelope{}
+	}
+	n := len(s.events)
+	all, row, err := decodeRecord(s.events, line, !s.skipRows, env)
+	evs := all[n:]
 	s.lines++
 	if s.bad {
 		if err == nil && hasTurnEnd(evs) {
@@ -53,7 +64,7 @@ func (s *lineScanner) feed(line []byte) error {
 		}
 		return nil
 	}
-	s.events = append(s.events, evs...)
+	s.events = all
 	s.nextSeq += int64(len(evs))
 	return nil
 }

@@ -1,7 +1,11 @@
 package transcript
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // TestCountedRowsAgreeWithExpansion: a packed row counted by a scanner
@@ -36,7 +40,7 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 	}
 	for _, line := range rows {
 		evs, err := decodeEvents([]byte(line))
-		_, sum, err2 := decodeRecord([]byte(line), false)
+		_, sum, err2 := decodeRecord(nil, []byte(line), false, &envelope{})
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Errorf("%s: expanded error %v, counted error %v", line, err, err2)
 			continue
@@ -52,6 +56,37 @@ func TestCountedRowsAgreeWithExpansion(t *testing.T) {
 			if (aerr == nil) != (berr == nil) || a.bad != b.bad || a.nextSeq != b.nextSeq {
 				t.Errorf("%s from %d: counting scanner %v/%v/%d, expanding %v/%v/%d", line, next, aerr, a.bad, a.nextSeq, berr, b.bad, b.nextSeq)
 			}
+		}
+	}
+}
+
+// TestRecordsPastTheTapeBoundReadAlike: a record with more entries than
+// a tape holds is read from its bytes, as a small one is from its tape.
+func TestRecordsPastTheTapeBoundReadAlike(t *testing.T) {
+	n := jsjson.MaxTape
+	row := `{"type":"text-chunks","seq0":3,"time0":10,"data":{"turn":1,"step":1,"index":0,"dt":[` +
+		strings.Repeat("2,", n-1) + `2],"texts":[` + strings.Repeat(`"a",`, n) + `"b"]}}`
+	_, sum, err := decodeRecord(nil, []byte(row), false, &envelope{})
+	if err != nil || sum.N != int64(n+1) || sum.Seq0 != 3 || sum.Last != 10+2*int64(n) {
+		t.Errorf("row of %d texts past the tape bound: %+v, %v", n+1, sum, err)
+	}
+	if evs, err := decodeEvents([]byte(row)); err != nil || len(evs) != n+1 {
+		t.Errorf("row of %d texts expands to %d events, %v", n+1, len(evs), err)
+	}
+	const result = `{"type":"tool/result","seq":4,"time":1,"data":{"turn":1,"step":1,%s"message":{"id":"m","role":"user",` +
+		`"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"%s","content":[]}]}},"surfaceOp":"append"}`
+	pad := `"pad":[` + strings.Repeat("0,", n) + `0],`
+	for _, callID := range []string{"c", "other"} {
+		var errs [2]string
+		for i, p := range []string{"", pad} {
+			evs, err := decodeEvents(fmt.Appendf(nil, result, p, callID))
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("tool/result: %v", err)
+			}
+			errs[i] = fmt.Sprint(checkMessage(&evs[0]))
+		}
+		if errs[0] != errs[1] {
+			t.Errorf("tool/result for call %s: checked %s from its tape, %s from its bytes", callID, errs[0], errs[1])
 		}
 	}
 }

@@ -18,7 +18,7 @@ func TitleOf(e *Event) (*Title, error) {
 	if len(e.Data) > maxTitleEventBytes {
 		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
 	}
-	d, ok := e.obj()
+	d, ok := objectOf(e.Data)
 	if !ok {
 		return nil, Corruptf("event %d: session/title data is not an object", e.Seq)
 	}

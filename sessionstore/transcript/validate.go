@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -31,7 +30,7 @@ func IsSurfaceType(t string) bool {
 func checkMessage(e *Event) error {
 	switch e.Type {
 	case "user/message":
-		if !validMessage(e.Data, "user") {
+		if !validMessage(e.data(), "user") {
 			return Corruptf("event %d: malformed user/message", e.Seq)
 		}
 	case "assistant/message":
@@ -44,12 +43,12 @@ func checkMessage(e *Event) error {
 
 // checkAssistantMessage checks an assistant message and its model source.
 func checkAssistantMessage(e *Event) error {
-	m := field(e.Data, "message")
+	m := e.data().sub("message")
 	if !validMessage(m, "assistant") {
 		return Corruptf("event %d: malformed assistant/message", e.Seq)
 	}
-	src, _, _ := members(field(m, "source"), "kind", "provider", "model")
-	k, _ := str(src[0])
+	src, _, _ := m.sub("source").pick("kind", "provider", "model")
+	k, _ := strView(src[0])
 	_, okP := nonEmptyStr(src[1])
 	_, okM := nonEmptyStr(src[2])
 	if k != "model" || !okP || !okM {
@@ -61,49 +60,38 @@ func checkAssistantMessage(e *Event) error {
 // checkToolResult checks a tool result: a user message holding exactly
 // one tool-result block for its call.
 func checkToolResult(e *Event) error {
-	m := field(e.Data, "message")
+	m := e.data().sub("message")
 	if !validMessage(m, "user") {
 		return Corruptf("event %d: malformed tool/result", e.Seq)
 	}
-	src, _, _ := members(field(m, "source"), "kind", "callId")
-	k, _ := str(src[0])
+	src, _, _ := m.sub("source").pick("kind", "callId")
+	k, _ := strView(src[0])
 	callID, okC := nonEmptyStr(src[1])
 	if k != "tool" || !okC {
 		return Corruptf("event %d: tool/result source is not a tool with a callId", e.Seq)
 	}
-	var blocks [][]byte
-	elements(field(m, "content"), func(v []byte) { blocks = append(blocks, v) })
-	if len(blocks) != 1 {
+	var block obj
+	n := 0
+	m.elems("content", func(_ []byte, sub obj) {
+		if n++; n == 1 {
+			block = sub
+		}
+	})
+	if n != 1 {
 		return Corruptf("event %d: tool/result must hold exactly one tool-result block", e.Seq)
 	}
-	b, _, ok := members(blocks[0], "type", "content", "toolCallId")
-	t, _ := str(b[0])
-	tc, okT := str(b[2])
+	b, _, ok := block.pick("type", "content", "toolCallId")
+	t, _ := strView(b[0])
+	tc, okT := strView(b[2])
 	if !ok || t != "tool-result" || !isArray(b[1]) || !okT || tc != callID {
 		return Corruptf("event %d: tool/result block does not match its callId", e.Seq)
 	}
 	return nil
 }
 
-// members returns the raw values of obj's members named by names (at
-// most 8; nil when absent; an array, so nothing is allocated); other
-// reports a member of another name, ok false that obj is not an object.
-func members(obj []byte, names ...string) (vals [8][]byte, other, ok bool) {
-	ok = fields(obj, func(k string, v []byte) {
-		for i, n := range names {
-			if k == n {
-				vals[i] = v
-				return
-			}
-		}
-		other = true
-	})
-	return vals, other, ok
-}
-
 // validMessage checks a message object's id, role, source and content.
-func validMessage(m []byte, role string) bool {
-	v, _, ok := members(m, "id", "role", "source", "content")
+func validMessage(m obj, role string) bool {
+	v, _, ok := m.pick("id", "role", "source", "content")
 	if !ok {
 		return false
 	}
@@ -111,10 +99,10 @@ func validMessage(m []byte, role string) bool {
 	if _, ok := nonEmptyStr(id); !ok {
 		return false
 	}
-	if got, _ := str(r); got != role {
+	if got, _ := strView(r); got != role {
 		return false
 	}
-	if _, ok := nonEmptyStr(field(src, "kind")); !ok || !isObject(src) {
+	if _, ok := nonEmptyStr(m.sub("source").get("kind")); !ok || !isObject(src) {
 		return false
 	}
 	return isArray(content)
@@ -136,7 +124,7 @@ func checkEnvelope(e *Event) error {
 		}
 		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
-	if _, ok := str(env.typ); !ok {
+	if _, ok := strView(env.typ); !ok {
 		return Corruptf("event %d: type is not a string", e.Seq)
 	}
 	if _, ok := nonNegSafeInt(env.seq); !ok {
@@ -160,11 +148,11 @@ func checkRequestHeader(e *Event) error {
 	if !isObject(e.Data) {
 		return bad("data is not an object")
 	}
-	h := field(e.Data, "header")
-	if !isObject(h) {
+	h := e.data().sub("header")
+	if !isObject(h.raw) {
 		return bad("has no header object")
 	}
-	hv, _, _ := members(h, "config", "adapterDefaults")
+	hv, _, _ := h.pick("config", "adapterDefaults")
 	cfgRaw, adRaw := hv[0], hv[1]
 	hasAD := adRaw != nil
 	cfg, ok := objectOf(cfgRaw)
@@ -202,15 +190,22 @@ func checkRequestHeader(e *Event) error {
 	return nil
 }
 
-// parseSeqList parses a sourceEventSeqs value.
-func parseSeqList(v json.RawMessage) ([]int64, bool) {
-	var out []int64
+// parseSeqList parses e's sourceEventSeqs, appending to out; from the
+// record's tape while they are the stored record's.
+func parseSeqList(e *Event, out []int64) ([]int64, bool) {
 	ok := true
-	if !elements(bytes.TrimSpace(v), func(x []byte) {
+	add := func(x []byte, _ obj) {
 		n, good := nonNegSafeInt(x)
 		ok = ok && good
 		out = append(out, n)
-	}) || !ok {
+	}
+	isArray := false
+	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
+		isArray = env.tape.elems(env.seqsAt, add)
+	} else {
+		isArray = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
+	}
+	if !isArray || !ok {
 		return nil, false
 	}
 	if out == nil {
