@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -82,9 +84,17 @@ func flagIf(cond bool, f uint64) uint64 {
 }
 
 // encodeCache is the cache file of the entries all (in key order), the
-// listing's entries listed and the store's shape, for root and the pinned
-// encoding.
+// listing's entries listed, the store's shape and the catalog's search
+// index, for root and the pinned encoding.
 func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) []byte {
+	var buf bytes.Buffer
+	writeCacheTo(&buf, root, pinned, all, listed, shape, searchIndex) // a bytes.Buffer does not fail
+	return buf.Bytes()
+}
+
+// writeCacheTo writes encodeCache's bytes to w, one entry at a time: the
+// file of a large store (100 MB at 100,000 sessions) is never held whole.
+func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) error {
 	strs := map[string]uint64{}
 	var table []string
 	str := func(s string) uint64 {
@@ -96,22 +106,38 @@ func encodeCache(root string, pinned Encoding, all, listed []*entry, shape store
 		}
 		return i
 	}
-	var body []byte
-	pos := make(map[*entry]int, len(all))
-	for i, e := range all {
-		pos[e] = i
-		body = appendEntry(body, e, str)
+	pos := make(map[*entry]int, len(listed))
+	for _, e := range listed {
+		pos[e] = -1
 	}
+	for i, e := range all {
+		if _, ok := pos[e]; ok {
+			pos[e] = i
+		}
+		str(e.Proj)
+		if e.ListedCWD != nil {
+			str(*e.ListedCWD)
+		}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	crc := crc32.New(castagnoli)
+	body := io.MultiWriter(bw, crc)
 	b := binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion)
-	start := len(b)
-	b = binenc.AppendString(b, root)
+	bw.Write(b)
+	b = binenc.AppendString(b[:0], root)
 	b = binenc.AppendUint(b, uint64(pinned))
 	b = binenc.AppendUint(b, uint64(len(table)))
 	for _, s := range table {
 		b = binenc.AppendString(b, s)
 	}
 	b = binenc.AppendUint(b, uint64(len(all)))
-	b = append(b, body...)
+	for _, e := range all {
+		b = appendEntry(b, e, str)
+		if len(b) >= 32<<10 {
+			body.Write(b)
+			b = b[:0]
+		}
+	}
 	b = binenc.AppendUint(b, uint64(len(listed)))
 	for _, e := range listed {
 		b = binenc.AppendUint(b, uint64(pos[e]))
@@ -120,8 +146,15 @@ func encodeCache(root string, pinned Encoding, all, listed []*entry, shape store
 	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
 		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
-	b = binenc.AppendOptBytes(b, searchIndex)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	body.Write(b)
+	if searchIndex == nil {
+		body.Write([]byte{0})
+	} else {
+		body.Write(binenc.AppendUint([]byte{1}, uint64(len(searchIndex))))
+		body.Write(searchIndex)
+	}
+	bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return bw.Flush()
 }
 
 func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
@@ -357,7 +390,11 @@ func (ix *Indexed) persist(force bool) {
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
 	absRoot, _ := filepath.Abs(ix.root)
-	if err := writeCache(ix.cachePath, encodeCache(absRoot, ix.opts.Encoding, all, listed, shape, ix.searchIndexToPersist())); err != nil {
+	searchIndex := ix.searchIndexToPersist()
+	write := func(w io.Writer) error {
+		return writeCacheTo(w, absRoot, ix.opts.Encoding, all, listed, shape, searchIndex)
+	}
+	if err := writeCache(ix.cachePath, write); err != nil {
 		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)
 		ix.mu.Lock()
 		ix.dirty = true
@@ -365,7 +402,9 @@ func (ix *Indexed) persist(force bool) {
 	}
 }
 
-func writeCache(path string, data []byte) error {
+// writeCache writes the cache file at path: to a temporary file in its
+// directory, renamed into place once complete.
+func writeCache(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -375,7 +414,7 @@ func writeCache(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if err := errors.Join(err, tmp.Close()); err != nil {
 		return err
 	}
