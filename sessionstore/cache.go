@@ -73,7 +73,7 @@ const (
 	flagCWD
 	flagTitle
 	flagReadIDIsListed
-	flagHeaderIsListed
+	flagHeaderFromListed
 )
 
 func flagIf(cond bool, f uint64) uint64 {
@@ -164,12 +164,11 @@ func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
 		sig.Size = -1
 	}
 	readIDIsListed := e.ReadID == e.ListedID
-	headerIsListed := e.HeaderLine != nil && e.ListedRaw != nil && bytes.Equal(e.HeaderLine, e.ListedRaw)
 	b = binenc.AppendUint(b, flagIf(e.HasRaw, flagHasRaw)|flagIf(e.HasZstd, flagHasZstd)|
 		flagIf(e.NoHeaderYet, flagNoHeaderYet)|flagIf(e.Listed, flagListed)|flagIf(e.IdentityOK, flagIdentityOK)|
 		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn == nil, flagClean)|
 		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
-		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(headerIsListed, flagHeaderIsListed))
+		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed))
 	b = binenc.AppendString(binenc.AppendUint(b, str(e.Proj)), e.Seg)
 	b = binenc.AppendUint(b, uint64(e.Enc))
 	b = binenc.AppendUint(binenc.AppendUint(b, sig.Dev), sig.Ino)
@@ -183,9 +182,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
 	if !readIDIsListed {
 		b = binenc.AppendString(b, e.ReadID)
 	}
-	if !headerIsListed {
-		b = binenc.AppendOptBytes(b, e.HeaderLine)
-	}
+	b = binenc.AppendOptBytes(b, e.HeaderLine)
 	if e.TitleText != nil {
 		b = binenc.AppendString(b, *e.TitleText)
 	}
@@ -263,13 +260,11 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 		e.ListedCWD, ok = &cwd, ok && found
 	}
 	e.ListedCreatedAt, e.ListedRaw = r.Int(), r.OptBytes()
-	e.ReadID, e.HeaderLine = e.ListedID, e.ListedRaw
+	e.ReadID, e.HeaderFromListed = e.ListedID, flags&flagHeaderFromListed != 0
 	if flags&flagReadIDIsListed == 0 {
 		e.ReadID = r.String()
 	}
-	if flags&flagHeaderIsListed == 0 {
-		e.HeaderLine = r.OptBytes()
-	}
+	e.HeaderLine = r.OptBytes()
 	if flags&flagTitle != 0 {
 		t := r.String()
 		e.TitleText = &t

@@ -66,8 +66,11 @@ type entry struct {
 	IdentityOK      bool
 	// ReadID and HeaderLine are the header a whole parse validated ("" when
 	// the parse failed before): what a read by id checks and answers with.
-	ReadID     string
-	HeaderLine []byte
+	// HeaderFromListed says HeaderLine is nil because it is ListedRaw with
+	// its type member put back (headerLine): one copy of the header kept.
+	ReadID           string
+	HeaderLine       []byte
+	HeaderFromListed bool
 	// State is the committed parse state, encoded (logState.encode): a
 	// session's state is decoded only while a read or a resumed parse
 	// uses it. It is nil when ReadErr is set.
@@ -115,6 +118,30 @@ func (e *entry) setState(committed, view *logState) {
 	if view != committed {
 		e.torn = view
 	}
+}
+
+// headerTypeMember opens a header line as dsh writes it; the listing form
+// of the header (transcript.Header.Object) is the line without it.
+const headerTypeMember = `{"type":"session",`
+
+// headerLine returns the header line a read answers with.
+func (e *entry) headerLine() []byte {
+	if e.HeaderFromListed {
+		return append([]byte(headerTypeMember), e.ListedRaw[1:]...)
+	}
+	return e.HeaderLine
+}
+
+// setHeaderLine keeps line as e's header line, as ListedRaw when it is
+// that with its type member (the common case: dsh writes compact headers).
+func (e *entry) setHeaderLine(line []byte) {
+	e.HeaderLine, e.HeaderFromListed = nil, false
+	if len(e.ListedRaw) > 1 && len(line) == len(headerTypeMember)+len(e.ListedRaw)-1 &&
+		string(line[:len(headerTypeMember)]) == headerTypeMember && string(line[len(headerTypeMember):]) == string(e.ListedRaw[1:]) {
+		e.HeaderFromListed = true
+		return
+	}
+	e.HeaderLine = append([]byte(nil), line...)
 }
 
 func (e *entry) path(root string) string {

@@ -665,7 +665,7 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 	}
 	defer f.Close()
 	e.Listed, e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = true, old.ListedID, old.ListedCWD, old.ListedCreatedAt, old.ListedRaw
-	e.IdentityOK, e.ReadID, e.HeaderLine, e.Sig = old.IdentityOK, old.ReadID, old.HeaderLine, sig
+	e.IdentityOK, e.ReadID, e.HeaderLine, e.HeaderFromListed, e.Sig = old.IdentityOK, old.ReadID, old.HeaderLine, old.HeaderFromListed, sig
 	p := &logParser{enc: e.Enc, id: old.ReadID, f: f, st: committed, limit: ix.limit}
 	view, err := p.parse(sig.Size)
 	if err != nil {
@@ -726,7 +726,8 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 		ix.setReadErr(e, err)
 		return
 	}
-	e.ReadID, e.HeaderLine = p.header.ID, append([]byte(nil), p.headerLine...)
+	e.ReadID = p.header.ID
+	e.setHeaderLine(p.headerLine)
 	e.setState(p.st, view)
 }
 

@@ -81,7 +81,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	if err != nil {
 		return nil, transcript.ErrRecordChanged
 	}
-	h, err := transcript.ParseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.headerLine())
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 	if e == nil {
 		return nil, false
 	}
-	h, err := transcript.ParseHeaderLine(e.HeaderLine)
+	h, err := transcript.ParseHeaderLine(e.headerLine())
 	if err != nil || h.Validate() != nil {
 		return nil, false
 	}

@@ -188,3 +188,23 @@ func TestClosedBeforeItsFirstRefreshLeavesTheCache(t *testing.T) {
 		t.Fatal("the cache was rewritten by an index closed before its first refresh")
 	}
 }
+
+// TestHeaderLineKeptOnceWhenCompact: a compact header line (as dsh writes
+// it) is kept as the listing form only, and read back byte for byte; any
+// other line is kept as it is.
+func TestHeaderLineKeptOnceWhenCompact(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}`,
+		`{"version":0,"type":"session","id":"a","createdAt":1,"delegationDepth":0}`,
+		`{"type":"session", "version":0,"id":"a","createdAt":1,"delegationDepth":0}`,
+	} {
+		e := &entry{ListedRaw: []byte(`{"version":0,"id":"a","createdAt":1,"delegationDepth":0}`)}
+		e.setHeaderLine([]byte(line))
+		if got := string(e.headerLine()); got != line {
+			t.Errorf("%s: read back as %s", line, got)
+		}
+		if compact := line[1] == '"' && line[2] == 't' && !strings.Contains(line, ", "); e.HeaderFromListed != compact {
+			t.Errorf("%s: kept once %v, want %v", line, e.HeaderFromListed, compact)
+		}
+	}
+}
