@@ -359,6 +359,7 @@ func (ix *Indexed) loadCache() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.dirty = ix.dirty || decoded
+	ix.entries = make(map[string]*entry, len(cf.Entries))
 	for _, e := range cf.Entries {
 		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
