@@ -8,9 +8,13 @@
 // read's error). A grown transcript is parsed from where the last parse
 // stopped, a replaced, truncated or rewritten one from the start.
 // ListSessions and ReadTitles answer from memory; ReadSurface re-reads the
-// surface records, each checked against its CRC. The index is persisted
-// outside the store (cache.go) and kept fresh by notifications and polling
-// (fresh.go, watch*.go); the CLI opens it as a snapshot, lazily for prepare.
+// surface records, each checked against its CRC. Each parse state is kept
+// encoded (a few hundred bytes) and decoded only while a read or a resumed
+// parse uses it. The index is persisted outside the store (cache.go: a
+// varint file a restart takes as it is) and kept fresh by notifications and
+// polling (fresh.go, watch*.go); after a restart, completion answers before
+// the first refresh under the checks of restart.go. The CLI opens it as a
+// snapshot, lazily for prepare.
 //
 // Read-only by construction: files are opened O_RDONLY, relative to the
 // root and never through a symlink below it (open_*.go); nothing under a
