@@ -144,31 +144,70 @@ func (r *searchReader) u32(what string) uint32 {
 // checking every structure a query relies on, so that damaged bytes give
 // an error, never wrong answers or a panic.
 func decodeSearchIndex(c *Catalog, data []byte) (*trigramIndex, error) {
-	if len(data) < len(searchIndexMagic)+8 || string(data[:len(searchIndexMagic)]) != searchIndexMagic {
-		return nil, errors.New("not an encoded search index")
+	r, ntri, tableBits, err := searchIndexHeader(c, data)
+	if err != nil {
+		return nil, err
 	}
-	body := data[:len(data)-8]
-	if crc64.Checksum(body, crcTable) != binary.LittleEndian.Uint64(data[len(body):]) {
-		return nil, errors.New("checksum mismatch (damaged)")
+	ids, err := readTrigramTable(r, ntri, tableBits)
+	if err != nil {
+		return nil, err
 	}
-	r := &searchReader{b: body[len(searchIndexMagic):]}
-	if v := r.u32("version"); r.err == nil && v != SearchIndexVersion {
-		return nil, fmt.Errorf("version %d, want %d", v, SearchIndexVersion)
-	}
-	if n := r.u32("session count"); r.err == nil && int(n) != len(c.Headers) {
-		return nil, fmt.Errorf("made for %d sessions, the catalog has %d", n, len(c.Headers))
-	}
-	if fp := r.bytes(8, "fingerprint"); r.err == nil && binary.LittleEndian.Uint64(fp) != c.searchFingerprint() {
-		return nil, errors.New("made from other ids, cwds or titles than the catalog's")
-	}
-	ntri := int(r.u32("trigram count"))
-	tableBits := r.u32("table size")
-	if r.err == nil && (tableBits < 1 || tableBits > 30 || ntri > 1<<tableBits/2) {
-		r.fail("table of 2^%d slots for %d trigrams", tableBits, ntri)
+	counts := r.bytes(4*ntri, "posting counts")
+	postLen := r.u32("postings size")
+	post := r.bytes(int(postLen), "postings")
+	ndirty := int(r.u32("dirty count"))
+	dirtyBytes := r.bytes(4*ndirty, "dirty sessions")
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d bytes after the end", len(r.b))
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
+	x := &trigramIndex{ids: ids, offs: make([]uint32, ntri+1), count: make([]int32, ntri), post: append([]byte(nil), post...)}
+	if err := x.checkPostings(counts, len(c.Headers)); err != nil {
+		return nil, err
+	}
+	for k := range ndirty {
+		i := int32(binary.LittleEndian.Uint32(dirtyBytes[4*k:]))
+		if i < 0 || int(i) >= len(c.Headers) || k > 0 && i <= x.dirty[k-1] {
+			return nil, fmt.Errorf("dirty session %d (%d) out of order or range", k, i)
+		}
+		x.dirty = append(x.dirty, i)
+	}
+	return x, nil
+}
+
+// searchIndexHeader checks the magic, checksum, version and the catalog
+// the encoding was made from, and reads the trigram table's dimensions.
+func searchIndexHeader(c *Catalog, data []byte) (r *searchReader, ntri int, tableBits uint32, err error) {
+	if len(data) < len(searchIndexMagic)+8 || string(data[:len(searchIndexMagic)]) != searchIndexMagic {
+		return nil, 0, 0, errors.New("not an encoded search index")
+	}
+	body := data[:len(data)-8]
+	if crc64.Checksum(body, crcTable) != binary.LittleEndian.Uint64(data[len(body):]) {
+		return nil, 0, 0, errors.New("checksum mismatch (damaged)")
+	}
+	r = &searchReader{b: body[len(searchIndexMagic):]}
+	if v := r.u32("version"); r.err == nil && v != SearchIndexVersion {
+		return nil, 0, 0, fmt.Errorf("version %d, want %d", v, SearchIndexVersion)
+	}
+	if n := r.u32("session count"); r.err == nil && int(n) != len(c.Headers) {
+		return nil, 0, 0, fmt.Errorf("made for %d sessions, the catalog has %d", n, len(c.Headers))
+	}
+	if fp := r.bytes(8, "fingerprint"); r.err == nil && binary.LittleEndian.Uint64(fp) != c.searchFingerprint() {
+		return nil, 0, 0, errors.New("made from other ids, cwds or titles than the catalog's")
+	}
+	ntri = int(r.u32("trigram count"))
+	tableBits = r.u32("table size")
+	if r.err == nil && (tableBits < 1 || tableBits > 30 || ntri > 1<<tableBits/2) {
+		r.fail("table of 2^%d slots for %d trigrams", tableBits, ntri)
+	}
+	return r, ntri, tableBits, r.err
+}
+
+// readTrigramTable reads the open-addressing table of ntri trigram ids:
+// each id once, each key where a lookup finds it.
+func readTrigramTable(r *searchReader, ntri int, tableBits uint32) (*trigramTable, error) {
 	ids := &trigramTable{keys: make([]uint32, 1<<tableBits), vals: make([]int32, 1<<tableBits), shift: uint(32 - tableBits)}
 	slots := r.bytes(8<<tableBits, "trigram table")
 	seen := make([]bool, ntri)
@@ -196,48 +235,35 @@ func decodeSearchIndex(c *Catalog, data []byte) (*trigramIndex, error) {
 			r.fail("trigram table slot %d: key not where a lookup finds it", k)
 		}
 	}
-	counts := r.bytes(4*ntri, "posting counts")
-	postLen := r.u32("postings size")
-	post := r.bytes(int(postLen), "postings")
-	ndirty := int(r.u32("dirty count"))
-	dirtyBytes := r.bytes(4*ndirty, "dirty sessions")
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d bytes after the end", len(r.b))
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	x := &trigramIndex{ids: ids, offs: make([]uint32, ntri+1), count: make([]int32, ntri), post: append([]byte(nil), post...)}
-	n := len(c.Headers)
+	return ids, r.err
+}
+
+// checkPostings sets x's counts and offsets from counts (one uint32 per
+// trigram) and checks that x.post holds exactly those postings, each an
+// ascending gap list of sessions below n.
+func (x *trigramIndex) checkPostings(counts []byte, n int) error {
 	pos := 0
-	for t := range ntri {
+	for t := range len(x.count) {
 		cnt := binary.LittleEndian.Uint32(counts[4*t:])
 		if cnt > uint32(n) {
-			return nil, fmt.Errorf("trigram %d: %d sessions of %d", t, cnt, n)
+			return fmt.Errorf("trigram %d: %d sessions of %d", t, cnt, n)
 		}
 		x.count[t] = int32(cnt)
 		prev := int64(-1)
 		for range cnt {
 			v, k := binary.Uvarint(x.post[pos:])
 			if k <= 0 || v > math.MaxInt32 {
-				return nil, fmt.Errorf("trigram %d: postings malformed at byte %d", t, pos)
+				return fmt.Errorf("trigram %d: postings malformed at byte %d", t, pos)
 			}
 			pos += k
 			if prev += int64(v) + 1; prev >= int64(n) {
-				return nil, fmt.Errorf("trigram %d: session %d of %d", t, prev, n)
+				return fmt.Errorf("trigram %d: session %d of %d", t, prev, n)
 			}
 		}
 		x.offs[t+1] = uint32(pos)
 	}
 	if pos != len(x.post) {
-		return nil, fmt.Errorf("%d postings bytes after the last trigram's", len(x.post)-pos)
+		return fmt.Errorf("%d postings bytes after the last trigram's", len(x.post)-pos)
 	}
-	for k := range ndirty {
-		i := int32(binary.LittleEndian.Uint32(dirtyBytes[4*k:]))
-		if i < 0 || int(i) >= n || k > 0 && i <= x.dirty[k-1] {
-			return nil, fmt.Errorf("dirty session %d (%d) out of order or range", k, i)
-		}
-		x.dirty = append(x.dirty, i)
-	}
-	return x, nil
+	return nil
 }

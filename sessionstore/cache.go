@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -83,16 +82,9 @@ func flagIf(cond bool, f uint64) uint64 {
 	return 0
 }
 
-// encodeCache is the cache file of the entries all (in key order), the
-// listing's entries listed, the store's shape and the catalog's search
-// index, for root and the pinned encoding.
-func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) []byte {
-	var buf bytes.Buffer
-	writeCacheTo(&buf, root, pinned, all, listed, shape, searchIndex) // a bytes.Buffer does not fail
-	return buf.Bytes()
-}
-
-// writeCacheTo writes encodeCache's bytes to w, one entry at a time: the
+// writeCacheTo writes the cache file of the entries all (in key order),
+// the listing's entries listed, the store's shape and the catalog's search
+// index, for root and the pinned encoding, to w, one entry at a time: the
 // file of a large store (100 MB at 100,000 sessions) is never held whole.
 func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) error {
 	strs := map[string]uint64{}

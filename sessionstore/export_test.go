@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -141,3 +142,15 @@ func MarshalSurface(s *reference.Surface) []byte {
 // CachePath returns the index cache file, "" when the index is memory
 // only.
 func (ix *Indexed) CachePath() string { return ix.cachePath }
+
+// SortHeaders sorts headers in listSessions order, as the index lists.
+func SortHeaders(hs []reference.SessionHeader) {
+	sortListing(hs, func(h reference.SessionHeader) (int64, string) { return h.CreatedAt, h.ID })
+}
+
+// encodeCache is the cache file writeCacheTo writes, in memory.
+func encodeCache(root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) []byte {
+	var buf bytes.Buffer
+	writeCacheTo(&buf, root, pinned, all, listed, shape, searchIndex) // a bytes.Buffer does not fail
+	return buf.Bytes()
+}

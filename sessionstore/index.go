@@ -203,8 +203,19 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		// The loaded listing's catalog, while the first refresh checks it.
 		ix.bg.Go(func() { ix.prepareCatalog(ix.cachedSearchIndex) })
 	}
-	// Close stops the check of a loaded cache (a one-shot CLI run answers
-	// before it ends), not a first pass without one.
+	ix.startFirstRefresh()
+	if !ix.opts.NoWatch {
+		// Poll what has no watch in the background.
+		ix.bg.Go(ix.pollLoop)
+	}
+	return ix, nil
+}
+
+// startFirstRefresh runs the first refresh in the background: the first
+// pass, or the check of a loaded cache. Close stops the check of a loaded
+// cache (a one-shot CLI run answers before it ends, and the cache is then
+// not written back), not a first pass without one.
+func (ix *Indexed) startFirstRefresh() {
 	ctx, cancel := context.WithCancel(context.Background())
 	if ix.fresh.fromCache {
 		ix.cancelFirst = cancel
@@ -212,9 +223,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	ix.bg.Go(func() {
 		defer close(ix.ready)
 		defer cancel()
-		if opts.firstRefreshGate != nil {
+		if ix.opts.firstRefreshGate != nil {
 			select {
-			case <-opts.firstRefreshGate:
+			case <-ix.opts.firstRefreshGate:
 			case <-ctx.Done():
 			}
 		}
@@ -226,7 +237,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 				close(ix.fresh.verified)
 				return
 			}
-			ix.logf("sessionstore: indexing %s: %v", root, err)
+			ix.logf("sessionstore: indexing %s: %v", ix.root, err)
 		}
 		ix.mu.Lock()
 		ix.complete = true
@@ -235,11 +246,6 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.persist(true)
 		ix.startBackground(func() { ix.prepareCatalog(nil) })
 	})
-	if !ix.opts.NoWatch {
-		// Poll what has no watch in the background.
-		ix.bg.Go(ix.pollLoop)
-	}
-	return ix, nil
 }
 
 // Root returns the store root.
@@ -547,15 +553,10 @@ func (ix *Indexed) String() string {
 	return fmt.Sprintf("sessionstore.Indexed(%s)", ix.root)
 }
 
-// SortHeaders sorts headers in listSessions order (spec §9): createdAt
+// sortListing sorts xs in listSessions order (spec §9): createdAt
 // descending, ties by id in localeCompare order; the sort is stable, so
-// ids that collate equal keep their input (enumeration) order.
-func SortHeaders(hs []reference.SessionHeader) {
-	sortListing(hs, func(h reference.SessionHeader) (int64, string) { return h.CreatedAt, h.ID })
-}
-
-// sortListing sorts xs as SortHeaders sorts their headers (key gives the
-// createdAt and id of each).
+// ids that collate equal keep their input (enumeration) order. key gives
+// the createdAt and id of each.
 func sortListing[T any](xs []T, key func(T) (createdAt int64, id string)) {
 	compare, release := reference.LocaleComparer()
 	defer release()

@@ -42,14 +42,6 @@ func AppendOptBytes(b, v []byte) []byte {
 	return AppendBytes(append(b, 1), v)
 }
 
-// AppendOptString appends *v with a presence byte (nil: absent).
-func AppendOptString(b []byte, v *string) []byte {
-	if v == nil {
-		return append(b, 0)
-	}
-	return AppendString(append(b, 1), *v)
-}
-
 // Reader reads what the Append functions wrote. The first failure sticks:
 // later reads return zero values and Err reports it.
 type Reader struct {
@@ -148,15 +140,6 @@ func (r *Reader) OptBytes() []byte {
 		return nil
 	}
 	return r.Bytes()
-}
-
-// OptString reads what AppendOptString wrote.
-func (r *Reader) OptString() *string {
-	if !r.Bool() {
-		return nil
-	}
-	s := r.String()
-	return &s
 }
 
 // Fixed reads n bytes (aliasing the input).
