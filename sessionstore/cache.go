@@ -158,7 +158,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
 	readIDIsListed := e.ReadID == e.ListedID
 	b = binenc.AppendUint(b, flagIf(e.HasRaw, flagHasRaw)|flagIf(e.HasZstd, flagHasZstd)|
 		flagIf(e.NoHeaderYet, flagNoHeaderYet)|flagIf(e.Listed, flagListed)|flagIf(e.IdentityOK, flagIdentityOK)|
-		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean, flagClean)|
+		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn == nil, flagClean)|
 		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
 		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed))
 	b = binenc.AppendString(binenc.AppendUint(b, str(e.Proj)), e.Seg)

@@ -231,16 +231,13 @@ func (c *common) readLimit() int64 { return max(c.maxReadMB, 0) << 20 }
 
 // indexedService opens the store behind the session index persisted in
 // the user cache directory (the server's, so either one's work helps the
-// other): a later run answers from it instead of reading every log, a
-// completion as soon as what it serves is checked unchanged, anything else
-// after stat-checking every entry and re-parsing only what changed. noCache
-// indexes the store in memory only. close persists the index when that
-// check finished.
+// other): a later run answers from it after stat-checking every entry and
+// re-parsing only what changed, instead of reading every log. noCache
+// indexes the store in memory only. close persists the index.
 func (c *common) indexedService(noCache bool, stderr io.Writer) (svc *reference.Service, src reference.Source, close func(), err error) {
 	opts := sessionstore.IndexOptions{
 		// One answer, then exit: the first refresh (a stat scan of the
-		// whole store), or for a completion the check of what it serves,
-		// is all the revalidation it needs.
+		// whole store) is all the revalidation it needs.
 		Snapshot: true,
 	}
 	if noCache {
