@@ -7,6 +7,8 @@ import (
 	"hash/crc64"
 	"math"
 	"math/bits"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 )
 
 // SearchIndexVersion is the version of the encoding MarshalSearchIndex
@@ -108,38 +110,6 @@ func (c *Catalog) searchFingerprint() uint64 {
 	return crc64.Update(crc, crcTable, buf)
 }
 
-// searchReader reads the encoding, remembering the first error.
-type searchReader struct {
-	b   []byte
-	err error
-}
-
-func (r *searchReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf(format, args...)
-	}
-}
-
-func (r *searchReader) bytes(n int, what string) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.fail("truncated in the %s", what)
-		return nil
-	}
-	out := r.b[:n]
-	r.b = r.b[n:]
-	return out
-}
-
-func (r *searchReader) u32(what string) uint32 {
-	if b := r.bytes(4, what); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
 // decodeSearchIndex checks data against c (prepared) and decodes it,
 // checking every structure a query relies on, so that damaged bytes give
 // an error, never wrong answers or a panic.
@@ -152,16 +122,16 @@ func decodeSearchIndex(c *Catalog, data []byte) (*trigramIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := r.bytes(4*ntri, "posting counts")
-	postLen := r.u32("postings size")
-	post := r.bytes(int(postLen), "postings")
-	ndirty := int(r.u32("dirty count"))
-	dirtyBytes := r.bytes(4*ndirty, "dirty sessions")
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d bytes after the end", len(r.b))
+	counts := r.Fixed(4 * ntri)
+	postLen := r.Uint32LE()
+	post := r.Fixed(int(postLen))
+	ndirty := int(r.Uint32LE())
+	dirtyBytes := r.Fixed(4 * ndirty)
+	if r.Err() == nil && r.Len() != 0 {
+		r.Failf("%d bytes after the end", r.Len())
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	x := &trigramIndex{ids: ids, offs: make([]uint32, ntri+1), count: make([]int32, ntri), post: append([]byte(nil), post...)}
 	if err := x.checkPostings(counts, len(c.Headers)); err != nil {
@@ -179,7 +149,7 @@ func decodeSearchIndex(c *Catalog, data []byte) (*trigramIndex, error) {
 
 // searchIndexHeader checks the magic, checksum, version and the catalog
 // the encoding was made from, and reads the trigram table's dimensions.
-func searchIndexHeader(c *Catalog, data []byte) (r *searchReader, ntri int, tableBits uint32, err error) {
+func searchIndexHeader(c *Catalog, data []byte) (r *binenc.Reader, ntri int, tableBits uint32, err error) {
 	if len(data) < len(searchIndexMagic)+8 || string(data[:len(searchIndexMagic)]) != searchIndexMagic {
 		return nil, 0, 0, errors.New("not an encoded search index")
 	}
@@ -187,55 +157,60 @@ func searchIndexHeader(c *Catalog, data []byte) (r *searchReader, ntri int, tabl
 	if crc64.Checksum(body, crcTable) != binary.LittleEndian.Uint64(data[len(body):]) {
 		return nil, 0, 0, errors.New("checksum mismatch (damaged)")
 	}
-	r = &searchReader{b: body[len(searchIndexMagic):]}
-	if v := r.u32("version"); r.err == nil && v != SearchIndexVersion {
+	r = binenc.NewReader(body[len(searchIndexMagic):])
+	if v := r.Uint32LE(); r.Err() == nil && v != SearchIndexVersion {
 		return nil, 0, 0, fmt.Errorf("version %d, want %d", v, SearchIndexVersion)
 	}
-	if n := r.u32("session count"); r.err == nil && int(n) != len(c.Headers) {
+	if n := r.Uint32LE(); r.Err() == nil && int(n) != len(c.Headers) {
 		return nil, 0, 0, fmt.Errorf("made for %d sessions, the catalog has %d", n, len(c.Headers))
 	}
-	if fp := r.bytes(8, "fingerprint"); r.err == nil && binary.LittleEndian.Uint64(fp) != c.searchFingerprint() {
+	if fp := r.Fixed(8); r.Err() == nil && binary.LittleEndian.Uint64(fp) != c.searchFingerprint() {
 		return nil, 0, 0, errors.New("made from other ids, cwds or titles than the catalog's")
 	}
-	ntri = int(r.u32("trigram count"))
-	tableBits = r.u32("table size")
-	if r.err == nil && (tableBits < 1 || tableBits > 30 || ntri > 1<<tableBits/2) {
-		r.fail("table of 2^%d slots for %d trigrams", tableBits, ntri)
+	ntri = int(r.Uint32LE())
+	tableBits = r.Uint32LE()
+	if r.Err() == nil && (tableBits < 1 || tableBits > 30 || ntri > 1<<tableBits/2) {
+		r.Failf("table of 2^%d slots for %d trigrams", tableBits, ntri)
 	}
-	return r, ntri, tableBits, r.err
+	return r, ntri, tableBits, r.Err()
 }
 
 // readTrigramTable reads the open-addressing table of ntri trigram ids:
 // each id once, each key where a lookup finds it.
-func readTrigramTable(r *searchReader, ntri int, tableBits uint32) (*trigramTable, error) {
+func readTrigramTable(r *binenc.Reader, ntri int, tableBits uint32) (*trigramTable, error) {
+	// The slots are read before the table is allocated: its size then
+	// follows the bytes at hand, not a count a forged file claims.
+	slots := r.Fixed(8 << tableBits)
+	if r.Err() != nil {
+		return nil, r.Err()
+	}
 	ids := &trigramTable{keys: make([]uint32, 1<<tableBits), vals: make([]int32, 1<<tableBits), shift: uint(32 - tableBits)}
-	slots := r.bytes(8<<tableBits, "trigram table")
 	seen := make([]bool, ntri)
 	for k := range ids.keys {
-		if r.err != nil {
-			return nil, r.err
+		if r.Err() != nil {
+			return nil, r.Err()
 		}
 		key, val := binary.LittleEndian.Uint32(slots[8*k:]), int32(binary.LittleEndian.Uint32(slots[8*k+4:]))
 		if key == 0 {
 			continue
 		}
 		if val < 0 || int(val) >= ntri || seen[val] {
-			r.fail("trigram table slot %d: id %d out of range or repeated", k, val)
+			r.Failf("trigram table slot %d: id %d out of range or repeated", k, val)
 			continue
 		}
 		seen[val] = true
 		ids.keys[k], ids.vals[k] = key, val
 		ids.n++
 	}
-	if r.err == nil && ids.n != ntri {
-		r.fail("trigram table holds %d trigrams, want %d", ids.n, ntri)
+	if r.Err() == nil && ids.n != ntri {
+		r.Failf("trigram table holds %d trigrams, want %d", ids.n, ntri)
 	}
 	for k, key := range ids.keys {
-		if key != 0 && r.err == nil && ids.get(key-1) != ids.vals[k] {
-			r.fail("trigram table slot %d: key not where a lookup finds it", k)
+		if key != 0 && r.Err() == nil && ids.get(key-1) != ids.vals[k] {
+			r.Failf("trigram table slot %d: key not where a lookup finds it", k)
 		}
 	}
-	return ids, r.err
+	return ids, r.Err()
 }
 
 // checkPostings sets x's counts and offsets from counts (one uint32 per

@@ -5,6 +5,7 @@ import (
 	"hash/crc64"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -191,4 +192,26 @@ func TestSearchIndexDamagedBytes(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 400 deliberate alterations decoded", accepted)
+}
+
+// TestSearchIndexForgedTableSizeAllocatesLittle: a table size claimed by
+// a forged encoding (checksum recomputed) larger than its bytes is refused
+// before the table is allocated.
+func TestSearchIndexForgedTableSizeAllocatesLittle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 9))
+	built, _ := persistCatalog(t, rng, minTrigramSessions+5)
+	bad := slices.Clone(built.MarshalSearchIndex())
+	at := len(searchIndexMagic) + 4 + 4 + 8 + 4 // version, sessions, fingerprint, trigram count
+	binary.LittleEndian.PutUint32(bad[at:], 30)
+	bad = withChecksum(bad)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := (&Catalog{Headers: built.Headers, Titles: built.Titles}).UnmarshalSearchIndex(bad)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a table of 2^30 slots in a few kilobytes was accepted")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Fatalf("refusing it allocated %d MB", grew>>20)
+	}
 }

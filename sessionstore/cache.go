@@ -149,6 +149,12 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 	return bw.Flush()
 }
 
+// minEntryBytes is the fewest bytes appendEntry writes: the bound on the
+// entry count a cache of a given size can claim, so that a damaged or
+// forged count cannot make decodeCache allocate more than a few dozen
+// times the file's size.
+const minEntryBytes = 19
+
 func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
 	sig := e.Sig
 	if e.torn != nil {
@@ -206,7 +212,7 @@ func decodeCache(data []byte) (*cacheFile, error) {
 		}
 		return table[i], true
 	}
-	cf.Entries = make([]*entry, r.Count(8))
+	cf.Entries = make([]*entry, r.Count(minEntryBytes))
 	block := make([]entry, len(cf.Entries))
 	for i := range cf.Entries {
 		e := &block[i]

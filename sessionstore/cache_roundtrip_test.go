@@ -274,3 +274,22 @@ func persistedDiff(a, b reflect.Value, path string) string {
 		return ""
 	}
 }
+
+// TestSmallestCacheEntryIsMinEntryBytes: decodeCache bounds the entry
+// count by minEntryBytes, so the smallest entry must encode to exactly
+// that many bytes (fewer would refuse valid caches; more would let a
+// forged count allocate more than it should), and caches of only such
+// entries must decode.
+func TestSmallestCacheEntryIsMinEntryBytes(t *testing.T) {
+	if n := len(appendEntry(nil, &entry{}, func(string) uint64 { return 0 })); n != minEntryBytes {
+		t.Fatalf("the smallest entry encodes to %d bytes, minEntryBytes is %d", n, minEntryBytes)
+	}
+	all := make([]*entry, 1000)
+	for i := range all {
+		all[i] = &entry{}
+	}
+	cf, err := decodeCache(encodeCache("", Raw, all, nil, storeShape{}, nil))
+	if err != nil || len(cf.Entries) != len(all) {
+		t.Fatalf("a cache of %d smallest entries: %v", len(all), err)
+	}
+}

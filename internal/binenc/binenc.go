@@ -7,6 +7,7 @@ package binenc
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -140,6 +141,23 @@ func (r *Reader) OptBytes() []byte {
 		return nil
 	}
 	return r.Bytes()
+}
+
+// Failf records a failure the caller found in what it read (a value out
+// of range); like a read's, the first one sticks.
+func (r *Reader) Failf(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
+	}
+	r.b = nil
+}
+
+// Uint32LE reads 4 bytes, little-endian.
+func (r *Reader) Uint32LE() uint32 {
+	if b := r.Fixed(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
 }
 
 // Fixed reads n bytes (aliasing the input).
