@@ -86,7 +86,10 @@ func (ix *Indexed) verifyServed(ctx context.Context, ids []string) bool {
 	}
 	ix.mu.RUnlock()
 	for _, e := range entries {
-		if ctx.Err() != nil || e == nil || ix.entryChanged(e) {
+		if ctx.Err() != nil {
+			return false // the caller gives up; the early path stays
+		}
+		if e == nil || ix.entryChanged(e) {
 			ix.early.ok.Store(false)
 			return false
 		}

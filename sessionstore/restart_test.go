@@ -133,6 +133,13 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				if !x.unverified() {
 					t.Fatal("the first refresh ran although it was held back")
 				}
+				// A query cancelled while its sessions are checked says
+				// nothing about them: the early path stays open.
+				cancelled, cancel := context.WithCancel(context.Background())
+				cancel()
+				if x.verifyServed(cancelled, []string{"s1"}) || !x.servedFirst() {
+					t.Fatal("a cancelled check closed the early path (or passed)")
+				}
 				return
 			}
 			// The early path must close (the shape or a served session
