@@ -99,8 +99,20 @@ func (ix *Indexed) listRoot() (projects []string, found bool, err error) {
 // refreshMu.
 func (ix *Indexed) setProjects(projects map[string]projectScan) {
 	ix.projects = projects
+	// An mtime younger than dirTrustAge may not have moved for an entry
+	// added in the same clock tick after the listing: no shape then, and a
+	// restart on it waits for its first refresh.
+	now := time.Now().UnixNano()
+	fresh := func(mtime int64) bool { return now-mtime < int64(dirTrustAge) }
+	ix.scannedShape = storeShape{}
+	if fresh(ix.rootMtime) {
+		return
+	}
 	shape := storeShape{root: ix.rootMtime, projects: make(map[string]int64, len(projects))}
 	for p, ps := range projects {
+		if fresh(ps.mtime) {
+			return
+		}
 		shape.projects[p] = ps.mtime
 	}
 	ix.scannedShape = shape

@@ -215,3 +215,20 @@ func TestHeaderLineKeptOnceWhenCompact(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeNotRecordedFromFreshDirectories: a directory whose mtime is
+// younger than dirTrustAge when listed may gain an entry without its
+// mtime moving, so no shape is recorded from it.
+func TestShapeNotRecordedFromFreshDirectories(t *testing.T) {
+	old, fresh := time.Now().Add(-time.Hour).UnixNano(), time.Now().UnixNano()
+	for _, tc := range []struct {
+		root, project int64
+		want          bool
+	}{{old, old, true}, {fresh, old, false}, {old, fresh, false}} {
+		ix := &Indexed{rootMtime: tc.root}
+		ix.setProjects(map[string]projectScan{"p": {mtime: tc.project}})
+		if got := ix.scannedShape.projects != nil; got != tc.want {
+			t.Errorf("root %d project %d: shape recorded %v, want %v", tc.root, tc.project, got, tc.want)
+		}
+	}
+}
