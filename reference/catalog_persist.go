@@ -21,6 +21,11 @@ const searchIndexMagic = "DSHCATSI"
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
+// HasSearchIndex reports whether the catalog's trigram index is built (by
+// Prepare, a query's background build, or UnmarshalSearchIndex), which
+// MarshalSearchIndex then encodes.
+func (c *Catalog) HasSearchIndex() bool { return c.tri.Load() != nil }
+
 // MarshalSearchIndex encodes the catalog's trigram index (the part of its
 // search data that is slow to build: about 0.3-0.6 s at 100,000 sessions,
 // against a few milliseconds to decode) so that a cache can persist it

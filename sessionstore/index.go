@@ -99,6 +99,9 @@ type Indexed struct {
 	dirty    bool
 	// gen counts listing rebuilds: a catalog of an older gen is stale.
 	gen uint64
+	// searchPersistedGen is the gen whose catalog search index the cache
+	// file holds (taken from it, or written to it), 0 for none.
+	searchPersistedGen uint64
 
 	catalog catalogCache
 	// early is whether catalog queries may answer before the first
@@ -243,8 +246,10 @@ func (ix *Indexed) startFirstRefresh() {
 		ix.complete = true
 		ix.mu.Unlock()
 		close(ix.fresh.verified)
+		// The catalog and its search index first, so that the cache
+		// written next holds it.
+		ix.prepareCatalog(nil)
 		ix.persist(true)
-		ix.startBackground(func() { ix.prepareCatalog(nil) })
 	})
 }
 

@@ -372,3 +372,44 @@ func TestIndexedCatalogTakesAPersistedSearchIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheHoldsTheSearchIndex: the cache a first pass writes holds the
+// catalog's search index, and a restart on a cache without one (or with
+// one that no longer fits) writes it back, so that no restart after it
+// builds the index again.
+func TestCacheHoldsTheSearchIndex(t *testing.T) {
+	root, cacheDir := t.TempDir(), t.TempDir()
+	genStore(t, root, workload.Zstd, 2100, 1, 13) // over the 2,048 that get an index
+	opts := IndexOptions{CacheDir: cacheDir, NoWatch: true, RefreshInterval: time.Hour}
+	persisted := func(x *Indexed) *cacheFile {
+		t.Helper()
+		x.Close()
+		data, err := os.ReadFile(x.cachePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := decodeCache(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cf
+	}
+	x := OpenWaited(t, root, opts)
+	cf := persisted(x)
+	if cf.SearchIndex == nil {
+		t.Fatal("the first pass's cache holds no search index")
+	}
+	// A cache without it, as an earlier version wrote.
+	stripped := encodeCache(cf.Root, cf.Pinned, cf.Entries, slices.Collect(func(yield func(*entry) bool) {
+		for _, k := range cf.Listed {
+			yield(cf.Entries[k])
+		}
+	}), cf.Shape, nil)
+	if err := os.WriteFile(x.cachePath, stripped, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x = OpenWaited(t, root, opts)
+	if cf := persisted(x); cf.SearchIndex == nil {
+		t.Fatal("a restart on a cache without a search index did not write it back")
+	}
+}
