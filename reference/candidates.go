@@ -70,22 +70,16 @@ func catalogAnswer(ctx context.Context, cs CatalogSource, target Target, needle 
 		if err != nil {
 			return nil, false, fmt.Errorf("list sessions: %w", err)
 		}
-		out, err := catalogCandidates(cat, target, needle, limit)
-		if err != nil || cat.Verify == nil || cat.Verify(ctx, servedIDs(out)) {
-			return out, err == nil, err
+		picked, err := catalogPicks(cat, target, needle, limit)
+		if err != nil {
+			return nil, false, err
+		}
+		if cat.Verify == nil || cat.Verify(ctx, picked) {
+			return cat.candidates(picked), true, nil
 		}
 		// A session served changed since the snapshot: ask again.
 	}
 	return nil, false, nil
-}
-
-// servedIDs returns the session ids of cs.
-func servedIDs(cs []Candidate) []string {
-	ids := make([]string, len(cs))
-	for i := range cs {
-		ids[i] = cs[i].SessionID
-	}
-	return ids
 }
 
 // listedCandidates is ListCandidates over ListSessions and ReadTitles.

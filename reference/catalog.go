@@ -28,9 +28,15 @@ type Catalog struct {
 	// revalidated every session (a restart on a persisted index): its
 	// sessions are the store's, and a session's fields are right once
 	// Verify reports the sessions holding it unchanged. A caller verifies
-	// the sessions it serves; on false it asks for the catalog again,
-	// which then waits for the source's revalidation.
-	Verify func(ctx context.Context, ids []string) bool
+	// the sessions it serves, given by their positions in Headers; on
+	// false it asks for the catalog again, which then waits for the
+	// source's revalidation.
+	Verify func(ctx context.Context, served []int32) bool
+	// SearchIndex, when set, is what MarshalSearchIndex gave for an
+	// earlier catalog of the same source (a persisted cache): the trigram
+	// index is decoded from it, when it was made from the same sessions
+	// and titles, instead of built (SearchIndexErr says why not).
+	SearchIndex []byte
 
 	once    sync.Once
 	prepErr error
@@ -54,6 +60,8 @@ type Catalog struct {
 	tri        atomic.Pointer[trigramIndex]
 	triOnce    sync.Once
 	triStarted atomic.Bool
+	// searchIndexErr is why SearchIndex was not taken (set in triOnce).
+	searchIndexErr error
 	// prev is an earlier catalog of the same source with a trigram index
 	// (Follows), from which this one's is derived when few sessions
 	// changed; dropped once used.
@@ -221,11 +229,21 @@ func (c *Catalog) matches(i int, needle string) bool {
 // rank, and stops once limit sessions of the first rank are found. It
 // allocates only for the answer.
 func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([]Candidate, error) {
+	picked, err := catalogPicks(c, target, needle, limit)
+	if err != nil {
+		return nil, err
+	}
+	return c.candidates(picked), nil
+}
+
+// catalogPicks is catalogCandidates as the positions in c of the sessions
+// it answers with.
+func catalogPicks(c *Catalog, target Target, needle string, limit int64) ([]int32, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
 	if x := c.trigrams(); x != nil {
-		return indexedCandidates(c, x, target, needle, limit), nil
+		return indexedPicks(c, x, target, needle, limit), nil
 	}
 	rb := rankBuckets{c: c, target: target, limit: limit}
 	if needle == "" {
@@ -272,16 +290,25 @@ func (rb *rankBuckets) add(i int) bool {
 }
 
 // cut returns the first limit sessions collected, rank by rank.
-func (rb *rankBuckets) cut() []Candidate {
+func (rb *rankBuckets) cut() []int32 {
 	n := min(int64(len(rb.buckets[0])+len(rb.buckets[1])+len(rb.buckets[2])), rb.limit)
-	out := make([]Candidate, 0, n)
+	out := make([]int32, 0, n)
 	for _, bucket := range rb.buckets {
 		for _, i := range bucket {
 			if int64(len(out)) == n {
 				return out
 			}
-			out = append(out, rb.c.candidate(i))
+			out = append(out, i)
 		}
+	}
+	return out
+}
+
+// candidates returns the candidates of the sessions at picked.
+func (c *Catalog) candidates(picked []int32) []Candidate {
+	out := make([]Candidate, len(picked))
+	for k, i := range picked {
+		out[k] = c.candidate(i)
 	}
 	return out
 }

@@ -74,19 +74,28 @@ func (c *Catalog) MarshalSearchIndex() []byte {
 // index as usual. Like Follows it must be called before c is shared; it
 // prepares c's lowered strings (a malformed catalog is reported).
 func (c *Catalog) UnmarshalSearchIndex(data []byte) error {
-	if err := c.prepare(); err != nil {
+	x, err := c.decodeSearchIndex(data)
+	if err != nil {
 		return err
 	}
-	x, err := decodeSearchIndex(c, data)
-	if err != nil {
-		return fmt.Errorf("catalog search index: %w", err)
-	}
-	x.byCWD, x.noCWD = cwdLists(c)
 	if !c.triStarted.CompareAndSwap(false, true) {
 		return errors.New("catalog search index: the catalog already has one or is building it")
 	}
 	c.tri.Store(x)
 	return nil
+}
+
+// decodeSearchIndex decodes data as the trigram index of c, prepared.
+func (c *Catalog) decodeSearchIndex(data []byte) (*trigramIndex, error) {
+	if err := c.prepare(); err != nil {
+		return nil, err
+	}
+	x, err := decodeSearchIndex(c, data)
+	if err != nil {
+		return nil, fmt.Errorf("catalog search index: %w", err)
+	}
+	x.byCWD, x.noCWD = cwdLists(c)
+	return x, nil
 }
 
 // searchFingerprint is a CRC-64 of every session's lowered id, cwd (or

@@ -215,3 +215,32 @@ func TestSearchIndexForgedTableSizeAllocatesLittle(t *testing.T) {
 		t.Fatalf("refusing it allocated %d MB", grew>>20)
 	}
 }
+
+// TestCatalogSearchIndexField: a catalog given SearchIndex decodes it in
+// place of a build when it fits (a query meanwhile scans, with the same
+// answers), and builds its own, saying why, when it does not.
+func TestCatalogSearchIndexField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 9))
+	built, fresh := persistCatalog(t, rng, minTrigramSessions+200)
+	data := built.MarshalSearchIndex()
+	fresh.SearchIndex = data
+	sameAnswersAsScan(t, rng, fresh) // the first query starts the decode
+	if err := fresh.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.SearchIndexErr(); err != nil || !fresh.HasSearchIndex() {
+		t.Fatalf("the fitting search index was not taken: %v", err)
+	}
+	if again := fresh.MarshalSearchIndex(); !slices.Equal(again, data) {
+		t.Error("the taken index encodes differently from the one given")
+	}
+	other, _ := persistCatalog(t, rng, minTrigramSessions+200)
+	other = &Catalog{Headers: other.Headers, Titles: other.Titles, SearchIndex: data}
+	if err := other.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if other.SearchIndexErr() == nil || !other.HasSearchIndex() {
+		t.Fatal("another catalog's search index was taken, or none was built")
+	}
+	sameAnswersAsScan(t, rng, other)
+}

@@ -283,19 +283,19 @@ func (p postingList) all() iter.Seq[int32] {
 	}
 }
 
-// indexedCandidates is catalogCandidates answered from the trigram
+// indexedPicks is catalogPicks answered from the trigram
 // index: the same sessions in the same order, found rank by rank. The
 // answer is the first limit sessions in (rank, catalog order) that are
 // not the target and contain the needle; each rank is collected from the
 // shorter of its own list and, for a needle of three bytes or more, the
 // needle's candidates, and stops when the answer is full.
-func indexedCandidates(c *Catalog, x *trigramIndex, target Target, needle string, limit int64) []Candidate {
+func indexedPicks(c *Catalog, x *trigramIndex, target Target, needle string, limit int64) []int32 {
 	var cands postingList
 	useCands := usesTrigrams(needle)
 	if useCands {
 		var any bool
 		if cands, any = x.candidates(needle); !any {
-			return []Candidate{}
+			return nil
 		}
 	}
 	rc := rankCollector{c: c, target: target, targetCWD: -2, needle: needle, limit: limit}
@@ -317,11 +317,7 @@ func indexedCandidates(c *Catalog, x *trigramIndex, target Target, needle string
 			}
 		})
 	}
-	out := make([]Candidate, len(rc.picked))
-	for k, i := range rc.picked {
-		out[k] = c.candidate(i)
-	}
-	return out
+	return rc.picked
 }
 
 // rankCollector picks a catalog's answer rank by rank: the sessions of the
@@ -477,13 +473,28 @@ func (c *Catalog) trigrams() *trigramIndex {
 	return nil
 }
 
-// buildTrigrams builds the trigram index of a prepared catalog, once, and
-// returns when it is built (a concurrent call waits for the first). A
-// catalog whose index was derived keeps it.
+// buildTrigrams builds the trigram index of a prepared catalog, or
+// decodes it from SearchIndex when that fits, once, and returns when it
+// is there (a concurrent call waits for the first). A catalog whose index
+// was derived keeps it.
 func (c *Catalog) buildTrigrams() {
 	c.triOnce.Do(func() {
-		if c.tri.Load() == nil {
-			c.tri.Store(buildTrigramIndex(c))
+		if c.tri.Load() != nil {
+			return
 		}
+		if c.SearchIndex != nil {
+			x, err := c.decodeSearchIndex(c.SearchIndex)
+			if err == nil {
+				c.tri.Store(x)
+				return
+			}
+			c.searchIndexErr = err
+		}
+		c.tri.Store(buildTrigramIndex(c))
 	})
 }
+
+// SearchIndexErr reports why SearchIndex was not taken, nil when it was,
+// is unset or the catalog is too small for an index. Call it after
+// Prepare returned, which orders it after the decode.
+func (c *Catalog) SearchIndexErr() error { return c.searchIndexErr }

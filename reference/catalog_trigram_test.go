@@ -248,7 +248,7 @@ func TestDerivedTrigramIndexEqualsScan(t *testing.T) {
 func indexedOrScan(t *testing.T, c *Catalog, target Target, needle string, limit int64) []Candidate {
 	t.Helper()
 	if x := c.tri.Load(); x != nil {
-		return indexedCandidates(c, x, target, needle, limit)
+		return c.candidates(indexedPicks(c, x, target, needle, limit))
 	}
 	got, err := catalogCandidates(c, target, needle, limit)
 	if err != nil {

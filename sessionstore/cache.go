@@ -73,6 +73,7 @@ const (
 	flagTitle
 	flagReadIDIsListed
 	flagHeaderFromListed
+	flagReadByListedID
 )
 
 func flagIf(cond bool, f uint64) uint64 {
@@ -86,7 +87,9 @@ func flagIf(cond bool, f uint64) uint64 {
 // the listing's entries listed, the store's shape and the catalog's search
 // index, for root and the pinned encoding, to w, one entry at a time: the
 // file of a large store (100 MB at 100,000 sessions) is never held whole.
-func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entry, shape storeShape, searchIndex []byte) error {
+// readBy gives the entry a read of an id loads in that listing: a listed
+// entry it gives for its own id is flagged so (entry.readByListedID).
+func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entry, readBy func(id string) *entry, shape storeShape, searchIndex []byte) error {
 	strs := map[string]uint64{}
 	var table []string
 	str := func(s string) uint64 {
@@ -124,7 +127,8 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 	}
 	b = binenc.AppendUint(b, uint64(len(all)))
 	for _, e := range all {
-		b = appendEntry(b, e, str)
+		_, isListed := pos[e]
+		b = appendEntry(b, e, str, isListed && readBy(e.ListedID) == e)
 		if len(b) >= 32<<10 {
 			body.Write(b)
 			b = b[:0]
@@ -155,7 +159,7 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 // times the file's size.
 const minEntryBytes = 19
 
-func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
+func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID bool) []byte {
 	sig := e.Sig
 	if e.torn != nil {
 		// The view holds a torn final frame: parse again after a restart.
@@ -166,7 +170,8 @@ func appendEntry(b []byte, e *entry, str func(string) uint64) []byte {
 		flagIf(e.NoHeaderYet, flagNoHeaderYet)|flagIf(e.Listed, flagListed)|flagIf(e.IdentityOK, flagIdentityOK)|
 		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn == nil, flagClean)|
 		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
-		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed))
+		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed)|
+		flagIf(readByListedID, flagReadByListedID))
 	b = binenc.AppendString(binenc.AppendUint(b, str(e.Proj)), e.Seg)
 	b = binenc.AppendUint(b, uint64(e.Enc))
 	b = binenc.AppendUint(binenc.AppendUint(b, sig.Dev), sig.Ino)
@@ -259,6 +264,7 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 	}
 	e.ListedCreatedAt, e.ListedRaw = r.Int(), r.OptBytes()
 	e.ReadID, e.HeaderFromListed = e.ListedID, flags&flagHeaderFromListed != 0
+	e.readByListedID = flags&flagReadByListedID != 0
 	if flags&flagReadIDIsListed == 0 {
 		e.ReadID = r.String()
 	}
@@ -351,18 +357,23 @@ func (ix *Indexed) loadCache() error {
 	}
 	decoded := restoreAll(cf.Entries, ix.limit)
 	listed := make([]*entry, len(cf.Listed))
+	flagged := false
 	for i, k := range cf.Listed {
 		listed[i] = cf.Entries[k]
+		flagged = flagged || listed[i].readByListedID
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.dirty = ix.dirty || decoded
+	// A cache whose listed entries have no readByListedID flag was written
+	// before there was one: written again, a restart on it needs no id
+	// lookup before its first answer.
+	ix.dirty = ix.dirty || decoded || len(listed) > 0 && !flagged
 	ix.entries = make(map[string]*entry, len(cf.Entries))
 	for _, e := range cf.Entries {
 		ix.entries[e.Proj+"/"+e.Seg] = e
 	}
 	ix.setListing(cf.Entries, listed)
-	ix.cachedShape, ix.cachedSearchIndex = cf.Shape, cf.SearchIndex
+	ix.cachedShape, ix.cachedSearchIndex, ix.cachedGen = cf.Shape, cf.SearchIndex, ix.gen
 	return nil
 }
 
@@ -379,14 +390,14 @@ func (ix *Indexed) persist(force bool) {
 	}
 	// Entries are replaced, never modified, once published; the slices
 	// too: both are encoded outside the lock.
-	all, listed, shape := ix.all, ix.listed, ix.shape
+	all, listed, byID, shape := ix.all, ix.listed, ix.byID, ix.shape
 	ix.dirty = false
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
 	absRoot, _ := filepath.Abs(ix.root)
 	searchIndex := ix.searchIndexToPersist()
 	write := func(w io.Writer) error {
-		return writeCacheTo(w, absRoot, ix.opts.Encoding, all, listed, shape, searchIndex)
+		return writeCacheTo(w, absRoot, ix.opts.Encoding, all, listed, func(id string) *entry { return byID.find(ix, id) }, shape, searchIndex)
 	}
 	if err := writeCache(ix.cachePath, write); err != nil {
 		ix.logf("sessionstore: cannot write index cache %s: %v", ix.cachePath, err)

@@ -281,7 +281,7 @@ func persistedDiff(a, b reflect.Value, path string) string {
 // forged count allocate more than it should), and caches of only such
 // entries must decode.
 func TestSmallestCacheEntryIsMinEntryBytes(t *testing.T) {
-	if n := len(appendEntry(nil, &entry{}, func(string) uint64 { return 0 })); n != minEntryBytes {
+	if n := len(appendEntry(nil, &entry{}, func(string) uint64 { return 0 }, false)); n != minEntryBytes {
 		t.Fatalf("the smallest entry encodes to %d bytes, minEntryBytes is %d", n, minEntryBytes)
 	}
 	all := make([]*entry, 1000)

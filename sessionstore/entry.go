@@ -87,6 +87,11 @@ type entry struct {
 	// plus the lines of a torn final zstd frame.
 	torn     *logState
 	titleErr error
+	// readByListedID, set on an entry loaded from the cache, says a read
+	// of ListedID loads this entry in the listing the cache persisted
+	// (Indexed.cachedGen): the catalog of that listing takes its title
+	// from it without the id lookup (byid.go).
+	readByListedID bool
 	// err is the read's error (ReadErr, else the fold's, crash closers
 	// included), without the session id and path.
 	err error

@@ -90,9 +90,9 @@ type Indexed struct {
 	// computed them, and persisted so a restart need not sort.
 	all, listed []*entry
 	listing     []reference.SessionHeader
-	bySeg       map[string][]*entry
-	// byReadID maps each id to the entry a read of it loads.
-	byReadID map[string]*entry
+	// byID finds entries by id; built from all on first use, which a
+	// restart's first answer does not need (byid.go).
+	byID *idLookup
 	complete bool
 	lastScan time.Time
 	lastFull time.Time
@@ -124,8 +124,10 @@ type Indexed struct {
 	// in the entries (ix.mu), persisted with them; cachedShape is the
 	// loaded cache's.
 	scannedShape, shape, cachedShape storeShape
-	// cachedSearchIndex is the loaded cache's catalog trigram index.
+	// cachedSearchIndex is the loaded cache's catalog trigram index, for
+	// the catalog of cachedGen, the loaded listing.
 	cachedSearchIndex []byte
+	cachedGen         uint64
 	// abandoned: closed before the first refresh checked a loaded cache,
 	// which is then not written back.
 	abandoned   bool
@@ -167,7 +169,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		interval: cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
 		entries:  map[string]*entry{},
 		parses:   map[parseKey]*parseCall{},
-		bySeg:    map[string][]*entry{},
+		byID:     &idLookup{},
 		projects: map[string]projectScan{},
 		ready:    make(chan struct{}),
 		closed:   make(chan struct{}),
@@ -204,7 +206,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	}
 	if ix.complete {
 		// The loaded listing's catalog, while the first refresh checks it.
-		ix.bg.Go(func() { ix.prepareCatalog(ix.cachedSearchIndex) })
+		ix.bg.Go(ix.prepareCatalog)
 	}
 	ix.startFirstRefresh()
 	if !ix.opts.NoWatch {
@@ -248,7 +250,7 @@ func (ix *Indexed) startFirstRefresh() {
 		close(ix.fresh.verified)
 		// The catalog and its search index first, so that the cache
 		// written next holds it.
-		ix.prepareCatalog(nil)
+		ix.prepareCatalog()
 		ix.persist(true)
 	})
 }
@@ -438,16 +440,7 @@ func (ix *Indexed) Partial() (listing []reference.SessionHeader, titles map[stri
 
 // titleEntry returns the entry a read of id loads, or nil when that is not
 // exactly one indexed transcript. Callers hold ix.mu.
-func (ix *Indexed) titleEntry(id string) *entry {
-	if e := ix.byReadID[id]; e != nil {
-		return e
-	}
-	seg, err := EncodeSegment(id)
-	if err != nil {
-		return nil
-	}
-	return ix.findEntry(ix.bySeg[seg])
-}
+func (ix *Indexed) titleEntry(id string) *entry { return ix.byID.find(ix, id) }
 
 // findEntry is the entry the layout's find rule picks among group (the
 // directories named by one segment), when it indexed the transcript read.
@@ -487,18 +480,8 @@ func (ix *Indexed) setListing(all, listed []*entry) {
 	for i, e := range listed {
 		listing[i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
 	}
-	bySeg := make(map[string][]*entry, len(all))
-	for _, e := range all {
-		bySeg[e.Seg] = append(bySeg[e.Seg], e)
-	}
-	byReadID := make(map[string]*entry, len(bySeg))
-	for _, group := range bySeg {
-		if e := ix.findEntry(group); e != nil && e.State != nil && e.ReadID != "" {
-			byReadID[e.ReadID] = e
-		}
-	}
 	ix.all, ix.listed = all, listed
-	ix.listing, ix.bySeg, ix.byReadID = listing, bySeg, byReadID
+	ix.listing, ix.byID = listing, &idLookup{all: all}
 	ix.gen++
 	if ix.changed != nil {
 		close(ix.changed)

@@ -22,6 +22,9 @@ type catalogCache struct {
 type catalogSnap struct {
 	gen uint64
 	cat *reference.Catalog
+	// entries[i] is the entry the title of session i came from, nil for
+	// a title read on demand.
+	entries []*entry
 }
 
 var _ reference.CatalogSource = (*Indexed)(nil)
@@ -41,14 +44,14 @@ func (ix *Indexed) Catalog(ctx context.Context) (*reference.Catalog, error) {
 			return nil, err
 		}
 	}
-	return ix.catalogNow(ctx, nil)
+	return ix.catalogNow(ctx)
 }
 
 // catalogNow returns the catalog of the index as it is, building it when
-// the listing changed since the last one. A catalog it builds takes its
-// trigram index from searchIndex (reference.Catalog.MarshalSearchIndex
-// bytes) when they were made from the same sessions and titles.
-func (ix *Indexed) catalogNow(ctx context.Context, searchIndex []byte) (*reference.Catalog, error) {
+// the listing changed since the last one. The catalog of a loaded cache's
+// listing is given the cache's search index (reference.Catalog.
+// SearchIndex: taken when it was made from the same sessions and titles).
+func (ix *Indexed) catalogNow(ctx context.Context) (*reference.Catalog, error) {
 	if cat, err := ix.currentCatalog(); cat != nil || err != nil {
 		return cat, err
 	}
@@ -64,22 +67,12 @@ func (ix *Indexed) catalogNow(ctx context.Context, searchIndex []byte) (*referen
 	if ix.unverified() {
 		// Taken before the first refresh checked the loaded cache: what
 		// it serves is verified (restart.go).
-		snap.cat.Verify = ix.verifyServed
+		snap.cat.Verify = ix.verifyServed(snap.entries)
 	}
-	taken := false
-	if searchIndex != nil {
-		err := snap.cat.UnmarshalSearchIndex(searchIndex)
-		if taken = err == nil; !taken {
-			// Normal when the store changed since the cache was written.
-			ix.logf("sessionstore: index of %s: persisted %v; rebuilding it", ix.root, err)
-		}
+	if snap.gen == ix.cachedGen {
+		snap.cat.SearchIndex = ix.cachedSearchIndex
 	}
-	if taken {
-		ix.mu.Lock()
-		ix.searchPersistedGen = snap.gen
-		ix.mu.Unlock()
-	}
-	if old := ix.catalog.snap.Load(); old != nil && !taken {
+	if old := ix.catalog.snap.Load(); old != nil && snap.cat.SearchIndex == nil {
 		// A live session changes one title at a time: derive the search
 		// index from the last one's.
 		snap.cat.Follows(old.cat)
@@ -105,29 +98,43 @@ func (ix *Indexed) currentCatalog() (*reference.Catalog, error) {
 }
 
 // buildCatalog takes the listing and the titles ReadTitles would answer
-// for it, with the generation they belong to.
+// for it, with the generation they belong to. The listing's ids are
+// distinct; the listing a cache persisted names the entries that answer
+// their own ids, so its catalog needs no id lookup (byid.go).
 func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	ix.mu.RLock()
 	gen := ix.gen
-	// The listing slice is replaced, never modified, by rebuildListing.
-	headers := ix.listing
-	ids := make([]string, len(headers))
+	// The listing slices are replaced, never modified, by setListing.
+	headers, listed := ix.listing, ix.listed
+	loaded := gen == ix.cachedGen
+	titles := make([]reference.TitleResult, len(headers))
+	entries := make([]*entry, len(headers))
+	var unindexed []int
 	for i := range headers {
-		ids[i] = headers[i].ID
+		id := headers[i].ID
+		e := listed[i]
+		if !loaded || !e.readByListedID {
+			e = ix.titleEntry(id)
+		}
+		if e == nil {
+			unindexed = append(unindexed, i)
+			titles[i] = reference.TitleResult{SessionID: id}
+			continue
+		}
+		titles[i], entries[i] = e.titleResult(id, ix.root), e
 	}
-	titles, unindexed := ix.indexedTitles(ids)
 	ix.mu.RUnlock()
 	if err := ix.titlesOnDemand(ctx, titles, unindexed); err != nil {
 		return nil, err
 	}
-	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}}, nil
+	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}, entries: entries}, nil
 }
 
 // warmCatalog rebuilds the catalog after a background refresh, when
 // queries use catalogs, so the next query does not pay for it.
 func (ix *Indexed) warmCatalog() {
 	if ix.catalog.snap.Load() != nil {
-		ix.prepareCatalog(nil)
+		ix.prepareCatalog()
 	}
 }
 
@@ -137,21 +144,31 @@ func (ix *Indexed) warmCatalog() {
 // cache or the first pass has made the index complete, it spares the
 // first queries after a restart building the catalog (about 0.15 s at
 // 100,000 sessions) and scanning every session while its trigram index
-// builds (0.3-0.7 s more). searchIndex, the bytes searchIndexToPersist
-// gave when the cache was written, replaces that build when the sessions
-// and titles are still the same (nil: build). A one-shot reader
+// builds (0.3-0.7 s more). After a restart the cache's search index
+// replaces that build when the sessions and titles are still the same; a
+// search index the cache did not hold is then written. A one-shot reader
 // (Snapshot) skips it all: its one query would only compete with it for
 // the CPU.
-func (ix *Indexed) prepareCatalog(searchIndex []byte) {
+func (ix *Indexed) prepareCatalog() {
 	if ix.opts.Snapshot || ix.isClosed() {
 		return
 	}
-	cat, err := ix.catalogNow(context.Background(), searchIndex)
+	cat, err := ix.catalogNow(context.Background())
 	if err == nil {
 		err = cat.Prepare()
 	}
 	if err != nil && !errors.Is(err, reference.ErrCatalogUnavailable) {
 		ix.logf("sessionstore: session catalog of %s: %v", ix.root, err)
+	}
+	if err == nil && cat.SearchIndex != nil {
+		if err := cat.SearchIndexErr(); err != nil {
+			// Normal when the store changed since the cache was written.
+			ix.logf("sessionstore: index of %s: persisted %v; rebuilt it", ix.root, err)
+		} else if s := ix.catalog.snap.Load(); s != nil && s.cat == cat {
+			ix.mu.Lock()
+			ix.searchPersistedGen = s.gen
+			ix.mu.Unlock()
+		}
 	}
 	if err == nil && cat.HasSearchIndex() {
 		// A search index the cache lacks (the first pass persists before

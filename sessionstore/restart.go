@@ -72,27 +72,25 @@ func (ix *Indexed) servedFirst() bool {
 	return ix.early.ok.Load()
 }
 
-// verifyServed reports whether the sessions ids, served from a catalog
-// taken before the first refresh finished, are the transcripts their
-// entries indexed. When one is not, it closes the early path.
-func (ix *Indexed) verifyServed(ctx context.Context, ids []string) bool {
-	if !ix.unverified() {
+// verifyServed returns the catalog's Verify for a catalog taken before
+// the first refresh finished, whose sessions' titles came from entries
+// (nil where none): it reports whether the sessions served are the
+// transcripts their entries indexed, and when one is not, it closes the
+// early path.
+func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, served []int32) bool {
+	return func(ctx context.Context, served []int32) bool {
+		if !ix.unverified() {
+			return true
+		}
+		for _, i := range served {
+			if ctx.Err() != nil {
+				return false // the caller gives up; the early path stays
+			}
+			if e := entries[i]; e == nil || ix.entryChanged(e) {
+				ix.early.ok.Store(false)
+				return false
+			}
+		}
 		return true
 	}
-	ix.mu.RLock()
-	entries := make([]*entry, len(ids))
-	for i, id := range ids {
-		entries[i] = ix.titleEntry(id)
-	}
-	ix.mu.RUnlock()
-	for _, e := range entries {
-		if ctx.Err() != nil {
-			return false // the caller gives up; the early path stays
-		}
-		if e == nil || ix.entryChanged(e) {
-			ix.early.ok.Store(false)
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +138,11 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				// nothing about them: the early path stays open.
 				cancelled, cancel := context.WithCancel(context.Background())
 				cancel()
-				if x.verifyServed(cancelled, []string{"s1"}) || !x.servedFirst() {
+				cat, err := x.Catalog(context.Background())
+				if err != nil || cat.Verify == nil {
+					t.Fatalf("no catalog to verify (%v)", err)
+				}
+				if cat.Verify(cancelled, []int32{0}) || !x.servedFirst() {
 					t.Fatal("a cancelled check closed the early path (or passed)")
 				}
 				return
@@ -230,5 +235,53 @@ func TestShapeNotRecordedFromFreshDirectories(t *testing.T) {
 		if got := ix.scannedShape.projects != nil; got != tc.want {
 			t.Errorf("root %d project %d: shape recorded %v, want %v", tc.root, tc.project, got, tc.want)
 		}
+	}
+}
+
+// TestRestartCatalogTakesTitlesFromListedEntries: the cache flags the
+// listed entries a read of their own id loads, and the catalog of the
+// loaded listing takes their titles without the id lookup; it equals
+// ListSessions + ReadTitles, also for an id listed from two directories.
+func TestRestartCatalogTakesTitlesFromListedEntries(t *testing.T) {
+	root, cacheDir := t.TempDir(), t.TempDir()
+	writeTitled(t, root, "s1", 3, "alpha")
+	writeTitled(t, root, "s2", 2, "beta")
+	// The same id in a second working directory: both directories hold
+	// the segment, so a read by id finds no single transcript.
+	cwd := "/v"
+	path, err := SessionPath(root, &cwd, "s1", Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := `{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0,"cwd":"/v"}` + "\n" + titleLine(0, "other")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ageDirs(t, root)
+	first := openIndexed(t, root, cacheDir)
+	want := sameCatalog(t, first)
+	first.Close()
+
+	x := openIndexed(t, root, cacheDir)
+	x.mu.RLock()
+	flagged, lookedUp := 0, 0
+	for _, e := range x.listed {
+		if e.readByListedID {
+			flagged++
+		}
+		if x.titleEntry(e.ListedID) == e {
+			lookedUp++
+		}
+	}
+	loaded := x.gen == x.cachedGen
+	x.mu.RUnlock()
+	if !loaded || flagged != lookedUp || flagged != 1 {
+		t.Fatalf("loaded listing %v: %d listed entries flagged, %d answer their own id (want 1: s2)", loaded, flagged, lookedUp)
+	}
+	if got := sameCatalog(t, x); !reflect.DeepEqual(got.Titles, want.Titles) {
+		t.Fatalf("restarted catalog titles %v, want %v", got.Titles, want.Titles)
 	}
 }

@@ -85,7 +85,7 @@ func main() {
 		defer os.RemoveAll(d)
 		*cacheDir = d
 	}
-	opts := sessionstore.IndexOptions{CacheDir: *cacheDir}
+	opts := sessionstore.IndexOptions{CacheDir: *cacheDir, NoWatch: os.Getenv("CACHEOPEN_NOWATCH") != ""}
 	if entries, _ := os.ReadDir(*cacheDir); len(entries) == 0 {
 		start := time.Now()
 		x, err := sessionstore.OpenIndexed(root, opts)
@@ -130,6 +130,9 @@ func main() {
 		cat, err := x.Catalog(context.Background())
 		if err != nil {
 			fail(err)
+		}
+		if os.Getenv("CACHEOPEN_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "load %v catalog %v\n", load, time.Since(start))
 		}
 		if _, err := svc.ListCandidates(context.Background(), target, *query, 50); err != nil {
 			fail(err)
