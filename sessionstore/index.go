@@ -92,7 +92,7 @@ type Indexed struct {
 	listing     []reference.SessionHeader
 	// byID finds entries by id; built from all on first use, which a
 	// restart's first answer does not need (byid.go).
-	byID *idLookup
+	byID     *idLookup
 	complete bool
 	lastScan time.Time
 	lastFull time.Time
