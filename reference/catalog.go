@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 )
 
 // ErrCatalogUnavailable is returned (possibly wrapped) by
@@ -60,8 +62,11 @@ type Catalog struct {
 	tri        atomic.Pointer[trigramIndex]
 	triOnce    sync.Once
 	triStarted atomic.Bool
-	// searchIndexErr is why SearchIndex was not taken (set in triOnce).
+	// searchIndexErr is why SearchIndex was not taken (set in once or
+	// triOnce); searchRest is SearchIndex after the lowered strings prepare
+	// took from it, what the trigram index decodes from.
 	searchIndexErr error
+	searchRest     *binenc.Reader
 	// prev is an earlier catalog of the same source with a trigram index
 	// (Follows), from which this one's is derived when few sessions
 	// changed; dropped once used.
@@ -124,78 +129,103 @@ func (c *Catalog) Follows(prev *Catalog) {
 }
 
 // prepare checks that Titles parallels Headers and computes the
-// lowercased strings, once. Lower-casing returns most ids and cwds
-// unchanged, so only the strings it changes are stored again, and each
-// distinct cwd once; a label the previous catalog (Follows) had for the
-// same session at the same place is not lowered again.
+// lowercased strings, once: from SearchIndex when it was made from the
+// same sessions and titles (no lowering at all), else by lowering them.
 func (c *Catalog) prepare() error {
 	c.once.Do(func() {
-		if len(c.Titles) != len(c.Headers) {
-			c.prepErr = fmt.Errorf("session catalog has %d title results for %d sessions", len(c.Titles), len(c.Headers))
+		if c.prepErr = c.indexCWDs(); c.prepErr != nil {
 			return
 		}
-		n := len(c.Headers)
-		c.lowLabels = make([]string, n)
-		c.cwdOf = make([]int32, n)
-		c.cwdIndex = make(map[string]int32)
-		// The changed labels are lowered into one buffer (no allocation
-		// per label); spans[i] locates session i's, {-1, 0} when lowering
-		// leaves it unchanged, {-2, 0} when the previous catalog (Follows)
-		// has the same session with the same label at i: its lowered form
-		// is taken (lowering 100,000 labels again costs ~0.1 s).
-		p := c.prev.Load()
-		if p != nil && p.tri.Load() == nil {
-			p = nil // Follows keeps only a prepared catalog; never read an unprepared one
-		}
-		var buf []byte
-		spans := make([][2]int32, n)
-		for i := range c.Headers {
-			h := &c.Headers[i]
-			if t := &c.Titles[i]; t.SessionID != h.ID {
-				c.prepErr = fmt.Errorf("session catalog: title result %d is for session %q, not %q", i, t.SessionID, h.ID)
+		if c.SearchIndex != nil {
+			rest, err := c.lowersFromSearchIndex(c.SearchIndex)
+			if err == nil {
+				c.searchRest = rest
 				return
 			}
-			if low := lowerJS(h.ID); low != h.ID || c.lowIDs != nil {
-				if c.lowIDs == nil {
-					c.lowIDs = make([]string, n)
-					for j := range i {
-						c.lowIDs[j] = c.Headers[j].ID
-					}
-				}
-				c.lowIDs[i] = low
-			}
-			c.cwdOf[i] = -1
-			if h.CWD != nil {
-				k, ok := c.cwdIndex[*h.CWD]
-				if !ok {
-					k = int32(len(c.cwds))
-					c.cwds = append(c.cwds, catalogCWD{*h.CWD, lowerJS(*h.CWD)})
-					c.cwdIndex[*h.CWD] = k
-				}
-				c.cwdOf[i] = k
-			}
-			label := c.label(i)
-			spans[i] = [2]int32{-1, 0}
-			if p != nil && i < len(p.Headers) && p.Headers[i].ID == h.ID && p.label(i) == label {
-				spans[i][0] = -2 // as in the previous catalog
-			} else if low := lowerJS(label); low != label {
-				spans[i] = [2]int32{int32(len(buf)), int32(len(buf) + len(low))}
-				buf = append(buf, low...)
-			}
+			c.searchIndexErr = err
+			c.lowIDs, c.lowLabels = nil, nil
 		}
-		all := string(buf)
-		for i, sp := range spans {
-			switch sp[0] {
-			case -2:
-				c.lowLabels[i] = p.lowLabels[i]
-			case -1:
-				c.lowLabels[i] = c.label(i)
-			default:
-				c.lowLabels[i] = all[sp[0]:sp[1]]
-			}
-		}
+		c.lowerStrings()
 	})
 	return c.prepErr
+}
+
+// indexCWDs checks that each title result is for its session and gives
+// each distinct cwd an index (cwdOf, cwds, cwdIndex) and its lowered form.
+func (c *Catalog) indexCWDs() error {
+	if len(c.Titles) != len(c.Headers) {
+		return fmt.Errorf("session catalog has %d title results for %d sessions", len(c.Titles), len(c.Headers))
+	}
+	c.cwdOf = make([]int32, len(c.Headers))
+	c.cwdIndex = make(map[string]int32)
+	for i := range c.Headers {
+		h := &c.Headers[i]
+		if t := &c.Titles[i]; t.SessionID != h.ID {
+			return fmt.Errorf("session catalog: title result %d is for session %q, not %q", i, t.SessionID, h.ID)
+		}
+		c.cwdOf[i] = -1
+		if h.CWD != nil {
+			k, ok := c.cwdIndex[*h.CWD]
+			if !ok {
+				k = int32(len(c.cwds))
+				c.cwds = append(c.cwds, catalogCWD{*h.CWD, lowerJS(*h.CWD)})
+				c.cwdIndex[*h.CWD] = k
+			}
+			c.cwdOf[i] = k
+		}
+	}
+	return nil
+}
+
+// lowerStrings lowers the ids and labels. Lower-casing returns most
+// unchanged, so only the strings it changes are stored again; a label the
+// previous catalog (Follows) had for the same session at the same place
+// is not lowered again.
+func (c *Catalog) lowerStrings() {
+	n := len(c.Headers)
+	c.lowLabels = make([]string, n)
+	// The changed labels are lowered into one buffer (no allocation per
+	// label); spans[i] locates session i's, {-1, 0} when lowering leaves
+	// it unchanged, {-2, 0} when the previous catalog (Follows) has the
+	// same session with the same label at i: its lowered form is taken
+	// (lowering 100,000 labels again costs ~0.1 s).
+	p := c.prev.Load()
+	if p != nil && p.tri.Load() == nil {
+		p = nil // Follows keeps only a prepared catalog; never read an unprepared one
+	}
+	var buf []byte
+	spans := make([][2]int32, n)
+	for i := range c.Headers {
+		h := &c.Headers[i]
+		if low := lowerJS(h.ID); low != h.ID || c.lowIDs != nil {
+			if c.lowIDs == nil {
+				c.lowIDs = make([]string, n)
+				for j := range i {
+					c.lowIDs[j] = c.Headers[j].ID
+				}
+			}
+			c.lowIDs[i] = low
+		}
+		label := c.label(i)
+		spans[i] = [2]int32{-1, 0}
+		if p != nil && i < len(p.Headers) && p.Headers[i].ID == h.ID && p.label(i) == label {
+			spans[i][0] = -2 // as in the previous catalog
+		} else if low := lowerJS(label); low != label {
+			spans[i] = [2]int32{int32(len(buf)), int32(len(buf) + len(low))}
+			buf = append(buf, low...)
+		}
+	}
+	all := string(buf)
+	for i, sp := range spans {
+		switch sp[0] {
+		case -2:
+			c.lowLabels[i] = p.lowLabels[i]
+		case -1:
+			c.lowLabels[i] = c.label(i)
+		default:
+			c.lowLabels[i] = all[sp[0]:sp[1]]
+		}
+	}
 }
 
 // label is session i's label: its title, or its id when it has none.

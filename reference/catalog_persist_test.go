@@ -2,12 +2,13 @@ package reference
 
 import (
 	"encoding/binary"
-	"hash/crc64"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 )
 
 // persistCatalog returns a catalog of n random sessions with its trigram
@@ -131,6 +132,11 @@ func TestSearchIndexRejectsAnotherCatalog(t *testing.T) {
 			}
 			return data
 		}},
+		{"another lower-casing", func(_ *Catalog, data []byte) []byte {
+			data = slices.Clone(data)
+			data[len(searchIndexMagic)+4+4] ^= 1 // the first byte of its name
+			return withChecksum(data)
+		}},
 		{"another version", func(_ *Catalog, data []byte) []byte {
 			data = slices.Clone(data)
 			binary.LittleEndian.PutUint32(data[len(searchIndexMagic):], SearchIndexVersion+1)
@@ -157,7 +163,7 @@ func TestSearchIndexRejectsAnotherCatalog(t *testing.T) {
 // withChecksum replaces data's trailing checksum by that of its body.
 func withChecksum(data []byte) []byte {
 	body := data[:len(data)-8]
-	binary.LittleEndian.PutUint64(data[len(body):], crc64.Checksum(body, crc64.MakeTable(crc64.ECMA)))
+	binary.LittleEndian.PutUint64(data[len(body):], checksum64(body))
 	return data
 }
 
@@ -201,7 +207,15 @@ func TestSearchIndexForgedTableSizeAllocatesLittle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 9))
 	built, _ := persistCatalog(t, rng, minTrigramSessions+5)
 	bad := slices.Clone(built.MarshalSearchIndex())
-	at := len(searchIndexMagic) + 4 + 4 + 8 + 4 // version, sessions, fingerprint, trigram count
+	r := binenc.NewReader(bad[len(searchIndexMagic):])
+	r.Uint32LE()               // version
+	r.Fixed(int(r.Uint32LE())) // lower-casing
+	r.Uint32LE()               // sessions
+	r.Fixed(8)                 // fingerprint
+	skipLowered(r)             // ids
+	skipLowered(r)             // labels
+	r.Uint32LE()               // trigram count
+	at := len(bad) - r.Len()   // the table size
 	binary.LittleEndian.PutUint32(bad[at:], 30)
 	bad = withChecksum(bad)
 	var before, after runtime.MemStats
@@ -231,6 +245,9 @@ func TestCatalogSearchIndexField(t *testing.T) {
 	if err := fresh.SearchIndexErr(); err != nil || !fresh.HasSearchIndex() {
 		t.Fatalf("the fitting search index was not taken: %v", err)
 	}
+	if !slices.Equal(fresh.lowLabels, built.lowLabels) || !slices.Equal(fresh.lowIDs, built.lowIDs) {
+		t.Fatal("the lowered strings taken from the search index differ from lowering")
+	}
 	if again := fresh.MarshalSearchIndex(); !slices.Equal(again, data) {
 		t.Error("the taken index encodes differently from the one given")
 	}
@@ -241,6 +258,11 @@ func TestCatalogSearchIndexField(t *testing.T) {
 	}
 	if other.SearchIndexErr() == nil || !other.HasSearchIndex() {
 		t.Fatal("another catalog's search index was taken, or none was built")
+	}
+	for i := range other.Headers {
+		if want := lowerJS(other.label(i)); other.lowLabels[i] != want {
+			t.Fatalf("session %d: lowered label %q, want %q", i, other.lowLabels[i], want)
+		}
 	}
 	sameAnswersAsScan(t, rng, other)
 }

@@ -482,7 +482,7 @@ func (c *Catalog) buildTrigrams() {
 		if c.tri.Load() != nil {
 			return
 		}
-		if c.SearchIndex != nil {
+		if c.SearchIndex != nil && c.searchIndexErr == nil {
 			x, err := c.decodeSearchIndex(c.SearchIndex)
 			if err == nil {
 				c.tri.Store(x)

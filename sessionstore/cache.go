@@ -192,7 +192,8 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 	return binenc.AppendOptBytes(b, e.State)
 }
 
-// decodeCache reads a cache file. The entries' byte fields alias data.
+// decodeCache reads a cache file. The entries' byte and string fields
+// alias data, which must not be modified.
 func decodeCache(data []byte) (*cacheFile, error) {
 	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
 		return nil, errors.New("not an index cache file")
@@ -208,7 +209,7 @@ func decodeCache(data []byte) (*cacheFile, error) {
 	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint())}
 	table := make([]string, r.Count(1))
 	for i := range table {
-		table[i] = r.String()
+		table[i] = r.StringAlias()
 	}
 	str := func() (string, bool) {
 		i := r.Uint()
@@ -249,7 +250,7 @@ func decodeCache(data []byte) (*cacheFile, error) {
 func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 	flags := r.Uint()
 	proj, ok := str()
-	e.Proj, e.Seg = proj, r.String()
+	e.Proj, e.Seg = proj, r.StringAlias()
 	e.HasRaw, e.HasZstd = flags&flagHasRaw != 0, flags&flagHasZstd != 0
 	e.NoHeaderYet, e.Listed, e.IdentityOK = flags&flagNoHeaderYet != 0, flags&flagListed != 0, flags&flagIdentityOK != 0
 	e.TitleDerived, e.Clean = flags&flagTitleDerived != 0, flags&flagClean != 0
@@ -257,7 +258,7 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 	e.Sig = fileSig{Dev: r.Uint(), Ino: r.Uint(), Size: r.Int(), MtimeNs: r.Int()}
 	e.ReadErr = transcript.ReadSavedError(r)
 	e.ReadErrLimit = r.Int()
-	e.ListedID = r.String()
+	e.ListedID = r.StringAlias()
 	if flags&flagCWD != 0 {
 		cwd, found := str()
 		e.ListedCWD, ok = &cwd, ok && found
@@ -266,11 +267,11 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 	e.ReadID, e.HeaderFromListed = e.ListedID, flags&flagHeaderFromListed != 0
 	e.readByListedID = flags&flagReadByListedID != 0
 	if flags&flagReadIDIsListed == 0 {
-		e.ReadID = r.String()
+		e.ReadID = r.StringAlias()
 	}
 	e.HeaderLine = r.OptBytes()
 	if flags&flagTitle != 0 {
-		t := r.String()
+		t := r.StringAlias()
 		e.TitleText = &t
 	}
 	e.State = r.OptBytes()
@@ -368,10 +369,7 @@ func (ix *Indexed) loadCache() error {
 	// before there was one: written again, a restart on it needs no id
 	// lookup before its first answer.
 	ix.dirty = ix.dirty || decoded || len(listed) > 0 && !flagged
-	ix.entries = make(map[string]*entry, len(cf.Entries))
-	for _, e := range cf.Entries {
-		ix.entries[e.Proj+"/"+e.Seg] = e
-	}
+	ix.entries, ix.entriesFrom = nil, cf.Entries
 	ix.setListing(cf.Entries, listed)
 	ix.cachedShape, ix.cachedSearchIndex, ix.cachedGen = cf.Shape, cf.SearchIndex, ix.gen
 	return nil

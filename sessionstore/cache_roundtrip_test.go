@@ -149,7 +149,7 @@ func TestCacheRoundTripsEveryField(t *testing.T) {
 			cold := openIndexed(t, root, cacheDir)
 			want := map[string]*entry{}
 			cold.mu.Lock()
-			for k, e := range cold.entries {
+			for k, e := range cold.entryMap() {
 				c := *e
 				want[k] = &c
 			}

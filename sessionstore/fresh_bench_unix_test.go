@@ -100,7 +100,7 @@ func BenchmarkPollUnwatched(b *testing.B) {
 		x.fresh.mu.Unlock()
 	}
 	x.fresh.mu.Lock()
-	b.Logf("%d sessions, %d session directories and %d projects unwatched", len(x.entries), len(x.fresh.unwatched), len(x.fresh.unwatchedProjects))
+	b.Logf("%d sessions, %d session directories and %d projects unwatched", len(x.entryMap()), len(x.fresh.unwatched), len(x.fresh.unwatchedProjects))
 	x.fresh.mu.Unlock()
 	b.Run("poll", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {

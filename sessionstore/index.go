@@ -83,8 +83,13 @@ type Indexed struct {
 	interval  time.Duration
 	cachePath string
 
-	mu      sync.RWMutex
-	entries map[string]*entry
+	mu sync.RWMutex
+	// entries maps each session directory's key (proj/seg) to its entry;
+	// use entryMap: after a cache load the map is built on first use
+	// (byid.go), off the path of a restart's first answer.
+	entries     map[string]*entry
+	entriesOnce sync.Once
+	entriesFrom []*entry
 	// all holds the entries in key order, listed the listed ones in
 	// listing order (the listing's entries): both as rebuildListing last
 	// computed them, and persisted so a restart need not sort.
@@ -456,7 +461,7 @@ func (ix *Indexed) findEntry(group []*entry) *entry {
 // reads, a readable header at its identity's path, the first of duplicate
 // ids in enumeration order) and the lookup maps. Callers hold ix.mu.
 func (ix *Indexed) rebuildListing() {
-	all := slices.SortedFunc(maps.Values(ix.entries), func(a, b *entry) int {
+	all := slices.SortedFunc(maps.Values(ix.entryMap()), func(a, b *entry) int {
 		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
 	})
 	listed := make([]*entry, 0, len(all))
@@ -512,7 +517,7 @@ type Stats struct {
 func (ix *Indexed) Skipped() []error {
 	ix.mu.RLock()
 	var out []error
-	for _, e := range ix.entries {
+	for _, e := range ix.entryMap() {
 		if read, skipped := ix.layout.transcripts(e.HasRaw, e.HasZstd); skipped != 0 {
 			out = append(out, skippedTranscript(filepath.Join(ix.root, e.Proj, e.Seg), read, skipped))
 		}
@@ -526,9 +531,9 @@ func (ix *Indexed) Skipped() []error {
 func (ix *Indexed) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	s := Stats{Sessions: len(ix.entries), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
+	s := Stats{Sessions: len(ix.entryMap()), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
 		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
-	for _, e := range ix.entries {
+	for _, e := range ix.entryMap() {
 		if e.State == nil {
 			s.Unreadable++
 		}

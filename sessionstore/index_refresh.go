@@ -49,7 +49,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	if err != nil || !found {
 		return nil, err
 	}
-	keep := make([]sessionDir, 0, len(ix.entries))
+	keep := make([]sessionDir, 0, len(ix.entryMap()))
 	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
 	for _, proj := range projects {
@@ -63,7 +63,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		seen[proj] = ps
 		for _, seg := range ps.segs {
 			key := proj + "/" + seg
-			if old := ix.entries[key]; old != nil && !full && !relisted && !cs.sessions[key] && !old.hot(now) {
+			if old := ix.entryMap()[key]; old != nil && !full && !relisted && !cs.sessions[key] && !old.hot(now) {
 				keep = append(keep, old.dirWith(old.Sig))
 			} else {
 				todo = append(todo, ix.toStat(proj, seg, cs))
@@ -277,7 +277,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 			// Looked up without building the key: a poll passes every
 			// session of the store here.
 			key = append(append(append(key[:0], proj...), '/'), seg...)
-			if ix.entries[string(key)] == nil || cs.sessions[string(key)] || (relisted && !before[seg]) {
+			if ix.entryMap()[string(key)] == nil || cs.sessions[string(key)] || (relisted && !before[seg]) {
 				todo = append(todo, ix.toStat(proj, seg, cs))
 			}
 		}
@@ -415,7 +415,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	scanned := !sc.partial
 	ix.mu.Lock()
 	for _, k := range p.removed {
-		delete(ix.entries, k)
+		delete(ix.entryMap(), k)
 	}
 	for _, e := range p.flagOnly {
 		ix.putEntry(e, start)
@@ -463,7 +463,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	present := make(map[string]bool, len(sc.dirs))
 	for _, d := range sc.dirs {
 		present[d.key()] = true
-		old := ix.entries[d.key()]
+		old := ix.entryMap()[d.key()]
 		enc := ix.layout.transcript(&d)
 		sig, _ := d.sig(enc)
 		if old == nil || old.Enc != enc || old.Sig != sig {
@@ -480,12 +480,12 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	}
 	if sc.partial {
 		for _, d := range sc.gone {
-			if k := d.key(); ix.entries[k] != nil {
+			if k := d.key(); ix.entryMap()[k] != nil {
 				p.removed = append(p.removed, k)
 			}
 		}
 	} else {
-		for k := range ix.entries {
+		for k := range ix.entryMap() {
 			if !present[k] {
 				p.removed = append(p.removed, k)
 			}
@@ -499,7 +499,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 // putEntry publishes e. Callers hold refreshMu and ix.mu.
 func (ix *Indexed) putEntry(e *entry, now time.Time) {
 	k := e.Proj + "/" + e.Seg
-	ix.entries[k] = e
+	ix.entryMap()[k] = e
 	if e.hot(now) {
 		ix.noteHot(k)
 	}

@@ -39,6 +39,9 @@ type sessionDir struct {
 
 func (d *sessionDir) key() string { return d.proj + "/" + d.seg }
 
+// key is the key of e's session directory in Indexed.entries.
+func (e *entry) key() string { return e.Proj + "/" + e.Seg }
+
 func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
 	if enc == Zstd {
 		return d.zstd, d.hasZstd

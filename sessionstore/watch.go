@@ -199,7 +199,7 @@ func (ix *Indexed) preferRecentWatches() {
 	}
 	watched := sw.watchedSessions()
 	mtime := func(k string) int64 {
-		if e := ix.entries[k]; e != nil {
+		if e := ix.entryMap()[k]; e != nil {
 			return e.Sig.MtimeNs
 		}
 		return 0 // a session directory without a transcript: idle
@@ -210,8 +210,8 @@ func (ix *Indexed) preferRecentWatches() {
 		key   string
 		mtime int64
 	}
-	recent := make([]written, 0, len(ix.entries))
-	for k, e := range ix.entries {
+	recent := make([]written, 0, len(ix.entryMap()))
+	for k, e := range ix.entryMap() {
 		recent = append(recent, written{k, e.Sig.MtimeNs})
 	}
 	slices.SortFunc(recent, func(a, b written) int {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // ErrCorrupt is the error of a Reader that ran past its input or read a
@@ -134,6 +135,17 @@ func (r *Reader) Bytes() []byte {
 
 // String reads a length and that many bytes as a string (a copy).
 func (r *Reader) String() string { return string(r.Bytes()) }
+
+// StringAlias is String without the copy: the string shares the input's
+// bytes, which must then never be modified (a decoder that keeps the
+// input whole anyway saves an allocation per string).
+func (r *Reader) StringAlias() string {
+	b := r.Bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 // OptBytes reads what AppendOptBytes wrote.
 func (r *Reader) OptBytes() []byte {
