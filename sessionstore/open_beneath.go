@@ -1,14 +1,14 @@
 package sessionstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // errSymlinkBelowRoot is the cause of an open refused because a component
@@ -56,13 +56,33 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d allowed", path, fi.Size(), max)
 	}
-	// Sized to the file: a cache of 100 MB is read into one buffer, not
-	// grown through doublings.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
-	data := buf.Bytes()
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("%s grew past the %d bytes allowed", path, max)
+	// Sized to the file, and in parallel parts when large: most of reading
+	// a 100 MB cache from the page cache is faulting in the new buffer's
+	// pages (about 90 ms at 100,000 sessions on one core).
+	size := fi.Size()
+	data := make([]byte, size)
+	parts := 1
+	if size >= parallelReadBytes {
+		parts = min(runtime.GOMAXPROCS(0), 4)
 	}
-	return data, err
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := size*int64(p)/int64(parts), size*int64(p+1)/int64(parts)
+		wg.Go(func() { _, errs[p] = f.ReadAt(data[from:to], from) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	// A file that grew meanwhile is another one than was sized: refused,
+	// like one that shrank (ReadAt's io.EOF above).
+	if n, _ := f.ReadAt(make([]byte, 1), size); n != 0 {
+		return nil, fmt.Errorf("%s grew while it was read", path)
+	}
+	return data, nil
 }
+
+// parallelReadBytes is the size from which readRegularFile reads in
+// parallel parts.
+const parallelReadBytes = 8 << 20

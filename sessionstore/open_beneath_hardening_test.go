@@ -3,6 +3,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -138,5 +139,17 @@ func TestReadRegularFile(t *testing.T) {
 		if (err == nil) != c.ok || (c.ok && string(data) != "cache") {
 			t.Errorf("%s (max %d): %q, %v; want ok=%v", c.path, c.max, data, err, c.ok)
 		}
+	}
+	// A large file is read in parallel parts: every byte in its place.
+	big := make([]byte, parallelReadBytes+12345)
+	for i := range big {
+		big[i] = byte(i * 7 / 5)
+	}
+	bigPath := filepath.Join(dir, "big")
+	if err := os.WriteFile(bigPath, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := readRegularFile(bigPath, 1<<30); err != nil || !bytes.Equal(data, big) {
+		t.Errorf("a file of %d bytes read in parts: %d bytes, %v", len(big), len(data), err)
 	}
 }
