@@ -388,12 +388,12 @@ func (ix *Indexed) persist(force bool) {
 	}
 	// Entries are replaced, never modified, once published; the slices
 	// too: both are encoded outside the lock.
-	all, listed, byID, shape := ix.all, ix.listed, ix.byID, ix.shape
+	all, listed, byID, shape, gen := ix.all, ix.listed, ix.byID, ix.shape, ix.gen
 	ix.dirty = false
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
 	absRoot, _ := filepath.Abs(ix.root)
-	searchIndex := ix.searchIndexToPersist()
+	searchIndex := ix.searchIndexToPersist(gen)
 	write := func(w io.Writer) error {
 		return writeCacheTo(w, absRoot, ix.opts.Encoding, all, listed, func(id string) *entry { return byID.find(ix, id) }, shape, searchIndex)
 	}

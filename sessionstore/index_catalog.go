@@ -183,22 +183,21 @@ func (ix *Indexed) prepareCatalog() {
 	}
 }
 
-// searchIndexToPersist returns the encoded trigram index of the current
-// catalog (reference.Catalog.MarshalSearchIndex) for the cache to store
-// beside the entries, or nil when there is none for the current listing
-// (fewer than 2,048 sessions, no query or warm-up built it yet, or the
-// listing changed since). The cache writer calls it with the listing it
-// persists; prepareCatalog takes the bytes back after a restart.
-func (ix *Indexed) searchIndexToPersist() []byte {
+// searchIndexToPersist returns the encoded trigram index of the catalog
+// of listing generation gen (reference.Catalog.MarshalSearchIndex), the
+// listing the cache writer persists, or nil when there is none (fewer
+// than 2,048 sessions, not built yet, or the catalog is of another
+// listing). The catalog of the loaded listing takes the bytes back after
+// a restart.
+func (ix *Indexed) searchIndexToPersist(gen uint64) []byte {
 	s := ix.catalog.snap.Load()
-	cat, err := ix.currentCatalog()
-	if cat == nil || err != nil || s == nil || s.cat != cat {
+	if s == nil || s.gen != gen {
 		return nil
 	}
-	data := cat.MarshalSearchIndex()
+	data := s.cat.MarshalSearchIndex()
 	if data != nil {
 		ix.mu.Lock()
-		ix.searchPersistedGen = s.gen
+		ix.searchPersistedGen = gen
 		ix.mu.Unlock()
 	}
 	return data

@@ -338,7 +338,10 @@ func TestIndexedCatalogTakesAPersistedSearchIndex(t *testing.T) {
 	if err := cat.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	data := x.searchIndexToPersist()
+	x.mu.RLock()
+	gen := x.gen
+	x.mu.RUnlock()
+	data := x.searchIndexToPersist(gen)
 	if data == nil {
 		t.Fatal("no search index to persist")
 	}
