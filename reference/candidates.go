@@ -38,7 +38,7 @@ type RemoteCandidate struct {
 // filtering stops at limit matches, and the lowercased non-ASCII ids, cwds
 // and titles are memoized by the Service (ASCII ones are compared without
 // lowering them). A CatalogSource's snapshot replaces ListSessions and
-// ReadTitles when it has one (see catalogCandidates).
+// ReadTitles when it has one (see catalogPicks).
 func (s *Service) ListCandidates(ctx context.Context, target Target, query string, limit int64) ([]Candidate, error) {
 	if limit <= 0 || limit > maxSafeInteger {
 		return nil, newError(CodeInvalidReference, "candidate limit must be a positive safe integer", nil)

@@ -252,22 +252,12 @@ func (c *Catalog) matches(i int, needle string) bool {
 		strings.Contains(c.lowLabels[i], needle)
 }
 
-// catalogCandidates is ListCandidates over a catalog: the same ranking,
-// filter and cut as the ListSessions + ReadTitles path. With a trigram
-// index it collects rank by rank from the index; else it visits the
-// matching sessions in the catalog's order, keeps up to limit of each
-// rank, and stops once limit sessions of the first rank are found. It
-// allocates only for the answer.
-func catalogCandidates(c *Catalog, target Target, needle string, limit int64) ([]Candidate, error) {
-	picked, err := catalogPicks(c, target, needle, limit)
-	if err != nil {
-		return nil, err
-	}
-	return c.candidates(picked), nil
-}
-
-// catalogPicks is catalogCandidates as the positions in c of the sessions
-// it answers with.
+// catalogPicks is ListCandidates over a catalog, as the positions in c of
+// the sessions it answers with: the same ranking, filter and cut as the
+// ListSessions + ReadTitles path. With a trigram index it collects rank by
+// rank from the index; else it visits the matching sessions in the
+// catalog's order, keeps up to limit of each rank, and stops once limit
+// sessions of the first rank are found.
 func catalogPicks(c *Catalog, target Target, needle string, limit int64) ([]int32, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
