@@ -1,7 +1,7 @@
 // Command cacheopen measures a restart on the persisted index cache, in
 // process, and what the index keeps per session:
 //
-//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-after 500] [-cpuprofile F] [-memprofile F] STORE
+//	go run ./bench/cacheopen [-cache DIR] [-query proj] [-cwd DIR] [-runs 3] [-after 500] [-cpuprofile F] [-memprofile F] [-nowatch] [-phases] STORE
 //
 // The first run writes the cache when DIR holds none (the first indexing
 // pass; its time and peak are reported as "cold"). Every run then opens
@@ -71,6 +71,8 @@ func main() {
 	after := flag.Int("after", 500, "new queries sent back to back right after the first answer")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the restarts to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile (what the index keeps) to this file")
+	noWatch := flag.Bool("nowatch", false, "open without watches or polls (what they cost a restart)")
+	phases := flag.Bool("phases", false, "print each restart's load and catalog times on stderr")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fail(fmt.Errorf("usage: cacheopen [-cache DIR] [-query Q] [-runs N] STORE"))
@@ -85,7 +87,7 @@ func main() {
 		defer os.RemoveAll(d)
 		*cacheDir = d
 	}
-	opts := sessionstore.IndexOptions{CacheDir: *cacheDir, NoWatch: os.Getenv("CACHEOPEN_NOWATCH") != ""}
+	opts := sessionstore.IndexOptions{CacheDir: *cacheDir, NoWatch: *noWatch}
 	if entries, _ := os.ReadDir(*cacheDir); len(entries) == 0 {
 		start := time.Now()
 		x, err := sessionstore.OpenIndexed(root, opts)
@@ -131,7 +133,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		if os.Getenv("CACHEOPEN_DEBUG") != "" {
+		if *phases {
 			fmt.Fprintf(os.Stderr, "load %v catalog %v\n", load, time.Since(start))
 		}
 		if _, err := svc.ListCandidates(context.Background(), target, *query, 50); err != nil {
