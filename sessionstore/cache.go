@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -369,7 +370,8 @@ func (ix *Indexed) loadCache() error {
 	// before there was one: written again, a restart on it needs no id
 	// lookup before its first answer.
 	ix.dirty = ix.dirty || decoded || len(listed) > 0 && !flagged
-	ix.entries, ix.entriesFrom = nil, cf.Entries
+	// Built on first use (entryMap); nothing else runs during a load.
+	ix.entries, ix.entriesFrom, ix.entriesOnce = nil, cf.Entries, sync.Once{}
 	ix.setListing(cf.Entries, listed)
 	ix.cachedShape, ix.cachedSearchIndex, ix.cachedGen = cf.Shape, cf.SearchIndex, ix.gen
 	return nil
