@@ -99,20 +99,21 @@ func (c *Catalog) decodeSearchIndex(data []byte) (*trigramIndex, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
-	r := c.searchRest
-	if r == nil || len(data) == 0 || len(c.SearchIndex) == 0 || &data[0] != &c.SearchIndex[0] {
-		var fp uint64
-		var err error
-		if r, fp, err = searchIndexHeader(c, data); err != nil {
-			return nil, fmt.Errorf("catalog search index: %w", err)
-		}
-		skipLowered(r)
-		skipLowered(r)
-		if r.Err() == nil && fp != c.searchFingerprint() {
-			return nil, errors.New("catalog search index: made from other ids, cwds or titles than the catalog's")
-		}
+	r, fp, err := searchIndexHeader(c, data)
+	if err != nil {
+		return nil, fmt.Errorf("catalog search index: %w", err)
 	}
-	c.searchRest = nil
+	readLowered(r, len(c.Headers)) // c lowered its own; the fingerprint covers both
+	readLowered(r, len(c.Headers))
+	if r.Err() == nil && fp != c.searchFingerprint() {
+		return nil, errors.New("catalog search index: made from other ids, cwds or titles than the catalog's")
+	}
+	return c.decodeTrigrams(r)
+}
+
+// decodeTrigrams decodes the trigram index of c from r, which is past the
+// lowered strings.
+func (c *Catalog) decodeTrigrams(r *binenc.Reader) (*trigramIndex, error) {
 	x, err := decodeTrigrams(r, len(c.Headers))
 	if err != nil {
 		return nil, fmt.Errorf("catalog search index: %w", err)
@@ -218,18 +219,6 @@ func readLowered(r *binenc.Reader, n int) []loweredString {
 		out[k].s = all[spans[k]:spans[k+1]]
 	}
 	return out
-}
-
-// skipLowered reads past what appendLowered wrote.
-func skipLowered(r *binenc.Reader) {
-	count := int(r.Uint32LE())
-	for range count {
-		r.Uint32LE()
-		r.Fixed(int(r.Uint32LE()))
-		if r.Err() != nil {
-			return
-		}
-	}
 }
 
 // searchFingerprint is a 64-bit fingerprint of every session's id, cwd

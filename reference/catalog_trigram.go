@@ -482,8 +482,10 @@ func (c *Catalog) buildTrigrams() {
 		if c.tri.Load() != nil {
 			return
 		}
-		if c.SearchIndex != nil && c.searchIndexErr == nil {
-			x, err := c.decodeSearchIndex(c.SearchIndex)
+		if r := c.searchRest; r != nil {
+			// prepare took the lowered strings from SearchIndex.
+			c.searchRest = nil
+			x, err := c.decodeTrigrams(r)
 			if err == nil {
 				c.tri.Store(x)
 				return

@@ -378,9 +378,9 @@ func TestIndexedCatalogTakesAPersistedSearchIndex(t *testing.T) {
 }
 
 // TestCacheHoldsTheSearchIndex: the cache a first pass writes holds the
-// catalog's search index, and a restart on a cache without one (or with
-// one that no longer fits) writes it back, so that no restart after it
-// builds the index again.
+// catalog's search index, and a restart on a cache without one (or
+// without the listed entries' readByListedID flags) writes it back, so
+// that no restart after it builds the index or the id maps again.
 func TestCacheHoldsTheSearchIndex(t *testing.T) {
 	root, cacheDir := t.TempDir(), t.TempDir()
 	genStore(t, root, workload.Zstd, 2100, 1, 13) // over the 2,048 that get an index
@@ -413,7 +413,19 @@ func TestCacheHoldsTheSearchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	x = OpenWaited(t, root, opts)
-	if cf := persisted(x); cf.SearchIndex == nil {
+	cf = persisted(x)
+	if cf.SearchIndex == nil {
 		t.Fatal("a restart on a cache without a search index did not write it back")
+	}
+	// The stripped cache had no readByListedID flags either (encodeCache
+	// sets none): the one written back has them.
+	flagged := 0
+	for _, k := range cf.Listed {
+		if cf.Entries[k].readByListedID {
+			flagged++
+		}
+	}
+	if flagged != len(cf.Listed) {
+		t.Fatalf("%d of %d listed entries flagged as read by their own id after the rewrite", flagged, len(cf.Listed))
 	}
 }
