@@ -40,7 +40,7 @@ func (l *idLookup) build(ix *Indexed) {
 		}
 		l.byReadID = make(map[string]*entry, len(l.bySeg))
 		for _, group := range l.bySeg {
-			if e := ix.findEntry(group); e != nil && e.State != nil && e.ReadID != "" {
+			if e := ix.findEntry(group); e != nil && e.State.present() && e.ReadID != "" {
 				l.byReadID[e.ReadID] = e
 			}
 		}

@@ -25,20 +25,26 @@ import (
 
 // The persisted index is one file per store root in the cache directory:
 //
-//	"DSHLSPIX" | uint32 version | body | uint32 CRC-32C of the body
+//	"DSHLSPIX" | uint32 version | states | head | uint32 CRC-32C of head | uint64 offset of head
 //
-// body: the root and pinned encoding, a table of the project and cwd
-// strings, the entries in key order (varint fields, each parse state as
-// the bytes it is kept in), and the listing as entry positions. A restart
-// takes the entries and both orders as they are: nothing is sorted,
-// re-derived or decoded beyond the entries' own fields. The file is
+// states: the entries' parse states, each as it is kept (logState.encode),
+// back to back in key order. head: the root and pinned encoding, a table
+// of the project and cwd strings, the entries in key order (varint fields;
+// of its state, the length and CRC-32C), the listing as entry positions,
+// the store's shape and the catalog's search index. A restart reads the
+// head and takes the entries and both orders as they are: nothing is
+// sorted, re-derived or decoded beyond the entries' own fields, and a
+// state is read from the file when it is used (savedState). The file is
 // written to a temporary file in the cache directory and renamed into
 // place. A missing, foreign-version, corrupt or other-root file is ignored
 // and the index is rebuilt. Nothing is ever written under the store root.
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 7
+	cacheVersion = 8
+	// cachePrefixBytes and cacheTrailerBytes frame the states and the head.
+	cachePrefixBytes  = len(cacheMagic) + 4
+	cacheTrailerBytes = 4 + 8
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second
@@ -57,6 +63,8 @@ type cacheFile struct {
 	// SearchIndex is the catalog's trigram index when the cache was
 	// written (reference.Catalog.MarshalSearchIndex), or nil.
 	SearchIndex []byte
+	// states is where the entries' states lie.
+	states *stateSection
 }
 
 // Entry flags: the booleans, and which optional fields are present (nil
@@ -91,6 +99,14 @@ func flagIf(cond bool, f uint64) uint64 {
 // readBy gives the entry a read of an id loads in that listing: a listed
 // entry it gives for its own id is flagged so (entry.readByListedID).
 func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entry, readBy func(id string) *entry, shape storeShape, searchIndex []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion))
+	states := make([]writtenState, len(all))
+	headAt := uint64(cachePrefixBytes)
+	for i, e := range all {
+		states[i] = writeState(bw, e.State)
+		headAt += uint64(states[i].n)
+	}
 	strs := map[string]uint64{}
 	var table []string
 	str := func(s string) uint64 {
@@ -115,23 +131,20 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 			str(*e.ListedCWD)
 		}
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
 	crc := crc32.New(castagnoli)
-	body := io.MultiWriter(bw, crc)
-	b := binary.LittleEndian.AppendUint32([]byte(cacheMagic), cacheVersion)
-	bw.Write(b)
-	b = binenc.AppendString(b[:0], root)
+	head := io.MultiWriter(bw, crc)
+	b := binenc.AppendString(nil, root)
 	b = binenc.AppendUint(b, uint64(pinned))
 	b = binenc.AppendUint(b, uint64(len(table)))
 	for _, s := range table {
 		b = binenc.AppendString(b, s)
 	}
 	b = binenc.AppendUint(b, uint64(len(all)))
-	for _, e := range all {
+	for i, e := range all {
 		_, isListed := pos[e]
-		b = appendEntry(b, e, str, isListed && readBy(e.ListedID) == e)
+		b = appendEntry(b, e, str, isListed && readBy(e.ListedID) == e, states[i])
 		if len(b) >= 32<<10 {
-			body.Write(b)
+			head.Write(b)
 			b = b[:0]
 		}
 	}
@@ -143,15 +156,41 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
 		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
-	body.Write(b)
+	head.Write(b)
 	if searchIndex == nil {
-		body.Write([]byte{0})
+		head.Write([]byte{0})
 	} else {
-		body.Write(binenc.AppendUint([]byte{1}, uint64(len(searchIndex))))
-		body.Write(searchIndex)
+		head.Write(binenc.AppendUint([]byte{1}, uint64(len(searchIndex))))
+		head.Write(searchIndex)
 	}
-	bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	bw.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, crc.Sum32()), headAt))
 	return bw.Flush()
+}
+
+// writtenState is what the head records of a state written to the state
+// section: its length and CRC-32C; lost when the entry had one that could
+// not be read back from the loaded cache (the entry is then parsed again
+// after a restart).
+type writtenState struct {
+	present, lost bool
+	n, sum        uint32
+}
+
+// writeState writes s's bytes to w.
+func writeState(w io.Writer, s savedState) writtenState {
+	if !s.present() {
+		return writtenState{}
+	}
+	b, err := s.bytes()
+	if err != nil {
+		return writtenState{lost: true}
+	}
+	w.Write(b)
+	ws := writtenState{present: true, n: uint32(len(b)), sum: s.sum}
+	if s.in == nil {
+		ws.sum = crc32.Checksum(b, castagnoli)
+	}
+	return ws
 }
 
 // minEntryBytes is the fewest bytes appendEntry writes: the bound on the
@@ -160,10 +199,11 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 // times the file's size.
 const minEntryBytes = 19
 
-func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID bool) []byte {
+func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID bool, state writtenState) []byte {
 	sig := e.Sig
-	if e.torn != nil {
-		// The view holds a torn final frame: parse again after a restart.
+	if e.torn != nil || state.lost {
+		// The view holds a torn final frame, or the state was lost: parse
+		// again after a restart.
 		sig.Size = -1
 	}
 	readIDIsListed := e.ReadID == e.ListedID
@@ -190,24 +230,60 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 	if e.TitleText != nil {
 		b = binenc.AppendString(b, *e.TitleText)
 	}
-	return binenc.AppendOptBytes(b, e.State)
+	if !state.present {
+		return binenc.AppendUint(b, 0)
+	}
+	return binary.LittleEndian.AppendUint32(binenc.AppendUint(b, uint64(state.n)+1), state.sum)
 }
 
-// decodeCache reads a cache file. The entries' byte and string fields
-// alias data, which must not be modified.
+// decodeCache reads a cache file held in memory. The entries' byte and
+// string fields, and their states, alias data, which must not be modified.
 func decodeCache(data []byte) (*cacheFile, error) {
-	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
+	return decodeCacheParts(int64(len(data)), func(from, to int64) ([]byte, error) { return data[from:to], nil },
+		func(base, size int64) *stateSection { return &stateSection{data: data[base : base+size]} })
+}
+
+// decodeCacheParts reads a cache file of size bytes whose parts read
+// gives; states gives the state section of size bytes at base. Only the
+// head is read whole.
+func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), states func(base, size int64) *stateSection) (*cacheFile, error) {
+	if size < int64(cachePrefixBytes+cacheTrailerBytes) {
 		return nil, errors.New("not an index cache file")
 	}
-	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
+	prefix, err := read(0, int64(cachePrefixBytes))
+	if err != nil {
+		return nil, err
+	}
+	if string(prefix[:len(cacheMagic)]) != cacheMagic {
+		return nil, errors.New("not an index cache file")
+	}
+	if v := binary.LittleEndian.Uint32(prefix[len(cacheMagic):]); v != cacheVersion {
 		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
 	}
-	body := data[len(cacheMagic)+4 : len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+	trailer, err := read(size-cacheTrailerBytes, size)
+	if err != nil {
+		return nil, err
+	}
+	sum, headAt := binary.LittleEndian.Uint32(trailer), binary.LittleEndian.Uint64(trailer[4:])
+	headEnd := size - cacheTrailerBytes
+	if headAt < uint64(cachePrefixBytes) || headAt > uint64(headEnd) {
+		return nil, errors.New("index cache head offset out of range")
+	}
+	head, err := read(int64(headAt), headEnd)
+	if err != nil {
+		return nil, err
+	}
+	if crc32.Checksum(head, castagnoli) != sum {
 		return nil, errors.New("index cache checksum mismatch")
 	}
-	r := binenc.NewReader(body)
-	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint())}
+	return decodeHead(head, states(int64(cachePrefixBytes), int64(headAt)-int64(cachePrefixBytes)))
+}
+
+// decodeHead reads a cache file's head, whose entries' states lie in
+// states. The entries' byte and string fields alias head.
+func decodeHead(head []byte, states *stateSection) (*cacheFile, error) {
+	r := binenc.NewReader(head)
+	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint()), states: states}
 	table := make([]string, r.Count(1))
 	for i := range table {
 		table[i] = r.StringAlias()
@@ -221,12 +297,16 @@ func decodeCache(data []byte) (*cacheFile, error) {
 	}
 	cf.Entries = make([]*entry, r.Count(minEntryBytes))
 	block := make([]entry, len(cf.Entries))
+	var stateAt int64
 	for i := range cf.Entries {
 		e := &block[i]
-		if !readEntry(r, e, str) {
+		if !readEntry(r, e, str) || !placeState(r, &e.State, states, &stateAt) {
 			return nil, errors.New("index cache entry does not decode")
 		}
 		cf.Entries[i] = e
+	}
+	if stateAt != states.size() {
+		return nil, errors.New("index cache states do not fill their section")
 	}
 	cf.Listed = make([]int, r.Count(1))
 	for i := range cf.Listed {
@@ -246,6 +326,63 @@ func decodeCache(data []byte) (*cacheFile, error) {
 		return nil, errors.New("index cache does not decode")
 	}
 	return cf, nil
+}
+
+// placeState reads the length and sum of an entry's state into s, which
+// then lies at *at in states; *at moves past it.
+func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64) bool {
+	n := r.Uint()
+	if n == 0 {
+		return r.Err() == nil
+	}
+	n--
+	if n > uint64(states.size()-*at) {
+		return false
+	}
+	*s = savedState{in: states, off: *at, n: uint32(n), sum: r.Uint32LE()}
+	*at += int64(n)
+	return r.Err() == nil
+}
+
+// stateSection is the state section of a loaded cache file: the file kept
+// open (where a later write's rename does not change what an open file
+// reads), or the section's bytes.
+type stateSection struct {
+	file *os.File
+	base int64
+	n    int64
+	data []byte
+}
+
+func (s *stateSection) size() int64 {
+	if s.file == nil {
+		return int64(len(s.data))
+	}
+	return s.n
+}
+
+// read returns the n bytes at off in the section, checked against sum.
+func (s *stateSection) read(off int64, n, sum uint32) ([]byte, error) {
+	var b []byte
+	if s.file == nil {
+		b = s.data[off : off+int64(n)]
+	} else {
+		b = make([]byte, n)
+		if _, err := s.file.ReadAt(b, s.base+off); err != nil {
+			return nil, fmt.Errorf("reading a state from the index cache: %w", err)
+		}
+	}
+	if crc32.Checksum(b, castagnoli) != sum {
+		return nil, errStateEncoding
+	}
+	return b, nil
+}
+
+// close closes the cache file the section reads from, if any.
+func (s *stateSection) close() {
+	if s != nil && s.file != nil {
+		s.file.Close()
+	}
 }
 
 func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
@@ -275,7 +412,6 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 		t := r.StringAlias()
 		e.TitleText = &t
 	}
-	e.State = r.OptBytes()
 	return ok && r.Err() == nil
 }
 
@@ -345,16 +481,13 @@ func resolveExisting(p string) string {
 // file of at most maxCacheBytes is read (readRegularFile): a FIFO or
 // /dev/zero planted there cannot hang or exhaust the server.
 func (ix *Indexed) loadCache() error {
-	data, err := readRegularFile(ix.cachePath, maxCacheBytes)
-	if err != nil {
-		return err
-	}
-	cf, err := decodeCache(data)
+	cf, err := readCacheFile(ix.cachePath)
 	if err != nil {
 		return err
 	}
 	absRoot, _ := filepath.Abs(ix.root)
 	if cf.Root != absRoot || cf.Pinned != ix.opts.Encoding {
+		cf.states.close()
 		return fmt.Errorf("cache is for another root (%s)", cf.Root)
 	}
 	decoded := restoreAll(cf.Entries, ix.limit)
@@ -374,7 +507,34 @@ func (ix *Indexed) loadCache() error {
 	ix.entries, ix.entriesFrom, ix.entriesOnce = nil, cf.Entries, sync.Once{}
 	ix.setListing(cf.Entries, listed)
 	ix.cachedShape, ix.cachedSearchIndex, ix.cachedGen = cf.Shape, cf.SearchIndex, ix.gen
+	ix.cachedStates = cf.states
 	return nil
+}
+
+// readCacheFile reads the cache file at path (at most maxCacheBytes, a
+// regular file: a FIFO or /dev/zero planted there cannot hang or exhaust
+// the server): its head, and its states when they are used. The file is
+// kept open for them, except on Windows, where an open file would keep
+// the next write from replacing it: there the file is read whole.
+func readCacheFile(path string) (*cacheFile, error) {
+	if runtime.GOOS == "windows" {
+		data, err := readRegularFile(path, maxCacheBytes)
+		if err != nil {
+			return nil, err
+		}
+		return decodeCache(data)
+	}
+	f, size, err := openRegularFile(path, maxCacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	read := func(from, to int64) ([]byte, error) { return readFileRange(f, path, from, to) }
+	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return &stateSection{file: f, base: base, n: n} })
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return cf, nil
 }
 
 // persist writes the index when it changed (force: however recently it

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -32,6 +33,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				all[i].ReadID = all[i].ListedID
 			}
+			var state []byte
+			binenctest.Fill(rng, &state)
+			all[i].State = savedState{held: state}
 		}
 		var listed []*entry
 		for _, e := range all {
@@ -53,8 +57,8 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			t.Fatalf("round %d: decoded %q %v, %d entries, %d listed", round, cf.Root, cf.Pinned, len(cf.Entries), len(cf.Listed))
 		}
 		for i, e := range all {
-			if !reflect.DeepEqual(*cf.Entries[i], *e) {
-				t.Fatalf("round %d: entry %d does not round-trip:\n got %#v\nwant %#v", round, i, *cf.Entries[i], *e)
+			if diff := persistedDiff(reflect.ValueOf(*e), reflect.ValueOf(*cf.Entries[i]), ""); diff != "" {
+				t.Fatalf("round %d: entry %d does not round-trip: %s", round, i, diff)
 			}
 		}
 		if !reflect.DeepEqual(cf.SearchIndex, searchIndex) {
@@ -224,6 +228,15 @@ func listingAnswer(t *testing.T, src *Indexed) string {
 // keep them: a nil and a set pointer differ even when it points to a zero
 // value; nil and empty slices or maps hold the same (nothing) and are equal.
 func persistedDiff(a, b reflect.Value, path string) string {
+	if sa, ok := a.Interface().(savedState); ok {
+		sb := b.Interface().(savedState)
+		ba, erra := sa.bytes()
+		bb, errb := sb.bytes()
+		if sa.present() != sb.present() || !bytes.Equal(ba, bb) || (erra == nil) != (errb == nil) {
+			return fmt.Sprintf("%s: state %v %q, restored %v %q", path, sa.present(), ba, sb.present(), bb)
+		}
+		return ""
+	}
 	switch a.Kind() {
 	case reflect.Pointer:
 		if a.IsNil() != b.IsNil() {
@@ -281,7 +294,7 @@ func persistedDiff(a, b reflect.Value, path string) string {
 // forged count allocate more than it should), and caches of only such
 // entries must decode.
 func TestSmallestCacheEntryIsMinEntryBytes(t *testing.T) {
-	if n := len(appendEntry(nil, &entry{}, func(string) uint64 { return 0 }, false)); n != minEntryBytes {
+	if n := len(appendEntry(nil, &entry{}, func(string) uint64 { return 0 }, false, writtenState{})); n != minEntryBytes {
 		t.Fatalf("the smallest entry encodes to %d bytes, minEntryBytes is %d", n, minEntryBytes)
 	}
 	all := make([]*entry, 1000)

@@ -73,8 +73,8 @@ type entry struct {
 	HeaderFromListed bool
 	// State is the committed parse state, encoded (logState.encode): a
 	// session's state is decoded only while a read or a resumed parse
-	// uses it. It is nil when ReadErr is set.
-	State []byte
+	// uses it. It is absent when ReadErr is set.
+	State savedState
 	// TitleText is the title of the view (after derive). TitleDerived says
 	// it was derived from State: persisted, a restart does not decode it.
 	TitleText    *string
@@ -103,10 +103,11 @@ func (e *entry) view() (*logState, error) {
 	if e.torn != nil {
 		return e.torn, nil
 	}
-	if e.State == nil {
-		return nil, errStateEncoding
+	b, err := e.State.bytes()
+	if err != nil {
+		return nil, err
 	}
-	return decodeLogState(e.State)
+	return decodeLogState(b)
 }
 
 // tail is where the view's parse stopped.
@@ -114,15 +115,47 @@ func (e *entry) tail() stateTail {
 	if e.torn != nil {
 		return stateTail{Offset: e.torn.Offset, TailCRC: e.torn.TailCRC}
 	}
-	return tailOf(e.State)
+	b, _ := e.State.bytes()
+	return tailOf(b)
 }
 
 // setState keeps committed, encoded, and view when it differs from it.
 func (e *entry) setState(committed, view *logState) {
-	e.State, e.torn = committed.encode(), nil
+	e.State, e.torn = savedState{held: committed.encode()}, nil
 	if view != committed {
 		e.torn = view
 	}
+}
+
+// savedState is an entry's committed parse state, encoded
+// (logState.encode): held in memory, or, for an entry loaded from the
+// cache, the place of its bytes in the cache file's state section, read
+// when a read or a resumed parse uses them. A restart so keeps only the
+// states it uses (56 of a 96 MB cache at 100,000 small sessions are
+// states).
+type savedState struct {
+	held []byte
+	// in is the loaded cache's state section when the bytes lie there:
+	// n bytes at off, whose CRC-32C is sum.
+	in  *stateSection
+	off int64
+	n   uint32
+	sum uint32
+}
+
+// present reports whether there is a state (none when the read failed).
+func (s savedState) present() bool { return s.held != nil || s.in != nil }
+
+// bytes returns the encoded state: errStateEncoding when there is none, or
+// when the cache's copy cannot be read back as it was written.
+func (s savedState) bytes() ([]byte, error) {
+	if s.in != nil {
+		return s.in.read(s.off, s.n, s.sum)
+	}
+	if s.held == nil {
+		return nil, errStateEncoding
+	}
+	return s.held, nil
 }
 
 // headerTypeMember opens a header line as dsh writes it; the listing form
@@ -188,14 +221,14 @@ func (e *entry) derive(view *logState) {
 // restore derives a persisted entry's fields: as persisted when it was
 // Clean, else from its decoded State.
 func (e *entry) restore() {
-	if e.Clean && e.ReadErr.Kind == 0 && e.State != nil {
+	if e.Clean && e.ReadErr.Kind == 0 && e.State.present() {
 		e.titleErr, e.err = nil, nil
 		return
 	}
 	view, err := e.view()
-	if err != nil && e.State != nil {
+	if err != nil && e.State.present() {
 		// Not a state this version wrote: parse again at the next scan.
-		e.State, e.Sig.Size = nil, -1
+		e.State, e.Sig.Size = savedState{}, -1
 	}
 	e.derive(view)
 }

@@ -133,6 +133,9 @@ type Indexed struct {
 	// the catalog of cachedGen, the loaded listing.
 	cachedSearchIndex []byte
 	cachedGen         uint64
+	// cachedStates is the loaded cache's state section, closed with the
+	// index.
+	cachedStates *stateSection
 	// abandoned: closed before the first refresh checked a loaded cache,
 	// which is then not written back.
 	abandoned   bool
@@ -332,6 +335,7 @@ func (ix *Indexed) Close() error {
 	ix.fresh.mu.Unlock()
 	ix.bg.Wait()
 	ix.persist(true)
+	ix.cachedStates.close()
 	return nil
 }
 
@@ -551,7 +555,7 @@ func (ix *Indexed) Stats() Stats {
 	s := Stats{Sessions: len(ix.entryMap()), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
 		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
 	for _, e := range ix.entryMap() {
-		if e.State == nil {
+		if !e.State.present() {
 			s.Unreadable++
 		}
 	}

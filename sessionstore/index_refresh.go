@@ -471,9 +471,14 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			continue
 		}
 		if old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd {
+			view, err := old.view()
+			if err != nil && old.State.present() {
+				// The cache's copy of the state is unreadable: parse again.
+				p.jobs = append(p.jobs, indexJob{dir: d, old: nil, enc: enc, sig: sig})
+				continue
+			}
 			ne := *old
 			ne.HasRaw, ne.HasZstd = d.hasRaw, d.hasZstd
-			view, _ := old.view()
 			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		}
@@ -651,7 +656,7 @@ func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
 		return e
 	}
 	path := e.path(ix.root)
-	if old != nil && old.Enc == enc && old.State != nil && old.Listed && old.Sig.Dev == sig.Dev &&
+	if old != nil && old.Enc == enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
 		if view, ok := ix.parseAppended(e, old, path); ok {
 			ix.grown.Add(1)
@@ -667,11 +672,15 @@ func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
 // false when the file is no longer the one old describes, or when the fold
 // now needs the message ids it did not keep (then the log is parsed again).
 func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
-	committed, err := decodeLogState(old.State)
+	b, err := old.State.bytes()
 	if err != nil {
 		return nil, false
 	}
-	f, sig, ok, err := openState(ix.root, path, old.Sig, tailOf(old.State))
+	committed, err := decodeLogState(b)
+	if err != nil {
+		return nil, false
+	}
+	f, sig, ok, err := openState(ix.root, path, old.Sig, tailOf(b))
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -693,7 +702,7 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 
 // setReadErr records on e the error its read gives.
 func (ix *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.torn, e.ReadErr, e.ReadErrLimit = nil, nil, transcript.SaveError(err), ix.limit
+	e.State, e.torn, e.ReadErr, e.ReadErrLimit = savedState{}, nil, transcript.SaveError(err), ix.limit
 	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"fmt"
 	"math/rand"
@@ -416,12 +417,13 @@ func TestIndexedCache(t *testing.T) {
 			}
 			return os.WriteFile(p, data[:len(data)/2], 0o600)
 		}},
-		{"flipped byte", func(p string) error {
+		{"flipped byte in the head", func(p string) error {
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
-			data[len(data)/2] ^= 0xff
+			headAt := int(binary.LittleEndian.Uint64(data[len(data)-8:]))
+			data[(headAt+len(data)-cacheTrailerBytes)/2] ^= 0xff
 			return os.WriteFile(p, data, 0o600)
 		}},
 		{"other version", func(p string) error {
@@ -468,6 +470,36 @@ func TestIndexedCache(t *testing.T) {
 			}
 		})
 	}
+
+	// A state is read, and checked, when it is used: a restart takes the
+	// rest of the cache, and the session whose state was damaged is
+	// parsed again when it is read.
+	t.Run("corrupt cache: flipped byte in a state", func(t *testing.T) {
+		data, err := os.ReadFile(cachePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headAt := int(binary.LittleEndian.Uint64(data[len(data)-8:]))
+		data[(cachePrefixBytes+headAt)/2] ^= 0xff
+		if err := os.WriteFile(cachePath, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		y, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer y.Close()
+		if err := y.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := y.Stats(); got.Parsed != 0 {
+			t.Fatalf("restart parsed %d transcripts, want none", got.Parsed)
+		}
+		sameAsStore(t, y, root)
+		if got := y.Stats(); got.Parsed == 0 {
+			t.Fatal("the session whose state was damaged was not parsed again")
+		}
+	})
 }
 
 func TestIndexedUnwritableCacheFallsBackToMemory(t *testing.T) {
