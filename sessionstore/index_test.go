@@ -2,8 +2,8 @@ package sessionstore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"os"
