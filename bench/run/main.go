@@ -56,6 +56,8 @@ func main() {
 		sizes    = flag.String("sizes", "4MB,20MB,200MB,2GB", "prepare source sizes, comma-separated; empty to skip")
 		comp     = flag.String("compression", "zstd", "store encoding: none or zstd")
 		out      = flag.String("out", "", "results JSON file (default WORK/results-<compression>.json)")
+		restart  = flag.String("restart", "", "only measure -restarts restarts of the server on this existing store, its XDG cache home -restart-xdg (primed first when it holds no cache)")
+		xdg      = flag.String("restart-xdg", "", "the XDG_CACHE_HOME of -restart")
 	)
 	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
 	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
@@ -77,6 +79,10 @@ func main() {
 		build := exec.Command("go", "build", "-o", cfg.bin, "./cmd/dsh-lsp")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		must(build.Run())
+	}
+	if *restart != "" {
+		must(runRestarts(cfg, *restart, *xdg))
+		return
 	}
 	if *out == "" {
 		*out = filepath.Join(cfg.work, "results-"+string(cfg.compression)+".json")
@@ -298,19 +304,7 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	// result cache answers most of them) and unique 3-hex-digit queries
 	// (every request misses that cache, as each keystroke of real typing
 	// does).
-	r := rand.New(rand.NewSource(int64(n)))
-	var unique []string
-	seenQ := map[string]bool{}
-	for len(unique) < cfg.warm {
-		q := fmt.Sprintf("%03x", r.Intn(4096))
-		if !seenQ[q] {
-			seenQ[q] = true
-			unique = append(unique, q)
-		}
-		if len(seenQ) == 4096 {
-			break
-		}
-	}
+	unique := uniqueQueries(cfg.warm, int64(n))
 	text, qs := queryDoc(append([]string{infos[len(infos)/2].ID[:8]}, unique...))
 	fixed := len(queries) + 1
 	logs := filepath.Join(cfg.work, "logs")
@@ -410,6 +404,55 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	}
 	os.RemoveAll(cache)
 	return res, nil
+}
+
+// runRestarts starts the server on root with the XDG cache home xdg
+// cfg.restarts times and reports, per start: the first completion answer
+// after spawn, the peak RSS then, and the peak RSS after the content index
+// is ready and cfg.warm new queries were answered (what serving costs).
+func runRestarts(cfg config, root, xdg string) error {
+	text, qs := queryDoc(uniqueQueries(cfg.warm, 1))
+	logPath := filepath.Join(cfg.work, "restart.log")
+	ctx := context.Background()
+	for i := 0; i < cfg.restarts; i++ {
+		s, r, err := startAndComplete(cfg, root, xdg, logPath, text)
+		if err != nil {
+			return err
+		}
+		if err := s.contentReady(ctx); err != nil && !strings.Contains(err.Error(), "content search is off") {
+			s.stop()
+			return err
+		}
+		var uniq []time.Duration
+		for line := len(queries); line < len(qs); line++ {
+			t0 := time.Now()
+			if _, _, err := s.completion(ctx, "file:///bench/query.md", line, utf16Len("@"+qs[line])); err != nil {
+				s.stop()
+				return err
+			}
+			uniq = append(uniq, time.Since(t0))
+		}
+		fmt.Printf("restart %d: first answer %.0f ms after spawn (incomplete %v), peak RSS %s then, %s after content ready and %d new queries (p50 %.2f ms, p99 %.2f ms)\n",
+			i, r.FirstAnswerMs, r.FirstIncomplete, mb(r.PeakRSS), mb(s.peakRSS()), len(uniq), pct(uniq, 50), pct(uniq, 99))
+		s.stop()
+	}
+	return nil
+}
+
+// uniqueQueries returns n distinct 3-hex-digit queries (at most 4,096),
+// drawn from seed.
+func uniqueQueries(n int, seed int64) []string {
+	r := rand.New(rand.NewSource(seed))
+	var unique []string
+	seen := map[string]bool{}
+	for len(unique) < n && len(seen) < 4096 {
+		q := fmt.Sprintf("%03x", r.Intn(4096))
+		if !seen[q] {
+			seen[q] = true
+			unique = append(unique, q)
+		}
+	}
+	return unique
 }
 
 func runPrepare(cfg config, label string, size int64) ([]prepareResult, error) {
