@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"os"
@@ -304,5 +305,30 @@ func TestSmallestCacheEntryIsMinEntryBytes(t *testing.T) {
 	cf, err := decodeCache(encodeCache("", Raw, all, nil, storeShape{}, nil))
 	if err != nil || len(cf.Entries) != len(all) {
 		t.Fatalf("a cache of %d smallest entries: %v", len(all), err)
+	}
+}
+
+// TestCacheStateReadBackOrLost: a state that lies in a loaded cache is
+// written to the next cache as it was read back; one that no longer reads
+// back as written (its bytes changed in the file) is left out, and its
+// entry is marked for a parse after the restart, not taken as unreadable.
+func TestCacheStateReadBackOrLost(t *testing.T) {
+	section := &stateSection{data: []byte("good-statebad-state")}
+	good := savedState{in: section, off: 0, n: 10, sum: crc32.Checksum([]byte("good-state"), castagnoli)}
+	bad := savedState{in: section, off: 10, n: 9, sum: crc32.Checksum([]byte("bad-statE"), castagnoli)}
+	all := []*entry{
+		{Seg: "a", Sig: fileSig{Size: 100}, State: good},
+		{Seg: "b", Sig: fileSig{Size: 200}, State: bad},
+	}
+	cf, err := decodeCache(encodeCache("/root", Raw, all, nil, storeShape{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cf.Entries[0], cf.Entries[1]
+	if got, err := a.State.bytes(); err != nil || string(got) != "good-state" || a.Sig.Size != 100 {
+		t.Errorf("a state read back: %q, %v, size %d; want it kept as it was", got, err, a.Sig.Size)
+	}
+	if b.State.present() || b.Sig.Size != -1 {
+		t.Errorf("a state that does not read back: present %v, size %d; want it left out and the entry parsed again", b.State.present(), b.Sig.Size)
 	}
 }
