@@ -119,6 +119,7 @@ func (c *Catalog) decodeTrigrams(r *binenc.Reader) (*trigramIndex, error) {
 		return nil, fmt.Errorf("catalog search index: %w", err)
 	}
 	x.byCWD, x.noCWD = cwdLists(c)
+	x.sigs = byteSigs(c)
 	return x, nil
 }
 

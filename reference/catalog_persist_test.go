@@ -85,6 +85,9 @@ func TestSearchIndexRoundTrip(t *testing.T) {
 			if fresh.tri.Load() == nil || !fresh.triStarted.Load() {
 				t.Fatal("the decoded index is not in use")
 			}
+			if !slices.Equal(fresh.tri.Load().sigs, byteSigs(fresh)) || !slices.Equal(built.tri.Load().sigs, byteSigs(built)) {
+				t.Fatal("the index's byte signatures are not those of its catalog's sessions")
+			}
 			sameAnswersAsScan(t, rng, fresh)
 			if again := fresh.MarshalSearchIndex(); !slices.Equal(again, data) {
 				t.Error("the decoded index encodes differently")
@@ -247,6 +250,9 @@ func TestCatalogSearchIndexField(t *testing.T) {
 	}
 	if !slices.Equal(fresh.lowLabels, built.lowLabels) || !slices.Equal(fresh.lowIDs, built.lowIDs) {
 		t.Fatal("the lowered strings taken from the search index differ from lowering")
+	}
+	if !slices.Equal(fresh.tri.Load().sigs, byteSigs(fresh)) {
+		t.Fatal("the decoded index's byte signatures are not those of the catalog's sessions")
 	}
 	if again := fresh.MarshalSearchIndex(); !slices.Equal(again, data) {
 		t.Error("the taken index encodes differently from the one given")
