@@ -35,6 +35,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 	"github.com/klauspost/compress/zstd"
@@ -147,6 +148,8 @@ type snapshot struct {
 type titleRow struct {
 	rowid  int64
 	ltitle string
+	// sig is ltitle's: the title pass reads only the titles it passes.
+	sig bytesig.Sig
 }
 
 // reader is what a search reads: the database and its prepared statements.
@@ -397,6 +400,7 @@ func (ix *Index) loadDocs() error {
 		if err := rows.Scan(&r.rowid, &id, &v, &r.ltitle); err != nil {
 			return err
 		}
+		r.sig = bytesig.Of(r.ltitle)
 		vs[id] = v
 		titles = append(titles, r)
 	}

@@ -759,3 +759,37 @@ func TestSearchesDoNotWaitForASync(t *testing.T) {
 		t.Fatalf("the held sync: %v", err)
 	}
 }
+
+// TestTitleHitsRankFirst checks that a session whose title holds the query
+// comes before those whose text alone does, in an index just synced and in
+// one reopened from its file (each keeps its own copy of the titles the
+// title pass reads).
+func TestTitleHitsRankFirst(t *testing.T) {
+	root := t.TempDir()
+	const titled = "e0000000-0000-4000-8000-0000000000a0"
+	p := writeSession(t, root, titled, "notes from the zoo")
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"session/title","seq":2,"time":1786009000003,"data":{"title":"Quokka census","messageSeqs":[1],"source":{"kind":"fallback"}}}` + "\n")
+	f.Close()
+	for i := range 6 {
+		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-00000000000%d", i), "a quokka was seen")
+	}
+	x := openStore(t, root, false)
+	path := filepath.Join(t.TempDir(), "content.db")
+	for _, reopened := range []bool{false, true} {
+		ix, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		if ids := hitIDs(t, ix, x, "QUOKKA"); len(ids) != 7 || ids[0] != titled {
+			t.Errorf("reopened %v: hits %v, want 7 with %s first", reopened, ids, titled)
+		}
+		ix.Close()
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 )
 
 // terms splits a query into at most MaxQueryTerms whitespace-separated
@@ -122,12 +124,15 @@ func trigramQuery(ts []string) string {
 // term, in rowid order, a batch at a time until the limit.
 func (s *searcher) titlePass(titles []titleRow) error {
 	lts := make([]string, len(s.ts))
+	var want bytesig.Sig
 	for i, t := range s.ts {
 		lts[i] = strings.ToLower(t)
+		want.Add(lts[i])
 	}
 	var batch []int64
-	for _, t := range titles {
-		if holdsAllLowered(t.ltitle, lts) {
+	for i := range titles {
+		t := &titles[i]
+		if t.sig.Holds(&want) && holdsAllLowered(t.ltitle, lts) {
 			batch = append(batch, t.rowid)
 		}
 		if len(batch) == scanBatch {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -479,7 +480,7 @@ func (w *writer) add(docs []doc) error {
 		if _, err := w.insBody.Exec(r, d.title+"\n"+d.text); err != nil {
 			return err
 		}
-		w.added = append(w.added, titleRow{rowid: r, ltitle: lt})
+		w.added = append(w.added, titleRow{rowid: r, ltitle: lt, sig: bytesig.Of(lt)})
 		w.docs = append(w.docs, doc{id: d.id, version: d.version})
 	}
 	w.next = first

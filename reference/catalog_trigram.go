@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 )
 
 // minTrigramSessions is the catalog size from which queries use a trigram
@@ -44,63 +46,24 @@ type trigramIndex struct {
 	offs  []uint32
 	count []int32
 	post  []byte
-	// sigs holds each session's byteSig: needles too short for trigrams
-	// test it before the strings.
-	sigs []byteSig
+	// sigs holds the signature of each session's lowered id and label:
+	// needles too short for trigrams test it before the strings (at
+	// 100,000 sessions a two-letter query found in none took 40 ms to
+	// scan).
+	sigs []bytesig.Sig
 }
 
-// byteSig is a filter over a session's lowered id and label: a bit for
-// each byte class and for each hashed pair of adjacent bytes in them. A
-// needle in the id or label has every bit of its own signature there, so
-// a session lacking one is skipped without reading its strings: at
-// 100,000 sessions a two-letter query found in none took 40 ms to scan.
-type byteSig [4]uint64
-
-// byteClasses maps a byte to its bit in a byteSig's first word: a-z and
-// 0-9 have their own, other bytes share.
-var byteClasses = func() (t [256]uint8) {
-	for b := range t {
-		switch {
-		case b >= 'a' && b <= 'z':
-			t[b] = uint8(b - 'a')
-		case b >= '0' && b <= '9':
-			t[b] = uint8(26 + b - '0')
-		case b < 0x80:
-			t[b] = uint8(36 + b%20)
-		default:
-			t[b] = uint8(56 + b%8)
-		}
-	}
-	return t
-}()
-
-// add adds the bytes and byte pairs of s.
-func (g *byteSig) add(s string) {
-	for j := 0; j < len(s); j++ {
-		g[0] |= 1 << byteClasses[s[j]]
-		if j+1 < len(s) {
-			h := (uint32(s[j])<<8 | uint32(s[j+1])) * 2654435761 >> 24 % 192
-			g[1+h/64] |= 1 << (h % 64)
-		}
-	}
-}
-
-// holds reports whether every bit of want is in g.
-func (g *byteSig) holds(want *byteSig) bool {
-	return g[0]&want[0] == want[0] && g[1]&want[1] == want[1] && g[2]&want[2] == want[2] && g[3]&want[3] == want[3]
-}
-
-// sessionSig is the byteSig of session i of c.
-func sessionSig(c *Catalog, i int) byteSig {
-	var g byteSig
-	g.add(c.lowID(i))
-	g.add(c.lowLabels[i])
+// sessionSig is the signature of session i of c: of its lowered id and
+// label.
+func sessionSig(c *Catalog, i int) bytesig.Sig {
+	g := bytesig.Of(c.lowID(i))
+	g.Add(c.lowLabels[i])
 	return g
 }
 
-// byteSigs returns the byteSig of every session of c (prepared).
-func byteSigs(c *Catalog) []byteSig {
-	sigs := make([]byteSig, len(c.Headers))
+// byteSigs returns the signature of every session of c (prepared).
+func byteSigs(c *Catalog) []bytesig.Sig {
+	sigs := make([]bytesig.Sig, len(c.Headers))
 	for i := range sigs {
 		sigs[i] = sessionSig(c, i)
 	}
@@ -399,8 +362,8 @@ type rankCollector struct {
 	picked    []int32
 	// For a needle shorter than a trigram (filterBySig): the index's
 	// signatures, the needle's, and which cwds hold it.
-	sigs   []byteSig
-	want   byteSig
+	sigs   []bytesig.Sig
+	want   bytesig.Sig
 	cwdHit []bool
 }
 
@@ -408,7 +371,7 @@ type rankCollector struct {
 // the needle's, unless their cwd holds it.
 func (rc *rankCollector) filterBySig(x *trigramIndex) {
 	rc.sigs = x.sigs
-	rc.want.add(rc.needle)
+	rc.want = bytesig.Of(rc.needle)
 	rc.cwdHit = make([]bool, len(rc.c.cwds))
 	for k := range rc.c.cwds {
 		rc.cwdHit[k] = strings.Contains(rc.c.cwds[k].low, rc.needle)
@@ -423,7 +386,7 @@ func (rc *rankCollector) mayMatch(i int32) bool {
 	if k := rc.c.cwdOf[i]; k >= 0 && rc.cwdHit[k] {
 		return true
 	}
-	return rc.sigs[i].holds(&rc.want)
+	return rc.sigs[i].Holds(&rc.want)
 }
 
 // shorter returns what to walk for a rank with its own list own: the
