@@ -260,6 +260,25 @@ func (s *server) peakRSS() int64 {
 	return -1
 }
 
+// cpuTime returns the process's user + system CPU time (Linux; clock
+// ticks of 10 ms), or -1.
+func (s *server) cpuTime() time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name (which may hold spaces) start
+	// at the state, field 3: utime and stime are fields 14 and 15.
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
 // stop shuts the server down (shutdown + exit), killing it after 5 s.
 func (s *server) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -58,6 +58,7 @@ func main() {
 		out      = flag.String("out", "", "results JSON file (default WORK/results-<compression>.json)")
 		restart  = flag.String("restart", "", "only measure -restarts restarts of the server on this existing store, its XDG cache home -restart-xdg (primed first when it holds no cache)")
 		xdg      = flag.String("restart-xdg", "", "the XDG_CACHE_HOME of -restart")
+		idle     = flag.Duration("idle", 0, "with -restart: then leave the server idle this long and report its CPU use meanwhile (polls, scans)")
 	)
 	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
 	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
@@ -81,7 +82,7 @@ func main() {
 		must(build.Run())
 	}
 	if *restart != "" {
-		must(runRestarts(cfg, *restart, *xdg))
+		must(runRestarts(cfg, *restart, *xdg, *idle))
 		return
 	}
 	if *out == "" {
@@ -408,9 +409,10 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 
 // runRestarts starts the server on root with the XDG cache home xdg
 // cfg.restarts times and reports, per start: the first completion answer
-// after spawn, the peak RSS then, and the peak RSS after the content index
-// is ready and cfg.warm new queries were answered (what serving costs).
-func runRestarts(cfg config, root, xdg string) error {
+// after spawn, the peak RSS then, the peak RSS after the content index is
+// ready and cfg.warm new queries were answered (what serving costs), and,
+// when idle is set, the CPU the server then uses idle for that long.
+func runRestarts(cfg config, root, xdg string, idle time.Duration) error {
 	text, qs := queryDoc(uniqueQueries(cfg.warm, 1))
 	logPath := filepath.Join(cfg.work, "restart.log")
 	ctx := context.Background()
@@ -434,6 +436,12 @@ func runRestarts(cfg config, root, xdg string) error {
 		}
 		fmt.Printf("restart %d: first answer %.0f ms after spawn (incomplete %v), peak RSS %s then, %s after content ready and %d new queries (p50 %.2f ms, p99 %.2f ms)\n",
 			i, r.FirstAnswerMs, r.FirstIncomplete, mb(r.PeakRSS), mb(s.peakRSS()), len(uniq), pct(uniq, 50), pct(uniq, 99))
+		if idle > 0 {
+			c0, t0 := s.cpuTime(), time.Now()
+			time.Sleep(idle)
+			fmt.Printf("restart %d: idle %v: CPU %.1f%% of one core, peak RSS %s\n", i, idle.Round(time.Second),
+				100*float64(s.cpuTime()-c0)/float64(time.Since(t0)), mb(s.peakRSS()))
+		}
 		s.stop()
 	}
 	return nil
