@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,12 @@ import (
 type projectScan struct {
 	mtime int64
 	segs  []string
+	// bare lists the segs that had no entry when a change scan last went
+	// through them all (bareKnown): the ones it stats again on every
+	// poll, since a transcript may appear in them without the project's
+	// listing changing.
+	bare      []string
+	bareKnown bool
 }
 
 const (
@@ -60,6 +67,9 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		if !ok {
 			continue
 		}
+		// Entries this scan removes may leave bare directories: the next
+		// change scan goes through the project's segs again.
+		ps.bare, ps.bareKnown = nil, false
 		seen[proj] = ps
 		for _, seg := range ps.segs {
 			key := proj + "/" + seg
@@ -244,11 +254,14 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 	if err != nil {
 		return scanResult{}, err
 	}
+	var bare []sessionDir
 	for _, d := range todo {
 		if !d.hasRaw && !d.hasZstd {
 			gone = append(gone, d)
+			bare = append(bare, d)
 		}
 	}
+	ix.markBare(bare)
 	return scanResult{dirs: dirs, gone: gone, partial: true}, nil
 }
 
@@ -267,21 +280,43 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		if !ok {
 			continue
 		}
-		seen[proj] = ps
+		if !relisted && ps.bareKnown && !cs.all {
+			// The listing is unchanged: only the segs without an entry
+			// are stat'd (notified sessions follow), not every session
+			// of the project looked up (at 100,000 sessions, most of an
+			// idle server's CPU).
+			bare := ps.bare[:0:0]
+			for _, seg := range ps.bare {
+				key = append(append(append(key[:0], proj...), '/'), seg...)
+				if ix.entryMap()[string(key)] == nil {
+					bare = append(bare, seg)
+					todo = append(todo, ix.toStat(proj, seg, cs))
+				}
+			}
+			ps.bare = bare
+			seen[proj] = ps
+			continue
+		}
 		var before map[string]bool
 		if relisted {
 			before = segSet(ix.projects[proj].segs)
 			gone = append(gone, goneSegs(proj, ix.projects[proj].segs, segSet(ps.segs))...)
 		}
+		ps.bare, ps.bareKnown = nil, true
 		for _, seg := range ps.segs {
-			// Looked up without building the key: a poll passes every
-			// session of the store here.
+			// Looked up without building the key.
 			key = append(append(append(key[:0], proj...), '/'), seg...)
-			if ix.entryMap()[string(key)] == nil || cs.sessions[string(key)] || (relisted && !before[seg]) {
+			bare := ix.entryMap()[string(key)] == nil
+			if bare {
+				ps.bare = append(ps.bare, seg)
+			}
+			if bare || cs.sessions[string(key)] || (relisted && !before[seg]) {
 				todo = append(todo, ix.toStat(proj, seg, cs))
 			}
 		}
+		seen[proj] = ps
 	}
+	todo = append(todo, ix.notifiedListed(seen, cs, todo)...)
 	for proj, ps := range ix.projects {
 		if _, ok := seen[proj]; !ok {
 			gone = append(gone, goneSegs(proj, ps.segs, nil)...)
@@ -289,6 +324,41 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 	}
 	ix.setProjects(seen)
 	return todo, gone, nil
+}
+
+// notifiedListed returns the sessions cs names that are listed in seen
+// and not already in todo: those of projects whose segs relistChanged did
+// not go through.
+func (ix *Indexed) notifiedListed(seen map[string]projectScan, cs changeSet, todo []sessionDir) []sessionDir {
+	if len(cs.sessions) == 0 {
+		return nil
+	}
+	queued := make(map[string]bool, len(todo))
+	for _, d := range todo {
+		queued[d.proj+"/"+d.seg] = true
+	}
+	var more []sessionDir
+	for key := range cs.sessions {
+		proj, seg, ok := strings.Cut(key, "/")
+		if ok && !queued[key] && slices.Contains(seen[proj].segs, seg) {
+			more = append(more, ix.toStat(proj, seg, cs))
+		}
+	}
+	return more
+}
+
+// markBare records the session directories of a change scan found without
+// a transcript as bare in their projects' listings: later polls stat
+// them again (an entry of one was just removed, so the scan of its
+// project would otherwise skip it).
+func (ix *Indexed) markBare(dirs []sessionDir) {
+	for _, d := range dirs {
+		ps, ok := ix.projects[d.proj]
+		if ok && ps.bareKnown && !slices.Contains(ps.bare, d.seg) {
+			ps.bare = append(slices.Clip(ps.bare), d.seg)
+			ix.projects[d.proj] = ps
+		}
+	}
 }
 
 func segSet(segs []string) map[string]bool {

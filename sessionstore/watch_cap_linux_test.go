@@ -190,3 +190,80 @@ func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestPolledDirectoryWithoutATranscript: in a project past the watch cap
+// whose listing does not change, a session directory whose transcript is
+// deleted, and one that never had a transcript, are seen by the polls when
+// a transcript appears in them (polls do not look up every listed
+// session, only those without an entry).
+func TestPolledDirectoryWithoutATranscript(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, one project, 8 sessions
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	base := time.Now().Add(-48 * time.Hour)
+	header := func(p int, id string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p))
+	}
+	for p := 0; p < 6; p++ {
+		for k := 0; k < 10; k++ {
+			id := fmt.Sprintf("s%d-%d", p, k)
+			dir := filepath.Join(root, fmt.Sprintf("--p%d--", p), id)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(dir, "session.jsonl")
+			if err := os.WriteFile(f, header(p, id), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := base.Add(time.Duration(p*10+k) * time.Minute) // p0 the oldest: unwatched
+			if err := os.Chtimes(f, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bare := filepath.Join(root, "--p0--", "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := base.Add(-time.Hour)
+	for _, d := range []string{bare, filepath.Join(root, "--p0--")} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	listed := func(want int, id string, present bool) {
+		t.Helper()
+		// Two polls: the first after a full scan goes through every
+		// session of the project, the next only through those without
+		// an entry.
+		for range 2 {
+			x.ExpirePoll()
+			hs, err := x.ListSessions(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, h := range hs {
+				found = found || h.ID == id
+			}
+			if len(hs) != want || found != present {
+				t.Fatalf("%d sessions listed (%s listed: %v), want %d (%v)", len(hs), id, found, want, present)
+			}
+		}
+	}
+	listed(60, "bare", false)
+	transcript := filepath.Join(root, "--p0--", "s0-0", "session.jsonl")
+	if err := os.Remove(transcript); err != nil {
+		t.Fatal(err)
+	}
+	listed(59, "s0-0", false)
+	if err := os.WriteFile(transcript, header(0, "s0-0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listed(60, "s0-0", true)
+	if err := os.WriteFile(filepath.Join(bare, "session.jsonl"), header(0, "bare"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listed(61, "bare", true)
+}
