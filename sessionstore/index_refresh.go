@@ -285,15 +285,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 			// are stat'd (notified sessions follow), not every session
 			// of the project looked up (at 100,000 sessions, most of an
 			// idle server's CPU).
-			bare := ps.bare[:0:0]
-			for _, seg := range ps.bare {
-				key = append(append(append(key[:0], proj...), '/'), seg...)
-				if ix.entryMap()[string(key)] == nil {
-					bare = append(bare, seg)
-					todo = append(todo, ix.toStat(proj, seg, cs))
-				}
-			}
-			ps.bare = bare
+			todo, ps.bare = ix.statBare(proj, ps.bare, cs, todo)
 			seen[proj] = ps
 			continue
 		}
@@ -324,6 +316,21 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 	}
 	ix.setProjects(seen)
 	return todo, gone, nil
+}
+
+// statBare appends to todo the segs of bare (of project proj) still
+// without an entry, and returns them as the new bare list.
+func (ix *Indexed) statBare(proj string, bare []string, cs changeSet, todo []sessionDir) ([]sessionDir, []string) {
+	still := bare[:0:0]
+	var key []byte
+	for _, seg := range bare {
+		key = append(append(append(key[:0], proj...), '/'), seg...)
+		if ix.entryMap()[string(key)] == nil {
+			still = append(still, seg)
+			todo = append(todo, ix.toStat(proj, seg, cs))
+		}
+	}
+	return todo, still
 }
 
 // notifiedListed returns the sessions cs names that are listed in seen
