@@ -146,16 +146,17 @@ func inodeHex(t *testing.T, path string) string {
 	return strconv.FormatUint(fi.Sys().(*syscall.Stat_t).Ino, 16)
 }
 
-// TestCappedWatchesGoToTheNewestSessions: when the cap leaves sessions
-// unwatched, the watches go to the most recently written sessions (the
-// ones dsh is writing to), not to the first ones listed. The newest
-// sessions here are in the project listed last.
-func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
-	const userBudget = 80 // cap 10: the root, one project, 8 sessions
-	defer sessionstore.SetUserWatchLimit(userBudget)()
-	root := t.TempDir()
-	base := time.Now().Add(-48 * time.Hour)
-	var newest []string
+// agedHeader is the header line of session id of project p of
+// writeAgedStore.
+func agedHeader(p int, id string) []byte {
+	return []byte(fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p))
+}
+
+// writeAgedStore writes 6 projects of 10 sessions, s<p>-<k> in --p<p>--,
+// whose transcripts were last written from base on, a minute apart:
+// older the earlier listed, p5's the newest.
+func writeAgedStore(t *testing.T, root string, base time.Time) {
+	t.Helper()
 	for p := 0; p < 6; p++ {
 		for k := 0; k < 10; k++ {
 			id := fmt.Sprintf("s%d-%d", p, k)
@@ -164,20 +165,30 @@ func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := filepath.Join(dir, "session.jsonl")
-			hdr := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p)
-			if err := os.WriteFile(f, []byte(hdr), 0o644); err != nil {
+			if err := os.WriteFile(f, agedHeader(p, id), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			// Older the earlier listed; p5's sessions are the newest.
 			at := base.Add(time.Duration(p*10+k) * time.Minute)
 			if err := os.Chtimes(f, at, at); err != nil {
 				t.Fatal(err)
 			}
-			if p == 5 && k >= 2 {
-				newest = append(newest, dir)
-			}
 		}
 	}
+}
+
+// TestCappedWatchesGoToTheNewestSessions: when the cap leaves sessions
+// unwatched, the watches go to the most recently written sessions (the
+// ones dsh is writing to), not to the first ones listed. The newest
+// sessions here are in the project listed last.
+func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, one project, 8 sessions
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	var newest []string
+	for k := 2; k < 10; k++ {
+		newest = append(newest, filepath.Join(root, "--p5--", fmt.Sprintf("s5-%d", k)))
+	}
+	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
 	before := watchedInodes(t)
 	openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 	after := watchedInodes(t)
@@ -201,26 +212,8 @@ func TestPolledDirectoryWithoutATranscript(t *testing.T) {
 	defer sessionstore.SetUserWatchLimit(userBudget)()
 	root := t.TempDir()
 	base := time.Now().Add(-48 * time.Hour)
-	header := func(p int, id string) []byte {
-		return []byte(fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1,"cwd":"/p%d","delegationDepth":0}`+"\n", id, p))
-	}
-	for p := 0; p < 6; p++ {
-		for k := 0; k < 10; k++ {
-			id := fmt.Sprintf("s%d-%d", p, k)
-			dir := filepath.Join(root, fmt.Sprintf("--p%d--", p), id)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f := filepath.Join(dir, "session.jsonl")
-			if err := os.WriteFile(f, header(p, id), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			at := base.Add(time.Duration(p*10+k) * time.Minute) // p0 the oldest: unwatched
-			if err := os.Chtimes(f, at, at); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+
+	writeAgedStore(t, root, base)
 	bare := filepath.Join(root, "--p0--", "bare")
 	if err := os.MkdirAll(bare, 0o755); err != nil {
 		t.Fatal(err)
@@ -258,11 +251,11 @@ func TestPolledDirectoryWithoutATranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed(59, "s0-0", false)
-	if err := os.WriteFile(transcript, header(0, "s0-0"), 0o644); err != nil {
+	if err := os.WriteFile(transcript, agedHeader(0, "s0-0"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	listed(60, "s0-0", true)
-	if err := os.WriteFile(filepath.Join(bare, "session.jsonl"), header(0, "bare"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(bare, "session.jsonl"), agedHeader(0, "bare"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	listed(61, "bare", true)
