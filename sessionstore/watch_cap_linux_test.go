@@ -95,18 +95,24 @@ func TestWatchesStayUnderTheCapAndTheRestIsPolled(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(header(5, "late")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if n, found := polledListing(t, x, "late"); !found || n != 61 {
+		t.Fatalf("after a write in a polled project the index lists %d sessions (late found: %v), want 61 with late", n, found)
+	}
+}
+
+// polledListing lists x's sessions once its last poll is too old for an
+// answer, and returns how many there are and whether id is among them.
+func polledListing(t *testing.T, x *sessionstore.Indexed, id string) (n int, found bool) {
+	t.Helper()
 	x.ExpirePoll()
 	hs, err := x.ListSessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
 	for _, h := range hs {
-		found = found || h.ID == "late"
+		found = found || h.ID == id
 	}
-	if !found || len(hs) != 61 {
-		t.Fatalf("after a write in a polled project the index lists %d sessions (late found: %v), want 61 with late", len(hs), found)
-	}
+	return len(hs), found
 }
 
 // watchedInodes returns the inodes this process's inotify instances watch
@@ -231,17 +237,8 @@ func TestPolledDirectoryWithoutATranscript(t *testing.T) {
 		// session of the project, the next only through those without
 		// an entry.
 		for range 2 {
-			x.ExpirePoll()
-			hs, err := x.ListSessions(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, h := range hs {
-				found = found || h.ID == id
-			}
-			if len(hs) != want || found != present {
-				t.Fatalf("%d sessions listed (%s listed: %v), want %d (%v)", len(hs), id, found, want, present)
+			if n, found := polledListing(t, x, id); n != want || found != present {
+				t.Fatalf("%d sessions listed (%s listed: %v), want %d (%v)", n, id, found, want, present)
 			}
 		}
 	}
