@@ -85,7 +85,11 @@ type freshness struct {
 	pollAll           bool
 	unwatched         map[string]bool
 	unwatchedProjects map[string]bool
-	lastPoll          time.Time
+	// newlyWatched: projects that just got a watch, listed by the next
+	// poll once more (a change before the watch was added is not
+	// notified).
+	newlyWatched map[string]bool
+	lastPoll     time.Time
 	// pollOrder is the rotation of cold polls, sorted: the unwatched
 	// sessions' keys (nil when to be rebuilt) or, when nothing is watched,
 	// every entry's (of listing generation pollOrderGen). pollCursor is
@@ -203,7 +207,7 @@ func (ix *Indexed) pollDue(age time.Duration) bool {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	polled := f.pollAll || len(f.unwatched) > 0 || len(f.unwatchedProjects) > 0
+	polled := f.pollAll || len(f.unwatched) > 0 || len(f.unwatchedProjects) > 0 || len(f.newlyWatched) > 0
 	return polled && time.Since(f.lastPoll) >= age
 }
 
@@ -233,6 +237,10 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for p := range f.newlyWatched {
+		addKey(&c.polled, p)
+	}
+	f.newlyWatched = nil
 	for p := range f.unwatchedProjects {
 		if f.pollAll {
 			c.addProject(p)
@@ -307,6 +315,16 @@ func (ix *Indexed) entryChanged(e *entry) bool {
 	enc := ix.layout.transcript(&d)
 	sig, _ := d.sig(enc)
 	return enc != e.Enc || sig != e.Sig || d.hasRaw != e.HasRaw || d.hasZstd != e.HasZstd
+}
+
+// markProjectWatched records that project just got a watch: no longer
+// polled, but listed once more by the next poll.
+func (ix *Indexed) markProjectWatched(project string) {
+	f := &ix.fresh
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.unwatchedProjects, project)
+	addKey(&f.newlyWatched, project)
 }
 
 // markUnwatched records whether key (a project or "proj/seg") lacks a

@@ -182,10 +182,12 @@ func (ix *Indexed) watchDir(dir, key string, project, force bool) {
 }
 
 // preferRecentWatches, when the cap left sessions unwatched, moves the
-// session watches to the newest sessions, those dsh writes to: each takes
-// the watch of the oldest watched one not among them, and is stat'd once
-// more for a write before its watch. Called with refreshMu held, after a
-// full scan.
+// session watches to the project directories first (where dsh creates new
+// sessions; a project without a watch is stat'd on every poll), then to
+// the newest sessions, those dsh writes to: each takes the watch of the
+// oldest watched session not among them, and is stat'd (a project listed)
+// once more for a write before its watch. Called with refreshMu held,
+// after a full scan.
 func (ix *Indexed) preferRecentWatches() {
 	sw := ix.watcher
 	if sw == nil {
@@ -193,11 +195,14 @@ func (ix *Indexed) preferRecentWatches() {
 	}
 	ix.fresh.mu.Lock()
 	polled := len(ix.fresh.unwatched)
+	projects := slices.Sorted(maps.Keys(ix.fresh.unwatchedProjects))
 	ix.fresh.mu.Unlock()
 	if polled == 0 {
 		return
 	}
 	watched := sw.watchedSessions()
+	// The session watches that stay sessions'.
+	keep := max(len(watched)-len(projects), 0)
 	mtime := func(k string) int64 {
 		if e := ix.entryMap()[k]; e != nil {
 			return e.Sig.MtimeNs
@@ -218,7 +223,7 @@ func (ix *Indexed) preferRecentWatches() {
 		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key, b.key))
 	})
 	var need []string
-	for _, w := range recent[:min(len(watched), len(recent))] {
+	for _, w := range recent[:min(keep, len(recent))] {
 		if watched[w.key] {
 			delete(watched, w.key) // keeps its watch
 		} else {
@@ -227,6 +232,15 @@ func (ix *Indexed) preferRecentWatches() {
 	}
 	spare := slices.SortedFunc(maps.Keys(watched), func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
 	var gained changeSet
+	for _, p := range projects[:min(len(projects), len(spare))] {
+		// The session is polled from now on; the project is listed by the
+		// next poll once more.
+		ix.markUnwatched(spare[0], false, true)
+		if sw.swap(filepath.Join(sw.root, filepath.FromSlash(spare[0])), filepath.Join(sw.root, p)) {
+			ix.markProjectWatched(p)
+		}
+		spare = spare[1:]
+	}
 	for i, k := range need[:min(len(need), len(spare))] {
 		// Polled before its watch goes, so no write goes unseen.
 		ix.markUnwatched(spare[i], false, true)

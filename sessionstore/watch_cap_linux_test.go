@@ -182,29 +182,56 @@ func writeAgedStore(t *testing.T, root string, base time.Time) {
 	}
 }
 
-// TestCappedWatchesGoToTheNewestSessions: when the cap leaves sessions
-// unwatched, the watches go to the most recently written sessions (the
-// ones dsh is writing to), not to the first ones listed. The newest
-// sessions here are in the project listed last.
-func TestCappedWatchesGoToTheNewestSessions(t *testing.T) {
-	const userBudget = 80 // cap 10: the root, one project, 8 sessions
+// TestCappedWatchesGoToProjectsThenTheNewestSessions: when the cap leaves
+// sessions unwatched, the watches go to the project directories (where dsh
+// creates sessions; an unwatched one is stat'd on every poll), then to the
+// most recently written sessions (the ones dsh is writing to), not to the
+// first ones listed. The newest sessions here are in the project listed
+// last.
+func TestCappedWatchesGoToProjectsThenTheNewestSessions(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, the 6 projects, 3 sessions
 	defer sessionstore.SetUserWatchLimit(userBudget)()
 	root := t.TempDir()
-	var newest []string
-	for k := 2; k < 10; k++ {
-		newest = append(newest, filepath.Join(root, "--p5--", fmt.Sprintf("s5-%d", k)))
+	var want []string
+	for p := range 6 {
+		want = append(want, filepath.Join(root, fmt.Sprintf("--p%d--", p)))
+	}
+	for k := 7; k < 10; k++ {
+		want = append(want, filepath.Join(root, "--p5--", fmt.Sprintf("s5-%d", k)))
 	}
 	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
 	before := watchedInodes(t)
-	openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 	after := watchedInodes(t)
 	if n := len(after) - len(before); n > sessionstore.WatchCap(userBudget) {
 		t.Fatalf("%d watches, want at most %d", n, sessionstore.WatchCap(userBudget))
 	}
-	for _, dir := range newest {
+	for _, dir := range want {
 		if !after[inodeHex(t, dir)] {
-			t.Errorf("the newly written session %s has no watch", dir)
+			t.Errorf("%s has no watch", dir)
 		}
+	}
+	// A session created in the project listed first is listed.
+	if _, _, unwatched := x.WatchState(); unwatched == 0 {
+		t.Fatal("no session is polled: the cap did not bind")
+	}
+	dir := filepath.Join(root, "--p0--", "late")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), agedHeader(0, "late"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Its notification may land after the first answer: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n, found := polledListing(t, x, "late")
+		if found && n == 61 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a session was created in a watched project the index lists %d sessions (late found: %v), want 61 with late", n, found)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
