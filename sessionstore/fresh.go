@@ -25,8 +25,8 @@ const (
 )
 
 // pollChunk bounds the cold unwatched sessions a poll stats; tests set it.
-// 2,048 covers every unwatched session of a 10,000-session store (watches
-// capped at 8,192 directories) in each poll.
+// 2,048 covers, in each poll, every unwatched session of a store up to
+// 2,048 directories past the watch cap.
 var pollChunk = 2048
 
 // changeSet is what changed since a refresh took the previous set: all

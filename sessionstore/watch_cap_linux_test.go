@@ -41,9 +41,9 @@ func inotifyUsage(t *testing.T) (instances, watches int) {
 
 func TestWatchCapIsAShareOfTheUserBudget(t *testing.T) {
 	for _, c := range []struct{ limit, want int }{
-		{8192, 1024},    // the kernel default before Linux 5.11
-		{192536, 8192},  // a large budget: the fixed ceiling
-		{1 << 30, 8192}, // never more than the ceiling
+		{8192, 1024},     // the kernel default before Linux 5.11
+		{192536, 24067},  // a large budget (24 GB of memory): the share
+		{1 << 30, 65536}, // never more than the ceiling
 		{80, 10},
 		{3, 1}, // at least the root
 	} {
