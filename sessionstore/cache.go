@@ -378,6 +378,22 @@ func (s *stateSection) read(off int64, n, sum uint32) ([]byte, error) {
 	return b, nil
 }
 
+// head returns the first stateTailBytes of the n bytes at off in the
+// section, unchecked; nil when they cannot be read.
+func (s *stateSection) head(off int64, n uint32) []byte {
+	if n < stateTailBytes {
+		return nil
+	}
+	if s.file == nil {
+		return s.data[off : off+stateTailBytes]
+	}
+	b := make([]byte, stateTailBytes)
+	if _, err := s.file.ReadAt(b, s.base+off); err != nil {
+		return nil
+	}
+	return b
+}
+
 // close closes the cache file the section reads from, if any.
 func (s *stateSection) close() {
 	if s != nil && s.file != nil {

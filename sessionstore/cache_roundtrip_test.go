@@ -332,3 +332,36 @@ func TestCacheStateReadBackOrLost(t *testing.T) {
 		t.Errorf("a state that does not read back: present %v, size %d; want it left out and the entry parsed again", b.State.present(), b.Sig.Size)
 	}
 }
+
+// TestStateTailReadAlone: the tail of a state that lies in a loaded cache
+// (in memory, or in the file kept open) is its first bytes, read without
+// the rest; a state too short to hold one has none.
+func TestStateTailReadAlone(t *testing.T) {
+	state := []byte("\x07\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00rest of the state")
+	all := []*entry{
+		{Seg: "a", State: savedState{held: state}},
+		{Seg: "b", State: savedState{held: []byte("short")}},
+	}
+	data := encodeCache("/root", Raw, all, nil, storeShape{}, nil)
+	path := filepath.Join(t.TempDir(), "index.bin")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := readCacheFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromFile.states.close()
+	inMemory, err := decodeCache(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cf := range []*cacheFile{fromFile, inMemory} {
+		if got := cf.Entries[0].tail(); got != (stateTail{Offset: 7, TailCRC: 42}) {
+			t.Errorf("tail %+v, want offset 7, CRC 42", got)
+		}
+		if got := cf.Entries[1].tail(); got.Offset != -1 {
+			t.Errorf("tail of a short state %+v, want none", got)
+		}
+	}
+}

@@ -115,8 +115,7 @@ func (e *entry) tail() stateTail {
 	if e.torn != nil {
 		return stateTail{Offset: e.torn.Offset, TailCRC: e.torn.TailCRC}
 	}
-	b, _ := e.State.bytes()
-	return tailOf(b)
+	return e.State.tail()
 }
 
 // setState keeps committed, encoded, and view when it differs from it.
@@ -156,6 +155,19 @@ func (s savedState) bytes() ([]byte, error) {
 		return nil, errStateEncoding
 	}
 	return s.held, nil
+}
+
+// tail is where the state's parse stopped (tailOf), read without the rest
+// of the state: Version asks for it on every memoized read, and a state in
+// the cache file would otherwise be read and checked whole each time. The
+// tail is not checked against the state's sum: it only tells whether the
+// transcript still holds what was indexed, and a read of the state checks
+// the whole.
+func (s savedState) tail() stateTail {
+	if s.in == nil {
+		return tailOf(s.held)
+	}
+	return tailOf(s.in.head(s.off, s.n))
 }
 
 // headerTypeMember opens a header line as dsh writes it; the listing form

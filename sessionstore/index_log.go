@@ -201,9 +201,12 @@ func (st *logState) encode() []byte {
 // errStateEncoding is the error of bytes that are not a state's encoding.
 var errStateEncoding = errors.New("index state does not decode")
 
+// stateTailBytes is the tail's size at the start of an encoded state.
+const stateTailBytes = 12
+
 // tailOf reads the tail of an encoded state.
 func tailOf(b []byte) stateTail {
-	if len(b) < 12 {
+	if len(b) < stateTailBytes {
 		return stateTail{Offset: -1}
 	}
 	return stateTail{Offset: int64(binary.LittleEndian.Uint64(b)), TailCRC: binary.LittleEndian.Uint32(b[8:])}

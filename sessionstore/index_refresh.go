@@ -297,7 +297,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		ps.bare, ps.bareKnown = nil, true
 		for _, seg := range ps.segs {
 			// Looked up without building the key.
-			key = append(append(append(key[:0], proj...), '/'), seg...)
+			key = appendKey(key[:0], proj, seg)
 			bare := ix.entryMap()[string(key)] == nil
 			if bare {
 				ps.bare = append(ps.bare, seg)
@@ -324,7 +324,7 @@ func (ix *Indexed) statBare(proj string, bare []string, cs changeSet, todo []ses
 	still := bare[:0:0]
 	var key []byte
 	for _, seg := range bare {
-		key = append(append(append(key[:0], proj...), '/'), seg...)
+		key = appendKey(key[:0], proj, seg)
 		if ix.entryMap()[string(key)] == nil {
 			still = append(still, seg)
 			todo = append(todo, ix.toStat(proj, seg, cs))
@@ -341,8 +341,8 @@ func (ix *Indexed) notifiedListed(seen map[string]projectScan, cs changeSet, tod
 		return nil
 	}
 	queued := make(map[string]bool, len(todo))
-	for _, d := range todo {
-		queued[d.proj+"/"+d.seg] = true
+	for i := range todo {
+		queued[todo[i].key()] = true
 	}
 	var more []sessionDir
 	for key := range cs.sessions {
@@ -580,7 +580,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 
 // putEntry publishes e. Callers hold refreshMu and ix.mu.
 func (ix *Indexed) putEntry(e *entry, now time.Time) {
-	k := e.Proj + "/" + e.Seg
+	k := e.key()
 	ix.entryMap()[k] = e
 	if e.hot(now) {
 		ix.noteHot(k)

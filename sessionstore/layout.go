@@ -42,6 +42,12 @@ func (d *sessionDir) key() string { return d.proj + "/" + d.seg }
 // key is the key of e's session directory in Indexed.entries.
 func (e *entry) key() string { return e.Proj + "/" + e.Seg }
 
+// appendKey appends the key of session directory seg of project proj to b:
+// a lookup in a loop over every session reuses one buffer.
+func appendKey(b []byte, proj, seg string) []byte {
+	return append(append(append(b, proj...), '/'), seg...)
+}
+
 func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
 	if enc == Zstd {
 		return d.zstd, d.hasZstd
