@@ -29,6 +29,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,9 @@ type Source interface {
 	SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error)
 	ReadSurface(ctx context.Context, id string) (*reference.Surface, error)
 	ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error)
+	// ListedCandidates answers from memory, without revalidating: a
+	// query reads nothing from the store.
+	ListedCandidates(ids []string) []reference.Candidate
 }
 
 var _ Source = (*sessionstore.Indexed)(nil)
@@ -111,8 +115,13 @@ type Index struct {
 	// Sync holds mu while it reads and indexes every changed session
 	// (minutes for a large store), and a search must not wait for it.
 	reader atomic.Pointer[reader]
-	// versions mirrors the docs table: the indexed version of each id.
-	versions map[string]string
+	// versions mirrors the docs table: the indexed version of each id,
+	// hashed (versionSum): at 100,000 sessions the strings would hold
+	// 6 MB for a comparison.
+	versions map[string]uint64
+	// seed is versionSum's, random per process: a version an attacker
+	// shapes cannot be made to collide with another.
+	seed maphash.Seed
 	// synced is true once a Sync has completed on this process; read
 	// without mu (Synced) so that asking does not wait for a running Sync.
 	synced atomic.Bool
@@ -129,15 +138,10 @@ type Index struct {
 	cur atomic.Pointer[snapshot]
 }
 
-// snapshot is the state searches share with syncs: the store's listing at
-// the last sync and the titles of the indexed sessions.
+// snapshot is the state searches share with syncs: the titles of the
+// indexed sessions. The listing and the labels of hits are the source's
+// (Source.ListedCandidates), not a copy.
 type snapshot struct {
-	// src is the source of the last sync (nil before the first).
-	src Source
-	// headers are the sessions listed at the last sync, by id; labels
-	// their latest titles then (a session without one is absent).
-	headers map[string]reference.SessionHeader
-	labels  map[string]string
 	// titles are the indexed sessions by ascending rowid (most recently
 	// indexed first) with their lowered titles: the title pass of a
 	// search scans them in memory rather than the docs table.
@@ -193,7 +197,7 @@ func Open(path string, opts Options) (*Index, error) {
 	if opts.MaxSessionBytes <= 0 {
 		opts.MaxSessionBytes = MaxSessionBytes
 	}
-	ix := &Index{path: path, opts: opts}
+	ix := &Index{path: path, opts: opts, seed: maphash.MakeSeed()}
 	if err := ix.open(); err != nil {
 		if path == "" {
 			return nil, err
@@ -379,11 +383,14 @@ func (ix *Index) create() error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	ix.versions = map[string]string{}
+	ix.versions = map[string]uint64{}
 	ix.minRowid = 0
 	ix.setTitles(nil)
 	return nil
 }
+
+// versionSum is the hash of a session's version that versions keeps.
+func (ix *Index) versionSum(version string) uint64 { return maphash.String(ix.seed, version) }
 
 // loadDocs reads the indexed versions and titles of an existing file.
 func (ix *Index) loadDocs() error {
@@ -392,7 +399,7 @@ func (ix *Index) loadDocs() error {
 		return err
 	}
 	defer rows.Close()
-	vs := map[string]string{}
+	vs := map[string]uint64{}
 	var titles []titleRow
 	for rows.Next() {
 		var r titleRow
@@ -401,7 +408,7 @@ func (ix *Index) loadDocs() error {
 			return err
 		}
 		r.sig = bytesig.Of(r.ltitle)
-		vs[id] = v
+		vs[id] = ix.versionSum(v)
 		titles = append(titles, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -43,9 +43,8 @@ func (ix *Index) Find(ctx context.Context, src Source, target reference.Target, 
 }
 
 // Items is Find without the sync: it answers from the index as it is,
-// with the listing and the labels of its last sync (which a change to
-// either brings), so a query reads nothing from the store. An index last
-// synced from another source than src labels its hits from src.
+// with the listing and the labels src holds now (without revalidating
+// it), so a query reads nothing from the store.
 func (ix *Index) Items(ctx context.Context, src Source, target reference.Target, query string, limit int) ([]Item, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -55,54 +54,19 @@ func (ix *Index) Items(ctx context.Context, src Source, target reference.Target,
 	if err != nil {
 		return nil, err
 	}
-	s := ix.snap()
-	kept := hits[:0]
+	ids := make([]string, 0, len(hits))
+	snippets := make(map[string]string, len(hits))
 	for _, h := range hits {
-		if _, ok := s.headers[h.SessionID]; !ok {
-			continue
-		}
-		if target.SessionID != nil && *target.SessionID == h.SessionID {
-			continue
-		}
-		kept = append(kept, h)
-	}
-	if len(kept) > limit {
-		kept = kept[:limit]
-	}
-	labels := s.labels
-	if s.src != src && len(kept) > 0 {
-		if labels, err = sourceLabels(ctx, src, kept); err != nil {
-			return nil, err
+		if target.SessionID == nil || *target.SessionID != h.SessionID {
+			ids = append(ids, h.SessionID)
+			snippets[h.SessionID] = h.Snippet
 		}
 	}
-	out := make([]Item, 0, len(kept))
-	for _, h := range kept {
-		hd := s.headers[h.SessionID]
-		label, ok := labels[h.SessionID]
-		if !ok {
-			label = h.SessionID
-		}
-		c := reference.CandidateItems([]reference.Candidate{{SessionID: h.SessionID, Label: label, CWD: hd.CWD, CreatedAt: hd.CreatedAt}})[0]
-		out = append(out, Item{CandidateItem: c, Snippet: h.Snippet})
+	cands := src.ListedCandidates(ids)
+	cands = cands[:min(len(cands), limit)]
+	out := make([]Item, len(cands))
+	for i, c := range reference.CandidateItems(cands) {
+		out[i] = Item{CandidateItem: c, Snippet: snippets[c.SessionID]}
 	}
 	return out, nil
-}
-
-// sourceLabels reads the latest titles of the hits from src.
-func sourceLabels(ctx context.Context, src Source, hits []Hit) (map[string]string, error) {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.SessionID
-	}
-	trs, err := src.ReadTitles(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	labels := map[string]string{}
-	for _, t := range trs {
-		if t.Err == nil && t.Title != nil {
-			labels[t.SessionID] = *t.Title
-		}
-	}
-	return labels, nil
 }

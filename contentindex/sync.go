@@ -63,18 +63,13 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	labels, err := readLabels(ctx, src, sessions)
-	if err != nil {
+	stale, removed := ix.plan(sessions)
+	sessions = nil // at 100,000 sessions, 10 MB the indexing need not keep
+	if err := ix.remove(removed); err != nil {
 		return 0, err
 	}
-	s := *ix.snap()
-	s.src, s.labels, s.headers = src, labels, make(map[string]reference.SessionHeader, len(sessions))
-	for _, v := range sessions {
-		s.headers[v.Header.ID] = v.Header
-	}
-	ix.cur.Store(&s)
-	stale, removed := ix.plan(sessions)
-	if err := ix.remove(removed); err != nil {
+	labels, err := readLabels(ctx, src, stale)
+	if err != nil {
 		return 0, err
 	}
 	if err := ix.indexAll(ctx, src, stale, labels); err != nil {
@@ -94,9 +89,9 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	return len(stale) + len(removed), nil
 }
 
-// readLabels returns the latest title of every listed session (a session
-// without one, or whose title cannot be read, is absent): the labels of
-// hits until the next sync, which a change of any title brings.
+// readLabels returns the latest title of each session (a session without
+// one, or whose title cannot be read, is absent): the title indexed with
+// its text.
 func readLabels(ctx context.Context, src Source, sessions []sessionstore.SessionVersion) (map[string]string, error) {
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
@@ -130,7 +125,7 @@ func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionst
 			if indexed {
 				removed = append(removed, s.Header.ID)
 			}
-		case !indexed || v != s.Version:
+		case !indexed || v != ix.versionSum(s.Version):
 			stale = append(stale, s)
 		}
 		current[s.Header.ID] = s.Version != ""
@@ -496,7 +491,7 @@ func (w *writer) commit() error {
 	ix.minRowid = w.next
 	ix.gen.Add(1)
 	for _, d := range w.docs {
-		ix.versions[d.id] = d.version
+		ix.versions[d.id] = ix.versionSum(d.version)
 	}
 	slices.SortFunc(w.added, func(a, b titleRow) int { return cmp.Compare(a.rowid, b.rowid) })
 	old := ix.snap().titles

@@ -488,7 +488,7 @@ func (ix *Indexed) rebuildListing() {
 	listed := make([]*entry, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
-		if enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd); e.Enc != enc || enc == 0 || !e.Listed || !e.IdentityOK || seen[e.ListedID] {
+		if !ix.listable(e) || seen[e.ListedID] {
 			continue
 		}
 		seen[e.ListedID] = true
@@ -496,6 +496,14 @@ func (ix *Indexed) rebuildListing() {
 	}
 	sortListing(listed, func(e *entry) (int64, string) { return e.ListedCreatedAt, e.ListedID })
 	ix.setListing(all, listed)
+}
+
+// listable reports whether e may be listed: the transcript the encoding
+// rule reads was indexed and has a readable header at its identity's path.
+// The first listable entry of an id in key order is listed.
+func (ix *Indexed) listable(e *entry) bool {
+	enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd)
+	return e.Enc == enc && enc != 0 && e.Listed && e.IdentityOK
 }
 
 // setListing publishes the listing of the entries listed (in listing

@@ -38,6 +38,47 @@ func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error
 	return out, nil
 }
 
+// ListedCandidates returns, in the order of ids, the candidate of each
+// id the index lists (its listing header, labelled with its latest title,
+// else its id), without revalidating or reading any file: the index as it
+// is. A derived index labels its hits with it between its syncs rather
+// than keeping a copy of the listing. An id is looked up among the
+// directories of its own path segment, where a listed session lies.
+func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]reference.Candidate, 0, len(ids))
+	for _, id := range ids {
+		e := ix.listedEntry(id)
+		if e == nil {
+			continue
+		}
+		label := id
+		if t := ix.titleEntry(id); t != nil {
+			if r := t.titleResult(id, ix.root); r.Err == nil && r.Title != nil {
+				label = *r.Title
+			}
+		}
+		out = append(out, reference.Candidate{SessionID: id, Label: label, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt})
+	}
+	return out
+}
+
+// listedEntry returns the listed entry of id, or nil. Callers hold ix.mu.
+func (ix *Indexed) listedEntry(id string) *entry {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return nil
+	}
+	ix.byID.build(ix)
+	for _, e := range ix.byID.bySeg[seg] {
+		if ix.listable(e) && e.ListedID == id {
+			return e
+		}
+	}
+	return nil
+}
+
 // versionSettle is how long after its last modification a transcript gets
 // a Version: a file system whose timestamps tick coarsely gives a second
 // same-size write within one tick the same modification time.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -132,5 +134,64 @@ func setMtime(t *testing.T, path string, mtime time.Time) {
 	t.Helper()
 	if err := os.Chtimes(path, mtime, mtime); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListedCandidates: each listed id's candidate, in the order asked,
+// labelled with its latest title else its id, with its listing header;
+// unknown and unlisted ids are left out; a title written since shows once
+// a query has revalidated the index.
+func TestListedCandidates(t *testing.T) {
+	const (
+		titled   = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0c01"
+		untitled = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0c02"
+		headless = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0c03"
+		unknown  = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0cff"
+	)
+	cwd := "/home/alice/listed"
+	root := t.TempDir()
+	header := func(id string, createdAt int) string {
+		return fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":%d,"cwd":%q,"delegationDepth":0}`+"\n", id, createdAt, cwd)
+	}
+	title := func(seq int, text string) string {
+		return fmt.Sprintf(`{"type":"session/title","seq":%d,"time":1786000000002,"data":{"title":%q,"messageSeqs":[0],"source":{"kind":"provider","provider":"p","model":{"provider":"p","model":"m"}}}}`+"\n", seq, text)
+	}
+	msg := `{"type":"user/message","seq":0,"time":1786000000001,"surfaceOp":"append","data":{"role":"user","id":"m0","source":{"kind":"user"},"content":[{"type":"text","text":"hello"}]}}` + "\n"
+	path := writeSession(t, root, &cwd, titled, []byte(header(titled, 1786000000000)+msg+title(1, "First title")))
+	writeSession(t, root, &cwd, untitled, []byte(header(untitled, 1786000000500)+msg))
+	writeSession(t, root, &cwd, headless, []byte{})
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ctx := context.Background()
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := x.ListedCandidates([]string{untitled, unknown, headless, titled, "not an id/"})
+	want := []reference.Candidate{
+		{SessionID: untitled, Label: untitled, CWD: &cwd, CreatedAt: 1786000000500},
+		{SessionID: titled, Label: "First title", CWD: &cwd, CreatedAt: 1786000000000},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListedCandidates = %+v, want %+v", got, want)
+	}
+	appendTo(t, path, title(2, "Second title"))
+	// A query revalidates once the write is noticed (a notification).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		trs, err := x.ReadTitles(ctx, []string{titled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trs[0].Title != nil && *trs[0].Title == "Second title" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no query saw the new title: %+v", trs)
+		}
+	}
+	if got := x.ListedCandidates([]string{titled}); len(got) != 1 || got[0].Label != "Second title" {
+		t.Fatalf("after the new title was read: %+v", got)
 	}
 }
