@@ -52,14 +52,14 @@ func (l *idLookup) build(ix *Indexed) {
 // load left (at 100,000 sessions that takes about 50 ms, which the first
 // refresh, not a restart's first answer, then spends). Callers hold what
 // guards ix.entries (refreshMu or ix.mu, as before).
-func (ix *Indexed) entryMap() map[string]*entry {
+func (ix *Indexed) entryMap() map[dirKey]*entry {
 	ix.entriesOnce.Do(func() {
 		if ix.entriesFrom == nil {
 			return
 		}
-		ix.entries = make(map[string]*entry, len(ix.entriesFrom))
+		ix.entries = make(map[dirKey]*entry, len(ix.entriesFrom))
 		for _, e := range ix.entriesFrom {
-			ix.entries[e.key()] = e
+			ix.entries[e.dirKey()] = e
 		}
 		ix.entriesFrom = nil
 	})

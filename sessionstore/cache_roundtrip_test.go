@@ -152,7 +152,7 @@ func TestCacheRoundTripsEveryField(t *testing.T) {
 			cacheDir := t.TempDir()
 
 			cold := openIndexed(t, root, cacheDir)
-			want := map[string]*entry{}
+			want := map[dirKey]*entry{}
 			cold.mu.Lock()
 			for k, e := range cold.entryMap() {
 				c := *e
@@ -174,7 +174,7 @@ func TestCacheRoundTripsEveryField(t *testing.T) {
 				t.Fatalf("cache holds %d entries, the fold %d", len(cf.Entries), len(want))
 			}
 			for _, got := range cf.Entries {
-				w := want[got.Proj+"/"+got.Seg]
+				w := want[got.dirKey()]
 				if w == nil {
 					t.Fatalf("cache holds %s/%s, which the fold does not", got.Proj, got.Seg)
 				}

@@ -261,7 +261,7 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 		// The hot few, not every unwatched session: at 100,000 sessions
 		// most are unwatched and each poll would otherwise look them all up.
 		for k := range f.pollHot {
-			if e := ix.entryMap()[k]; e == nil || e.hot(now) {
+			if e := ix.entryMap()[dirKeyOf(k)]; e == nil || e.hot(now) {
 				c.addSession(k)
 			} else {
 				delete(f.pollHot, k)
@@ -292,7 +292,7 @@ func (ix *Indexed) changedOf(cold []string) []string {
 	ix.coldChecks.Add(int64(len(cold)))
 	entries := make([]*entry, len(cold))
 	for i, k := range cold {
-		entries[i] = ix.entryMap()[k]
+		entries[i] = ix.entryMap()[dirKeyOf(k)]
 	}
 	changed := make([]bool, len(cold))
 	forEachParallel(len(cold), min(4, len(cold)/256), func(i int) {

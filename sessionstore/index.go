@@ -87,7 +87,7 @@ type Indexed struct {
 	// entries maps each session directory's key (proj/seg) to its entry;
 	// use entryMap: after a cache load the map is built on first use
 	// (byid.go), off the path of a restart's first answer.
-	entries     map[string]*entry
+	entries     map[dirKey]*entry
 	entriesOnce sync.Once
 	entriesFrom []*entry
 	// all holds the entries in key order, listed the listed ones in
@@ -175,7 +175,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		limit:    effectiveReadLimit(opts.ReadLimit),
 		opts:     opts,
 		interval: cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
-		entries:  map[string]*entry{},
+		entries:  map[dirKey]*entry{},
 		parses:   map[parseKey]*parseCall{},
 		byID:     &idLookup{},
 		projects: map[string]projectScan{},

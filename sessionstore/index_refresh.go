@@ -59,6 +59,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	keep := make([]sessionDir, 0, len(ix.entryMap()))
 	var todo []sessionDir
 	seen := make(map[string]projectScan, len(projects))
+	var key []byte
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -72,8 +73,8 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		ps.bare, ps.bareKnown = nil, false
 		seen[proj] = ps
 		for _, seg := range ps.segs {
-			key := proj + "/" + seg
-			if old := ix.entryMap()[key]; old != nil && !full && !relisted && !cs.sessions[key] && !old.hot(now) {
+			key = appendKey(key[:0], proj, seg)
+			if old := ix.entryMap()[dirKey{proj, seg}]; old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
 				keep = append(keep, old.dirWith(old.Sig))
 			} else {
 				todo = append(todo, ix.toStat(proj, seg, cs))
@@ -298,7 +299,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		for _, seg := range ps.segs {
 			// Looked up without building the key.
 			key = appendKey(key[:0], proj, seg)
-			bare := ix.entryMap()[string(key)] == nil
+			bare := ix.entryMap()[dirKey{proj, seg}] == nil
 			if bare {
 				ps.bare = append(ps.bare, seg)
 			}
@@ -322,10 +323,8 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 // without an entry, and returns them as the new bare list.
 func (ix *Indexed) statBare(proj string, bare []string, cs changeSet, todo []sessionDir) ([]sessionDir, []string) {
 	still := bare[:0:0]
-	var key []byte
 	for _, seg := range bare {
-		key = appendKey(key[:0], proj, seg)
-		if ix.entryMap()[string(key)] == nil {
+		if ix.entryMap()[dirKey{proj, seg}] == nil {
 			still = append(still, seg)
 			todo = append(todo, ix.toStat(proj, seg, cs))
 		}
@@ -492,7 +491,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	scanned := !sc.partial
 	ix.mu.Lock()
 	for _, k := range p.removed {
-		delete(ix.entryMap(), k)
+		delete(ix.entryMap(), dirKeyOf(k))
 	}
 	for _, e := range p.flagOnly {
 		ix.putEntry(e, start)
@@ -537,10 +536,10 @@ type refreshPlan struct {
 // the refresher writes ix.entries, under refreshMu: read without ix.mu).
 func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
-	present := make(map[string]bool, len(sc.dirs))
+	present := make(map[dirKey]bool, len(sc.dirs))
 	for _, d := range sc.dirs {
-		present[d.key()] = true
-		old := ix.entryMap()[d.key()]
+		present[d.dirKey()] = true
+		old := ix.entryMap()[d.dirKey()]
 		enc := ix.layout.transcript(&d)
 		sig, _ := d.sig(enc)
 		if old == nil || old.Enc != enc || old.Sig != sig {
@@ -562,14 +561,14 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	}
 	if sc.partial {
 		for _, d := range sc.gone {
-			if k := d.key(); ix.entryMap()[k] != nil {
-				p.removed = append(p.removed, k)
+			if ix.entryMap()[d.dirKey()] != nil {
+				p.removed = append(p.removed, d.key())
 			}
 		}
 	} else {
-		for k := range ix.entryMap() {
+		for k, e := range ix.entryMap() {
 			if !present[k] {
-				p.removed = append(p.removed, k)
+				p.removed = append(p.removed, e.key())
 			}
 		}
 	}
@@ -580,10 +579,9 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 
 // putEntry publishes e. Callers hold refreshMu and ix.mu.
 func (ix *Indexed) putEntry(e *entry, now time.Time) {
-	k := e.key()
-	ix.entryMap()[k] = e
+	ix.entryMap()[e.dirKey()] = e
 	if e.hot(now) {
-		ix.noteHot(k)
+		ix.noteHot(e.key())
 	}
 }
 

@@ -204,7 +204,7 @@ func (ix *Indexed) preferRecentWatches() {
 	// The session watches that stay sessions'.
 	keep := max(len(watched)-len(projects), 0)
 	mtime := func(k string) int64 {
-		if e := ix.entryMap()[k]; e != nil {
+		if e := ix.entryMap()[dirKeyOf(k)]; e != nil {
 			return e.Sig.MtimeNs
 		}
 		return 0 // a session directory without a transcript: idle
@@ -212,7 +212,7 @@ func (ix *Indexed) preferRecentWatches() {
 	// Newest first, each mtime read once (not per comparison: a store of
 	// 100,000 sessions sorts here after every full scan).
 	type written struct {
-		key   string
+		key   dirKey
 		mtime int64
 	}
 	recent := make([]written, 0, len(ix.entryMap()))
@@ -220,14 +220,16 @@ func (ix *Indexed) preferRecentWatches() {
 		recent = append(recent, written{k, e.Sig.MtimeNs})
 	}
 	slices.SortFunc(recent, func(a, b written) int {
-		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key, b.key))
+		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key.proj, b.key.proj), strings.Compare(a.key.seg, b.key.seg))
 	})
 	var need []string
+	var key []byte
 	for _, w := range recent[:min(keep, len(recent))] {
-		if watched[w.key] {
-			delete(watched, w.key) // keeps its watch
+		key = appendKey(key[:0], w.key.proj, w.key.seg)
+		if watched[string(key)] {
+			delete(watched, string(key)) // keeps its watch
 		} else {
-			need = append(need, w.key)
+			need = append(need, string(key))
 		}
 	}
 	spare := slices.SortedFunc(maps.Keys(watched), func(a, b string) int { return cmp.Compare(mtime(a), mtime(b)) })
