@@ -44,57 +44,62 @@ func lstatSig(path string) (fileSig, bool) {
 // entry is the index record of one session directory. Exported fields are
 // persisted in the cache; the rest is derived from them (derive).
 type entry struct {
-	Proj, Seg       string
-	HasRaw, HasZstd bool
+	Proj, Seg string
 	// Enc is the encoding of the indexed transcript, Sig its signature at
 	// the last parse.
 	Enc Encoding
 	Sig fileSig
-	// NoHeaderYet: the header is not complete yet (not listed).
-	NoHeaderYet bool
 	// ReadErr is the error a read gives under the read limit ReadErrLimit
 	// (the fold's own is in State), kept until the file changes.
 	ReadErr      transcript.SavedError
 	ReadErrLimit int64
 	// Listed* are the listing form of the header (as listing reads it),
-	// IdentityOK whether it lies at its own path.
-	Listed          bool
+	// set when Listed is.
 	ListedID        string
 	ListedCWD       *string
 	ListedCreatedAt int64
 	ListedRaw       []byte
-	IdentityOK      bool
 	// ReadID and HeaderLine are the header a whole parse validated ("" when
 	// the parse failed before): what a read by id checks and answers with.
-	// HeaderFromListed says HeaderLine is nil because it is ListedRaw with
-	// its type member put back (headerLine): one copy of the header kept.
-	ReadID           string
-	HeaderLine       []byte
-	HeaderFromListed bool
+	ReadID     string
+	HeaderLine []byte
 	// State is the committed parse state, encoded (logState.encode): a
 	// session's state is decoded only while a read or a resumed parse
 	// uses it. It is absent when ReadErr is set.
 	State savedState
-	// TitleText is the title of the view (after derive). TitleDerived says
-	// it was derived from State: persisted, a restart does not decode it.
-	TitleText    *string
-	TitleDerived bool
-	// Clean says derive found no error and a view equal to State: a
-	// restart takes the entry as persisted, without decoding State.
-	Clean bool
+	// TitleText is the title of the view (after derive).
+	TitleText *string
 
 	// torn, when set, is the view reads answer from instead of State: State
 	// plus the lines of a torn final zstd frame.
 	torn     *logState
 	titleErr error
+	// err is the read's error (ReadErr, else the fold's, crash closers
+	// included), without the session id and path.
+	err error
+
+	// The flags are kept together: one between two words would take a
+	// word of its own (0.8 MB at 100,000 sessions).
+	HasRaw, HasZstd bool
+	// NoHeaderYet: the header is not complete yet (not listed).
+	NoHeaderYet bool
+	// Listed says the Listed* fields hold the header, IdentityOK that it
+	// lies at its own path.
+	Listed, IdentityOK bool
+	// HeaderFromListed says HeaderLine is nil because it is ListedRaw with
+	// its type member put back (headerLine): one copy of the header kept.
+	HeaderFromListed bool
+	// TitleDerived says TitleText was derived from State: persisted, a
+	// restart does not decode it.
+	TitleDerived bool
+	// Clean says derive found no error and a view equal to State: a
+	// restart takes the entry as persisted, without decoding State.
+	Clean bool
 	// readByListedID, set on an entry loaded from the cache, says a read
 	// of ListedID loads this entry in the listing the cache persisted
 	// (Indexed.cachedGen): the catalog of that listing takes its title
 	// from it without the id lookup (byid.go).
 	readByListedID bool
-	// err is the read's error (ReadErr, else the fold's, crash closers
-	// included), without the session id and path.
-	err error
 }
 
 // view returns the state reads answer from, decoded: nil when there is

@@ -341,12 +341,17 @@ func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 		}
 		return
 	}
-	if unwatched != f.unwatched[key] && !f.pollAll {
+	was := f.unwatched[key]
+	if unwatched != was && !f.pollAll {
 		f.pollOrder = nil
 	}
 	if unwatched {
-		addKey(&f.unwatched, key)
-		addKey(&f.pollHot, key)
+		if !was {
+			// Checked by the next poll, not only in its turn. One
+			// unwatched before was just stat'd by the scan marking it.
+			addKey(&f.unwatched, key)
+			addKey(&f.pollHot, key)
+		}
 	} else {
 		delete(f.unwatched, key)
 		delete(f.pollHot, key)

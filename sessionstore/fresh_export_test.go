@@ -64,6 +64,14 @@ func (x *Indexed) UnwatchedSessions() []string {
 	return keys
 }
 
+// HotPolled returns how many unwatched session directories the next poll
+// checks out of turn.
+func (x *Indexed) HotPolled() int {
+	x.fresh.mu.Lock()
+	defer x.fresh.mu.Unlock()
+	return len(x.fresh.pollHot)
+}
+
 // ScanCounts reports how many stat scans of the whole store the index ran,
 // how many session directories' transcripts its scans stat'd, and how many
 // cold unwatched sessions its polls checked before scanning.

@@ -138,6 +138,26 @@ func TestQueryPollStatsOnlyTheUnwatchedSet(t *testing.T) {
 	}
 }
 
+// TestFullScanLeavesIdleUnwatchedSessionsToTheirTurn: a full scan stats
+// every session, so it does not queue the idle unwatched ones for the next
+// poll again (at 100,000 sessions, 78,000 map lookups every 30 s).
+func TestFullScanLeavesIdleUnwatchedSessionsToTheirTurn(t *testing.T) {
+	root := t.TempDir()
+	idleStore(t, root, 40)
+	x := openCapped(t, root)
+	ctx := context.Background()
+	x.ExpirePoll()
+	if _, err := x.ListSessions(ctx); err != nil { // a poll: the first marks go
+		t.Fatal(err)
+	}
+	if err := x.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := x.HotPolled(); n != 0 {
+		t.Fatalf("after a full scan of an idle store, %d unwatched sessions are queued out of turn, want 0", n)
+	}
+}
+
 // TestQueryDoesNotWaitForPollWhilePollerIsLive: while the background
 // poller's last poll is within its interval, an answer is served without
 // waiting for a poll (here, one that cannot run: refreshes are held).
