@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -536,5 +537,20 @@ func TestNewZapLoggerLevels(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "--log-level") {
 			t.Errorf("--log-level %q: error %q does not name the flag", tt.level, err)
 		}
+	}
+}
+
+// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent,
+// unless GOGC says otherwise (the runtime has applied it).
+func TestGCPercentUnlessGOGC(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("without GOGC: GC percent %d, want %d", got, gcPercent)
+	}
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC=100: GC percent %d, want 100 (the user's)", got)
 	}
 }
