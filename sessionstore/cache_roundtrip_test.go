@@ -34,6 +34,15 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				all[i].ReadID = all[i].ListedID
 			}
+			// A real header holds its id, and a session directory is
+			// named after it: the encoding then writes neither again.
+			switch rng.IntN(4) {
+			case 0:
+				all[i].ListedRaw = fmt.Appendf(nil, `{"id":%q}`, all[i].ListedID)
+			case 1:
+				all[i].ListedRaw = append(all[i].ListedRaw, all[i].ListedID...)
+				all[i].Seg = all[i].ListedID
+			}
 			var state []byte
 			binenctest.Fill(rng, &state)
 			all[i].State = savedState{held: state}

@@ -139,8 +139,11 @@ func (r *Reader) String() string { return string(r.Bytes()) }
 // StringAlias is String without the copy: the string shares the input's
 // bytes, which must then never be modified (a decoder that keeps the
 // input whole anyway saves an allocation per string).
-func (r *Reader) StringAlias() string {
-	b := r.Bytes()
+func (r *Reader) StringAlias() string { return Alias(r.Bytes()) }
+
+// Alias is the string of b's bytes without the copy: b must then never be
+// modified.
+func Alias(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
