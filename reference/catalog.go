@@ -37,7 +37,9 @@ type Catalog struct {
 	// SearchIndex, when set, is what MarshalSearchIndex gave for an
 	// earlier catalog of the same source (a persisted cache): the trigram
 	// index is decoded from it, when it was made from the same sessions
-	// and titles, instead of built (SearchIndexErr says why not).
+	// and titles, instead of built (SearchIndexErr says why not). The
+	// catalog drops it once its trigram index exists: decoded, it is
+	// garbage (SearchIndexGiven still reports it was given).
 	SearchIndex []byte
 
 	once    sync.Once
@@ -67,6 +69,7 @@ type Catalog struct {
 	// took from it, what the trigram index decodes from.
 	searchIndexErr error
 	searchRest     *binenc.Reader
+	searchGiven    bool
 	// prev is an earlier catalog of the same source with a trigram index
 	// (Follows), from which this one's is derived when few sessions
 	// changed; dropped once used.
@@ -137,6 +140,7 @@ func (c *Catalog) prepare() error {
 			return
 		}
 		if c.SearchIndex != nil {
+			c.searchGiven = true
 			rest, err := c.lowersFromSearchIndex(c.SearchIndex)
 			if err == nil {
 				c.searchRest = rest

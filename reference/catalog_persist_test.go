@@ -248,6 +248,9 @@ func TestCatalogSearchIndexField(t *testing.T) {
 	if err := fresh.SearchIndexErr(); err != nil || !fresh.HasSearchIndex() {
 		t.Fatalf("the fitting search index was not taken: %v", err)
 	}
+	if fresh.SearchIndex != nil || !fresh.SearchIndexGiven() {
+		t.Fatal("the decoded search index's bytes are kept, or the catalog forgot it was given one")
+	}
 	if !slices.Equal(fresh.lowLabels, built.lowLabels) || !slices.Equal(fresh.lowIDs, built.lowIDs) {
 		t.Fatal("the lowered strings taken from the search index differ from lowering")
 	}
@@ -262,7 +265,7 @@ func TestCatalogSearchIndexField(t *testing.T) {
 	if err := other.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	if other.SearchIndexErr() == nil || !other.HasSearchIndex() {
+	if other.SearchIndexErr() == nil || !other.HasSearchIndex() || !other.SearchIndexGiven() {
 		t.Fatal("another catalog's search index was taken, or none was built")
 	}
 	for i := range other.Headers {

@@ -541,6 +541,7 @@ func (c *Catalog) buildTrigrams() {
 		if c.tri.Load() != nil {
 			return
 		}
+		defer func() { c.SearchIndex = nil }()
 		if r := c.searchRest; r != nil {
 			// prepare took the lowered strings from SearchIndex.
 			c.searchRest = nil
@@ -554,6 +555,10 @@ func (c *Catalog) buildTrigrams() {
 		c.tri.Store(buildTrigramIndex(c))
 	})
 }
+
+// SearchIndexGiven reports whether the catalog was given a SearchIndex
+// (taken or not: SearchIndexErr). Call it after Prepare returned.
+func (c *Catalog) SearchIndexGiven() bool { return c.searchGiven }
 
 // SearchIndexErr reports why SearchIndex was not taken, nil when it was,
 // is unset or the catalog is too small for an index. Call it after

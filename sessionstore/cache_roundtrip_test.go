@@ -374,3 +374,33 @@ func TestStateTailReadAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchIndexReadApart: the search index, the end of the head, is
+// read as a buffer of its own (garbage once decoded, while the entries'
+// strings keep the rest of the head), and the head's checksum covers it.
+func TestSearchIndexReadApart(t *testing.T) {
+	e := &entry{Proj: "p", Seg: "s", ListedID: "s", State: savedState{held: []byte("state")}}
+	searchIndex := []byte("the catalog's search index")
+	data := encodeCache("/root", Zstd, []*entry{e}, []*entry{e}, storeShape{projects: map[string]int64{}}, searchIndex)
+	var reads [][2]int64
+	read := func(from, to int64) ([]byte, error) {
+		reads = append(reads, [2]int64{from, to})
+		return slices.Clone(data[from:to]), nil
+	}
+	states := func(base, size int64) *stateSection { return &stateSection{data: data[base : base+size]} }
+	cf, err := decodeCacheParts(int64(len(data)), read, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(cf.SearchIndex) != string(searchIndex) {
+		t.Fatalf("search index %q, want %q", cf.SearchIndex, searchIndex)
+	}
+	end := int64(len(data) - cacheTrailerBytes)
+	if !slices.Contains(reads, [2]int64{end - int64(len(searchIndex)), end}) {
+		t.Fatalf("reads %v: none is the search index alone, %d-%d", reads, end-int64(len(searchIndex)), end)
+	}
+	data[end-3] ^= 0xff
+	if _, err := decodeCache(data); err == nil {
+		t.Fatal("a flipped byte in the search index decoded")
+	}
+}

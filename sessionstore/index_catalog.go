@@ -70,7 +70,8 @@ func (ix *Indexed) catalogNow(ctx context.Context) (*reference.Catalog, error) {
 		snap.cat.Verify = ix.verifyServed(snap.entries)
 	}
 	if snap.gen == ix.cachedGen {
-		snap.cat.SearchIndex = ix.cachedSearchIndex
+		// Given once: the catalog of this listing is built once.
+		snap.cat.SearchIndex, ix.cachedSearchIndex = ix.cachedSearchIndex, nil
 	}
 	if old := ix.catalog.snap.Load(); old != nil && snap.cat.SearchIndex == nil {
 		// A live session changes one title at a time: derive the search
@@ -171,7 +172,7 @@ func (ix *Indexed) prepareCatalog() {
 // fit), the cache is marked for writing, since without it every restart
 // builds it again (0.6 s of CPU at 100,000 sessions).
 func (ix *Indexed) noteSearchIndex(cat *reference.Catalog) {
-	if cat.SearchIndex != nil {
+	if cat.SearchIndexGiven() {
 		if err := cat.SearchIndexErr(); err != nil {
 			// Normal when the store changed since the cache was written.
 			ix.logf("sessionstore: index of %s: persisted %v; rebuilt it", ix.root, err)
@@ -186,7 +187,7 @@ func (ix *Indexed) noteSearchIndex(cat *reference.Catalog) {
 	if s == nil || s.cat != cat {
 		return
 	}
-	if cat.SearchIndex != nil && cat.SearchIndexErr() == nil {
+	if cat.SearchIndexGiven() && cat.SearchIndexErr() == nil {
 		ix.searchPersistedGen = s.gen
 	}
 	if s.gen == ix.gen && ix.searchPersistedGen != ix.gen {

@@ -422,7 +422,7 @@ func TestIndexedCache(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			headAt := int(binary.LittleEndian.Uint64(data[len(data)-8:]))
+			headAt := int(binary.LittleEndian.Uint64(data[len(data)-cacheTrailerBytes+4:]))
 			data[(headAt+len(data)-cacheTrailerBytes)/2] ^= 0xff
 			return os.WriteFile(p, data, 0o600)
 		}},
@@ -479,7 +479,7 @@ func TestIndexedCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		headAt := int(binary.LittleEndian.Uint64(data[len(data)-8:]))
+		headAt := int(binary.LittleEndian.Uint64(data[len(data)-cacheTrailerBytes+4:]))
 		data[(cachePrefixBytes+headAt)/2] ^= 0xff
 		if err := os.WriteFile(cachePath, data, 0o600); err != nil {
 			t.Fatal(err)
