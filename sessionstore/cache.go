@@ -316,12 +316,13 @@ func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, err
 	for i := range table {
 		table[i] = r.StringAlias()
 	}
-	str := func() (string, bool) {
+	// The entries of one cwd share a pointer to it (ListedCWD).
+	str := func() (*string, bool) {
 		i := r.Uint()
 		if i >= uint64(len(table)) {
-			return "", false
+			return nil, false
 		}
-		return table[i], true
+		return &table[i], true
 	}
 	cf.Entries = make([]*entry, r.Count(minEntryBytes))
 	block := make([]entry, len(cf.Entries))
@@ -442,10 +443,12 @@ func (s *stateSection) close() {
 	}
 }
 
-func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
+func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool)) bool {
 	flags := r.Uint()
 	proj, ok := str()
-	e.Proj = proj
+	if ok {
+		e.Proj = *proj
+	}
 	e.HasRaw, e.HasZstd = flags&flagHasRaw != 0, flags&flagHasZstd != 0
 	e.NoHeaderYet, e.Listed, e.IdentityOK = flags&flagNoHeaderYet != 0, flags&flagListed != 0, flags&flagIdentityOK != 0
 	e.TitleDerived, e.Clean = flags&flagTitleDerived != 0, flags&flagClean != 0
@@ -469,7 +472,7 @@ func readEntry(r *binenc.Reader, e *entry, str func() (string, bool)) bool {
 	}
 	if flags&flagCWD != 0 {
 		cwd, found := str()
-		e.ListedCWD, ok = &cwd, ok && found
+		e.ListedCWD, ok = cwd, ok && found
 	}
 	e.ReadID, e.HeaderFromListed = e.ListedID, flags&flagHeaderFromListed != 0
 	e.readByListedID = flags&flagReadByListedID != 0

@@ -65,11 +65,11 @@ func (x *Indexed) UnwatchedSessions() []string {
 }
 
 // HotPolled returns how many unwatched session directories the next poll
-// checks out of turn.
-func (x *Indexed) HotPolled() int {
+// checks out of turn, and whether it keeps a map for them.
+func (x *Indexed) HotPolled() (n int, kept bool) {
 	x.fresh.mu.Lock()
 	defer x.fresh.mu.Unlock()
-	return len(x.fresh.pollHot)
+	return len(x.fresh.pollHot), x.fresh.pollHot != nil
 }
 
 // ScanCounts reports how many stat scans of the whole store the index ran,
