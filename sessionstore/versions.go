@@ -71,7 +71,7 @@ func (ix *Indexed) listedEntry(id string) *entry {
 		return nil
 	}
 	ix.byID.build(ix)
-	for _, e := range ix.byID.bySeg[seg] {
+	for _, e := range ix.byID.group(seg) {
 		if ix.listable(e) && e.ListedID == id {
 			return e
 		}
