@@ -12,7 +12,8 @@
 // encoded (a few hundred bytes) and decoded only while a read or a resumed
 // parse uses it. The index is persisted outside the store (cache.go: a
 // varint file a restart takes as it is; the parse states lie in their own
-// section, read from the file when used) and kept fresh by notifications and
+// section, read from the file when used, and the catalog's search index is
+// read apart and dropped once decoded) and kept fresh by notifications and
 // polling (fresh.go, watch*.go); after a restart, completion answers before
 // the first refresh under the checks of restart.go. The CLI opens it as a
 // snapshot, lazily for prepare.
