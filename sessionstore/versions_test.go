@@ -160,15 +160,8 @@ func TestListedCandidates(t *testing.T) {
 	path := writeSession(t, root, &cwd, titled, []byte(header(titled, 1786000000000)+msg+title(1, "First title")))
 	writeSession(t, root, &cwd, untitled, []byte(header(untitled, 1786000000500)+msg))
 	writeSession(t, root, &cwd, headless, []byte{})
-	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 	ctx := context.Background()
-	if err := x.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
 	got := x.ListedCandidates([]string{untitled, unknown, headless, titled, "not an id/"})
 	want := []reference.Candidate{
 		{SessionID: untitled, Label: untitled, CWD: &cwd, CreatedAt: 1786000000500},
