@@ -350,21 +350,7 @@ func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, err
 		p := r.String()
 		cf.Shape.projects[p] = r.Int()
 	}
-	// The search index's bytes follow the head's (OptBytes).
-	switch r.Uint() {
-	case 0:
-		if len(searchIndex) != 0 {
-			return nil, errors.New("index cache search index does not decode")
-		}
-	case 1:
-		if r.Uint() != uint64(len(searchIndex)) {
-			return nil, errors.New("index cache search index does not decode")
-		}
-		cf.SearchIndex = searchIndex
-	default:
-		return nil, errors.New("index cache search index does not decode")
-	}
-	if r.Err() != nil || r.Len() != 0 {
+	if !takeSearchIndex(r, cf, searchIndex) || r.Err() != nil || r.Len() != 0 {
 		return nil, errors.New("index cache does not decode")
 	}
 	return cf, nil
@@ -441,6 +427,20 @@ func (s *stateSection) close() {
 	if s != nil && s.file != nil {
 		s.file.Close()
 	}
+}
+
+// takeSearchIndex reads the head's last field, the length of the search
+// index that follows it (written as OptBytes), and gives cf the index
+// when it is that long.
+func takeSearchIndex(r *binenc.Reader, cf *cacheFile, searchIndex []byte) bool {
+	switch r.Uint() {
+	case 0:
+		return len(searchIndex) == 0
+	case 1:
+		cf.SearchIndex = searchIndex
+		return r.Uint() == uint64(len(searchIndex))
+	}
+	return false
 }
 
 func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool)) bool {
