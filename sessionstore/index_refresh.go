@@ -56,8 +56,11 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	if err != nil || !found {
 		return nil, err
 	}
-	keep := make([]sessionDir, 0, len(ix.entryMap()))
-	var todo []sessionDir
+	// One slice for the kept and the stat'd directories (todo: the
+	// positions of these): at 100,000 sessions two would hold 20 MB more
+	// while the scan runs.
+	dirs := make([]sessionDir, 0, len(ix.entryMap()))
+	var todo []int32
 	seen := make(map[string]projectScan, len(projects))
 	var key []byte
 	for _, proj := range projects {
@@ -75,14 +78,29 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		for _, seg := range ps.segs {
 			key = appendKey(key[:0], proj, seg)
 			if old := ix.entryMap()[dirKey{proj, seg}]; old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
-				keep = append(keep, old.dirWith(old.Sig))
+				dirs = append(dirs, old.dirWith(old.Sig))
 			} else {
-				todo = append(todo, ix.toStat(proj, seg, cs))
+				todo = append(todo, int32(len(dirs)))
+				dirs = append(dirs, ix.toStat(proj, seg, cs))
 			}
 		}
 	}
 	ix.setProjects(seen)
-	return ix.statDirs(ctx, keep, todo)
+	if err := ix.statAt(ctx, dirs, todo); err != nil {
+		return nil, err
+	}
+	// Drop the stat'd directories without a transcript.
+	out, k := dirs[:0], 0
+	for i, d := range dirs {
+		if k < len(todo) && int(todo[k]) == i {
+			k++
+			if !d.hasRaw && !d.hasZstd {
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // listRoot returns the root's project directories. found is false when
@@ -183,23 +201,15 @@ func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
 	return sessionDir{proj: proj, seg: seg}
 }
 
-// statDirs lstats the transcripts of the todo session directories and
-// appends those with a transcript to keep. A full scan is thousands of
-// system calls: they overlap on a few goroutines.
-func (ix *Indexed) statDirs(ctx context.Context, keep, todo []sessionDir) ([]sessionDir, error) {
-	ix.dirStats.Add(int64(len(todo)))
-	forEachParallel(len(todo), min(4, len(todo)/256), func(i int) {
-		statTranscripts(&todo[i], filepath.Join(ix.root, todo[i].proj, todo[i].seg))
+// statAt lstats the transcripts of dirs[i] for each i of at. A full scan
+// is thousands of system calls: they overlap on a few goroutines.
+func (ix *Indexed) statAt(ctx context.Context, dirs []sessionDir, at []int32) error {
+	ix.dirStats.Add(int64(len(at)))
+	forEachParallel(len(at), min(4, len(at)/256), func(k int) {
+		d := &dirs[at[k]]
+		statTranscripts(d, filepath.Join(ix.root, d.proj, d.seg))
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, d := range todo {
-		if d.hasRaw || d.hasZstd {
-			keep = append(keep, d)
-		}
-	}
-	return keep, nil
+	return ctx.Err()
 }
 
 // statTranscripts lstats the transcripts of d, whose path is dir (clean:
@@ -251,13 +261,18 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 	if err != nil {
 		return scanResult{}, err
 	}
-	dirs, err := ix.statDirs(ctx, nil, todo)
-	if err != nil {
+	every := make([]int32, len(todo))
+	for i := range every {
+		every[i] = int32(i)
+	}
+	if err := ix.statAt(ctx, todo, every); err != nil {
 		return scanResult{}, err
 	}
-	var bare []sessionDir
+	var dirs, bare []sessionDir
 	for _, d := range todo {
-		if !d.hasRaw && !d.hasZstd {
+		if d.hasRaw || d.hasZstd {
+			dirs = append(dirs, d)
+		} else {
 			gone = append(gone, d)
 			bare = append(bare, d)
 		}
