@@ -196,9 +196,7 @@ func (s *Service) readLabels(ctx context.Context, ids []string) ([]string, error
 		// (the ids are then unique, as the Source returns one result per
 		// unique id).
 		for i, t := range titles {
-			if t.Err == nil && t.Title != nil {
-				labels[i] = *t.Title
-			}
+			labels[i] = t.Label()
 		}
 		return labels, nil
 	}

@@ -238,3 +238,22 @@ func TestListCandidatesDoesNotWaitForStore(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestTitleResultLabel: a candidate's label is its latest title, an empty
+// one included, else its id (no title, or a rejected read).
+func TestTitleResultLabel(t *testing.T) {
+	title, empty := "Renaming", ""
+	for _, tc := range []struct {
+		r    TitleResult
+		want string
+	}{
+		{TitleResult{SessionID: "a", Title: &title}, "Renaming"},
+		{TitleResult{SessionID: "a", Title: &empty}, ""},
+		{TitleResult{SessionID: "a"}, "a"},
+		{TitleResult{SessionID: "a", Title: &title, Err: errors.New("corrupt")}, "a"},
+	} {
+		if got := tc.r.Label(); got != tc.want {
+			t.Errorf("%+v: label %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

@@ -232,13 +232,9 @@ func (c *Catalog) lowerStrings() {
 	}
 }
 
-// label is session i's label: its title, or its id when it has none.
-func (c *Catalog) label(i int) string {
-	if t := &c.Titles[i]; t.Err == nil && t.Title != nil {
-		return *t.Title
-	}
-	return c.Headers[i].ID
-}
+// label is session i's label (indexCWDs checked that Titles[i] is
+// session i's).
+func (c *Catalog) label(i int) string { return c.Titles[i].Label() }
 
 // lowID is lowerJS of session i's id.
 func (c *Catalog) lowID(i int) string {

@@ -27,6 +27,15 @@ type TitleResult struct {
 	Err error
 }
 
+// Label is the session's label in a candidate list: its latest title, else
+// its id (no title, or the title read was rejected).
+func (t TitleResult) Label() string {
+	if t.Err == nil && t.Title != nil {
+		return *t.Title
+	}
+	return t.SessionID
+}
+
 // SurfaceEvent is one event of the folded surface, after legacy upgrade.
 type SurfaceEvent struct {
 	Type string

@@ -86,7 +86,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		}
 	}
 	ix.setProjects(seen)
-	if err := ix.statAt(ctx, dirs, todo); err != nil {
+	if err := ix.statEach(ctx, len(todo), func(k int) *sessionDir { return &dirs[todo[k]] }); err != nil {
 		return nil, err
 	}
 	// Drop the stat'd directories without a transcript.
@@ -201,12 +201,13 @@ func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
 	return sessionDir{proj: proj, seg: seg}
 }
 
-// statAt lstats the transcripts of dirs[i] for each i of at. A full scan
-// is thousands of system calls: they overlap on a few goroutines.
-func (ix *Indexed) statAt(ctx context.Context, dirs []sessionDir, at []int32) error {
-	ix.dirStats.Add(int64(len(at)))
-	forEachParallel(len(at), min(4, len(at)/256), func(k int) {
-		d := &dirs[at[k]]
+// statEach lstats the transcripts of the n session directories dir gives.
+// A full scan is thousands of system calls: they overlap on a few
+// goroutines.
+func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *sessionDir) error {
+	ix.dirStats.Add(int64(n))
+	forEachParallel(n, min(4, n/256), func(k int) {
+		d := dir(k)
 		statTranscripts(d, filepath.Join(ix.root, d.proj, d.seg))
 	})
 	return ctx.Err()
@@ -261,11 +262,7 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 	if err != nil {
 		return scanResult{}, err
 	}
-	every := make([]int32, len(todo))
-	for i := range every {
-		every[i] = int32(i)
-	}
-	if err := ix.statAt(ctx, todo, every); err != nil {
+	if err := ix.statEach(ctx, len(todo), func(k int) *sessionDir { return &todo[k] }); err != nil {
 		return scanResult{}, err
 	}
 	var dirs, bare []sessionDir

@@ -53,13 +53,11 @@ func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
 		if e == nil {
 			continue
 		}
-		label := id
+		title := reference.TitleResult{SessionID: id}
 		if t := ix.titleEntry(id); t != nil {
-			if r := t.titleResult(id, ix.root); r.Err == nil && r.Title != nil {
-				label = *r.Title
-			}
+			title = t.titleResult(id, ix.root)
 		}
-		out = append(out, reference.Candidate{SessionID: id, Label: label, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt})
+		out = append(out, reference.Candidate{SessionID: id, Label: title.Label(), CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt})
 	}
 	return out
 }

@@ -49,8 +49,8 @@ func main() {
 // heap, before it runs: Go's default, 100, doubles the memory of a process
 // whose live heap is mostly the index of a large store. At 100,000
 // sessions 50 took 18-24 % off the peak RSS of a first pass and of a
-// served restart, for a first pass's CPU within 5 % (bench/README.md,
-// "Memory").
+// served restart, for 0-15 % more CPU in a first pass (bench/README.md,
+// "What a session costs in memory").
 const gcPercent = 50
 
 // tuneGC sets gcPercent unless the user chose with GOGC.
