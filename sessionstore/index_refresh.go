@@ -48,24 +48,43 @@ const (
 // directories. A quick scan (full false) stats only those of re-listed
 // projects, of hot sessions and of the sessions cs names. Every directory
 // is watched before it is read, so nothing written after goes unnoticed.
-func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) ([]sessionDir, error) {
+// It returns the directories whose transcripts differ from their entries
+// (or have none) and the entries gone; the directories are stat'd in
+// batches of scanBatch and the unchanged ones dropped at once, so a scan
+// of 100,000 sessions holds a few thousand, not all of them.
+func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) (scanResult, error) {
 	ix.wholeScans.Add(1)
 	full = full || cs.all
 	ix.watchRoot(cs.all)
 	projects, found, err := ix.listRoot()
 	if err != nil || !found {
-		return nil, err
+		return scanResult{gone: ix.entriesNotListed(nil)}, err
 	}
-	// One slice for the kept and the stat'd directories (todo: the
-	// positions of these): at 100,000 sessions two would hold 20 MB more
-	// while the scan runs.
-	dirs := make([]sessionDir, 0, len(ix.entryMap()))
-	var todo []int32
+	var sc scanResult
+	batch := make([]sessionDir, 0, min(scanBatch, len(ix.entryMap())+1))
+	statBatch := func() error {
+		if err := ix.statEach(ctx, len(batch), func(k int) *sessionDir { return &batch[k] }); err != nil {
+			return err
+		}
+		for i := range batch {
+			d := &batch[i]
+			old := ix.entryMap()[d.dirKey()]
+			if !d.hasRaw && !d.hasZstd {
+				if old != nil {
+					sc.gone = append(sc.gone, sessionDir{proj: d.proj, seg: d.seg})
+				}
+			} else if _, _, change := ix.compare(old, d); change != changeNone {
+				sc.dirs = append(sc.dirs, *d)
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
 	seen := make(map[string]projectScan, len(projects))
 	var key []byte
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return scanResult{}, err
 		}
 		ps, relisted, ok := ix.listProject(proj, now, cs, true)
 		if !ok {
@@ -78,29 +97,39 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		for _, seg := range ps.segs {
 			key = appendKey(key[:0], proj, seg)
 			if old := ix.entryMap()[dirKey{proj, seg}]; old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
-				dirs = append(dirs, old.dirWith(old.Sig))
-			} else {
-				todo = append(todo, int32(len(dirs)))
-				dirs = append(dirs, ix.toStat(proj, seg, cs))
-			}
-		}
-	}
-	ix.setProjects(seen)
-	if err := ix.statEach(ctx, len(todo), func(k int) *sessionDir { return &dirs[todo[k]] }); err != nil {
-		return nil, err
-	}
-	// Drop the stat'd directories without a transcript.
-	out, k := dirs[:0], 0
-	for i, d := range dirs {
-		if k < len(todo) && int(todo[k]) == i {
-			k++
-			if !d.hasRaw && !d.hasZstd {
 				continue
 			}
+			batch = append(batch, ix.toStat(proj, seg, cs))
+			if len(batch) == cap(batch) {
+				if err := statBatch(); err != nil {
+					return scanResult{}, err
+				}
+			}
 		}
-		out = append(out, d)
 	}
-	return out, nil
+	if err := statBatch(); err != nil {
+		return scanResult{}, err
+	}
+	ix.setProjects(seen)
+	sc.gone = append(sc.gone, ix.entriesNotListed(seen)...)
+	return sc, nil
+}
+
+// scanBatch is how many session directories a scan stats at a time.
+const scanBatch = 4096
+
+// entriesNotListed returns the session directories of the entries whose
+// project or directory is not in seen (a project's segs are sorted: they
+// come from os.ReadDir).
+func (ix *Indexed) entriesNotListed(seen map[string]projectScan) []sessionDir {
+	var gone []sessionDir
+	for k := range ix.entryMap() {
+		ps, ok := seen[k.proj]
+		if _, listed := slices.BinarySearch(ps.segs, k.seg); !ok || !listed {
+			gone = append(gone, sessionDir{proj: k.proj, seg: k.seg})
+		}
+	}
+	return gone
 }
 
 // listRoot returns the root's project directories. found is false when
@@ -469,8 +498,9 @@ func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMo
 	return err
 }
 
-// scanResult is what a scan found: every session directory with a
-// transcript, or, when partial, only the stat'd ones and those gone.
+// scanResult is what a scan found: session directories with a transcript
+// (at least those that differ from their entries) and the entries gone;
+// partial when it did not check every directory.
 type scanResult struct {
 	dirs, gone []sessionDir
 	partial    bool
@@ -492,8 +522,8 @@ func (ix *Indexed) scanFor(ctx context.Context, mode refreshMode, cs *changeSet,
 		return sc, full, err
 	}
 	full = full || start.Sub(ix.lastFull) >= fullScanEvery
-	dirs, err := ix.scan(ctx, start, full, *cs)
-	return scanResult{dirs: dirs}, full, err
+	sc, err := ix.scan(ctx, start, full, *cs)
+	return sc, full, err
 }
 
 // apply brings the entries to the scanned session directories: it drops the
@@ -548,17 +578,11 @@ type refreshPlan struct {
 // the refresher writes ix.entries, under refreshMu: read without ix.mu).
 func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
-	present := make(map[dirKey]bool, len(sc.dirs))
 	for _, d := range sc.dirs {
-		present[d.dirKey()] = true
 		old := ix.entryMap()[d.dirKey()]
-		enc := ix.layout.transcript(&d)
-		sig, _ := d.sig(enc)
-		if old == nil || old.Enc != enc || old.Sig != sig {
-			p.jobs = append(p.jobs, indexJob{dir: d, old: old, enc: enc, sig: sig})
-			continue
-		}
-		if old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd {
+		enc, sig, change := ix.compare(old, &d)
+		switch change {
+		case changeFlags:
 			view, err := old.view()
 			if err != nil && old.State.present() {
 				// The cache's copy of the state is unreadable: parse again.
@@ -569,24 +593,43 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			ne.HasRaw, ne.HasZstd = d.hasRaw, d.hasZstd
 			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
+		case changeTranscript:
+			p.jobs = append(p.jobs, indexJob{dir: d, old: old, enc: enc, sig: sig})
 		}
 	}
-	if sc.partial {
-		for _, d := range sc.gone {
-			if ix.entryMap()[d.dirKey()] != nil {
-				p.removed = append(p.removed, d.key())
-			}
-		}
-	} else {
-		for k, e := range ix.entryMap() {
-			if !present[k] {
-				p.removed = append(p.removed, e.key())
-			}
+	for _, d := range sc.gone {
+		if ix.entryMap()[d.dirKey()] != nil {
+			p.removed = append(p.removed, d.key())
 		}
 	}
 	// Newest first: the sessions completion shows first are indexed first.
 	sort.Slice(p.jobs, func(i, j int) bool { return p.jobs[i].sig.MtimeNs > p.jobs[j].sig.MtimeNs })
 	return p
+}
+
+// A dirChange is how a stat'd session directory differs from its entry.
+type dirChange int
+
+const (
+	changeNone dirChange = iota
+	// changeFlags: only which encodings' transcripts exist.
+	changeFlags
+	// changeTranscript: no entry, or a new encoding or signature: parse.
+	changeTranscript
+)
+
+// compare returns the encoding d is read by, its transcript's signature
+// and how d differs from old (nil: no entry).
+func (ix *Indexed) compare(old *entry, d *sessionDir) (Encoding, fileSig, dirChange) {
+	enc := ix.layout.transcript(d)
+	sig, _ := d.sig(enc)
+	switch {
+	case old == nil || old.Enc != enc || old.Sig != sig:
+		return enc, sig, changeTranscript
+	case old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd:
+		return enc, sig, changeFlags
+	}
+	return enc, sig, changeNone
 }
 
 // putEntry publishes e. Callers hold refreshMu and ix.mu.

@@ -289,6 +289,11 @@ func TestIndexedIncrementalRefresh(t *testing.T) {
 						t.Fatal(err)
 					}
 				}, 1, 0},
+				{"transcript deleted, directory kept", func() {
+					if err := os.Remove(ss[5].path); err != nil {
+						t.Fatal(err)
+					}
+				}, 0, 0},
 			}
 			for _, s := range steps {
 				before := x.Stats()
