@@ -119,6 +119,9 @@ type Index struct {
 	// hashed (versionSum): at 100,000 sessions the strings would hold
 	// 6 MB for a comparison.
 	versions map[string]uint64
+	// keysFromFile: the versions' keys are strings read from the file,
+	// which the next plan replaces with the source's.
+	keysFromFile bool
 	// seed is versionSum's, random per process: a version an attacker
 	// shapes cannot be made to collide with another.
 	seed maphash.Seed
@@ -414,7 +417,7 @@ func (ix *Index) loadDocs() error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	ix.versions = vs
+	ix.versions, ix.keysFromFile = vs, true
 	ix.minRowid = 0
 	if len(titles) > 0 {
 		ix.minRowid = min(titles[0].rowid, 0)

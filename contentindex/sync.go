@@ -119,6 +119,12 @@ func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionst
 	for i := len(sessions) - 1; i >= 0; i-- {
 		s := sessions[i]
 		v, indexed := ix.versions[s.Header.ID]
+		if indexed && ix.keysFromFile {
+			// The key becomes the source's string, which the listing
+			// keeps anyway, and the file's copy is freed (5 MB at
+			// 100,000 sessions): a map assignment replaces a string key.
+			ix.versions[s.Header.ID] = v
+		}
 		switch {
 		case s.Version == "":
 			// No single transcript: a read would fail.
@@ -135,6 +141,7 @@ func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionst
 			removed = append(removed, id)
 		}
 	}
+	ix.keysFromFile = false
 	return stale, removed
 }
 

@@ -71,11 +71,7 @@ type Env struct {
 // KnownIDs returns an Env.Known that reports whether id is one of the
 // listed sessions.
 func KnownIDs(headers []reference.SessionHeader) func(id string) bool {
-	known := make(map[string]bool, len(headers))
-	for _, h := range headers {
-		known[h.ID] = true
-	}
-	return func(id string) bool { return known[id] }
+	return (&reference.Catalog{Headers: headers}).Known
 }
 
 // Check returns the findings of text in appearance order.

@@ -125,17 +125,10 @@ func (s *Server) findings(ctx context.Context, snap docSnapshot) []diagnostics.F
 	return diagnostics.Check(snap.mapper.Content, env)
 }
 
-// knownCache is the unknown-session check of the last catalog listed for
-// diagnostics (a catalog is one generation of the store's listing).
-type knownCache struct {
-	mu    sync.Mutex
-	cat   *reference.Catalog
-	known func(id string) bool
-}
-
 // knownSessions reports which session ids the store lists, from the
-// index's catalog (one revalidation, and one set of ids per generation);
-// nil (no unknown-session check) while the store is first indexed.
+// index's catalog (one revalidation; the catalog answers from the index's
+// own lookup of its listing); nil (no unknown-session check) while the
+// store is first indexed.
 func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id string) bool, error) {
 	if env.indexing() {
 		// The listing is partial: a session not indexed yet is not
@@ -154,12 +147,7 @@ func (s *Server) knownSessions(ctx context.Context, env *environment) (func(id s
 	case err != nil:
 		return nil, err
 	}
-	s.known.mu.Lock()
-	defer s.known.mu.Unlock()
-	if s.known.cat != cat {
-		s.known.cat, s.known.known = cat, diagnostics.KnownIDs(cat.Headers)
-	}
-	return s.known.known, nil
+	return cat.Known, nil
 }
 
 // titleOf reads one session's latest title (nil when none or unreadable).

@@ -141,8 +141,7 @@ type Server struct {
 	// progress reports indexing progress while a $/progress token is open.
 	progress atomic.Pointer[func(done, total int)]
 
-	diag  diagnosticsScheduler
-	known knownCache
+	diag diagnosticsScheduler
 	// reads limits the session reads running at once (a prepare's
 	// parallel reads included); memo keeps what was derived from them per
 	// session version (backpressure.go, memo.go).

@@ -265,3 +265,17 @@ func TestCatalogStoresLoweredStringsOnlyWhenChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogKnown: Known reports the listed ids, through Lists when the
+// source gives it, else from the headers.
+func TestCatalogKnown(t *testing.T) {
+	headers := []SessionHeader{{ID: "a"}, {ID: "b"}}
+	plain := &Catalog{Headers: headers}
+	if !plain.Known("a") || !plain.Known("b") || plain.Known("c") || plain.Known("") {
+		t.Error("a catalog without Lists does not know exactly its headers' ids")
+	}
+	asked := &Catalog{Headers: headers, Lists: func(id string) bool { return id == "c" }}
+	if asked.Known("a") || !asked.Known("c") {
+		t.Error("a catalog with Lists does not answer through it")
+	}
+}

@@ -1,23 +1,32 @@
 package sessionstore
 
-import "sync"
+import (
+	"cmp"
+	"strings"
+	"sync"
+)
 
-// idLookup finds a listing's entries by session id: bySeg and shared group
-// the entries by directory segment (the directories a read by id may load;
-// group), byReadID maps an id to the entry a read of it loads. Built once, on first
-// use, from all (the entries of the listing it belongs to, never modified):
-// at 100,000 sessions that takes about 0.15 s, which a restart's first
-// completion answer does not wait for (index_catalog.go answers it from the
-// listing's own entries).
+// idLookup finds a listing's entries by session id. A session lies in the
+// directory named by its id's segment (EncodeSegment), so bySeg and
+// shared group the entries by segment (the directories a read by id may
+// load; group) and a lookup encodes the id; the entries whose header
+// passed the identity check from a directory with another segment (a
+// symlinked path) are kept apart by id, in readElsewhere (the entry a
+// read of the id loads) and listedElsewhere (the first listable entry of
+// the id). A map of every id to its entry would take 5 MB at 100,000
+// sessions. Built once, on first use, from all (the entries of the
+// listing it belongs to, never modified): at 100,000 sessions that takes
+// about 0.15 s, which a restart's first completion answer does not wait
+// for (index_catalog.go answers it from the listing's own entries).
 type idLookup struct {
 	once sync.Once
 	all  []*entry
 	// bySeg holds the entry of a segment that names one directory, shared
 	// the entries of a segment that names several (in several projects):
 	// a slice for every segment would take 3 MB at 100,000 sessions.
-	bySeg    map[string]*entry
-	shared   map[string][]*entry
-	byReadID map[string]*entry
+	bySeg                          map[string]*entry
+	shared                         map[string][]*entry
+	readElsewhere, listedElsewhere map[string]*entry
 }
 
 // group returns the entries whose directory segment is seg.
@@ -36,14 +45,42 @@ func (l *idLookup) group(seg string) []*entry {
 // the entries of a listing are never modified.
 func (l *idLookup) find(ix *Indexed, id string) *entry {
 	l.build(ix)
-	if e := l.byReadID[id]; e != nil {
-		return e
-	}
 	seg, err := EncodeSegment(id)
 	if err != nil {
 		return nil
 	}
-	return ix.findEntry(l.group(seg))
+	e := ix.findEntry(l.group(seg))
+	if e != nil && e.ReadID == id {
+		return e
+	}
+	if o := l.readElsewhere[id]; o != nil {
+		return o
+	}
+	return e
+}
+
+// listed returns the entry that lists id in l's listing (the first
+// listable entry of id in key order), or nil.
+func (l *idLookup) listed(ix *Indexed, id string) *entry {
+	l.build(ix)
+	var e *entry
+	if seg, err := EncodeSegment(id); err == nil {
+		for _, g := range l.group(seg) {
+			if ix.listable(g) && g.ListedID == id {
+				e = g
+				break
+			}
+		}
+	}
+	if o := l.listedElsewhere[id]; o != nil && (e == nil || keyLess(o, e)) {
+		return o
+	}
+	return e
+}
+
+// keyLess orders entries by key, the order of a listing's all.
+func keyLess(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg)) < 0
 }
 
 // build builds l's maps, once.
@@ -52,6 +89,11 @@ func (l *idLookup) build(ix *Indexed) {
 		l.bySeg = make(map[string]*entry, len(l.all))
 		l.shared = map[string][]*entry{}
 		for _, e := range l.all {
+			if ix.listable(e) && !ownSegment(e.ListedID, e.Seg) {
+				if _, ok := l.listedElsewhere[e.ListedID]; !ok {
+					addEntry(&l.listedElsewhere, e.ListedID, e)
+				}
+			}
 			if first := l.bySeg[e.Seg]; first == nil {
 				l.bySeg[e.Seg] = e
 			} else if g, ok := l.shared[e.Seg]; ok {
@@ -60,14 +102,27 @@ func (l *idLookup) build(ix *Indexed) {
 				l.shared[e.Seg] = []*entry{first, e}
 			}
 		}
-		l.byReadID = make(map[string]*entry, len(l.bySeg))
 		for seg := range l.bySeg {
-			if e := ix.findEntry(l.group(seg)); e != nil && e.State.present() && e.ReadID != "" {
-				l.byReadID[e.ReadID] = e
+			if e := ix.findEntry(l.group(seg)); e != nil && e.State.present() && e.ReadID != "" && !ownSegment(e.ReadID, seg) {
+				addEntry(&l.readElsewhere, e.ReadID, e)
 			}
 		}
 		l.all = nil
 	})
+}
+
+// ownSegment reports whether seg is id's own segment.
+func ownSegment(id, seg string) bool {
+	s, err := EncodeSegment(id)
+	return err == nil && s == seg
+}
+
+// addEntry sets (*m)[id] to e, making the map first.
+func addEntry(m *map[string]*entry, id string, e *entry) {
+	if *m == nil {
+		*m = map[string]*entry{}
+	}
+	(*m)[id] = e
 }
 
 // entryMap returns ix.entries, building it first from the entries a cache

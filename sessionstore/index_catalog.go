@@ -106,7 +106,7 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	ix.mu.RLock()
 	gen := ix.gen
 	// The listing slices are replaced, never modified, by setListing.
-	headers, listed := ix.listing, ix.listed
+	headers, listed, lookup := ix.listing, ix.listed, ix.byID
 	loaded := gen == ix.cachedGen
 	titles := make([]reference.TitleResult, len(headers))
 	entries := make([]*entry, len(headers))
@@ -128,7 +128,8 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	if err := ix.titlesOnDemand(ctx, titles, unindexed); err != nil {
 		return nil, err
 	}
-	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles}, entries: entries}, nil
+	lists := func(id string) bool { return lookup.listed(ix, id) != nil }
+	return &catalogSnap{gen: gen, cat: &reference.Catalog{Headers: headers, Titles: titles, Lists: lists}, entries: entries}, nil
 }
 
 // warmCatalog rebuilds the catalog after a background refresh, when

@@ -71,7 +71,22 @@ func EncodeSegment(id string) (string, error) {
 	case "..":
 		return "~002E~002E", nil
 	}
+	if plainSegment(id) {
+		// Its own segment (dsh's uuids are): no copy, so a lookup by id
+		// allocates nothing.
+		return id, nil
+	}
 	return string(escapeUnits(id, false)), nil
+}
+
+// plainSegment reports whether every byte of s is a segment unit.
+func plainSegment(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !isSegmentUnit(uint16(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // ProjectKey is dsh's lossy project directory name for a cwd (spec §1.2),

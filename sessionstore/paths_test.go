@@ -150,3 +150,16 @@ func TestResolveRoot(t *testing.T) {
 		t.Errorf("relative flag resolved to %q", got)
 	}
 }
+
+// TestEncodeSegmentOfAPlainIDIsTheID: an id of segment units only is its
+// own segment, returned without a copy (a lookup by id allocates nothing).
+func TestEncodeSegmentOfAPlainIDIsTheID(t *testing.T) {
+	const id = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0abc"
+	if allocs := testing.AllocsPerRun(100, func() {
+		if seg, err := EncodeSegment(id); err != nil || seg != id {
+			t.Fatalf("EncodeSegment(%q) = %q, %v", id, seg, err)
+		}
+	}); allocs != 0 {
+		t.Errorf("EncodeSegment of a plain id allocated %v times, want 0", allocs)
+	}
+}

@@ -42,8 +42,7 @@ func (ix *Indexed) SessionVersions(ctx context.Context) ([]SessionVersion, error
 // id the index lists (its listing header, labelled with its latest title,
 // else its id), without revalidating or reading any file: the index as it
 // is. A derived index labels its hits with it between its syncs rather
-// than keeping a copy of the listing. An id is looked up among the
-// directories of its own path segment, where a listed session lies.
+// than keeping a copy of the listing.
 func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -63,19 +62,7 @@ func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
 }
 
 // listedEntry returns the listed entry of id, or nil. Callers hold ix.mu.
-func (ix *Indexed) listedEntry(id string) *entry {
-	seg, err := EncodeSegment(id)
-	if err != nil {
-		return nil
-	}
-	ix.byID.build(ix)
-	for _, e := range ix.byID.group(seg) {
-		if ix.listable(e) && e.ListedID == id {
-			return e
-		}
-	}
-	return nil
-}
+func (ix *Indexed) listedEntry(id string) *entry { return ix.byID.listed(ix, id) }
 
 // versionSettle is how long after its last modification a transcript gets
 // a Version: a file system whose timestamps tick coarsely gives a second

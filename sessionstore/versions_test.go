@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -186,5 +187,51 @@ func TestListedCandidates(t *testing.T) {
 	}
 	if got := x.ListedCandidates([]string{titled}); len(got) != 1 || got[0].Label != "Second title" {
 		t.Fatalf("after the new title was read: %+v", got)
+	}
+}
+
+// TestLookupOfASessionInAnotherSegmentsDirectory: a session whose header
+// passes the identity check only through a symlinked path (its directory
+// is not named by its id's segment) is found by its id like any other:
+// listed, labelled, read and known to the catalog; the directory's own
+// name is no id.
+func TestLookupOfASessionInAnotherSegmentsDirectory(t *testing.T) {
+	const (
+		id    = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0d01"
+		other = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0d02"
+	)
+	cwdA, cwdB := "/home/alice/a", "/home/alice/b"
+	root := t.TempDir()
+	data := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1786000000000,"cwd":%q,"delegationDepth":0}`+"\n", id, cwdA) +
+		`{"type":"user/message","seq":0,"time":1786000000001,"surfaceOp":"append","data":{"role":"user","id":"m0","source":{"kind":"user"},"content":[{"type":"text","text":"hello"}]}}` + "\n" +
+		`{"type":"session/title","seq":1,"time":1786000000002,"data":{"title":"Elsewhere","messageSeqs":[0],"source":{"kind":"provider","provider":"p","model":{"provider":"p","model":"m"}}}}` + "\n"
+	// The transcript lies in project B under another session's segment; its
+	// own path (project A, its id's segment) is a symlink to that directory.
+	path := writeSession(t, root, &cwdB, other, []byte(data))
+	want, err := sessionstore.SessionPath(root, &cwdA, id, sessionstore.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Dir(want)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(path), filepath.Dir(want)); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	x := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	ctx := context.Background()
+	if got := x.ListedCandidates([]string{id, other}); len(got) != 1 || got[0].SessionID != id || got[0].Label != "Elsewhere" || *got[0].CWD != cwdA {
+		t.Fatalf("ListedCandidates = %+v, want only %s labelled Elsewhere in %s", got, id, cwdA)
+	}
+	trs, err := x.ReadTitles(ctx, []string{id})
+	if err != nil || trs[0].Err != nil || trs[0].Title == nil || *trs[0].Title != "Elsewhere" {
+		t.Fatalf("ReadTitles = %+v, %v; want the title Elsewhere", trs, err)
+	}
+	cat, err := x.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cat.Known(id) || cat.Known(other) {
+		t.Fatalf("catalog knows %s: %v, %s: %v; want only the first", id, cat.Known(id), other, cat.Known(other))
 	}
 }
