@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -24,21 +23,6 @@ func sigOf(fi fs.FileInfo) fileSig {
 	s := fileSig{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
 	s.Dev, s.Ino = fileIdentity(fi)
 	return s
-}
-
-// lstatSig reports whether path exists (Lstat, as discovery checks) and
-// the signature of what it resolves to.
-func lstatSig(path string) (fileSig, bool) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fileSig{}, false
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if t, err := os.Stat(path); err == nil {
-			fi = t
-		}
-	}
-	return sigOf(fi), true
 }
 
 // entry is the index record of one session directory. Exported fields are

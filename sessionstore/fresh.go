@@ -317,9 +317,8 @@ func (ix *Indexed) changedOf(cold []string) []string {
 func (ix *Indexed) entryChanged(e *entry) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
 	statTranscripts(&d, filepath.Join(ix.root, e.Proj, e.Seg))
-	enc := ix.layout.transcript(&d)
-	sig, _ := d.sig(enc)
-	return enc != e.Enc || sig != e.Sig || d.hasRaw != e.HasRaw || d.hasZstd != e.HasZstd
+	_, _, change := ix.compare(e, &d)
+	return change != changeNone
 }
 
 // markProjectWatched records that project just got a watch: no longer

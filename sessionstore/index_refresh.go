@@ -242,13 +242,15 @@ func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *session
 	return ctx.Err()
 }
 
-// statTranscripts lstats the transcripts of d, whose path is dir (clean:
-// the names are appended without filepath.Join's Clean, a fifth of a
-// poll's CPU when it checks thousands of sessions).
+// statTranscripts lstats the transcripts of d, whose directory is dir
+// (clean). One string names both: the raw transcript's name is a prefix of
+// the zstd one's (a poll builds a path per transcript for thousands of
+// sessions a second).
 func statTranscripts(d *sessionDir, dir string) {
-	sep := string(filepath.Separator)
-	d.raw, d.hasRaw = lstatSig(dir + sep + Raw.FileName())
-	d.zstd, d.hasZstd = lstatSig(dir + sep + Zstd.FileName())
+	zstd := dir + string(filepath.Separator) + Zstd.FileName()
+	raw := zstd[:len(dir)+1+len(Raw.FileName())]
+	d.raw, d.hasRaw = lstatSig(raw)
+	d.zstd, d.hasZstd = lstatSig(zstd)
 }
 
 // forEachParallel calls fn(i) for every i < n, split into workers

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -161,5 +162,13 @@ func TestEncodeSegmentOfAPlainIDIsTheID(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Errorf("EncodeSegment of a plain id allocated %v times, want 0", allocs)
+	}
+}
+
+// TestRawNameIsAPrefixOfZstdName: statTranscripts names both transcripts
+// with one string, which needs the raw name to be a prefix of the zstd one.
+func TestRawNameIsAPrefixOfZstdName(t *testing.T) {
+	if !strings.HasPrefix(Zstd.FileName(), Raw.FileName()) {
+		t.Fatalf("%q is not a prefix of %q", Raw.FileName(), Zstd.FileName())
 	}
 }
