@@ -212,7 +212,7 @@ const minEntryBytes = 18
 
 func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID bool, state writtenState) []byte {
 	sig := e.Sig
-	if e.torn != nil || state.lost {
+	if e.torn() != nil || state.lost {
 		// The view holds a torn final frame, or the state was lost: parse
 		// again after a restart.
 		sig.Size = -1
@@ -225,7 +225,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 	b = binenc.AppendUint(b, flagIf(idAt >= 0, flagIDInRaw)|flagIf(e.Seg == e.ListedID, flagSegIsID)|
 		flagIf(e.HasRaw, flagHasRaw)|flagIf(e.HasZstd, flagHasZstd)|
 		flagIf(e.NoHeaderYet, flagNoHeaderYet)|flagIf(e.Listed, flagListed)|flagIf(e.IdentityOK, flagIdentityOK)|
-		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn == nil, flagClean)|
+		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn() == nil, flagClean)|
 		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
 		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed)|
 		flagIf(readByListedID, flagReadByListedID))
@@ -233,7 +233,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 	b = binenc.AppendUint(b, uint64(e.Enc))
 	b = binenc.AppendUint(binenc.AppendUint(b, sig.Dev), sig.Ino)
 	b = binenc.AppendInt(binenc.AppendInt(b, sig.Size), sig.MtimeNs)
-	b = binenc.AppendInt(transcript.AppendSavedError(b, e.ReadErr), e.ReadErrLimit)
+	b = binenc.AppendInt(transcript.AppendSavedError(b, e.fault().ReadErr), e.fault().ReadErrLimit)
 	b = binenc.AppendOptBytes(binenc.AppendInt(b, e.ListedCreatedAt), e.ListedRaw)
 	if idAt >= 0 {
 		b = binenc.AppendUint(binenc.AppendUint(b, uint64(idAt)), uint64(len(e.ListedID)))
@@ -454,8 +454,7 @@ func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool)) bool {
 	e.TitleDerived, e.Clean = flags&flagTitleDerived != 0, flags&flagClean != 0
 	e.Enc = Encoding(r.Uint())
 	e.Sig = fileSig{Dev: r.Uint(), Ino: r.Uint(), Size: r.Int(), MtimeNs: r.Int()}
-	e.ReadErr = transcript.ReadSavedError(r)
-	e.ReadErrLimit = r.Int()
+	e.setFaults(faults{ReadErr: transcript.ReadSavedError(r), ReadErrLimit: r.Int()})
 	e.ListedCreatedAt, e.ListedRaw = r.Int(), r.OptBytes()
 	if flags&flagIDInRaw != 0 {
 		at, n := r.Uint(), r.Uint()
@@ -666,8 +665,8 @@ func restoreAll(entries []*entry, limit int64) (derived bool) {
 	var n atomic.Int64
 	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/4096+1), func(i int) {
 		e := entries[i]
-		if e.ReadErr.Limit && e.ReadErrLimit != limit {
-			e.ReadErr, e.ReadErrLimit, e.Sig.Size = transcript.SavedError{}, 0, -1
+		if f := e.fault(); f.ReadErr.Limit && f.ReadErrLimit != limit {
+			e.faults, e.Sig.Size = nil, -1
 		}
 		was := e.Clean
 		e.restore()

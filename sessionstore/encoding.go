@@ -3,7 +3,7 @@ package sessionstore
 import "github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 
 // Encoding is a store's physical encoding (one per root).
-type Encoding int
+type Encoding uint8
 
 // Encodings and their transcript file names.
 const (

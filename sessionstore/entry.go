@@ -29,14 +29,9 @@ func sigOf(fi fs.FileInfo) fileSig {
 // persisted in the cache; the rest is derived from them (derive).
 type entry struct {
 	Proj, Seg string
-	// Enc is the encoding of the indexed transcript, Sig its signature at
-	// the last parse.
-	Enc Encoding
+	// Sig is the signature of the indexed transcript at the last parse,
+	// Enc (with the flags below) its encoding.
 	Sig fileSig
-	// ReadErr is the error a read gives under the read limit ReadErrLimit
-	// (the fold's own is in State), kept until the file changes.
-	ReadErr      transcript.SavedError
-	ReadErrLimit int64
 	// Listed* are the listing form of the header (as listing reads it),
 	// set when Listed is.
 	ListedID        string
@@ -54,16 +49,12 @@ type entry struct {
 	// TitleText is the title of the view (after derive).
 	TitleText *string
 
-	// torn, when set, is the view reads answer from instead of State: State
-	// plus the lines of a torn final zstd frame.
-	torn     *logState
-	titleErr error
-	// err is the read's error (ReadErr, else the fold's, crash closers
-	// included), without the session id and path.
-	err error
+	// faults are the entry's errors and torn view, nil without any.
+	faults *faults
 
-	// The flags are kept together: one between two words would take a
-	// word of its own (0.8 MB at 100,000 sessions).
+	// The flags and Enc are kept together: one between two words would
+	// take a word of its own (0.8 MB at 100,000 sessions).
+	Enc             Encoding
 	HasRaw, HasZstd bool
 	// NoHeaderYet: the header is not complete yet (not listed).
 	NoHeaderYet bool
@@ -86,11 +77,49 @@ type entry struct {
 	readByListedID bool
 }
 
+// faults are what few entries have, kept behind one pointer (72 bytes a
+// session at 100,000 sessions otherwise). A faults value is never
+// modified once an entry points to it: entries are copied and published
+// entries read without locks, so a change sets new faults (setFaults).
+type faults struct {
+	// ReadErr is the error a read gives under the read limit ReadErrLimit
+	// (the fold's own is in State), kept until the file changes
+	// (persisted).
+	ReadErr      transcript.SavedError
+	ReadErrLimit int64
+	// torn, when set, is the view reads answer from instead of State: State
+	// plus the lines of a torn final zstd frame.
+	torn     *logState
+	titleErr error
+	// err is the read's error (ReadErr, else the fold's, crash closers
+	// included), without the session id and path.
+	err error
+}
+
+// fault returns e's faults (the zero value without any).
+func (e *entry) fault() faults {
+	if e.faults == nil {
+		return faults{}
+	}
+	return *e.faults
+}
+
+// setFaults sets e's faults to f.
+func (e *entry) setFaults(f faults) {
+	e.faults = nil
+	// Field by field: == on two errors panics for an uncomparable type.
+	if f.ReadErr != (transcript.SavedError{}) || f.ReadErrLimit != 0 || f.torn != nil || f.titleErr != nil || f.err != nil {
+		e.faults = &f
+	}
+}
+
+func (e *entry) torn() *logState { return e.fault().torn }
+
 // view returns the state reads answer from, decoded: nil when there is
 // none or State does not decode (errStateEncoding).
 func (e *entry) view() (*logState, error) {
-	if e.torn != nil {
-		return e.torn, nil
+	if t := e.torn(); t != nil {
+		return t, nil
 	}
 	b, err := e.State.bytes()
 	if err != nil {
@@ -101,18 +130,21 @@ func (e *entry) view() (*logState, error) {
 
 // tail is where the view's parse stopped.
 func (e *entry) tail() stateTail {
-	if e.torn != nil {
-		return stateTail{Offset: e.torn.Offset, TailCRC: e.torn.TailCRC}
+	if t := e.torn(); t != nil {
+		return stateTail{Offset: t.Offset, TailCRC: t.TailCRC}
 	}
 	return e.State.tail()
 }
 
 // setState keeps committed, encoded, and view when it differs from it.
 func (e *entry) setState(committed, view *logState) {
-	e.State, e.torn = savedState{held: committed.encode()}, nil
+	e.State = savedState{held: committed.encode()}
+	f := e.fault()
+	f.torn = nil
 	if view != committed {
-		e.torn = view
+		f.torn = view
 	}
+	e.setFaults(f)
 }
 
 // savedState is an entry's committed parse state, encoded
@@ -190,40 +222,46 @@ func (e *entry) path(root string) string {
 // derive fills the derived fields from the persisted ones and view (nil
 // when State is nil or does not decode).
 func (e *entry) derive(view *logState) {
-	e.titleErr, e.err = nil, e.ReadErr.Err()
-	if e.err == nil && view == nil {
-		e.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
+	f := e.fault()
+	f.titleErr, f.err = nil, f.ReadErr.Err()
+	if f.err == nil && view == nil {
+		f.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
 	}
-	if e.err == nil {
+	if f.err == nil {
 		// Finished on a copy: the log may still grow.
-		_, e.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
+		_, f.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
 	}
-	defer func() { e.Clean = e.err == nil && e.titleErr == nil && e.torn == nil }()
-	if e.err != nil || view.Fold.Title == nil {
+	defer func() {
+		e.setFaults(f)
+		e.Clean = f.err == nil && f.titleErr == nil && f.torn == nil
+	}()
+	if f.err != nil || view.Fold.Title == nil {
 		e.TitleText, e.TitleDerived = nil, false
 		return
 	}
-	if e.TitleDerived && e.torn == nil && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
+	if e.TitleDerived && f.torn == nil && (e.TitleText == nil || len(*e.TitleText) <= MaxTitleBytes) {
 		return
 	}
 	e.TitleText, e.TitleDerived = nil, false
 	t, err := view.Fold.LatestTitle()
 	if err != nil {
-		e.titleErr = attach(err, e.ReadID, "")
+		f.titleErr = attach(err, e.ReadID, "")
 		return
 	}
 	if t != nil {
 		s := t.Text()
 		e.TitleText = &s
 	}
-	e.TitleDerived = e.torn == nil
+	e.TitleDerived = f.torn == nil
 }
 
 // restore derives a persisted entry's fields: as persisted when it was
 // Clean, else from its decoded State.
 func (e *entry) restore() {
-	if e.Clean && e.ReadErr.Kind == 0 && e.State.present() {
-		e.titleErr, e.err = nil, nil
+	if e.Clean && e.fault().ReadErr.Kind == 0 && e.State.present() {
+		f := e.fault()
+		f.titleErr, f.err = nil, nil
+		e.setFaults(f)
 		return
 	}
 	view, err := e.view()
@@ -236,8 +274,8 @@ func (e *entry) restore() {
 
 // answerErr is the error a read of id through e gives, nil when e answers.
 func (e *entry) answerErr(id, root string) error {
-	if e.err != nil {
-		return attach(e.err, id, e.path(root))
+	if err := e.fault().err; err != nil {
+		return attach(err, id, e.path(root))
 	}
 	if e.ReadID != id {
 		return attach(transcript.Corruptf("header id %s does not match the requested id", jsjson.Quote(e.ReadID)), id, e.path(root))
@@ -249,7 +287,7 @@ func (e *entry) answerErr(id, root string) error {
 func (e *entry) titleResult(id, root string) reference.TitleResult {
 	r := reference.TitleResult{SessionID: id, Err: e.answerErr(id, root)}
 	if r.Err == nil {
-		r.Title, r.Err = e.TitleText, e.titleErr
+		r.Title, r.Err = e.TitleText, e.fault().titleErr
 	}
 	return r
 }
@@ -257,10 +295,11 @@ func (e *entry) titleResult(id, root string) reference.TitleResult {
 // transient reports whether e's error may go away without the file
 // changing (an I/O error, or a read-limit error under another limit).
 func (e *entry) transient(limit int64) bool {
-	if e.ReadErr.Limit {
-		return e.ReadErrLimit != limit
+	f := e.fault()
+	if f.ReadErr.Limit {
+		return f.ReadErrLimit != limit
 	}
-	return e.ReadErr.Kind == KindIO
+	return f.ReadErr.Kind == KindIO
 }
 
 // hot reports whether a quick scan must stat e's transcript.

@@ -834,8 +834,9 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 
 // setReadErr records on e the error its read gives.
 func (ix *Indexed) setReadErr(e *entry, err error) {
-	e.State, e.torn, e.ReadErr, e.ReadErrLimit = savedState{}, nil, transcript.SaveError(err), ix.limit
-	if e.ReadErr.Kind == KindIO && !e.ReadErr.Limit {
+	e.State = savedState{}
+	e.setFaults(faults{ReadErr: transcript.SaveError(err), ReadErrLimit: ix.limit})
+	if re := e.fault().ReadErr; re.Kind == KindIO && !re.Limit {
 		// Not a fact about these bytes: parse again at the next scan.
 		e.Sig.Size = -1
 	}

@@ -95,7 +95,7 @@ func (ix *Indexed) answering(id string) (e *entry, cur fileSig, same bool) {
 	ix.mu.RLock()
 	e = ix.titleEntry(id)
 	ix.mu.RUnlock()
-	if e == nil || !e.State.present() || e.err != nil || e.ReadID != id {
+	if e == nil || !e.State.present() || e.fault().err != nil || e.ReadID != id {
 		return nil, fileSig{}, false
 	}
 	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.tail())
