@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ var errCorrupt = errors.New("corrupt stored text")
 // Source is what the index reads sessions through: the store index's
 // versions (sessionstore.Indexed implements it).
 type Source interface {
-	SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error)
+	SessionVersions(ctx context.Context) (iter.Seq[sessionstore.SessionVersion], error)
 	ReadSurface(ctx context.Context, id string) (*reference.Surface, error)
 	ReadTitles(ctx context.Context, ids []string) ([]reference.TitleResult, error)
 	// ListedCandidates answers from memory, without revalidating: a

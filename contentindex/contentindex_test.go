@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,7 +119,7 @@ func TestSearchesOnlyWhatAMentionSends(t *testing.T) {
 			defer ix.Close()
 			listed := map[string]bool{}
 			vs, _ := x.SessionVersions(context.Background())
-			for _, v := range vs {
+			for v := range vs {
 				listed[v.Header.ID] = true
 			}
 			for _, c := range cases {
@@ -161,12 +164,18 @@ func rawLog(t *testing.T, root, id string) []byte {
 // message.
 func writeSession(t *testing.T, root, id, text string) string {
 	t.Helper()
+	return writeSessionAt(t, root, id, text, 1786009000000)
+}
+
+// writeSessionAt is writeSession of a session created at createdAt (ms).
+func writeSessionAt(t *testing.T, root, id, text string, createdAt int64) string {
+	t.Helper()
 	dir := filepath.Join(root, "--home-carol-lab--", id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	q := func(s string) string { b, _ := jsonString(s); return b }
-	log := `{"type":"session","version":0,"id":` + q(id) + `,"createdAt":1786009000000,"cwd":"/home/carol/lab","delegationDepth":0}` + "\n" +
+	log := `{"type":"session","version":0,"id":` + q(id) + `,"createdAt":` + strconv.FormatInt(createdAt, 10) + `,"cwd":"/home/carol/lab","delegationDepth":0}` + "\n" +
 		`{"type":"turn/start","seq":0,"time":1786009000001,"data":{"turn":1}}` + "\n" +
 		`{"type":"user/message","seq":1,"time":1786009000002,"data":{"content":[{"type":"text","text":` + q(text) + `}],"source":{"kind":"user"},"role":"user","id":"d0000000-0000-4000-8000-000000000001"},"surfaceOp":"append"}` + "\n"
 	p := filepath.Join(dir, "session.jsonl")
@@ -384,7 +393,7 @@ func TestReopenedIndexReadsOnlyChangedSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := map[*byte]bool{}
-	for _, s := range sessions {
+	for s := range sessions {
 		own[unsafe.StringData(s.Header.ID)] = true
 	}
 	for id := range ix.versions {
@@ -608,7 +617,7 @@ func (c *countingSource) ListedCandidates(ids []string) []reference.Candidate {
 	return c.Indexed.ListedCandidates(ids)
 }
 
-func (c *countingSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+func (c *countingSource) SessionVersions(ctx context.Context) (iter.Seq[sessionstore.SessionVersion], error) {
 	c.calls.Add(1)
 	return c.Indexed.SessionVersions(ctx)
 }
@@ -725,7 +734,7 @@ type heldSource struct {
 	release chan struct{}
 }
 
-func (h *heldSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+func (h *heldSource) SessionVersions(ctx context.Context) (iter.Seq[sessionstore.SessionVersion], error) {
 	close(h.entered)
 	select {
 	case <-h.release:
@@ -817,5 +826,45 @@ func TestTitleHitsRankFirst(t *testing.T) {
 			t.Errorf("reopened %v: hits %v, want 7 with %s first", reopened, ids, titled)
 		}
 		ix.Close()
+	}
+}
+
+// TestSyncGivesTheListingOrder: a sync indexes the changed sessions oldest
+// first, so the docs by ascending rowid are the listing's order (newest
+// first), which the title pass and its ties follow.
+func TestSyncGivesTheListingOrder(t *testing.T) {
+	root := t.TempDir()
+	ids := []string{ // newest first
+		"e0000000-0000-4000-8000-0000000000c3",
+		"e0000000-0000-4000-8000-0000000000a1",
+		"e0000000-0000-4000-8000-0000000000b2",
+	}
+	for i, id := range ids {
+		writeSessionAt(t, root, id, "shared words", 1786009000000-int64(i)*1000)
+	}
+	x := openStore(t, root, false)
+	ix, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ix.db.Query(`SELECT id FROM docs ORDER BY rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id)
+	}
+	if !slices.Equal(got, ids) {
+		t.Errorf("docs by rowid = %v, want the listing order %v", got, ids)
 	}
 }

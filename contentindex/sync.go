@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"iter"
 	"runtime"
 	"slices"
 	"strings"
@@ -64,7 +65,6 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 		return 0, err
 	}
 	stale, removed := ix.plan(sessions)
-	sessions = nil // at 100,000 sessions, 10 MB the indexing need not keep
 	if err := ix.remove(removed); err != nil {
 		return 0, err
 	}
@@ -114,10 +114,9 @@ func readLabels(ctx context.Context, src Source, sessions []sessionstore.Session
 // sessions indexed last get the smallest rowids, and the listing is newest
 // first) and the indexed ids to remove (no longer listed, or no longer
 // readable as one transcript).
-func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionstore.SessionVersion, removed []string) {
-	current := make(map[string]bool, len(sessions))
-	for i := len(sessions) - 1; i >= 0; i-- {
-		s := sessions[i]
+func (ix *Index) plan(sessions iter.Seq[sessionstore.SessionVersion]) (stale []sessionstore.SessionVersion, removed []string) {
+	kept := 0 // indexed ids still listed with a version
+	for s := range sessions {
 		v, indexed := ix.versions[s.Header.ID]
 		if indexed && ix.keysFromFile {
 			// The key becomes the source's string, which the listing
@@ -131,17 +130,30 @@ func (ix *Index) plan(sessions []sessionstore.SessionVersion) (stale []sessionst
 			if indexed {
 				removed = append(removed, s.Header.ID)
 			}
+			continue
 		case !indexed || v != ix.versionSum(s.Version):
 			stale = append(stale, s)
 		}
-		current[s.Header.ID] = s.Version != ""
-	}
-	for id := range ix.versions {
-		if _, listed := current[id]; !listed {
-			removed = append(removed, id)
+		if indexed {
+			kept++
 		}
 	}
 	ix.keysFromFile = false
+	slices.Reverse(stale)
+	if kept+len(removed) == len(ix.versions) {
+		return stale, removed
+	}
+	// Some indexed ids are no longer listed: only then a set of the
+	// listed ones.
+	listed := make(map[string]bool, len(ix.versions))
+	for s := range sessions {
+		listed[s.Header.ID] = true
+	}
+	for id := range ix.versions {
+		if !listed[id] {
+			removed = append(removed, id)
+		}
+	}
 	return stale, removed
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,7 +257,7 @@ type gatedSource struct {
 	release     chan struct{}
 }
 
-func (g *gatedSource) SessionVersions(ctx context.Context) ([]sessionstore.SessionVersion, error) {
+func (g *gatedSource) SessionVersions(ctx context.Context) (iter.Seq[sessionstore.SessionVersion], error) {
 	g.enteredOnce.Do(func() { close(g.entered) })
 	select {
 	case <-g.release:

@@ -19,7 +19,10 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
-// projectScan remembers a project directory's session directories.
+// projectScan remembers a project directory's session directories. A
+// scan that lists a project again puts the strings of their entries in
+// segs in place of the listing's copies (internSeg: 5 MB at 100,000
+// sessions after a restart, whose entries' strings lie in the cache).
 type projectScan struct {
 	mtime int64
 	segs  []string
@@ -94,9 +97,13 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		// change scan goes through the project's segs again.
 		ps.bare, ps.bareKnown = nil, false
 		seen[proj] = ps
-		for _, seg := range ps.segs {
+		for i, seg := range ps.segs {
 			key = appendKey(key[:0], proj, seg)
-			if old := ix.entryMap()[dirKey{proj, seg}]; old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
+			old := ix.entryMap()[dirKey{proj, seg}]
+			if old != nil && relisted {
+				ps.segs[i] = old.Seg // internSeg
+			}
+			if old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
 				continue
 			}
 			batch = append(batch, ix.toStat(proj, seg, cs))
@@ -339,10 +346,14 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 			gone = append(gone, goneSegs(proj, ix.projects[proj].segs, segSet(ps.segs))...)
 		}
 		ps.bare, ps.bareKnown = nil, true
-		for _, seg := range ps.segs {
+		for i, seg := range ps.segs {
 			// Looked up without building the key.
 			key = appendKey(key[:0], proj, seg)
-			bare := ix.entryMap()[dirKey{proj, seg}] == nil
+			old := ix.entryMap()[dirKey{proj, seg}]
+			if old != nil && relisted {
+				ps.segs[i] = old.Seg // internSeg
+			}
+			bare := old == nil
 			if bare {
 				ps.bare = append(ps.bare, seg)
 			}

@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"context"
 	"fmt"
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -283,5 +285,36 @@ func TestRestartCatalogTakesTitlesFromListedEntries(t *testing.T) {
 	}
 	if got := sameCatalog(t, x); !reflect.DeepEqual(got.Titles, want.Titles) {
 		t.Fatalf("restarted catalog titles %v, want %v", got.Titles, want.Titles)
+	}
+}
+
+// TestRestartedListingsShareTheEntriesStrings: after a restart on the
+// cache, a scan's project listings keep the entries' segment strings
+// (which lie in the loaded cache), not copies of their own.
+func TestRestartedListingsShareTheEntriesStrings(t *testing.T) {
+	root, cache := t.TempDir(), t.TempDir()
+	genStore(t, root, workload.None, 6, 3, 7)
+	openIndexed(t, root, cache).Close()
+	x := openIndexed(t, root, cache)
+	if err := x.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	x.refreshMu.Lock()
+	defer x.refreshMu.Unlock()
+	shared := 0
+	for proj, ps := range x.projects {
+		for _, seg := range ps.segs {
+			e := x.entryMap()[dirKey{proj, seg}]
+			if e == nil {
+				continue
+			}
+			if unsafe.StringData(seg) != unsafe.StringData(e.Seg) {
+				t.Errorf("%s/%s: the listing keeps its own copy of the segment", proj, seg)
+			}
+			shared++
+		}
+	}
+	if shared != 6 {
+		t.Errorf("%d listed segments with entries, want 6", shared)
 	}
 }
