@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"context"
 	"fmt"
-	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
