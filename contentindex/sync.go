@@ -64,7 +64,10 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stale, removed := ix.plan(sessions)
+	stale, removed, err := ix.plan(ctx, sessions)
+	if err != nil {
+		return 0, err
+	}
 	if err := ix.remove(removed); err != nil {
 		return 0, err
 	}
@@ -114,16 +117,10 @@ func readLabels(ctx context.Context, src Source, sessions []sessionstore.Session
 // sessions indexed last get the smallest rowids, and the listing is newest
 // first) and the indexed ids to remove (no longer listed, or no longer
 // readable as one transcript).
-func (ix *Index) plan(sessions iter.Seq[sessionstore.SessionVersion]) (stale []sessionstore.SessionVersion, removed []string) {
+func (ix *Index) plan(ctx context.Context, sessions iter.Seq[sessionstore.SessionVersion]) (stale []sessionstore.SessionVersion, removed []string, err error) {
 	kept := 0 // indexed ids still listed with a version
 	for s := range sessions {
-		v, indexed := ix.versions[s.Header.ID]
-		if indexed && ix.keysFromFile {
-			// The key becomes the source's string, which the listing
-			// keeps anyway, and the file's copy is freed (5 MB at
-			// 100,000 sessions): a map assignment replaces a string key.
-			ix.versions[s.Header.ID] = v
-		}
+		v, indexed := ix.versions[ix.idSum(s.Header.ID)]
 		switch {
 		case s.Version == "":
 			// No single transcript: a read would fail.
@@ -138,23 +135,31 @@ func (ix *Index) plan(sessions iter.Seq[sessionstore.SessionVersion]) (stale []s
 			kept++
 		}
 	}
-	ix.keysFromFile = false
 	slices.Reverse(stale)
 	if kept+len(removed) == len(ix.versions) {
-		return stale, removed
+		return stale, removed, nil
 	}
-	// Some indexed ids are no longer listed: only then a set of the
-	// listed ones.
-	listed := make(map[string]bool, len(ix.versions))
+	// Some indexed sessions are no longer listed: their ids are read from
+	// the file.
+	listed := make(map[uint64]bool, len(ix.versions))
 	for s := range sessions {
-		listed[s.Header.ID] = true
+		listed[ix.idSum(s.Header.ID)] = true
 	}
-	for id := range ix.versions {
-		if !listed[id] {
+	rows, err := ix.db.QueryContext(ctx, `SELECT id FROM docs`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, nil, err
+		}
+		if !listed[ix.idSum(id)] {
 			removed = append(removed, id)
 		}
 	}
-	return stale, removed
+	return stale, removed, rows.Err()
 }
 
 // FTS5 merges the segments each write transaction adds (automerge: once
@@ -395,7 +400,7 @@ func (ix *Index) remove(ids []string) error {
 		return err
 	}
 	for _, id := range ids {
-		delete(ix.versions, id)
+		delete(ix.versions, ix.idSum(id))
 	}
 	ix.setTitles(slices.DeleteFunc(slices.Clone(ix.snap().titles), func(t titleRow) bool { return gone[t.rowid] }))
 	ix.gen.Add(1)
@@ -510,7 +515,7 @@ func (w *writer) commit() error {
 	ix.minRowid = w.next
 	ix.gen.Add(1)
 	for _, d := range w.docs {
-		ix.versions[d.id] = ix.versionSum(d.version)
+		ix.versions[ix.idSum(d.id)] = ix.versionSum(d.version)
 	}
 	slices.SortFunc(w.added, func(a, b titleRow) int { return cmp.Compare(a.rowid, b.rowid) })
 	old := ix.snap().titles
