@@ -49,9 +49,11 @@ func main() {
 // heap, before it runs: Go's default, 100, doubles the memory of a process
 // whose live heap is mostly the index of a large store. At 100,000
 // sessions 50 took 18-24 % off the peak RSS of a first pass and of a
-// served restart, for 0-15 % more CPU in a first pass (bench/README.md,
-// "What a session costs in memory").
-const gcPercent = 50
+// served restart, for 0-15 % more CPU in a first pass; 35 took 12 MB
+// (6 %) more off a served restart once the index was 116 MB, for half a
+// point of idle CPU, and no change in a first pass at 10,000
+// (bench/README.md, "What a session costs in memory").
+const gcPercent = 35
 
 // tuneGC sets gcPercent unless the user chose with GOGC.
 func tuneGC(getenv func(string) string) {
