@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,11 @@ func TestListedCandidates(t *testing.T) {
 // listed, labelled, read and known to the catalog; the directory's own
 // name is no id.
 func TestLookupOfASessionInAnotherSegmentsDirectory(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		// A directory symlink is a reparse point there, which a session
+		// scan does not list and the identity check does not resolve alike.
+		t.Skip("directory symlinks as on Unix")
+	}
 	const (
 		id    = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0d01"
 		other = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0d02"
