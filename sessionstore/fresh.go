@@ -332,7 +332,7 @@ func (ix *Indexed) markProjectWatched(project string) {
 }
 
 // markUnwatched records whether key (a project or "proj/seg") lacks a
-// watch, so polls cover it.
+// watch, so polls cover it. Callers hold refreshMu (entryMap).
 func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	f := &ix.fresh
 	f.mu.Lock()
@@ -351,10 +351,15 @@ func (ix *Indexed) markUnwatched(key string, project, unwatched bool) {
 	}
 	if unwatched {
 		if !was {
-			// Checked by the next poll, not only in its turn. One
-			// unwatched before was just stat'd by the scan marking it.
 			addKey(&f.unwatched, key)
-			addKey(&f.pollHot, key)
+			// Checked by the next poll, not only in its turn, when it
+			// has no entry yet or is hot (the rule pollKeys applies: an
+			// idle one it would drop, after a restart every unwatched
+			// session). One unwatched before was just stat'd by the
+			// scan marking it.
+			if e := ix.entryMap()[dirKeyOf(key)]; e == nil || e.hot(time.Now()) {
+				addKey(&f.pollHot, key)
+			}
 		}
 	} else {
 		delete(f.unwatched, key)

@@ -238,3 +238,32 @@ func TestRemovalsLeaveTheAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartQueuesNoIdleUnwatchedSessionOutOfTurn: after a restart on the
+// cache, the first refresh's scan marks the unwatched sessions; the idle
+// ones (indexed and cold) wait for their turn in the rotation rather than
+// fill the out-of-turn list, whose next poll would only drop them (78,000
+// map entries at 100,000 sessions).
+func TestRestartQueuesNoIdleUnwatchedSessionOutOfTurn(t *testing.T) {
+	root := t.TempDir()
+	idleStore(t, root, 40)
+	opts := sessionstore.WithWatchLimit(sessionstore.IndexOptions{CacheDir: t.TempDir()}, 6)
+	first, err := sessionstore.OpenIndexed(root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	x := openFresh(t, root, opts)
+	if err := x.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(x.UnwatchedSessions()) == 0 {
+		t.Fatal("no session is unwatched: the cap did not bind")
+	}
+	if n, _ := x.HotPolled(); n != 0 {
+		t.Fatalf("after a restart on an idle store, %d unwatched sessions are queued out of turn, want 0", n)
+	}
+}
