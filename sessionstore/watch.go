@@ -209,22 +209,9 @@ func (ix *Indexed) preferRecentWatches() {
 		}
 		return 0 // a session directory without a transcript: idle
 	}
-	// Newest first, each mtime read once (not per comparison: a store of
-	// 100,000 sessions sorts here after every full scan).
-	type written struct {
-		key   dirKey
-		mtime int64
-	}
-	recent := make([]written, 0, len(ix.entryMap()))
-	for k, e := range ix.entryMap() {
-		recent = append(recent, written{k, e.Sig.MtimeNs})
-	}
-	slices.SortFunc(recent, func(a, b written) int {
-		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key.proj, b.key.proj), strings.Compare(a.key.seg, b.key.seg))
-	})
 	var need []string
 	var key []byte
-	for _, w := range recent[:min(keep, len(recent))] {
+	for _, w := range newestEntries(ix.entryMap(), keep) {
 		key = appendKey(key[:0], w.key.proj, w.key.seg)
 		if watched[string(key)] {
 			delete(watched, string(key)) // keeps its watch
@@ -254,6 +241,39 @@ func (ix *Indexed) preferRecentWatches() {
 	if len(gained.sessions) > 0 {
 		ix.noteChange(gained)
 	}
+}
+
+// written is an entry's key and its transcript's mtime.
+type written struct {
+	key   dirKey
+	mtime int64
+}
+
+// newestEntries returns the n entries with the newest transcripts, newest
+// first (ties in key order), each mtime read once. Only those are sorted,
+// bounded by the n-th newest mtime: a store of 100,000 sessions selects
+// here after every full scan, and a sorted copy of every entry took 4 MB.
+func newestEntries(entries map[dirKey]*entry, n int) []written {
+	mtimes := make([]int64, 0, len(entries))
+	for _, e := range entries {
+		mtimes = append(mtimes, e.Sig.MtimeNs)
+	}
+	n = min(n, len(mtimes))
+	if n <= 0 {
+		return nil
+	}
+	slices.Sort(mtimes)
+	bound := mtimes[len(mtimes)-n]
+	top := make([]written, 0, n)
+	for k, e := range entries {
+		if e.Sig.MtimeNs >= bound {
+			top = append(top, written{k, e.Sig.MtimeNs})
+		}
+	}
+	slices.SortFunc(top, func(a, b written) int {
+		return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key.proj, b.key.proj), strings.Compare(a.key.seg, b.key.seg))
+	})
+	return top[:n]
 }
 
 // watchedSessions returns the keys of the watched session directories
