@@ -19,10 +19,8 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
-// projectScan remembers a project directory's session directories. A
-// scan that lists a project again puts the strings of their entries in
-// segs in place of the listing's copies (internSeg: 5 MB at 100,000
-// sessions after a restart, whose entries' strings lie in the cache).
+// projectScan remembers a project directory's session directories (the
+// entries' strings where they have entries: segEntry).
 type projectScan struct {
 	mtime int64
 	segs  []string
@@ -52,9 +50,7 @@ const (
 // projects, of hot sessions and of the sessions cs names. Every directory
 // is watched before it is read, so nothing written after goes unnoticed.
 // It returns the directories whose transcripts differ from their entries
-// (or have none) and the entries gone; the directories are stat'd in
-// batches of scanBatch and the unchanged ones dropped at once, so a scan
-// of 100,000 sessions holds a few thousand, not all of them.
+// (or have none) and the entries gone (statBatch).
 func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) (scanResult, error) {
 	ix.wholeScans.Add(1)
 	full = full || cs.all
@@ -63,26 +59,7 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	if err != nil || !found {
 		return scanResult{gone: ix.entriesNotListed(nil)}, err
 	}
-	var sc scanResult
-	batch := make([]sessionDir, 0, min(scanBatch, len(ix.entryMap())+1))
-	statBatch := func() error {
-		if err := ix.statEach(ctx, len(batch), func(k int) *sessionDir { return &batch[k] }); err != nil {
-			return err
-		}
-		for i := range batch {
-			d := &batch[i]
-			old := ix.entryMap()[d.dirKey()]
-			if !d.hasRaw && !d.hasZstd {
-				if old != nil {
-					sc.gone = append(sc.gone, sessionDir{proj: d.proj, seg: d.seg})
-				}
-			} else if _, _, change := ix.compare(old, d); change != changeNone {
-				sc.dirs = append(sc.dirs, *d)
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
+	b := &statBatch{ix: ix, dirs: make([]sessionDir, 0, min(scanBatchSize, len(ix.entryMap())+1))}
 	seen := make(map[string]projectScan, len(projects))
 	var key []byte
 	for _, proj := range projects {
@@ -98,32 +75,80 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		ps.bare, ps.bareKnown = nil, false
 		seen[proj] = ps
 		for i, seg := range ps.segs {
-			key = appendKey(key[:0], proj, seg)
-			old := ix.entryMap()[dirKey{proj, seg}]
-			if old != nil && relisted {
-				ps.segs[i] = old.Seg // internSeg
-			}
+			old := ix.segEntry(proj, ps.segs, i, relisted)
+			key = appendKey(key[:0], proj, seg) // looked up without a copy
 			if old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
 				continue
 			}
-			batch = append(batch, ix.toStat(proj, seg, cs))
-			if len(batch) == cap(batch) {
-				if err := statBatch(); err != nil {
-					return scanResult{}, err
-				}
+			if err := b.add(ctx, ix.toStat(proj, seg, cs)); err != nil {
+				return scanResult{}, err
 			}
 		}
 	}
-	if err := statBatch(); err != nil {
+	if err := b.flush(ctx); err != nil {
 		return scanResult{}, err
 	}
 	ix.setProjects(seen)
-	sc.gone = append(sc.gone, ix.entriesNotListed(seen)...)
-	return sc, nil
+	b.found.gone = append(b.found.gone, ix.entriesNotListed(seen)...)
+	return b.found, nil
 }
 
-// scanBatch is how many session directories a scan stats at a time.
-const scanBatch = 4096
+// segEntry returns the entry of the session directory segs[i] of
+// project proj (nil without one). When the project was just listed
+// again, segs[i] becomes the entry's own string, not os.ReadDir's copy
+// (5 MB at 100,000 sessions after a restart, whose entries' strings lie
+// in the cache).
+func (ix *Indexed) segEntry(proj string, segs []string, i int, relisted bool) *entry {
+	e := ix.entryMap()[dirKey{proj, segs[i]}]
+	if e != nil && relisted {
+		segs[i] = e.Seg
+	}
+	return e
+}
+
+// statBatch is a scan's session directories to stat, stat'd scanBatchSize
+// at a time: only those that differ from their entries are kept (found),
+// so a scan of 100,000 sessions holds a few thousand, not all of them.
+type statBatch struct {
+	ix    *Indexed
+	dirs  []sessionDir
+	found scanResult
+}
+
+// scanBatchSize is how many session directories a scan stats at a time.
+const scanBatchSize = 4096
+
+// add queues d, stating the batch when it is full.
+func (b *statBatch) add(ctx context.Context, d sessionDir) error {
+	b.dirs = append(b.dirs, d)
+	if len(b.dirs) < cap(b.dirs) {
+		return nil
+	}
+	return b.flush(ctx)
+}
+
+// flush stats the queued directories and keeps those without a
+// transcript whose entry goes (gone) and those that differ from their
+// entries (dirs).
+func (b *statBatch) flush(ctx context.Context) error {
+	ix := b.ix
+	if err := ix.statEach(ctx, len(b.dirs), func(k int) *sessionDir { return &b.dirs[k] }); err != nil {
+		return err
+	}
+	for i := range b.dirs {
+		d := &b.dirs[i]
+		old := ix.entryMap()[d.dirKey()]
+		if !d.hasRaw && !d.hasZstd {
+			if old != nil {
+				b.found.gone = append(b.found.gone, sessionDir{proj: d.proj, seg: d.seg})
+			}
+		} else if _, _, change := ix.compare(old, d); change != changeNone {
+			b.found.dirs = append(b.found.dirs, *d)
+		}
+	}
+	b.dirs = b.dirs[:0]
+	return nil
+}
 
 // entriesNotListed returns the session directories of the entries whose
 // project or directory is not in seen (a project's segs are sorted: they
@@ -349,11 +374,7 @@ func (ix *Indexed) relistChanged(ctx context.Context, projects []string, cs chan
 		for i, seg := range ps.segs {
 			// Looked up without building the key.
 			key = appendKey(key[:0], proj, seg)
-			old := ix.entryMap()[dirKey{proj, seg}]
-			if old != nil && relisted {
-				ps.segs[i] = old.Seg // internSeg
-			}
-			bare := old == nil
+			bare := ix.segEntry(proj, ps.segs, i, relisted) == nil
 			if bare {
 				ps.bare = append(ps.bare, seg)
 			}
