@@ -490,11 +490,32 @@ const (
 	modePoll
 )
 
+// indexJob is one transcript a refresh parses.
 type indexJob struct {
-	dir sessionDir
-	old *entry
-	enc Encoding
-	sig fileSig
+	// The session directory, less the signature of the transcript not
+	// read (dir): a first pass holds a job per session, 80 bytes each.
+	proj, seg       string
+	old             *entry
+	sig             fileSig
+	enc             Encoding
+	hasRaw, hasZstd bool
+}
+
+// newJob is the job of parsing d's transcript of encoding enc, whose
+// signature is sig, over old (nil: none).
+func newJob(d sessionDir, old *entry, enc Encoding, sig fileSig) indexJob {
+	return indexJob{proj: d.proj, seg: d.seg, old: old, sig: sig, enc: enc, hasRaw: d.hasRaw, hasZstd: d.hasZstd}
+}
+
+// dir is the job's session directory as far as a parse of j.enc reads it.
+func (j *indexJob) dir() sessionDir {
+	d := sessionDir{proj: j.proj, seg: j.seg, hasRaw: j.hasRaw, hasZstd: j.hasZstd}
+	if j.enc == Zstd {
+		d.zstd = j.sig
+	} else {
+		d.raw = j.sig
+	}
+	return d
 }
 
 // refresh is refreshWith a whole scan: full, or quick.
@@ -620,7 +641,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			view, err := old.view()
 			if err != nil && old.State.present() {
 				// The cache's copy of the state is unreadable: parse again.
-				p.jobs = append(p.jobs, indexJob{dir: d, old: nil, enc: enc, sig: sig})
+				p.jobs = append(p.jobs, newJob(d, nil, enc, sig))
 				continue
 			}
 			ne := *old
@@ -628,7 +649,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		case changeTranscript:
-			p.jobs = append(p.jobs, indexJob{dir: d, old: old, enc: enc, sig: sig})
+			p.jobs = append(p.jobs, newJob(d, old, enc, sig))
 		}
 	}
 	for _, d := range sc.gone {
@@ -705,7 +726,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 				if i >= len(jobs) || ctx.Err() != nil || ix.isClosed() {
 					return
 				}
-				results <- ix.parseOnce(jobs[i].dir, jobs[i].old, jobs[i].enc)
+				results <- ix.parseOnce(jobs[i].dir(), jobs[i].old, jobs[i].enc)
 			}
 		})
 	}
