@@ -119,6 +119,9 @@ type Indexed struct {
 
 	parsesMu sync.Mutex
 	parses   map[parseKey]*parseCall
+	// cwds holds one string per cwd the parses met (sharedCWD).
+	cwdsMu sync.Mutex
+	cwds   map[string]*string
 
 	refreshMu  sync.Mutex
 	refreshing sync.Mutex // held by the background refresher
