@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"context"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -316,7 +315,7 @@ func (ix *Indexed) changedOf(cold []string) []string {
 // e recorded (plan's rule), on two lstats.
 func (ix *Indexed) entryChanged(e *entry) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
-	statTranscripts(&d, filepath.Join(ix.root, e.Proj, e.Seg))
+	ix.statTranscripts(&d)
 	_, _, change := ix.compare(e, &d)
 	return change != changeNone
 }

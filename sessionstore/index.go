@@ -119,6 +119,9 @@ type Indexed struct {
 
 	parsesMu sync.Mutex
 	parses   map[parseKey]*parseCall
+	// rootPrefix is the clean root and a separator (transcriptPaths).
+	rootPrefixOnce sync.Once
+	rootPrefix     string
 	// cwds holds one string per cwd the parses met (sharedCWD).
 	cwdsMu sync.Mutex
 	cwds   map[string]*string

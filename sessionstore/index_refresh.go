@@ -271,18 +271,31 @@ func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *session
 	ix.dirStats.Add(int64(n))
 	forEachParallel(n, min(4, n/256), func(k int) {
 		d := dir(k)
-		statTranscripts(d, filepath.Join(ix.root, d.proj, d.seg))
+		ix.statTranscripts(d)
 	})
 	return ctx.Err()
 }
 
-// statTranscripts lstats the transcripts of d, whose directory is dir
-// (clean). One string names both: the raw transcript's name is a prefix of
-// the zstd one's (a poll builds a path per transcript for thousands of
-// sessions a second).
-func statTranscripts(d *sessionDir, dir string) {
-	zstd := dir + string(filepath.Separator) + Zstd.FileName()
-	raw := zstd[:len(dir)+1+len(Raw.FileName())]
+// transcriptPaths returns the paths of the raw and zstd transcripts of
+// the listed session directory seg of project proj (names os.ReadDir
+// gave): filepath.Join's, in one allocation (the raw name is a prefix of
+// the zstd one), where a poll builds them for thousands of sessions a
+// second.
+func (ix *Indexed) transcriptPaths(proj, seg string) (raw, zstd string) {
+	ix.rootPrefixOnce.Do(func() {
+		ix.rootPrefix = filepath.Clean(ix.root)
+		if !strings.HasSuffix(ix.rootPrefix, string(filepath.Separator)) {
+			ix.rootPrefix += string(filepath.Separator)
+		}
+	})
+	const sep = string(filepath.Separator)
+	zstd = ix.rootPrefix + proj + sep + seg + sep + Zstd.FileName()
+	return zstd[:len(zstd)-len(Zstd.FileName())+len(Raw.FileName())], zstd
+}
+
+// statTranscripts lstats the transcripts of d.
+func (ix *Indexed) statTranscripts(d *sessionDir) {
+	raw, zstd := ix.transcriptPaths(d.proj, d.seg)
 	d.raw, d.hasRaw = lstatSig(raw)
 	d.zstd, d.hasZstd = lstatSig(zstd)
 }

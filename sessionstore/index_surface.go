@@ -175,7 +175,7 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	}
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
-	statTranscripts(&d, dir)
+	ix.statTranscripts(&d)
 	return ix.parseOnce(d, nil, enc), nil
 }
 

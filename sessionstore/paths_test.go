@@ -172,3 +172,23 @@ func TestRawNameIsAPrefixOfZstdName(t *testing.T) {
 		t.Fatalf("%q is not a prefix of %q", Raw.FileName(), Zstd.FileName())
 	}
 }
+
+// TestTranscriptPathsAreTheJoin: the one-allocation transcript paths of a
+// listed session directory are filepath.Join's, whatever form the root was
+// given in.
+func TestTranscriptPathsAreTheJoin(t *testing.T) {
+	base := t.TempDir()
+	sep := string(filepath.Separator)
+	for _, root := range []string{base, base + sep, base + sep + ".", filepath.Join(base, "a") + sep + ".." + sep + "b", sep} {
+		ix := &Indexed{root: root}
+		for _, ps := range [][2]string{{"--home-alice--", "0b6f8a4e-2d51"}, {"_no-cwd", "~002E"}} {
+			raw, zstd := ix.transcriptPaths(ps[0], ps[1])
+			if want := filepath.Join(root, ps[0], ps[1], Raw.FileName()); raw != want {
+				t.Errorf("root %q: raw path %q, want %q", root, raw, want)
+			}
+			if want := filepath.Join(root, ps[0], ps[1], Zstd.FileName()); zstd != want {
+				t.Errorf("root %q: zstd path %q, want %q", root, zstd, want)
+			}
+		}
+	}
+}
