@@ -248,14 +248,7 @@ func TestRestartQueuesNoIdleUnwatchedSessionOutOfTurn(t *testing.T) {
 	root := t.TempDir()
 	idleStore(t, root, 40)
 	opts := sessionstore.WithWatchLimit(sessionstore.IndexOptions{CacheDir: t.TempDir()}, 6)
-	first, err := sessionstore.OpenIndexed(root, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	first.Close()
+	sessionstore.OpenWaited(t, root, opts).Close() // writes the cache
 	x := openFresh(t, root, opts)
 	if err := x.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
