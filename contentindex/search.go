@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 )
@@ -211,12 +212,16 @@ func (s *searcher) take(rowids []int64, check bool) error {
 		if err != nil {
 			return err
 		}
-		body, err := textDecoder.DecodeAll(z, s.buf[:0])
+		// The text is the title, a newline and the body, decompressed
+		// after them into the one reused buffer: no copies of the body
+		// (68 KB a session of a 1.8 GB store). Nothing of text outlives
+		// this candidate: the snippet is a copy (oneLine).
+		buf, err := textDecoder.DecodeAll(z, append(append(s.buf[:0], title...), '\n'))
 		if err != nil {
 			return fmt.Errorf("session %q: %w: %v", id, errCorrupt, err)
 		}
-		s.buf = body
-		text := title + "\n" + string(body)
+		s.buf = buf
+		text := unsafe.String(unsafe.SliceData(buf), len(buf))
 		if check && !s.holdsAll(text) {
 			continue
 		}
