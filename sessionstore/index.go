@@ -120,8 +120,7 @@ type Indexed struct {
 	parsesMu sync.Mutex
 	parses   map[parseKey]*parseCall
 	// rootPrefix is the clean root and a separator (transcriptPaths).
-	rootPrefixOnce sync.Once
-	rootPrefix     string
+	rootPrefix string
 	// cwds holds one string per cwd the parses met (sharedCWD).
 	cwdsMu sync.Mutex
 	cwds   map[string]*string
@@ -176,18 +175,19 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		return nil, err
 	}
 	ix := &Indexed{
-		layout:   l,
-		root:     root,
-		limit:    effectiveReadLimit(opts.ReadLimit),
-		opts:     opts,
-		interval: cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
-		entries:  map[dirKey]*entry{},
-		parses:   map[parseKey]*parseCall{},
-		byID:     &idLookup{},
-		projects: map[string]projectScan{},
-		ready:    make(chan struct{}),
-		closed:   make(chan struct{}),
-		changed:  make(chan struct{}),
+		layout:     l,
+		root:       root,
+		rootPrefix: dirPrefix(root),
+		limit:      effectiveReadLimit(opts.ReadLimit),
+		opts:       opts,
+		interval:   cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
+		entries:    map[dirKey]*entry{},
+		parses:     map[parseKey]*parseCall{},
+		byID:       &idLookup{},
+		projects:   map[string]projectScan{},
+		ready:      make(chan struct{}),
+		closed:     make(chan struct{}),
+		changed:    make(chan struct{}),
 	}
 	ix.fresh.verified = make(chan struct{})
 	if opts.Lazy {

@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -282,15 +281,18 @@ func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *session
 // the zstd one), where a poll builds them for thousands of sessions a
 // second.
 func (ix *Indexed) transcriptPaths(proj, seg string) (raw, zstd string) {
-	ix.rootPrefixOnce.Do(func() {
-		ix.rootPrefix = filepath.Clean(ix.root)
-		if !strings.HasSuffix(ix.rootPrefix, string(filepath.Separator)) {
-			ix.rootPrefix += string(filepath.Separator)
-		}
-	})
 	const sep = string(filepath.Separator)
 	zstd = ix.rootPrefix + proj + sep + seg + sep + Zstd.FileName()
 	return zstd[:len(zstd)-len(Zstd.FileName())+len(Raw.FileName())], zstd
+}
+
+// dirPrefix is dir cleaned and ending in a separator.
+func dirPrefix(dir string) string {
+	p := filepath.Clean(dir)
+	if !strings.HasSuffix(p, string(filepath.Separator)) {
+		p += string(filepath.Separator)
+	}
+	return p
 }
 
 // statTranscripts lstats the transcripts of d.
@@ -979,7 +981,7 @@ func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Hea
 // header's JSON, and a first pass over 100,000 sessions kept 5 MB of
 // copies.
 func inRaw(raw []byte, s string) string {
-	if i := bytes.Index(raw, []byte(s)); s != "" && i >= 0 {
+	if i := strings.Index(binenc.Alias(raw), s); s != "" && i >= 0 {
 		return binenc.Alias(raw[i : i+len(s)])
 	}
 	return s

@@ -180,7 +180,7 @@ func TestTranscriptPathsAreTheJoin(t *testing.T) {
 	base := t.TempDir()
 	sep := string(filepath.Separator)
 	for _, root := range []string{base, base + sep, base + sep + ".", filepath.Join(base, "a") + sep + ".." + sep + "b", sep} {
-		ix := &Indexed{root: root}
+		ix := &Indexed{root: root, rootPrefix: dirPrefix(root)}
 		for _, ps := range [][2]string{{"--home-alice--", "0b6f8a4e-2d51"}, {"_no-cwd", "~002E"}} {
 			raw, zstd := ix.transcriptPaths(ps[0], ps[1])
 			if want := filepath.Join(root, ps[0], ps[1], Raw.FileName()); raw != want {
@@ -190,5 +190,30 @@ func TestTranscriptPathsAreTheJoin(t *testing.T) {
 				t.Errorf("root %q: zstd path %q, want %q", root, zstd, want)
 			}
 		}
+	}
+}
+
+// TestLstatSigIsTheOpenFilesSig: the scan's signature of a transcript
+// (lstatSig) equals the one a parse takes from the opened file (sigOf), or
+// every scan would parse every session again.
+func TestLstatSigIsTheOpenFilesSig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), Raw.FileName())
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := lstatSig(path); !ok || got != sigOf(fi) {
+		t.Fatalf("lstatSig = %+v, %v; the open file's sigOf = %+v", got, ok, sigOf(fi))
+	}
+	if _, ok := lstatSig(path + ".missing"); ok {
+		t.Fatal("lstatSig found a missing file")
 	}
 }
