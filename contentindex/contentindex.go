@@ -49,7 +49,7 @@ import (
 const (
 	// formatVersion identifies the schema; a file with another value is
 	// rebuilt.
-	formatVersion = "dsh-lsp content index 3"
+	formatVersion = "dsh-lsp content index 4"
 	// MaxSessionBytes caps the text indexed per session (title included):
 	// a longer session has its first and last halves indexed.
 	MaxSessionBytes = 1 << 20
@@ -167,11 +167,11 @@ type reader struct {
 // statements are the prepared statements of searches (database/sql
 // prepares them again on each connection that runs them).
 type statements struct {
-	fetch, match, all *sql.Stmt
+	fetch, lead, match, all *sql.Stmt
 }
 
 func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.fetch, st.match, st.all} {
+	for _, s := range []*sql.Stmt{st.fetch, st.lead, st.match, st.all} {
 		if s != nil {
 			s.Close()
 		}
@@ -316,6 +316,7 @@ func (ix *Index) prepare() error {
 		q string
 	}{
 		{&st.fetch, `SELECT docs.id, texts.title, texts.ztext FROM texts JOIN docs ON docs.rowid = texts.n WHERE texts.n = ?`},
+		{&st.lead, `SELECT docs.id, docs.textlen, texts.title, texts.lead FROM texts JOIN docs ON docs.rowid = texts.n WHERE texts.n = ?`},
 		{&st.match, `SELECT rowid FROM body WHERE body MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?`},
 		{&st.all, `SELECT rowid FROM docs WHERE rowid > ? ORDER BY rowid LIMIT ?`},
 	} {
@@ -366,8 +367,11 @@ func (ix *Index) create() error {
 		// textlen: the bytes of title and text (Stats). The texts are a
 		// table apart, so the title pass scans only short rows.
 		`CREATE TABLE docs(id TEXT PRIMARY KEY, version TEXT NOT NULL, ltitle TEXT NOT NULL, textlen INTEGER NOT NULL)`,
-		// ztext: the text, zstd. Same rowid as docs.
-		`CREATE TABLE texts(n INTEGER PRIMARY KEY, title TEXT NOT NULL, ztext BLOB NOT NULL)`,
+		// ztext: the text, zstd. Same rowid as docs. lead: the text's
+		// first leadRunes characters, before ztext so that reading it
+		// reads none of ztext's overflow pages: the snippet of a title
+		// match is cut from the title and the lead (search.go).
+		`CREATE TABLE texts(n INTEGER PRIMARY KEY, title TEXT NOT NULL, lead TEXT NOT NULL, ztext BLOB NOT NULL)`,
 		// One column, title and text on two lines: a term never holds a
 		// line break, and search checks each candidate against the text.
 		`CREATE VIRTUAL TABLE body USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1, detail = none)`,

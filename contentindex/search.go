@@ -203,6 +203,15 @@ func (s *searcher) take(rowids []int64, check bool) error {
 		if s.seen[r] {
 			continue
 		}
+		if !check {
+			ok, err := s.takeTitleMatch(r)
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+		}
 		var id, title string
 		var z []byte
 		err := s.st.fetch.QueryRowContext(s.ctx, r).Scan(&id, &title, &z)
@@ -229,6 +238,36 @@ func (s *searcher) take(rowids []int64, check bool) error {
 		s.hits = append(s.hits, Hit{SessionID: id, Snippet: oneLine(snippet(text, s.fs))})
 	}
 	return nil
+}
+
+// takeTitleMatch takes row r, whose title holds every term, with the
+// snippet cut from its title and the lead of its text: most completion
+// hits are title matches, and their text (tens of KB to read and
+// decompress) is then not read. It reports false, taking nothing, when
+// the first term is not in the title by the snippet's own matching (the
+// title pass lowers, the snippet folds: they can differ), so the first
+// occurrence may be in the text.
+func (s *searcher) takeTitleMatch(r int64) (bool, error) {
+	var id, title, lead string
+	var textLen int
+	err := s.st.lead.QueryRowContext(s.ctx, r).Scan(&id, &textLen, &title, &lead)
+	if err == sql.ErrNoRows {
+		return true, nil // replaced since the candidates were listed
+	}
+	if err != nil {
+		return false, err
+	}
+	i, n := s.fs[0].index(title)
+	if i < 0 {
+		return false, nil
+	}
+	// A match cannot span the line break (a term holds none), and the
+	// snippet takes at most snippetRunes characters past it: the lead
+	// holds them. The text goes on past the lead when textLen says so.
+	text := title + "\n" + lead
+	s.seen[r] = true
+	s.hits = append(s.hits, Hit{SessionID: id, Snippet: oneLine(snippetAt(text, i, n, textLen+1))})
+	return true, nil
 }
 
 // holdsAll reports whether text holds every term (case-insensitive).
@@ -290,26 +329,38 @@ func (f folder) index(text string) (int, int) {
 	return -1, 0
 }
 
+// snippetRunes is how many characters a snippet keeps either side of its
+// match; leadRunes is how many of a text's first characters are stored
+// apart for the snippets of title matches: a match in the title ends at
+// most one character (the line break) before the text.
+const (
+	snippetRunes = 40
+	leadRunes    = snippetRunes
+)
+
 // snippet marks the first case-insensitive occurrence in text of the
-// first term found with char(1)/char(2) and keeps about 40 characters
-// either side.
+// first term found with char(1)/char(2) and keeps about snippetRunes
+// characters either side.
 func snippet(text string, fs []folder) string {
-	i, n := -1, 0
 	for _, f := range fs {
-		if i, n = f.index(text); i >= 0 {
-			break
+		if i, n := f.index(text); i >= 0 {
+			return snippetAt(text, i, n, len(text))
 		}
 	}
-	if i < 0 {
-		return cutUTF8(text, 120)
-	}
+	return cutUTF8(text, 120)
+}
+
+// snippetAt is the snippet of the match text[i:i+n] in a text of which
+// text is the first textLen bytes or more: the ellipsis after it says
+// that the whole text goes on.
+func snippetAt(text string, i, n, textLen int) string {
 	start, end := i, i+n
-	for k := 0; start > 0 && k < 40; k++ {
+	for k := 0; start > 0 && k < snippetRunes; k++ {
 		_, size := utf8.DecodeLastRuneInString(text[:start])
 		start -= size
 	}
 	stop := end
-	for k := 0; stop < len(text) && k < 40; k++ {
+	for k := 0; stop < len(text) && k < snippetRunes; k++ {
 		_, size := utf8.DecodeRuneInString(text[stop:])
 		stop += size
 	}
@@ -317,7 +368,7 @@ func snippet(text string, fs []folder) string {
 	if start > 0 {
 		out = "…" + out
 	}
-	if stop < len(text) {
+	if stop < max(len(text), textLen) {
 		out += "…"
 	}
 	return out

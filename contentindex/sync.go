@@ -43,6 +43,17 @@ type doc struct {
 	ztext       []byte
 }
 
+// lead is the first leadRunes characters of the doc's text.
+func (d *doc) lead() string {
+	i, n := 0, 0
+	for i < len(d.text) && n < leadRunes {
+		_, size := utf8.DecodeRuneInString(d.text[i:])
+		i += size
+		n++
+	}
+	return d.text[:i]
+}
+
 // sync is Sync under ix.mu.
 func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	// A source that tracks changes says in one revalidation whether
@@ -449,7 +460,7 @@ func (ix *Index) beginWrite() (*writer, error) {
 	}{
 		{&w.find, `SELECT rowid FROM docs WHERE id = ?`},
 		{&w.insDoc, `INSERT INTO docs(rowid, id, version, ltitle, textlen) VALUES (?, ?, ?, ?, ?)`},
-		{&w.insText, `INSERT INTO texts(n, title, ztext) VALUES (?, ?, ?)`},
+		{&w.insText, `INSERT INTO texts(n, title, lead, ztext) VALUES (?, ?, ?, ?)`},
 		{&w.insBody, `INSERT INTO body(rowid, doc) VALUES (?, ?)`},
 	} {
 		if *p.s, err = tx.Prepare(p.q); err != nil {
@@ -493,7 +504,7 @@ func (w *writer) add(docs []doc) error {
 		if _, err := w.insDoc.Exec(r, d.id, d.version, lt, len(d.title)+len(d.text)); err != nil {
 			return err
 		}
-		if _, err := w.insText.Exec(r, d.title, d.ztext); err != nil {
+		if _, err := w.insText.Exec(r, d.title, d.lead(), d.ztext); err != nil {
 			return err
 		}
 		if _, err := w.insBody.Exec(r, d.title+"\n"+d.text); err != nil {
