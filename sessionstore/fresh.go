@@ -222,9 +222,9 @@ func (ix *Indexed) pollsAll() bool {
 // ones from the cursor (in poll mode, of every session: the quick scan
 // stats the hot ones) whose transcripts no longer match their entries. The
 // caller holds refreshMu, which guards ix.entries.
-func (ix *Indexed) pollSet(now time.Time) changeSet {
+func (ix *Indexed) pollSet(ctx context.Context, now time.Time) changeSet {
 	c, cold := ix.pollKeys(now)
-	for _, k := range ix.changedOf(cold) {
+	for _, k := range ix.changedOf(ctx, cold) {
 		c.addSession(k)
 	}
 	return c
@@ -292,14 +292,14 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 // lstats per session. Only those go through the change scan, whose cost
 // per session is several times that, so a poll covers pollChunk cold
 // sessions in a few milliseconds.
-func (ix *Indexed) changedOf(cold []string) []string {
+func (ix *Indexed) changedOf(ctx context.Context, cold []string) []string {
 	ix.coldChecks.Add(int64(len(cold)))
 	entries := make([]*entry, len(cold))
 	for i, k := range cold {
 		entries[i] = ix.entryMap()[dirKeyOf(k)]
 	}
 	changed := make([]bool, len(cold))
-	forEachParallel(len(cold), min(4, len(cold)/256), func(i int) {
+	forEachStat(ctx, len(cold), func(i int) {
 		changed[i] = entries[i] == nil || ix.entryChanged(entries[i])
 	})
 	var out []string
@@ -456,7 +456,7 @@ func (ix *Indexed) pollLoop() {
 		if ix.fullScanDue() && ix.refreshing.TryLock() {
 			mode = modeFull
 		}
-		if err := ix.refreshWith(context.Background(), false, mode); err != nil {
+		if err := ix.refreshWith(background(context.Background()), false, mode); err != nil {
 			ix.logf("sessionstore: polling %s: %v", ix.root, err)
 		}
 		if mode == modeFull {

@@ -46,6 +46,8 @@ type config struct {
 	nocache     int
 	prepRuns    int
 	keep        bool
+	// latencies, when set, receives every restart's new-query latencies.
+	latencies   string
 	sources3Big bool
 }
 
@@ -67,6 +69,7 @@ func main() {
 	flag.IntVar(&cfg.nocache, "nocache", 2, "starts measured without a cache")
 	flag.IntVar(&cfg.prepRuns, "prepare-runs", 3, "prepare requests per case (the first is also reported alone)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep stores of 1 GB and more")
+	flag.StringVar(&cfg.latencies, "latencies", "", "with -restart: write each new query's latency to this CSV file (restart, query, ms since spawn, latency ms)")
 	flag.BoolVar(&cfg.sources3Big, "three-big", false, "also run 3 sources at sizes >= 1 GB (needs 3x disk)")
 	flag.Parse()
 	cfg.compression = workload.Compression(*comp)
@@ -416,6 +419,16 @@ func runRestarts(cfg config, root, xdg string, idle time.Duration) error {
 	text, qs := queryDoc(uniqueQueries(cfg.warm, 1))
 	logPath := filepath.Join(cfg.work, "restart.log")
 	ctx := context.Background()
+	var csv *os.File
+	if cfg.latencies != "" {
+		f, err := os.Create(cfg.latencies)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintln(f, "restart,query,since_spawn_ms,latency_ms")
+		csv = f
+	}
 	for i := 0; i < cfg.restarts; i++ {
 		s, r, err := startAndComplete(cfg, root, xdg, logPath, text)
 		if err != nil {
@@ -433,6 +446,9 @@ func runRestarts(cfg config, root, xdg string, idle time.Duration) error {
 				return err
 			}
 			uniq = append(uniq, time.Since(t0))
+			if csv != nil {
+				fmt.Fprintf(csv, "%d,%s,%.1f,%.3f\n", i, qs[line], ms(t0.Sub(s.started)), ms(uniq[len(uniq)-1]))
+			}
 		}
 		fmt.Printf("restart %d: first answer %.0f ms after spawn (incomplete %v), peak RSS %s then, %s after content ready and %d new queries (p50 %.2f ms, p99 %.2f ms)\n",
 			i, r.FirstAnswerMs, r.FirstIncomplete, mb(r.PeakRSS), mb(s.peakRSS()), len(uniq), pct(uniq, 50), pct(uniq, 99))
