@@ -11,6 +11,13 @@ func WithWatchLimit(o IndexOptions, n int) IndexOptions {
 	return o
 }
 
+// WithSpillJobs makes o's index spill the parse states of every pass of
+// at least n parses.
+func WithSpillJobs(o IndexOptions, n int) IndexOptions {
+	o.spillJobs = n
+	return o
+}
+
 // SetPollChunk sets how many cold sessions a poll stats and returns the
 // function restoring it.
 func SetPollChunk(n int) func() {

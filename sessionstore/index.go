@@ -46,6 +46,8 @@ type IndexOptions struct {
 	Lazy bool
 	// watchLimit, when positive, caps the directories watched (tests).
 	watchLimit int
+	// spillJobs, when positive, replaces spillJobs (tests).
+	spillJobs int
 	// firstRefreshGate, when set, holds the first refresh until it is
 	// closed (tests).
 	firstRefreshGate chan struct{}
@@ -141,6 +143,10 @@ type Indexed struct {
 	// cachedStates is the loaded cache's state section, closed with the
 	// index.
 	cachedStates *stateSection
+	// states holds the parse states of large passes (spill.go) while
+	// spilling is set.
+	states   stateSpill
+	spilling atomic.Bool
 	// abandoned: closed before the first refresh checked a loaded cache,
 	// which is then not written back.
 	abandoned   bool
@@ -342,6 +348,7 @@ func (ix *Indexed) Close() error {
 	ix.bg.Wait()
 	ix.persist(true)
 	ix.cachedStates.close()
+	ix.states.close()
 	return nil
 }
 

@@ -761,6 +761,10 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		}
 	}
 	progress(0)
+	if ix.spillsPass(len(jobs)) {
+		ix.spilling.Store(true)
+		defer ix.spilling.Store(false)
+	}
 	results := make(chan *entry, 64)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -849,6 +853,7 @@ func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
 	ix.parsesMu.Unlock()
 	if !shared {
 		call.e = ix.parseDir(d, old, enc)
+		ix.spill(call.e)
 		close(call.done)
 	}
 	<-call.done

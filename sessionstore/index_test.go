@@ -231,85 +231,115 @@ func (g *genSession) appendBatches(t *testing.T, comp workload.Compression, k in
 func TestIndexedIncrementalRefresh(t *testing.T) {
 	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
-		t.Run(string(comp), func(t *testing.T) {
-			t.Parallel()
-			root := t.TempDir()
-			ss := genStore(t, root, comp, 6, 3, 7)
-			// Without watches: a refresh a notification starts while a
-			// step still writes would parse a half-written file once more.
-			x := OpenWaited(t, root, IndexOptions{CacheDir: t.TempDir(), RefreshInterval: time.Hour, NoWatch: true})
-			sameAsStore(t, x, root)
-			if got := x.Stats(); got.Parsed != 6 || got.Unreadable != 0 || got.Surfaces != 12 {
-				t.Fatalf("first pass: %+v, want 6 parsed, none slow, every surface (2 reads each) from the index", got)
+		for _, spill := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/spill=%v", comp, spill), func(t *testing.T) {
+				t.Parallel()
+				incrementalRefresh(t, comp, spill)
+			})
+		}
+	}
+}
+
+// incrementalRefresh is TestIndexedIncrementalRefresh on one encoding;
+// with spill, every pass keeps its parse states in the spill file, read
+// back by the grown parses and the cache write.
+func incrementalRefresh(t *testing.T, comp workload.Compression, spill bool) {
+	root := t.TempDir()
+	ss := genStore(t, root, comp, 6, 3, 7)
+	// Without watches: a refresh a notification starts while a
+	// step still writes would parse a half-written file once more.
+	cacheDir := t.TempDir()
+	opts := IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, NoWatch: true}
+	if spill {
+		opts = WithSpillJobs(opts, 1)
+	}
+	x := OpenWaited(t, root, opts)
+	sameAsStore(t, x, root)
+	if got := x.Stats(); got.Parsed != 6 || got.Unreadable != 0 || got.Surfaces != 12 {
+		t.Fatalf("first pass: %+v, want 6 parsed, none slow, every surface (2 reads each) from the index", got)
+	}
+	x.mu.RLock()
+	for _, e := range x.all {
+		if e.State.present() && (e.State.in != nil) != spill {
+			t.Errorf("%s/%s: state in a file %v, want %v", e.Proj, e.Seg, e.State.in != nil, spill)
+		}
+	}
+	x.mu.RUnlock()
+	defer func() {
+		x.Close()
+		if left, _ := filepath.Glob(filepath.Join(cacheDir, "dsh-lsp-states-*")); len(left) > 0 {
+			t.Errorf("spill files left in the cache directory: %v", left)
+		}
+		restarted := openIndexed(t, root, cacheDir)
+		defer restarted.Close()
+		sameAsStore(t, restarted, root)
+	}()
+	ctx := context.Background()
+	steps := []struct {
+		name       string
+		do         func()
+		wantParsed int64
+		wantGrown  int64
+	}{
+		{"append to two", func() {
+			ss[0].appendBatches(t, comp, 2)
+			ss[3].appendBatches(t, comp, 5)
+		}, 2, 2},
+		{"append everything", func() {
+			for _, g := range ss {
+				g.appendBatches(t, comp, len(g.batches))
 			}
-			ctx := context.Background()
-			steps := []struct {
-				name       string
-				do         func()
-				wantParsed int64
-				wantGrown  int64
-			}{
-				{"append to two", func() {
-					ss[0].appendBatches(t, comp, 2)
-					ss[3].appendBatches(t, comp, 5)
-				}, 2, 2},
-				{"append everything", func() {
-					for _, g := range ss {
-						g.appendBatches(t, comp, len(g.batches))
-					}
-				}, 6, 6},
-				{"nothing changed", func() {}, 0, 0},
-				{"new session", func() {
-					extra := genStore(t, root, comp, 1, 4, 8)[0]
-					ss = append(ss, extra)
-				}, 1, 0},
-				{"deleted session", func() {
-					if err := os.RemoveAll(filepath.Dir(ss[1].path)); err != nil {
-						t.Fatal(err)
-					}
-				}, 0, 0},
-				{"truncated file", func() {
-					g := ss[2]
-					data := workload.EncodeBatch(comp, g.header)
-					for _, b := range g.batches[:2] {
-						data = append(data, workload.EncodeBatch(comp, b)...)
-					}
-					if err := os.Truncate(g.path, int64(len(data))); err != nil {
-						t.Fatal(err)
-					}
-				}, 1, 0},
-				{"replaced file", func() {
-					// Same session, other content, new inode: rename over.
-					g := ss[4]
-					data := workload.EncodeBatch(comp, g.header)
-					data = append(data, workload.EncodeBatch(comp, g.batches[0])...)
-					tmp := filepath.Join(t.TempDir(), "x")
-					if err := os.WriteFile(tmp, data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.Rename(tmp, g.path); err != nil {
-						t.Fatal(err)
-					}
-				}, 1, 0},
-				{"transcript deleted, directory kept", func() {
-					if err := os.Remove(ss[5].path); err != nil {
-						t.Fatal(err)
-					}
-				}, 0, 0},
+		}, 6, 6},
+		{"nothing changed", func() {}, 0, 0},
+		{"new session", func() {
+			extra := genStore(t, root, comp, 1, 4, 8)[0]
+			ss = append(ss, extra)
+		}, 1, 0},
+		{"deleted session", func() {
+			if err := os.RemoveAll(filepath.Dir(ss[1].path)); err != nil {
+				t.Fatal(err)
 			}
-			for _, s := range steps {
-				before := x.Stats()
-				s.do()
-				if err := x.Refresh(ctx); err != nil {
-					t.Fatal(err)
-				}
-				after := x.Stats()
-				if p, g := after.Parsed-before.Parsed, after.Grown-before.Grown; p != s.wantParsed || g != s.wantGrown {
-					t.Errorf("%s: parsed %d (grown %d), want %d (%d)", s.name, p, g, s.wantParsed, s.wantGrown)
-				}
-				sameAsStore(t, x, root)
+		}, 0, 0},
+		{"truncated file", func() {
+			g := ss[2]
+			data := workload.EncodeBatch(comp, g.header)
+			for _, b := range g.batches[:2] {
+				data = append(data, workload.EncodeBatch(comp, b)...)
 			}
-		})
+			if err := os.Truncate(g.path, int64(len(data))); err != nil {
+				t.Fatal(err)
+			}
+		}, 1, 0},
+		{"replaced file", func() {
+			// Same session, other content, new inode: rename over.
+			g := ss[4]
+			data := workload.EncodeBatch(comp, g.header)
+			data = append(data, workload.EncodeBatch(comp, g.batches[0])...)
+			tmp := filepath.Join(t.TempDir(), "x")
+			if err := os.WriteFile(tmp, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, g.path); err != nil {
+				t.Fatal(err)
+			}
+		}, 1, 0},
+		{"transcript deleted, directory kept", func() {
+			if err := os.Remove(ss[5].path); err != nil {
+				t.Fatal(err)
+			}
+		}, 0, 0},
+	}
+	for _, s := range steps {
+		before := x.Stats()
+		s.do()
+		if err := x.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		after := x.Stats()
+		if p, g := after.Parsed-before.Parsed, after.Grown-before.Grown; p != s.wantParsed || g != s.wantGrown {
+			t.Errorf("%s: parsed %d (grown %d), want %d (%d)", s.name, p, g, s.wantParsed, s.wantGrown)
+		}
+		sameAsStore(t, x, root)
 	}
 }
 

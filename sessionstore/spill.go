@@ -1,0 +1,118 @@
+package sessionstore
+
+import (
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// spillJobs is the fewest parses in one pass whose states go to the spill
+// file: a first pass, or a restart on a much changed store (tests lower
+// it: IndexOptions.spillJobs).
+const spillJobs = 1024
+
+// spillsPass reports whether a pass of n parses spills its states.
+func (ix *Indexed) spillsPass(n int) bool {
+	least := spillJobs
+	if ix.opts.spillJobs > 0 {
+		least = ix.opts.spillJobs
+	}
+	return n >= least
+}
+
+// stateSpill keeps the parse states of large passes in a temporary file,
+// as a restart keeps them in the cache file, rather than in memory: at
+// 100,000 sessions the states are 50-100 MB that a first pass would hold
+// until the process ends (they are read back when a session grows, and
+// when the cache is written). The file is unlinked as soon as it is made
+// (on Windows, where an open file cannot be, it is removed at Close); it
+// lives in the cache directory, or the temporary directory without one,
+// and never in the store.
+type stateSpill struct {
+	mu sync.Mutex
+	// sec is the file's section, nil until the first state; failed is set
+	// when the file could not be made or written: states are then held.
+	sec    *stateSection
+	path   string
+	at     int64
+	failed bool
+}
+
+// spill moves e's held state into the spill file, when the pass is large
+// (ix.spilling). e must not be shared yet: parseOnce calls it before
+// publishing the entry. On any failure the state stays held.
+func (ix *Indexed) spill(e *entry) {
+	b := e.State.held
+	if !ix.spilling.Load() || b == nil {
+		return
+	}
+	s := &ix.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sec == nil && !s.open(ix) {
+		return
+	}
+	if _, err := s.sec.file.WriteAt(b, s.at); err != nil {
+		ix.logf("sessionstore: parse states kept in memory: %v", err)
+		s.failed = true
+		return
+	}
+	e.State = savedState{in: s.sec, off: s.at, n: uint32(len(b)), sum: crc32.Checksum(b, castagnoli)}
+	s.at += int64(len(b))
+}
+
+// open makes the spill file; it reports false when there is none.
+func (s *stateSpill) open(ix *Indexed) bool {
+	if s.failed {
+		return false
+	}
+	s.failed = true
+	dir := os.TempDir()
+	if ix.cachePath != "" {
+		dir = filepath.Dir(ix.cachePath)
+	} else if !outsideRoot(ix.root, dir) {
+		return false
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false
+	}
+	f, err := os.CreateTemp(dir, "dsh-lsp-states-*")
+	if err != nil {
+		ix.logf("sessionstore: parse states kept in memory: %v", err)
+		return false
+	}
+	if runtime.GOOS == "windows" {
+		s.path = f.Name()
+	} else {
+		os.Remove(f.Name())
+	}
+	s.sec, s.failed = &stateSection{file: f}, false
+	return true
+}
+
+// close closes (and on Windows removes) the spill file. States that lie
+// in it read as lost afterwards, as those of a closed cache do.
+func (s *stateSpill) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sec != nil {
+		s.sec.close()
+		if s.path != "" {
+			os.Remove(s.path)
+		}
+		s.sec = nil
+	}
+}
+
+// outsideRoot reports whether dir is outside the store root, on the paths
+// with and without symlinks resolved.
+func outsideRoot(root, dir string) bool {
+	absDir, err1 := physicalAbs(dir)
+	absRoot, err2 := physicalAbs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return !isWithin(absRoot, absDir) && !isWithin(resolveExisting(absRoot), resolveExisting(absDir))
+}
