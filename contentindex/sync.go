@@ -239,7 +239,9 @@ func (ix *Index) index(ctx context.Context, src Source, stale []sessionstore.Ses
 		err  error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	batches := make(chan result, 1)
+	// Unbuffered: one batch is written while the next is read, and no
+	// third waits between them (256 texts of up to 1 MB each).
+	batches := make(chan result)
 	// The reader is done before the sync returns, whatever ends it.
 	defer func() {
 		cancel()
