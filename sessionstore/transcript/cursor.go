@@ -453,7 +453,8 @@ const surfaceWindowSize = 256 << 10
 func (c *Cursor) seek(off int64) *input {
 	in := c.at
 	if in == nil {
-		in = &input{r: c.in.r, size: c.in.size, buf: make([]byte, surfaceWindowSize)}
+		b := windowBufs.Get().(*[]byte)
+		in = &input{r: c.in.r, size: c.in.size, buf: *b, pooled: b}
 		c.at = in
 	} else if off >= in.off && off <= in.off+int64(in.end) {
 		in.start = int(off - in.off)
@@ -533,11 +534,21 @@ const readChunk = 4 << 20
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
-// putReadBuf recycles b unless it grew (a long line or frame).
+// windowBufs recycles the random-access windows: a content build reads
+// the surfaces of every session, and a fresh window each was most of what
+// it allocated (the events a read returns are copies: surfaceEvent).
+var windowBufs = sync.Pool{New: func() any { b := make([]byte, surfaceWindowSize); return &b }}
+
+// putReadBuf recycles b, a read buffer or a window, unless it grew (a long
+// line or frame).
 func putReadBuf(b *[]byte) {
-	if cap(*b) == readChunk {
+	switch cap(*b) {
+	case readChunk:
 		*b = (*b)[:readChunk]
 		readBufs.Put(b)
+	case surfaceWindowSize:
+		*b = (*b)[:surfaceWindowSize]
+		windowBufs.Put(b)
 	}
 }
 
