@@ -186,7 +186,7 @@ const (
 	bulkSessions = 4 * batchSize
 	// bulkCrisis is crisismerge during a bulk sync: a level is merged
 	// only once it holds that many segments (each batch adds one), so a
-	// build of up to 256,000 sessions merges only at its end.
+	// build of up to 128,000 sessions merges only at its end.
 	bulkCrisis = 1000
 )
 
@@ -240,7 +240,7 @@ func (ix *Index) index(ctx context.Context, src Source, stale []sessionstore.Ses
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	// Unbuffered: one batch is written while the next is read, and no
-	// third waits between them (256 texts of up to 1 MB each).
+	// third waits between them (batchSize texts of up to 1 MB each).
 	batches := make(chan result)
 	// The reader is done before the sync returns, whatever ends it.
 	defer func() {
