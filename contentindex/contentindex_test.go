@@ -161,6 +161,33 @@ func rawLog(t *testing.T, root, id string) []byte {
 
 // writeSession writes a minimal dsh log: a header and one direct user
 // message.
+// openTemp opens a content index in a temporary directory, closed when
+// the test ends.
+func openTemp(t *testing.T) *Index {
+	t.Helper()
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+// writeTitledSession is writeSession with a session/title event after the
+// message.
+func writeTitledSession(t *testing.T, root, id, title, text string) {
+	t.Helper()
+	f, err := os.OpenFile(writeSession(t, root, id, text), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	q, _ := jsonString(title)
+	if _, err := f.WriteString(`{"type":"session/title","seq":2,"time":1786009000003,"data":{"title":` + q + `,"messageSeqs":[1],"source":{"kind":"fallback"}}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeSession(t *testing.T, root, id, text string) string {
 	t.Helper()
 	return writeSessionAt(t, root, id, text, 1786009000000)
@@ -529,11 +556,7 @@ func TestMatchesTheTermNotOnlyItsTrigrams(t *testing.T) {
 	writeSession(t, root, scattered, "abc then bcd, 量子 and 子纠缠")
 	writeSession(t, root, whole, "xabcdx 量子纠缠")
 	x := openStore(t, root, false)
-	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openTemp(t)
 	for _, q := range []string{"abcd", "ABCD", "量子纠缠", "abcd 量子纠缠"} {
 		if ids := hitIDs(t, ix, x, q); len(ids) != 1 || ids[0] != whole {
 			t.Errorf("search %q: got %v, want only %s", q, ids, whole)
@@ -568,11 +591,7 @@ func TestRebuildsOnADamagedStoredText(t *testing.T) {
 	const id = "e0000000-0000-4000-8000-000000000031"
 	writeSession(t, root, id, "a searchable sentence")
 	x := openStore(t, root, false)
-	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openTemp(t)
 	if ids := hitIDs(t, ix, x, "searchable"); len(ids) != 1 {
 		t.Fatalf("before the damage: %v", ids)
 	}
@@ -690,11 +709,7 @@ func TestABatchWritesOneSegment(t *testing.T) {
 		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-%012d", i), fmt.Sprintf("session %d talks about migrations", i))
 	}
 	x := openStore(t, root, false)
-	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openTemp(t)
 	if n, err := ix.Sync(context.Background(), x); err != nil || n != 40 {
 		t.Fatalf("sync: %d sessions, %v", n, err)
 	}
@@ -734,11 +749,7 @@ func (h *heldSource) SessionVersions(ctx context.Context) (iter.Seq[sessionstore
 func TestSearchesDoNotWaitForASync(t *testing.T) {
 	root := copyTree(t, "../testdata/fixtures/store-raw")
 	x := openStore(t, root, false)
-	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openTemp(t)
 	if _, err := ix.Sync(context.Background(), x); err != nil {
 		t.Fatal(err)
 	}
@@ -786,13 +797,7 @@ func TestSearchesDoNotWaitForASync(t *testing.T) {
 func TestTitleHitsRankFirst(t *testing.T) {
 	root := t.TempDir()
 	const titled = "e0000000-0000-4000-8000-0000000000a0"
-	p := writeSession(t, root, titled, "notes from the zoo")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`{"type":"session/title","seq":2,"time":1786009000003,"data":{"title":"Quokka census","messageSeqs":[1],"source":{"kind":"fallback"}}}` + "\n")
-	f.Close()
+	writeTitledSession(t, root, titled, "Quokka census", "notes from the zoo")
 	for i := range 6 {
 		writeSession(t, root, fmt.Sprintf("e0000000-0000-4000-8000-00000000000%d", i), "a quokka was seen")
 	}

@@ -3,8 +3,6 @@ package contentindex
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,20 +65,10 @@ func TestSearchSnippetsAreCutFromTheWholeText(t *testing.T) {
 		{"e0000000-0000-4000-8000-0000000000b4", "untitled", "a quokka " + long},
 	}
 	for _, s := range sessions {
-		p := writeSession(t, root, s.id, s.text)
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(`{"type":"session/title","seq":2,"time":1786009000003,"data":{"title":"` + s.title + `","messageSeqs":[1],"source":{"kind":"fallback"}}}` + "\n")
-		f.Close()
+		writeTitledSession(t, root, s.id, s.title, s.text)
 	}
 	x := openStore(t, root, false)
-	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openTemp(t)
 	if _, err := ix.Sync(context.Background(), x); err != nil {
 		t.Fatal(err)
 	}
