@@ -4,7 +4,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 )
 
@@ -26,16 +25,14 @@ func (ix *Indexed) spillsPass(n int) bool {
 // as a restart keeps them in the cache file, rather than in memory: at
 // 100,000 sessions the states are 50-100 MB that a first pass would hold
 // until the process ends (they are read back when a session grows, and
-// when the cache is written). The file is unlinked as soon as it is made
-// (on Windows, where an open file cannot be, it is removed at Close); it
-// lives in the cache directory, or the temporary directory without one,
-// and never in the store.
+// when the cache is written). The file is gone when the process is,
+// however it ends (createSpillFile); it lives in the cache directory, or
+// the temporary directory without one, and never in the store.
 type stateSpill struct {
 	mu sync.Mutex
 	// sec is the file's section, nil until the first state; failed is set
 	// when the file could not be made or written: states are then held.
 	sec    *stateSection
-	path   string
 	at     int64
 	failed bool
 }
@@ -78,30 +75,22 @@ func (s *stateSpill) open(ix *Indexed) bool {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
 	}
-	f, err := os.CreateTemp(dir, "dsh-lsp-states-*")
+	f, err := createSpillFile(dir)
 	if err != nil {
 		ix.logf("sessionstore: parse states kept in memory: %v", err)
 		return false
-	}
-	if runtime.GOOS == "windows" {
-		s.path = f.Name()
-	} else {
-		os.Remove(f.Name())
 	}
 	s.sec, s.failed = &stateSection{file: f}, false
 	return true
 }
 
-// close closes (and on Windows removes) the spill file. States that lie
+// close closes the spill file. States that lie
 // in it read as lost afterwards, as those of a closed cache do.
 func (s *stateSpill) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sec != nil {
 		s.sec.close()
-		if s.path != "" {
-			os.Remove(s.path)
-		}
 		s.sec = nil
 	}
 }
