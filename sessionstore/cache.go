@@ -508,20 +508,36 @@ func (ix *Indexed) resolveCachePath() string {
 		}
 		dir = filepath.Join(d, "dsh-lsp")
 	}
-	absDir, err1 := physicalAbs(dir)
-	absRoot, err2 := physicalAbs(ix.root)
-	if err1 != nil || err2 != nil {
+	absDir, absRoot, inside, err := dirInStore(dir, ix.root)
+	if err != nil {
 		return ""
+	}
+	if inside {
+		ix.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, resolveExisting(absDir), absRoot, resolveExisting(absRoot))
+		return ""
+	}
+	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(ix.opts.Encoding)))
+	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
+}
+
+// dirInStore reports whether dir is the store root or below it, decided
+// on the paths with and without symlinks resolved (so a directory that
+// reaches into the store through a symlink is inside too), and returns
+// both absolute paths.
+func dirInStore(dir, root string) (absDir, absRoot string, inside bool, err error) {
+	if absDir, err = physicalAbs(dir); err != nil {
+		return "", "", false, err
+	}
+	if absRoot, err = physicalAbs(root); err != nil {
+		return "", "", false, err
 	}
 	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
 	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
 		if isWithin(pair[0], pair[1]) {
-			ix.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, realDir, absRoot, realRoot)
-			return ""
+			return absDir, absRoot, true, nil
 		}
 	}
-	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(ix.opts.Encoding)))
-	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
+	return absDir, absRoot, false, nil
 }
 
 // isWithin reports whether path is root or below it (lexically).

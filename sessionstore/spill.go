@@ -69,7 +69,7 @@ func (s *stateSpill) open(ix *Indexed) bool {
 	dir := os.TempDir()
 	if ix.cachePath != "" {
 		dir = filepath.Dir(ix.cachePath)
-	} else if !outsideRoot(ix.root, dir) {
+	} else if _, _, inside, err := dirInStore(dir, ix.root); err != nil || inside {
 		return false
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -93,15 +93,4 @@ func (s *stateSpill) close() {
 		s.sec.close()
 		s.sec = nil
 	}
-}
-
-// outsideRoot reports whether dir is outside the store root, on the paths
-// with and without symlinks resolved.
-func outsideRoot(root, dir string) bool {
-	absDir, err1 := physicalAbs(dir)
-	absRoot, err2 := physicalAbs(root)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return !isWithin(absRoot, absDir) && !isWithin(resolveExisting(absRoot), resolveExisting(absDir))
 }
