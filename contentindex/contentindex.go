@@ -37,7 +37,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 	"github.com/klauspost/compress/zstd"
@@ -146,18 +145,7 @@ type Index struct {
 // indexed sessions. The listing and the labels of hits are the source's
 // (Source.ListedCandidates), not a copy.
 type snapshot struct {
-	// titles are the indexed sessions by ascending rowid (most recently
-	// indexed first) with their lowered titles: the title pass of a
-	// search scans them in memory rather than the docs table.
-	titles []titleRow
-}
-
-// titleRow is one indexed session in snapshot.titles.
-type titleRow struct {
-	rowid  int64
-	ltitle string
-	// sig is ltitle's: the title pass reads only the titles it passes.
-	sig bytesig.Sig
+	titles *titleSet
 }
 
 // reader is what a search reads: the database and its prepared statements.
@@ -184,7 +172,7 @@ func (ix *Index) snap() *snapshot {
 	if s := ix.cur.Load(); s != nil {
 		return s
 	}
-	return &snapshot{}
+	return &snapshot{titles: newTitleSet(nil)}
 }
 
 // Hit is one search result: a session and its best matching passage.
@@ -393,7 +381,7 @@ func (ix *Index) create() error {
 	}
 	ix.versions = map[uint64]uint64{}
 	ix.minRowid = 0
-	ix.setTitles(nil)
+	ix.setTitles(newTitleSet(nil))
 	return nil
 }
 
@@ -422,7 +410,6 @@ func (ix *Index) loadDocs() error {
 		if err := rows.Scan(&r.rowid, &id, &v, &r.ltitle); err != nil {
 			return err
 		}
-		r.sig = bytesig.Of(r.ltitle)
 		// maphash.Bytes equals maphash.String of the same bytes.
 		vs[maphash.Bytes(ix.seed, id)] = maphash.Bytes(ix.seed, v)
 		titles = append(titles, r)
@@ -435,13 +422,13 @@ func (ix *Index) loadDocs() error {
 	if len(titles) > 0 {
 		ix.minRowid = min(titles[0].rowid, 0)
 	}
-	ix.setTitles(titles)
+	ix.setTitles(newTitleSet(titles))
 	return nil
 }
 
-// setTitles publishes the indexed sessions' titles (ascending rowid) to
-// searches, keeping the rest of the snapshot.
-func (ix *Index) setTitles(titles []titleRow) {
+// setTitles publishes the indexed sessions' titles to searches, keeping
+// the rest of the snapshot.
+func (ix *Index) setTitles(titles *titleSet) {
 	s := *ix.snap()
 	s.titles = titles
 	ix.cur.Store(&s)

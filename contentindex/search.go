@@ -9,8 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 )
 
 // terms splits a query into at most MaxQueryTerms whitespace-separated
@@ -90,7 +88,7 @@ func newSearcher(ctx context.Context, st *statements, ts []string, limit int) *s
 	return s
 }
 
-func (s *searcher) run(titles []titleRow) ([]Hit, error) {
+func (s *searcher) run(titles *titleSet) ([]Hit, error) {
 	if err := s.titlePass(titles); err != nil {
 		return nil, err
 	}
@@ -123,36 +121,25 @@ func trigramQuery(ts []string) string {
 
 // titlePass takes the sessions whose lowered title holds every lowered
 // term, in rowid order, a batch at a time until the limit.
-func (s *searcher) titlePass(titles []titleRow) error {
+func (s *searcher) titlePass(titles *titleSet) error {
 	lts := make([]string, len(s.ts))
-	var want bytesig.Sig
 	for i, t := range s.ts {
 		lts[i] = strings.ToLower(t)
-		want.Add(lts[i])
 	}
 	var batch []int64
-	for i := range titles {
-		t := &titles[i]
-		if t.sig.Holds(&want) && holdsAllLowered(t.ltitle, lts) {
-			batch = append(batch, t.rowid)
+	var err error
+	titles.matching(lts, func(rowid int64) bool {
+		if batch = append(batch, rowid); len(batch) < scanBatch {
+			return true
 		}
-		if len(batch) == scanBatch {
-			if err := s.take(batch, false); err != nil || len(s.hits) >= s.limit {
-				return err
-			}
-			batch = batch[:0]
-		}
+		err = s.take(batch, false)
+		batch = batch[:0]
+		return err == nil && len(s.hits) < s.limit
+	})
+	if err != nil || len(s.hits) >= s.limit {
+		return err
 	}
 	return s.take(batch, false)
-}
-
-func holdsAllLowered(ltitle string, lts []string) bool {
-	for _, t := range lts {
-		if !strings.Contains(ltitle, t) {
-			return false
-		}
-	}
-	return true
 }
 
 // walk lists the rowids of q (which takes the query's arguments, then

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/dsh-lsp/dsh-lsp/internal/bytesig"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -415,7 +414,7 @@ func (ix *Index) remove(ids []string) error {
 	for _, id := range ids {
 		delete(ix.versions, ix.idSum(id))
 	}
-	ix.setTitles(slices.DeleteFunc(slices.Clone(ix.snap().titles), func(t titleRow) bool { return gone[t.rowid] }))
+	ix.setTitles(ix.snap().titles.with(nil, gone))
 	ix.gen.Add(1)
 	return nil
 }
@@ -512,7 +511,7 @@ func (w *writer) add(docs []doc) error {
 		if _, err := w.insBody.Exec(r, d.title+"\n"+d.text); err != nil {
 			return err
 		}
-		w.added = append(w.added, titleRow{rowid: r, ltitle: lt, sig: bytesig.Of(lt)})
+		w.added = append(w.added, titleRow{rowid: r, ltitle: lt})
 		w.docs = append(w.docs, doc{id: d.id, version: d.version})
 	}
 	w.next = first
@@ -531,14 +530,6 @@ func (w *writer) commit() error {
 		ix.versions[ix.idSum(d.id)] = ix.versionSum(d.version)
 	}
 	slices.SortFunc(w.added, func(a, b titleRow) int { return cmp.Compare(a.rowid, b.rowid) })
-	old := ix.snap().titles
-	titles := make([]titleRow, 0, len(w.added)+len(old))
-	titles = append(titles, w.added...)
-	for _, t := range old {
-		if !w.gone[t.rowid] {
-			titles = append(titles, t)
-		}
-	}
-	ix.setTitles(titles)
+	ix.setTitles(ix.snap().titles.with(w.added, w.gone))
 	return nil
 }
