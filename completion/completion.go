@@ -252,7 +252,13 @@ func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style
 		label := InsertLabel(c.Label)
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := Shorten(VisibleLabel(c.Label))
-		data := c.AppendJSON(nil) // ItemData, by hand: this runs for every item
+		// ItemData, by hand (this runs for every item), in a buffer of
+		// about its size rather than one regrown from nothing.
+		size := 64 + len(c.SessionID) + len(c.Label)
+		if c.CWD != nil {
+			size += len(*c.CWD)
+		}
+		data := c.AppendJSON(make([]byte, 0, size))
 		item := wire.CompletionItem{
 			Label:      visible,
 			Kind:       wire.CompletionItemKindReference,

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"encoding/base64"
 	"strings"
 	"unicode/utf8"
 )
@@ -140,28 +141,25 @@ func FormatMention(sessionID string, label *string) string {
 	if label != nil {
 		l = *label
 	}
-	return "@[" + escapeLabel(l) + "](" + EncodeURI(sessionID) + ")"
+	// Sized for the URI of an id that needs no JSON escapes.
+	b := make([]byte, 0, len("@[](")+len(l)+len(URIPrefix)+base64.RawURLEncoding.EncodedLen(len(sessionID)+2)+len(")"))
+	b = append(appendEscapedLabel(append(b, "@["...), l), "]("...)
+	return string(append(AppendURI(b, sessionID), ')'))
 }
 
-// escapeLabel puts a backslash before every `\` and every `]` of label and
-// changes nothing else, as dsh's mention formatter does.
-func escapeLabel(label string) string {
-	n := strings.Count(label, `\`) + strings.Count(label, `]`)
-	if n == 0 {
-		return label
-	}
-	var b strings.Builder
-	b.Grow(len(label) + n)
+// appendEscapedLabel appends label with a backslash before every `\` and
+// every `]`, changing nothing else, as dsh's mention formatter does.
+func appendEscapedLabel(dst []byte, label string) []byte {
 	for i := 0; i < len(label); i++ {
 		if c := label[i]; c == '\\' || c == ']' {
-			b.WriteByte('\\')
+			dst = append(dst, '\\')
 		}
-		b.WriteByte(label[i])
+		dst = append(dst, label[i])
 	}
-	return b.String()
+	return dst
 }
 
-// unescapeLabel undoes escapeLabel on a raw markdown label: every backslash
+// unescapeLabel undoes appendEscapedLabel on a raw markdown label: every backslash
 // followed by a code point that is not a line terminator becomes that code
 // point. Any other backslash (at the end, or before \n, \r, U+2028, U+2029)
 // stays; the mention pattern never captures such a label.

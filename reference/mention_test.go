@@ -390,8 +390,8 @@ func TestEscapeUnescapeLabel(t *testing.T) {
 		{"[x](y)\n", "[x\\](y)\n"}, {"é🙂", "é🙂"},
 	}
 	for _, tt := range tests {
-		if got := escapeLabel(tt.label); got != tt.escaped {
-			t.Errorf("escapeLabel(%q) = %q, want %q", tt.label, got, tt.escaped)
+		if got := string(appendEscapedLabel(nil, tt.label)); got != tt.escaped {
+			t.Errorf("appendEscapedLabel(%q) = %q, want %q", tt.label, got, tt.escaped)
 		}
 		if got := unescapeLabel(tt.escaped); got != tt.label {
 			t.Errorf("unescapeLabel(%q) = %q, want %q", tt.escaped, got, tt.label)

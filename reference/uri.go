@@ -14,11 +14,16 @@ const URIPrefix = "dsh-session:"
 // id is WTF-8 (see the package doc), so ids holding lone surrogates encode
 // exactly as dsh encodes the JS string.
 func EncodeURI(id string) string {
-	lit := jsjson.AppendJSString(make([]byte, 0, len(id)+2), id, false)
-	out := make([]byte, len(URIPrefix)+base64.RawURLEncoding.EncodedLen(len(lit)))
-	copy(out, URIPrefix)
-	base64.RawURLEncoding.Encode(out[len(URIPrefix):], lit)
-	return string(out)
+	return string(AppendURI(nil, id))
+}
+
+// AppendURI appends EncodeURI(id) to dst. Completion writes one for every
+// item of every answer: the JSON literal stays on the stack when short.
+func AppendURI(dst []byte, id string) []byte {
+	var stack [128]byte
+	lit := jsjson.AppendJSString(stack[:0], id, false)
+	dst = append(dst, URIPrefix...)
+	return base64.RawURLEncoding.AppendEncode(dst, lit)
 }
 
 // DecodeURI decodes a canonical session reference URI to its id. Errors are
