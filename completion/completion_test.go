@@ -189,7 +189,7 @@ func TestCodeSpan(t *testing.T) {
 }
 
 // TestHostileLabelsStayOnOneLine: a title built to escape dsh's untrusted
-// envelope through completion (issue 16, attack 5) is inserted, listed and
+// envelope through completion is inserted, listed and
 // documented on one line, while the URI still names the session exactly
 // and dsh's label escaping is kept.
 func TestHostileLabelsStayOnOneLine(t *testing.T) {

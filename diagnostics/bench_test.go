@@ -21,9 +21,9 @@ func mentionsText(n int, sep string) string {
 
 // BenchmarkDiagnostics10k is what one edit costs (Check + ToLSP in UTF-16)
 // for 10,000 mentions of unknown sessions beyond maxReferences (about
-// 20,000 diagnostics): on one line and on separate lines. Issue 16: one
-// line took 13.4 s (30× separate lines) when every diagnostic walked its
-// line from the start; the target is within 2× of separate lines.
+// 20,000 diagnostics): on one line and on separate lines. One line took
+// 13.4 s (30× separate lines) when every diagnostic walked its line from
+// the start; the target is within 2× of separate lines.
 func BenchmarkDiagnostics10k(b *testing.B) {
 	env := Env{MaxReferences: 3, Known: func(string) bool { return false }}
 	for _, layout := range []struct{ name, sep string }{{"one-line", " "}, {"separate-lines", "\n"}} {

@@ -354,7 +354,7 @@ func writeSession(t *testing.T, root, id string, cwd *string, title string) {
 }
 
 // TestHostileSessionTextOnOneLine: a session whose title, id and cwd hold
-// line breaks (issue 16, attack 5) cannot add lines to the user's text
+// line breaks (to forge a prompt section) cannot add lines to the user's text
 // through completion, nor to hover or completion detail/documentation;
 // the inserted mention still names the session exactly.
 func TestHostileSessionTextOnOneLine(t *testing.T) {

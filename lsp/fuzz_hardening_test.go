@@ -1,6 +1,6 @@
 package lsp_test
 
-// Protocol fuzzing (issue 8): arbitrary byte streams go through the real
+// Protocol fuzzing: arbitrary byte streams go through the real
 // LSP framing and dispatch of an in-process server, after a valid
 // initialize. The server must never panic or hang; if it read every frame
 // cleanly it must still answer a probe request sent after the garbage; and

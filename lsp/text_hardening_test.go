@@ -1,6 +1,6 @@
 package lsp_test
 
-// Hostile text (issue 8): huge documents and lines, 100k mentions, invalid
+// Hostile text: huge documents and lines, 100k mentions, invalid
 // UTF-8 and NUL bytes, positions past the end, overlapping and
 // out-of-range edits. The server answers every request (or refuses it with
 // a clear error), never panics, and its copy of the document stays exactly

@@ -15,7 +15,7 @@ import (
 )
 
 // TestManyRangeChangesInOneDidChange: one didChange carrying hundreds of
-// range changes (issue 16, attack 4) leaves the server's text exactly as
+// range changes (a hostile client's flood) leaves the server's text exactly as
 // applying them one by one to the whole text gives, in every encoding.
 func TestManyRangeChangesInOneDidChange(t *testing.T) {
 	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {

@@ -1,6 +1,6 @@
 package main
 
-// Back-pressure phases (issue 16, attack 7): hovers at a steady rate on
+// Back-pressure phases: hovers at a steady rate on
 // large sessions, and a mixed request flood, against the real binary (-bin)
 // so that the server's own RSS is measured; without -bin the server runs in
 // this process and the RSS reported includes the client.

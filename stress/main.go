@@ -1,5 +1,5 @@
-// Command stress runs the dsh-lsp hardening programs of issue 8 that are
-// too big or too slow for unit tests: load, faults and huge stores. Each
+// Command stress runs the dsh-lsp hardening programs that are too big
+// or too slow for unit tests: load, faults and huge stores. Each
 // phase prints one JSON line with its measurements and fails (exit 1) when
 // an invariant breaks. stress/run.sh runs them with CI-sized flags;
 // stress/README.md records full-size runs.

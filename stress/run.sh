@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardening suite of issue 8 at CI sizes (about 2-3 minutes on 2 cores):
+# Hardening suite at CI sizes (about 2-3 minutes on 2 cores):
 # protocol fuzzing, hostile text, prompt-envelope properties, hostile
 # stores, load, faults and huge stores. Full-size runs are in
 # stress/README.md; every size and duration is a flag or an environment
@@ -46,7 +46,7 @@ step "load, faults, stores" "$work/stress" -work "$work/stores" -bin "$work/dsh-
 	-phases load,faults,stores -duration "$load" -rate "$rate" -source-size "$source_size" \
 	-big-session "$big" -tiny-sessions "$tiny"
 
-# Back-pressure (issue 16): hovers at 20/s and a 200 req/s mix on 3 x 6 MB /
+# Back-pressure: hovers at 20/s and a 200 req/s mix on 3 x 6 MB /
 # 5,000-message sessions against the binary. Latencies are reported (CI
 # machines are shared); errors and the 300 MB RSS bound fail the step.
 step "back-pressure ($bp each)" "$work/stress" -work "$work/bp" -bin "$work/dsh-lsp" \

@@ -1,5 +1,5 @@
 // Command indexpass measures the first index pass without a cache against
-// the floor of the same files, in the same run (issue 11):
+// the floor of the same files, in the same run:
 //
 //	go run ./bench/indexpass [-runs 3] [-cpuprofile FILE] STORE...
 //

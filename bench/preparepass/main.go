@@ -1,5 +1,5 @@
 // Command preparepass measures a cold dsh/prepare of large sources against
-// a plain decode of the same bytes, in the same run (issue 11):
+// a plain decode of the same bytes, in the same run:
 //
 //	go run ./bench/preparepass [-runs 3] STORE
 //

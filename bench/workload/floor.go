@@ -23,7 +23,7 @@ const (
 	// FloorValid also checks every line with json.Valid.
 	FloorValid FloorMode = "valid"
 	// FloorDecode json.Unmarshals every line into an `any` — the "plain
-	// decode" of issue 7, the figure prepare is compared against.
+	// decode" prepare is compared against.
 	FloorDecode FloorMode = "decode"
 )
 

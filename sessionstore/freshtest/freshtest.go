@@ -150,8 +150,8 @@ type Step struct {
 	Do   func(s *Store) error
 }
 
-// Steps are the changes of issue 11, in an order each can follow the
-// previous ones in.
+// Steps are the changes dsh and a user make to a store while the server
+// runs, in an order each can follow the previous ones in.
 func Steps() []Step {
 	return []Step{
 		{"new session", (*Store).AddSession},
