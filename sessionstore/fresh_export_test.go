@@ -86,6 +86,9 @@ func (x *Indexed) ScanCounts() (wholeScans, dirStats, coldChecks int64) {
 	return x.wholeScans.Load(), x.dirStats.Load(), x.coldChecks.Load()
 }
 
+// Listings reports how many times the index sorted its listing anew.
+func (x *Indexed) Listings() int64 { return x.listings.Load() }
+
 // AgePoll makes the last poll age old.
 func (x *Indexed) AgePoll(age time.Duration) {
 	x.fresh.mu.Lock()

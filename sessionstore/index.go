@@ -166,7 +166,7 @@ type Indexed struct {
 	watcher *storeWatcher
 	changed chan struct{}
 
-	parsed, grown, surfaces, wholeScans, dirStats, coldChecks atomic.Int64 // counters
+	parsed, grown, surfaces, wholeScans, dirStats, coldChecks, listings atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -495,6 +495,7 @@ func (ix *Indexed) findEntry(group []*entry) *entry {
 // reads, a readable header at its identity's path, the first of duplicate
 // ids in enumeration order) and the lookup maps. Callers hold ix.mu.
 func (ix *Indexed) rebuildListing() {
+	ix.listings.Add(1)
 	all := slices.SortedFunc(maps.Values(ix.entryMap()), func(a, b *entry) int {
 		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
 	})

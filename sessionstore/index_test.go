@@ -723,3 +723,35 @@ func TestIndexedQuickScan(t *testing.T) {
 	}
 	sameAsStore(t, x, root)
 }
+
+// TestSnapshotSortsItsListingOnce: a server's first pass publishes
+// batches as it goes (queries see progress), a snapshot's (the CLI, which
+// answers once it is done) sorts its listing once, at the end, and still
+// reports its progress up to the total; both list the store.
+func TestSnapshotSortsItsListingOnce(t *testing.T) {
+	root := t.TempDir()
+	genStore(t, root, workload.None, 300, 2, 17)
+	for _, snapshot := range []bool{false, true} {
+		var last [2]int
+		x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, Snapshot: snapshot, Progress: func(done, total int) {
+			last = [2]int{done, total}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		switch n := x.listings.Load(); {
+		case snapshot && n != 1:
+			t.Errorf("snapshot: the first pass sorted its listing %d times, want once", n)
+		case !snapshot && n < 2:
+			t.Errorf("server: the first pass sorted its listing %d times, want once per published batch (300 sessions: at least twice)", n)
+		}
+		if last != [2]int{300, 300} {
+			t.Errorf("snapshot=%v: last progress %v, want [300 300]", snapshot, last)
+		}
+		sameAsStore(t, x, root)
+		x.Close()
+	}
+}
