@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
@@ -227,30 +229,44 @@ func readLowered(r *binenc.Reader, n int) []loweredString {
 // differs: the strings the postings index, and what they were lowered
 // from. Each string is hashed in place (xxHash-64) and the sessions'
 // hashes are hashed in turn: at 100,000 sessions feeding the strings to
-// one running hash took 40-70 ms, mostly copying them.
+// one running hash took 40-70 ms, mostly copying them. The sessions'
+// hashes are computed in parallel parts (a restart checks the persisted
+// index with this before its first answer; most of it is waiting for
+// the strings' memory), then hashed in order, as one running hash would.
 func (c *Catalog) searchFingerprint() uint64 {
 	cwdSums := make([]uint64, len(c.cwds))
 	for k, w := range c.cwds {
 		cwdSums[k] = loweredSum(w.cwd, w.low)
 	}
-	h := xxhash.New()
-	buf := make([]byte, 0, 24*1024)
-	for i := range c.Headers {
-		var cwd uint64 // no cwd
-		if k := c.cwdOf[i]; k >= 0 {
-			cwd = cwdSums[k]
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, loweredSum(c.Headers[i].ID, c.lowID(i)))
-		buf = binary.LittleEndian.AppendUint64(buf, cwd)
-		buf = binary.LittleEndian.AppendUint64(buf, loweredSum(c.label(i), c.lowLabels[i]))
-		if len(buf) == cap(buf) {
-			h.Write(buf)
-			buf = buf[:0]
+	n := len(c.Headers)
+	sums := make([]byte, 24*n)
+	fill := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var cwd uint64 // no cwd
+			if k := c.cwdOf[i]; k >= 0 {
+				cwd = cwdSums[k]
+			}
+			b := sums[24*i : 24*i+24]
+			binary.LittleEndian.PutUint64(b, loweredSum(c.Headers[i].ID, c.lowID(i)))
+			binary.LittleEndian.PutUint64(b[8:], cwd)
+			binary.LittleEndian.PutUint64(b[16:], loweredSum(c.label(i), c.lowLabels[i]))
 		}
 	}
-	h.Write(buf)
-	return h.Sum64()
+	parts := 1
+	if n >= parallelFingerprintSessions {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { fill(n*p/parts, n*(p+1)/parts) })
+	}
+	wg.Wait()
+	return xxhash.Sum64(sums)
 }
+
+// parallelFingerprintSessions is the catalog size from which
+// searchFingerprint hashes in parallel parts.
+const parallelFingerprintSessions = 10000
 
 // loweredSum hashes s and, when it differs, its lowered form low.
 func loweredSum(s, low string) uint64 {

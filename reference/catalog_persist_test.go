@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 )
 
@@ -274,4 +276,30 @@ func TestCatalogSearchIndexField(t *testing.T) {
 		}
 	}
 	sameAnswersAsScan(t, rng, other)
+}
+
+// TestSearchFingerprintIsOneRunningHash: the fingerprint hashed in
+// parallel parts is the running xxHash-64 of the sessions' (id, cwd,
+// label) hashes in order, the value persisted indexes were written with,
+// below and above the size from which it runs in parallel.
+func TestSearchFingerprintIsOneRunningHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{0, 7, parallelFingerprintSessions + 13} {
+		c, _ := persistCatalog(t, rng, n)
+		h := xxhash.New()
+		var b [24]byte
+		for i := range c.Headers {
+			var cwd uint64
+			if k := c.cwdOf[i]; k >= 0 {
+				cwd = loweredSum(c.cwds[k].cwd, c.cwds[k].low)
+			}
+			binary.LittleEndian.PutUint64(b[:], loweredSum(c.Headers[i].ID, c.lowID(i)))
+			binary.LittleEndian.PutUint64(b[8:], cwd)
+			binary.LittleEndian.PutUint64(b[16:], loweredSum(c.label(i), c.lowLabels[i]))
+			h.Write(b[:])
+		}
+		if got, want := c.searchFingerprint(), h.Sum64(); got != want {
+			t.Errorf("%d sessions: fingerprint %x, want %x", n, got, want)
+		}
+	}
 }
