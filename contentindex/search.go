@@ -59,10 +59,11 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, er
 // searcher is one search: it ranks sessions whose title holds every term
 // first, then the others whose title or text holds them; inside each group
 // the most recently indexed first (ascending rowid). Both passes walk rows
-// in rowid order and stop at limit hits (the titles: a scan of the lowered
-// titles in memory; the text: the trigram index's candidates, or every
-// stored text when every term is under three characters), so a word every
-// session holds costs about what a rare one does. The trigram index has no
+// in rowid order and stop at limit hits (the titles: the lowered titles in
+// memory whose bit-sliced signatures pass, titleSet; the text: the trigram
+// index's candidates, or every stored text when every term is under three
+// characters), so a word every session holds costs about what a rare one
+// does. The trigram index has no
 // positions, so a candidate holds every trigram of each term but maybe not
 // the term: each is checked against its decompressed text, which the
 // snippet is then cut from. FTS5's bm25 was measured at 180-280 ms for a
