@@ -50,6 +50,15 @@ func inQuery(r rune, size int) bool {
 // `@` starts the line or follows whitespace or one of ( [ { " ' `, and the
 // cursor is not inside an existing @[…](…) mention or bare URI.
 func FindQuery(text string, cursor int) (Query, bool) {
+	return FindQueryScanned(text, cursor, func() ([]reference.Mention, []reference.Problem) {
+		return reference.ScanText(text)
+	})
+}
+
+// FindQueryScanned is FindQuery with the mentions and problems of text
+// (reference.ScanText) from scan, called only when the cursor follows an
+// `@`+QUERY: a server keeps one scan per version of a document.
+func FindQueryScanned(text string, cursor int, scan func() ([]reference.Mention, []reference.Problem)) (Query, bool) {
 	if cursor < 0 || cursor > len(text) {
 		return Query{}, false
 	}
@@ -78,16 +87,16 @@ func FindQuery(text string, cursor int) (Query, bool) {
 			return Query{}, false // a@b
 		}
 	}
-	if insideMention(text, cursor) {
+	if insideMention(cursor, scan) {
 		return Query{}, false
 	}
 	return Query{Text: text[at+1 : cursor], Start: at + 1, End: cursor}, true
 }
 
 // insideMention reports whether cursor lies strictly inside a mention or a
-// rejected mention-shaped URI of text.
-func insideMention(text string, cursor int) bool {
-	mentions, problems := reference.ScanText(text)
+// rejected mention-shaped URI of the text scan gives.
+func insideMention(cursor int, scan func() ([]reference.Mention, []reference.Problem)) bool {
+	mentions, problems := scan()
 	for _, m := range mentions {
 		if m.Span.Start < cursor && cursor < m.Span.End {
 			return true

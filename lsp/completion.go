@@ -35,7 +35,10 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	if err != nil {
 		return nil, invalidParams("textDocument/completion: %v", err)
 	}
-	q, ok := completion.FindQuery(snap.mapper.Content, cursor)
+	q, ok := completion.FindQueryScanned(snap.mapper.Content, cursor, func() ([]reference.Mention, []reference.Problem) {
+		tm := s.mentionsOf(snap)
+		return tm.mentions, tm.problems
+	})
 	if !ok {
 		return wire.CompletionList{IsIncomplete: false, Items: []wire.CompletionItem{}}, nil
 	}

@@ -139,6 +139,32 @@ func TestCompletionAfterIncrementalTyping(t *testing.T) {
 	}
 }
 
+// TestCompletionSeesTheEditedMentions: the server keeps one mention scan
+// per version of a document; an edit that puts the same cursor inside a
+// mention must end completion there, and undoing it bring it back.
+func TestCompletionSeesTheEditedMentions(t *testing.T) {
+	s := startInit(t, nil, "utf-16")
+	uri := "file:///p.dsh"
+	s.Open(uri, "x @Ren")
+	at := s.Pos(uri, len("x @Ren"))
+	if list := complete(t, s, uri, at); len(list.Items) == 0 {
+		t.Fatal("no items for @Ren")
+	}
+	if list := complete(t, s, uri, at); len(list.Items) == 0 {
+		t.Fatal("no items for @Ren, asked again")
+	}
+	// "x @Ren" becomes the label of a mention: "@[x @Ren](dsh-session:…)".
+	s.Replace(uri, 0, 0, "@[")
+	s.Replace(uri, len("@[x @Ren"), len("@[x @Ren"), "]("+reference.EncodeURI(idA)+")")
+	if list := complete(t, s, uri, s.Pos(uri, len("@[x @Ren"))); len(list.Items) != 0 {
+		t.Fatalf("inside a mention after the edit: %d items, want none", len(list.Items))
+	}
+	s.Replace(uri, len("@[x @Ren"), len(s.Text(uri)), "")
+	if list := complete(t, s, uri, s.Pos(uri, len("@[x @Ren"))); len(list.Items) == 0 {
+		t.Fatal("no items once the mention is gone again")
+	}
+}
+
 func TestCompletionResolve(t *testing.T) {
 	s := startInit(t, nil)
 	uri := "file:///p.dsh"

@@ -37,8 +37,8 @@ func (s *Server) hoverSnapshot(p *protocol.HoverParams) (hoverSnap, error) {
 // the current maxReferenceBytes budget.
 func (s *Server) hover(ctx context.Context, h hoverSnap) (any, error) {
 	snap, off := h.doc, h.off
-	text := snap.mapper.Content
-	mentions, problems := reference.ScanText(text)
+	tm := s.mentionsOf(snap)
+	mentions, problems := tm.mentions, tm.problems
 	for _, pr := range problems {
 		if pr.Span.Start <= off && off <= pr.Span.End {
 			rng := snap.mapper.Range(pr.Span.Start, pr.Span.End)

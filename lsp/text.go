@@ -26,6 +26,11 @@ type document struct {
 	// or diagnostics run needs them (nil until then).
 	content *string
 	mapper  *position.Mapper
+	// mentions is the mention scan of generation gen, made at most once
+	// per generation when a completion or hover needs it (nil until
+	// then): a request re-scanning the whole text costs what the text
+	// does, at every keystroke.
+	mentions *textMentions
 	// target is the document's own target (dsh/setTarget), nil if unset.
 	target *reference.Target
 }
@@ -89,6 +94,33 @@ func (s *Server) snapshot(uri string) (docSnapshot, bool) {
 	}
 	s.mu.Unlock()
 	return snap, true
+}
+
+// textMentions is reference.ScanText of a document generation's text.
+type textMentions struct {
+	mentions []reference.Mention
+	problems []reference.Problem
+}
+
+// mentionsOf returns the mention scan of snap's text, made once per
+// generation of the document (outside the lock, like its mapper).
+func (s *Server) mentionsOf(snap docSnapshot) *textMentions {
+	s.mu.Lock()
+	d, ok := s.docs[snap.uri]
+	if ok && d.gen == snap.gen && d.mentions != nil {
+		tm := d.mentions
+		s.mu.Unlock()
+		return tm
+	}
+	s.mu.Unlock()
+	tm := &textMentions{}
+	tm.mentions, tm.problems = reference.ScanText(snap.mapper.Content)
+	s.mu.Lock()
+	if d, ok := s.docs[snap.uri]; ok && d.gen == snap.gen {
+		d.mentions = tm
+	}
+	s.mu.Unlock()
+	return tm
 }
 
 // openSnapshot is snapshot for a request on uri: a document that is not
@@ -156,7 +188,7 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) {
 		s.showMessage(protocol.MessageTypeError, fmt.Sprintf("dsh-lsp: cannot apply the change to %s: %v", uri, err))
 		return
 	}
-	d.gen, d.content, d.mapper = docGen.Add(1), nil, nil
+	d.gen, d.content, d.mapper, d.mentions = docGen.Add(1), nil, nil, nil
 	d.version = p.TextDocument.Version
 	s.mu.Unlock()
 	s.scheduleDiagnostics(uri)
