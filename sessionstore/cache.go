@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -533,17 +532,11 @@ func dirInStore(dir, root string) (absDir, absRoot string, inside bool, err erro
 	}
 	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
 	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
-		if isWithin(pair[0], pair[1]) {
+		if _, in := relBelow(pair[0], pair[1]); in {
 			return absDir, absRoot, true, nil
 		}
 	}
 	return absDir, absRoot, false, nil
-}
-
-// isWithin reports whether path is root or below it (lexically).
-func isWithin(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // resolveExisting resolves the symlinks of the longest existing prefix of

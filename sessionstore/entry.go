@@ -307,16 +307,10 @@ func (e *entry) hot(now time.Time) bool {
 	return e.Sig.Size < 0 || e.NoHeaderYet || now.UnixNano()-e.Sig.MtimeNs < int64(hotWindow)
 }
 
-// dirWith is e's session directory with sig as the signature of the
-// transcript e indexes.
-func (e *entry) dirWith(sig fileSig) sessionDir {
-	d := sessionDir{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
-	if e.Enc == Zstd {
-		d.zstd = sig
-	} else {
-		d.raw = sig
-	}
-	return d
+// reparse is the job of parsing e's transcript, whose signature is now
+// sig, over old.
+func (e *entry) reparse(sig fileSig, old *entry) indexJob {
+	return indexJob{proj: e.Proj, seg: e.Seg, old: old, sig: sig, enc: e.Enc, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
 }
 
 // transcriptVersion names one version of a transcript: its encoding and

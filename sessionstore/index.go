@@ -46,7 +46,7 @@ type IndexOptions struct {
 	Lazy bool
 	// watchLimit, when positive, caps the directories watched (tests).
 	watchLimit int
-	// spillJobs, when positive, replaces spillJobs (tests).
+	// spillJobs, when set, replaces spillJobs (tests).
 	spillJobs int
 	// firstRefreshGate, when set, holds the first refresh until it is
 	// closed (tests).
@@ -259,19 +259,15 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 	ix.bg.Go(func() {
 		defer close(ix.ready)
 		defer cancel()
-		if after != nil {
-			select {
-			case <-after:
-			case <-ctx.Done():
+		for _, gate := range []<-chan struct{}{after, ix.opts.firstRefreshGate} {
+			if gate != nil {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+				}
 			}
 		}
-		if ix.opts.firstRefreshGate != nil {
-			select {
-			case <-ix.opts.firstRefreshGate:
-			case <-ctx.Done():
-			}
-		}
-		if err := ix.refresh(ctx, true, true); err != nil {
+		if err := ix.refresh(ctx, true, modeFull); err != nil {
 			if ctx.Err() != nil {
 				ix.mu.Lock()
 				ix.abandoned = true
@@ -320,7 +316,7 @@ func (ix *Indexed) Refresh(ctx context.Context) error {
 	if err := ix.Wait(ctx); err != nil {
 		return err
 	}
-	err := ix.refresh(ctx, false, true)
+	err := ix.refresh(ctx, false, modeFull)
 	ix.persist(false)
 	return err
 }
@@ -379,7 +375,7 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	}
 	if !ix.startBackground(func() {
 		defer ix.refreshing.Unlock()
-		if err := ix.refresh(context.Background(), false, false); err != nil {
+		if err := ix.refresh(context.Background(), false, modeQuick); err != nil {
 			ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 		}
 		ix.persist(false)
@@ -495,9 +491,7 @@ func (ix *Indexed) findEntry(group []*entry) *entry {
 // reads, a readable header at its identity's path, the first of duplicate
 // ids in enumeration order) and the lookup maps. Callers hold ix.mu.
 func (ix *Indexed) rebuildListing() {
-	all := slices.SortedFunc(maps.Values(ix.entryMap()), func(a, b *entry) int {
-		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
-	})
+	all := slices.SortedFunc(maps.Values(ix.entryMap()), compareKeys)
 	listed := make([]*entry, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +144,7 @@ func (b *statBatch) flush(ctx context.Context) error {
 			if old != nil {
 				b.found.gone = append(b.found.gone, sessionDir{proj: d.proj, seg: d.seg})
 			}
-		} else if _, _, change := ix.compare(old, d); change != changeNone {
+		} else if _, change := ix.compare(old, d); change != changeNone {
 			b.found.dirs = append(b.found.dirs, *d)
 		}
 	}
@@ -535,10 +536,11 @@ const (
 	modePoll
 )
 
-// indexJob is one transcript a refresh parses.
+// indexJob is one transcript to parse (parseOnce): the session directory
+// less the signature of the transcript not read, since a first pass holds
+// a job per session (80 bytes each), and the entry it replaces (old, nil
+// for none), whose parse it continues when the file only grew.
 type indexJob struct {
-	// The session directory, less the signature of the transcript not
-	// read (dir): a first pass holds a job per session, 80 bytes each.
 	proj, seg       string
 	old             *entry
 	sig             fileSig
@@ -546,36 +548,17 @@ type indexJob struct {
 	hasRaw, hasZstd bool
 }
 
-// newJob is the job of parsing d's transcript of encoding enc, whose
-// signature is sig, over old (nil: none).
-func newJob(d sessionDir, old *entry, enc Encoding, sig fileSig) indexJob {
+// newJob is the job of parsing d's transcript of encoding enc over old.
+func newJob(d sessionDir, old *entry, enc Encoding) indexJob {
+	sig, _ := d.sig(enc)
 	return indexJob{proj: d.proj, seg: d.seg, old: old, sig: sig, enc: enc, hasRaw: d.hasRaw, hasZstd: d.hasZstd}
 }
 
-// dir is the job's session directory as far as a parse of j.enc reads it.
-func (j *indexJob) dir() sessionDir {
-	d := sessionDir{proj: j.proj, seg: j.seg, hasRaw: j.hasRaw, hasZstd: j.hasZstd}
-	if j.enc == Zstd {
-		d.zstd = j.sig
-	} else {
-		d.raw = j.sig
-	}
-	return d
-}
-
-// refresh is refreshWith a whole scan: full, or quick.
-func (ix *Indexed) refresh(ctx context.Context, initial, full bool) error {
-	if full {
-		return ix.refreshWith(ctx, initial, modeFull)
-	}
-	return ix.refreshWith(ctx, initial, modeQuick)
-}
-
-// refreshWith brings the index up to date: a scan by mode, then a parse
+// refresh brings the index up to date: a scan by mode, then a parse
 // of the new, grown, replaced or truncated transcripts. A modeChanges or
 // modePoll refresh that another one made unnecessary while it waited for
 // the lock does nothing (this is how concurrent revalidations coalesce).
-func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMode) error {
+func (ix *Indexed) refresh(ctx context.Context, initial bool, mode refreshMode) error {
 	ix.refreshMu.Lock()
 	defer ix.refreshMu.Unlock()
 	if mode == modePoll && !ix.pollDue(pollFresh) {
@@ -644,8 +627,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	}
 	ix.dirty = ix.dirty || changed
 	if len(p.jobs) == 0 {
-		ix.scanDone(scanned, full, start)
-		ix.shape = ix.scannedShape
+		ix.scanDone(scanned, true, full, start)
 	}
 	ix.mu.Unlock()
 	ix.forgetUnwatched(p.removed, ix.projects)
@@ -656,12 +638,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	ix.mu.Lock()
 	ix.rebuildListing()
 	ix.dirty = true
-	ix.scanDone(scanned && done == len(p.jobs), full, start)
-	// The shape vouches for the entries only when every change is in.
-	ix.shape = storeShape{}
-	if done == len(p.jobs) {
-		ix.shape = ix.scannedShape
-	}
+	ix.scanDone(scanned, done == len(p.jobs), full, start)
 	ix.mu.Unlock()
 	return ctx.Err()
 }
@@ -680,13 +657,13 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
 	for _, d := range sc.dirs {
 		old := ix.entryMap()[d.dirKey()]
-		enc, sig, change := ix.compare(old, &d)
+		enc, change := ix.compare(old, &d)
 		switch change {
 		case changeFlags:
 			view, err := old.view()
 			if err != nil && old.State.present() {
 				// The cache's copy of the state is unreadable: parse again.
-				p.jobs = append(p.jobs, newJob(d, nil, enc, sig))
+				p.jobs = append(p.jobs, newJob(d, nil, enc))
 				continue
 			}
 			ne := *old
@@ -694,7 +671,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		case changeTranscript:
-			p.jobs = append(p.jobs, newJob(d, old, enc, sig))
+			p.jobs = append(p.jobs, newJob(d, old, enc))
 		}
 	}
 	for _, d := range sc.gone {
@@ -718,18 +695,18 @@ const (
 	changeTranscript
 )
 
-// compare returns the encoding d is read by, its transcript's signature
-// and how d differs from old (nil: no entry).
-func (ix *Indexed) compare(old *entry, d *sessionDir) (Encoding, fileSig, dirChange) {
+// compare returns the encoding d is read by and how d differs from old
+// (nil: no entry).
+func (ix *Indexed) compare(old *entry, d *sessionDir) (Encoding, dirChange) {
 	enc := ix.layout.transcript(d)
 	sig, _ := d.sig(enc)
 	switch {
 	case old == nil || old.Enc != enc || old.Sig != sig:
-		return enc, sig, changeTranscript
+		return enc, changeTranscript
 	case old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd:
-		return enc, sig, changeFlags
+		return enc, changeFlags
 	}
-	return enc, sig, changeNone
+	return enc, changeNone
 }
 
 // putEntry publishes e. Callers hold refreshMu and ix.mu.
@@ -740,9 +717,16 @@ func (ix *Indexed) putEntry(e *entry, now time.Time) {
 	}
 }
 
-// scanDone records a completed scan. Callers hold ix.mu.
-func (ix *Indexed) scanDone(complete, full bool, start time.Time) {
-	if !complete {
+// scanDone records a scan that started at start, checked every directory
+// (scanned) or not, and whose changes are all in the entries (applied) or
+// not: only then does it count as a scan, and does the scanned shape
+// vouch for the entries. Callers hold ix.mu.
+func (ix *Indexed) scanDone(scanned, applied, full bool, start time.Time) {
+	ix.shape = storeShape{}
+	if applied {
+		ix.shape = ix.scannedShape
+	}
+	if !scanned || !applied {
 		return
 	}
 	ix.lastScan = start
@@ -761,7 +745,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		}
 	}
 	progress(0)
-	if ix.spillsPass(len(jobs)) {
+	if len(jobs) >= cmp.Or(ix.opts.spillJobs, spillJobs) {
 		ix.spilling.Store(true)
 		defer ix.spilling.Store(false)
 	}
@@ -775,7 +759,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 				if i >= len(jobs) || ctx.Err() != nil || ix.isClosed() {
 					return
 				}
-				results <- ix.parseOnce(jobs[i].dir(), jobs[i].old, jobs[i].enc)
+				results <- ix.parseOnce(jobs[i])
 			}
 		})
 	}
@@ -838,9 +822,8 @@ func (p *publisher) publish() {
 // and an on-demand read asking for the same transcript version share one
 // parse; an on-demand parse is not published, so the last few finished
 // ones are kept for the refresher (or the next read) to reuse.
-func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
-	sig, _ := d.sig(enc)
-	key := parseKey{dir: d.key(), enc: enc, sig: sig}
+func (ix *Indexed) parseOnce(j indexJob) *entry {
+	key := parseKey{dir: j.proj + "/" + j.seg, enc: j.enc, sig: j.sig}
 	ix.parsesMu.Lock()
 	call, shared := ix.parses[key]
 	if !shared {
@@ -852,7 +835,7 @@ func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
 	}
 	ix.parsesMu.Unlock()
 	if !shared {
-		call.e = ix.parseDir(d, old, enc)
+		call.e = ix.parseDir(j)
 		ix.spill(call.e)
 		close(call.done)
 	}
@@ -881,17 +864,17 @@ func (c *parseCall) finished() bool {
 	}
 }
 
-func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
+func (ix *Indexed) parseDir(j indexJob) *entry {
 	ix.parsed.Add(1)
-	e := &entry{Proj: d.proj, Seg: d.seg, HasRaw: d.hasRaw, HasZstd: d.hasZstd, Enc: enc}
-	sig, ok := d.sig(enc)
-	e.Sig = sig
-	if !ok {
+	e := &entry{Proj: j.proj, Seg: j.seg, HasRaw: j.hasRaw, HasZstd: j.hasZstd, Enc: j.enc, Sig: j.sig}
+	if j.enc == Zstd && !j.hasZstd || j.enc != Zstd && !j.hasRaw {
+		// No such transcript: the entry answers that it cannot be read.
 		e.derive(nil)
 		return e
 	}
 	path := e.path(ix.root)
-	if old != nil && old.Enc == enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
+	sig, old := j.sig, j.old
+	if old != nil && old.Enc == j.enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
 		if view, ok := ix.parseAppended(e, old, path); ok {
 			ix.grown.Add(1)

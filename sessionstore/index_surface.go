@@ -60,9 +60,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 	case !ok:
 		return ix.indexOnDemand(id)
 	case e.transient(ix.limit):
-		return ix.parseDir(e.dirWith(sig), nil, e.Enc), nil
+		return ix.parseDir(e.reparse(sig, nil)), nil
 	case sig != e.Sig:
-		return ix.parseOnce(e.dirWith(sig), e, e.Enc), nil
+		return ix.parseOnce(e.reparse(sig, e)), nil
 	}
 	return e, nil
 }
@@ -70,9 +70,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 // reindex parses e's transcript again from the start.
 func (ix *Indexed) reindex(e *entry) *entry {
 	sig, _ := lstatSig(e.path(ix.root))
-	d := e.dirWith(sig)
-	d.hasRaw, d.hasZstd = d.hasRaw || e.Enc == Raw, d.hasZstd || e.Enc == Zstd
-	return ix.parseDir(d, nil, e.Enc)
+	j := e.reparse(sig, nil)
+	j.hasRaw, j.hasZstd = j.hasRaw || e.Enc == Raw, j.hasZstd || e.Enc == Zstd
+	return ix.parseDir(j)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
@@ -176,7 +176,7 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
 	ix.statTranscripts(&d)
-	return ix.parseOnce(d, nil, enc), nil
+	return ix.parseOnce(newJob(d, nil, enc)), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,6 +58,11 @@ func (d *sessionDir) dirKey() dirKey { return dirKey{d.proj, d.seg} }
 func (e *entry) key() string { return e.Proj + "/" + e.Seg }
 
 func (e *entry) dirKey() dirKey { return dirKey{e.Proj, e.Seg} }
+
+// compareKeys orders entries by key: the order of a listing's all.
+func compareKeys(a, b *entry) int {
+	return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
+}
 
 // appendKey appends the key of session directory seg of project proj to b:
 // a lookup in a loop over every session reuses one buffer.

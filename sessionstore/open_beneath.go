@@ -20,8 +20,8 @@ var errSymlinkBelowRoot = errors.New("a path component below the store root is a
 // swapped for a link outside fails the read), non-blocking (a FIFO cannot
 // hang it), and only if it is a regular file (not /dev/zero).
 func openBeneath(root, path string) (*os.File, error) {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+	rel, in := relBelow(root, path)
+	if !in || rel == "." {
 		return nil, fmt.Errorf("%s is not below the store root %s", path, root)
 	}
 	f, err := openNoFollow(root, rel)
@@ -38,6 +38,13 @@ func openBeneath(root, path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s is not a regular file (mode %s)", path, fi.Mode().Type())
 	}
 	return f, nil
+}
+
+// relBelow returns path relative to root when path is root or below it
+// (lexically).
+func relBelow(root, path string) (rel string, in bool) {
+	rel, err := filepath.Rel(root, path)
+	return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // openRegularFile opens path (the index cache) like openBeneath from its

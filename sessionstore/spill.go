@@ -12,15 +12,6 @@ import (
 // it: IndexOptions.spillJobs).
 const spillJobs = 1024
 
-// spillsPass reports whether a pass of n parses spills its states.
-func (ix *Indexed) spillsPass(n int) bool {
-	least := spillJobs
-	if ix.opts.spillJobs > 0 {
-		least = ix.opts.spillJobs
-	}
-	return n >= least
-}
-
 // stateSpill keeps the parse states of large passes in a temporary file,
 // as a restart keeps them in the cache file, rather than in memory: at
 // 100,000 sessions the states are 50-100 MB that a first pass would hold

@@ -86,8 +86,8 @@ func (sw *storeWatcher) run() {
 // in or names.
 func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	var c changeSet
-	rel, err := filepath.Rel(sw.root, ev.Name)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, in := relBelow(sw.root, ev.Name)
+	if !in {
 		return c, false
 	}
 	gone := ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0
