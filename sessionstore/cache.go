@@ -262,7 +262,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 // string fields, and their states, alias data, which must not be modified.
 func decodeCache(data []byte) (*cacheFile, error) {
 	return decodeCacheParts(int64(len(data)), func(from, to int64) ([]byte, error) { return data[from:to], nil },
-		func(base, size int64) *stateSection { return &stateSection{data: data[base : base+size]} })
+		func(base, size int64) *stateSection { return bytesSection(data[base : base+size]) })
 }
 
 // decodeCacheParts reads a cache file of size bytes whose parts read
@@ -333,7 +333,7 @@ func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, err
 		}
 		cf.Entries[i] = e
 	}
-	if stateAt != states.size() {
+	if stateAt != states.r.Size() {
 		return nil, errors.New("index cache states do not fill their section")
 	}
 	cf.Listed = make([]int, r.Count(1))
@@ -363,7 +363,7 @@ func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64
 		return r.Err() == nil
 	}
 	n--
-	if n > uint64(states.size()-*at) {
+	if n > uint64(states.r.Size()-*at) {
 		return false
 	}
 	*s = savedState{in: states, off: *at, n: uint32(n), sum: r.Uint32LE()}
@@ -371,33 +371,31 @@ func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64
 	return r.Err() == nil
 }
 
-// stateSection is the state section of a loaded cache file: the file kept
-// open (where a later write's rename does not change what an open file
-// reads), or the section's bytes.
+// stateSection is where parse states lie: a section of a loaded cache
+// file, kept open (where a later write's rename does not change what an
+// open file reads), of the spill file, or of bytes held in memory.
 type stateSection struct {
+	r *io.SectionReader
+	// file is the file r reads, closed with the section; nil for bytes.
 	file *os.File
-	base int64
-	n    int64
-	data []byte
 }
 
-func (s *stateSection) size() int64 {
-	if s.file == nil {
-		return int64(len(s.data))
-	}
-	return s.n
+// fileSection is the section of n bytes at base of f.
+func fileSection(f *os.File, base, n int64) *stateSection {
+	return &stateSection{r: io.NewSectionReader(f, base, n), file: f}
+}
+
+// bytesSection is a section held in memory.
+func bytesSection(data []byte) *stateSection {
+	return &stateSection{r: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))}
 }
 
 // read returns the n bytes at off in the section, checked against sum.
 func (s *stateSection) read(off int64, n, sum uint32) ([]byte, error) {
-	var b []byte
-	if s.file == nil {
-		b = s.data[off : off+int64(n)]
-	} else {
-		b = make([]byte, n)
-		if _, err := s.file.ReadAt(b, s.base+off); err != nil {
-			return nil, fmt.Errorf("reading a state from the index cache: %w", err)
-		}
+	b := make([]byte, n)
+	// An empty state may lie at the section's end, where ReadAt says EOF.
+	if _, err := s.r.ReadAt(b, off); err != nil && n > 0 {
+		return nil, fmt.Errorf("reading a state from the index cache: %w", err)
 	}
 	if crc32.Checksum(b, castagnoli) != sum {
 		return nil, errStateEncoding
@@ -411,11 +409,8 @@ func (s *stateSection) head(off int64, n uint32) []byte {
 	if n < stateTailBytes {
 		return nil
 	}
-	if s.file == nil {
-		return s.data[off : off+stateTailBytes]
-	}
 	b := make([]byte, stateTailBytes)
-	if _, err := s.file.ReadAt(b, s.base+off); err != nil {
+	if _, err := s.r.ReadAt(b, off); err != nil {
 		return nil
 	}
 	return b
@@ -609,7 +604,7 @@ func readCacheFile(path string) (*cacheFile, error) {
 		return nil, err
 	}
 	read := func(from, to int64) ([]byte, error) { return readFileRange(f, path, from, to) }
-	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return &stateSection{file: f, base: base, n: n} })
+	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return fileSection(f, base, n) })
 	if err != nil {
 		f.Close()
 		return nil, err

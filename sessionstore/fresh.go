@@ -380,8 +380,10 @@ func (ix *Indexed) noteHot(key string) {
 	}
 }
 
-// forgetUnwatched drops the marks of directories that no longer exist.
-func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]projectScan) {
+// forgetUnwatched drops the marks of directories that no longer exist:
+// the entries removed and the projects the last scan did not list.
+// Callers hold refreshMu.
+func (ix *Indexed) forgetUnwatched(removed []string) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -393,7 +395,7 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 		delete(f.pollHot, k)
 	}
 	for p := range f.unwatchedProjects {
-		if _, ok := projects[p]; !ok {
+		if _, ok := ix.projects[p]; !ok {
 			delete(f.unwatchedProjects, p)
 		}
 	}

@@ -233,7 +233,7 @@ func (ix *Indexed) listProject(proj string, now time.Time, cs changeSet, check b
 	forced := cs.all || cs.projects[proj]
 	ps, known := ix.projects[proj]
 	pdir := filepath.Join(ix.root, proj)
-	if known && !forced && (!check || ix.listingTrusted(pdir, ps, now)) {
+	if known && !forced && (!check || dirTrusted(pdir, ps.mtime, now)) {
 		return ps, false, true
 	}
 	ix.watchDir(pdir, proj, true, forced)
@@ -248,12 +248,12 @@ func (ix *Indexed) listProject(proj string, now time.Time, cs changeSet, check b
 	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, true, true
 }
 
-// listingTrusted reports whether the project directory pdir, last listed
-// as ps, still has that listing by its mtime: unchanged, and at least
-// dirTrustAge old.
-func (ix *Indexed) listingTrusted(pdir string, ps projectScan, now time.Time) bool {
-	fi, err := os.Stat(pdir)
-	return err == nil && fi.IsDir() && ps.mtime == fi.ModTime().UnixNano() && now.Sub(fi.ModTime()) >= dirTrustAge
+// dirTrusted reports whether the directory at path, listed when its mtime
+// was mtime, still has that listing by its mtime: unchanged, and at least
+// dirTrustAge old at now.
+func dirTrusted(path string, mtime int64, now time.Time) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir() && fi.ModTime().UnixNano() == mtime && now.Sub(fi.ModTime()) >= dirTrustAge
 }
 
 // toStat watches a session directory (forced when cs names it) and
@@ -630,7 +630,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		ix.scanDone(scanned, true, full, start)
 	}
 	ix.mu.Unlock()
-	ix.forgetUnwatched(p.removed, ix.projects)
+	ix.forgetUnwatched(p.removed)
 	if len(p.jobs) == 0 {
 		return nil
 	}

@@ -120,7 +120,7 @@ func (l layout) find(id string) (string, Encoding, error) {
 	if err != nil {
 		return "", 0, notFound(id)
 	}
-	projects, err := os.ReadDir(l.root)
+	projects, err := subdirs(l.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", 0, notFound(id)
 	}
@@ -129,10 +129,7 @@ func (l layout) find(id string) (string, Encoding, error) {
 	}
 	var dirs []string
 	for _, p := range projects {
-		if !p.IsDir() {
-			continue
-		}
-		dir := filepath.Join(l.root, p.Name(), seg)
+		dir := filepath.Join(l.root, p, seg)
 		// Lstat: a symlinked session directory may lead out of the root.
 		if st, err := os.Lstat(dir); err == nil && st.IsDir() {
 			dirs = append(dirs, dir)

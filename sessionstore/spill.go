@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,7 +72,7 @@ func (s *stateSpill) open(ix *Indexed) bool {
 		ix.logf("sessionstore: parse states kept in memory: %v", err)
 		return false
 	}
-	s.sec, s.failed = &stateSection{file: f}, false
+	s.sec, s.failed = fileSection(f, 0, math.MaxInt64), false
 	return true
 }
 
