@@ -225,7 +225,7 @@ func (e *entry) derive(view *logState) {
 	f := e.fault()
 	f.titleErr, f.err = nil, f.ReadErr.Err()
 	if f.err == nil && view == nil {
-		f.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
+		f.err = unreadable(fs.ErrNotExist)
 	}
 	if f.err == nil {
 		// Finished on a copy: the log may still grow.

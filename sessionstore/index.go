@@ -82,7 +82,6 @@ type Indexed struct {
 	root      string
 	limit     int64 // the read limit in bytes
 	opts      IndexOptions
-	interval  time.Duration
 	cachePath string
 
 	mu sync.RWMutex
@@ -186,7 +185,6 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		rootPrefix: dirPrefix(root),
 		limit:      effectiveReadLimit(opts.ReadLimit),
 		opts:       opts,
-		interval:   cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
 		entries:    map[dirKey]*entry{},
 		parses:     map[parseKey]*parseCall{},
 		byID:       &idLookup{},
@@ -360,13 +358,13 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	if !complete {
 		return nil
 	}
-	if ix.interval < 0 {
+	interval := cmp.Or(ix.opts.RefreshInterval, DefaultRefreshInterval)
+	if interval < 0 {
 		return ix.Refresh(ctx)
 	}
 	if err := ix.revalidate(ctx); err != nil {
 		return err
 	}
-	interval := ix.interval
 	if ix.watcher != nil && interval < watchSafetyScan {
 		interval = watchSafetyScan
 	}

@@ -936,14 +936,14 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 	defer func() { e.derive(view) }()
 	f, err := openBeneath(ix.root, path)
 	if err != nil {
-		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
+		ix.setReadErr(e, unreadable(err))
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		ix.listFrom(e, path, f, nil)
-		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
+		ix.setReadErr(e, unreadable(err))
 		return
 	}
 	e.Sig = sigOf(fi)

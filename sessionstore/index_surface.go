@@ -87,7 +87,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	}
 	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
 	if err != nil {
-		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
+		return nil, unreadable(err)
 	}
 	if !ok {
 		return nil, transcript.ErrRecordChanged
