@@ -44,7 +44,7 @@ type IndexOptions struct {
 	// session, and the listing stays empty (the CLI's prepare). It implies
 	// Snapshot and NoCache.
 	Lazy bool
-	// watchLimit, when positive, caps the directories watched (tests).
+	// watchLimit, when set, caps the directories watched (tests).
 	watchLimit int
 	// spillJobs, when set, replaces spillJobs (tests).
 	spillJobs int
@@ -536,14 +536,12 @@ func (ix *Indexed) logf(format string, args ...any) {
 
 // Stats describes the index (for logs and benchmarks).
 type Stats struct {
-	Sessions, Listed int
-	// Unreadable counts the session directories a read fails on.
-	Unreadable int
+	// Listed counts the sessions listed, Unreadable the session
+	// directories a read fails on.
+	Listed, Unreadable int
 	// Parsed counts transcripts (re)indexed since open, Grown those
 	// parsed only from their saved offset, Surfaces ReadSurface answers.
 	Parsed, Grown, Surfaces int64
-	Complete                bool
-	LastScan                time.Time
 }
 
 // Skipped reports, in path order, the transcripts the encoding rule does
@@ -565,8 +563,7 @@ func (ix *Indexed) Skipped() []error {
 func (ix *Indexed) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	s := Stats{Sessions: len(ix.entryMap()), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
-		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
+	s := Stats{Listed: len(ix.listing), Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
 	for _, e := range ix.entryMap() {
 		if !e.State.present() {
 			s.Unreadable++
