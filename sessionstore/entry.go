@@ -255,13 +255,11 @@ func (e *entry) derive(view *logState) {
 	e.TitleDerived = f.torn == nil
 }
 
-// restore derives a persisted entry's fields: as persisted when it was
-// Clean, else from its decoded State.
+// restore derives the fields of an entry decoded from the cache: as
+// persisted when it was Clean (its derived errors are then none, as
+// decoded), else from its decoded State.
 func (e *entry) restore() {
 	if e.Clean && e.fault().ReadErr.Kind == 0 && e.State.present() {
-		f := e.fault()
-		f.titleErr, f.err = nil, nil
-		e.setFaults(f)
 		return
 	}
 	view, err := e.view()

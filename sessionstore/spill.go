@@ -81,8 +81,6 @@ func (s *stateSpill) open(ix *Indexed) bool {
 func (s *stateSpill) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sec != nil {
-		s.sec.close()
-		s.sec = nil
-	}
+	s.sec.close()
+	s.sec = nil
 }
