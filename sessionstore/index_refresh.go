@@ -115,6 +115,8 @@ type statBatch struct {
 	ix    *Indexed
 	dirs  []sessionDir
 	found scanResult
+	// bare are the directories found without a transcript.
+	bare []sessionDir
 }
 
 // scanBatchSize is how many session directories a scan stats at a time.
@@ -130,8 +132,8 @@ func (b *statBatch) add(ctx context.Context, d sessionDir) error {
 }
 
 // flush stats the queued directories and keeps those without a
-// transcript whose entry goes (gone) and those that differ from their
-// entries (dirs).
+// transcript (bare) and, of them, those whose entry goes (gone), and
+// those that differ from their entries (dirs).
 func (b *statBatch) flush(ctx context.Context) error {
 	ix := b.ix
 	if err := ix.statEach(ctx, len(b.dirs), func(k int) *sessionDir { return &b.dirs[k] }); err != nil {
@@ -141,6 +143,7 @@ func (b *statBatch) flush(ctx context.Context) error {
 		d := &b.dirs[i]
 		old := ix.entryMap()[d.dirKey()]
 		if !d.hasRaw && !d.hasZstd {
+			b.bare = append(b.bare, *d)
 			if old != nil {
 				b.found.gone = append(b.found.gone, sessionDir{proj: d.proj, seg: d.seg})
 			}
@@ -371,20 +374,12 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 	if err != nil {
 		return scanResult{}, err
 	}
-	if err := ix.statEach(ctx, len(todo), func(k int) *sessionDir { return &todo[k] }); err != nil {
+	b := &statBatch{ix: ix, dirs: todo, found: scanResult{gone: gone, partial: true}}
+	if err := b.flush(ctx); err != nil {
 		return scanResult{}, err
 	}
-	var dirs, bare []sessionDir
-	for _, d := range todo {
-		if d.hasRaw || d.hasZstd {
-			dirs = append(dirs, d)
-		} else {
-			gone = append(gone, d)
-			bare = append(bare, d)
-		}
-	}
-	ix.markBare(bare)
-	return scanResult{dirs: dirs, gone: gone, partial: true}, nil
+	ix.markBare(b.bare)
+	return b.found, nil
 }
 
 // relistChanged lists the projects for scanChanges and remembers their
