@@ -248,21 +248,19 @@ func decodeLogState(b []byte) (*logState, error) {
 // state: ok is false unless it is still the file sig describes (device and
 // inode), at least st.Offset long, with the same tail CRC.
 func openState(root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
-	if f, err = openBeneath(root, path); err != nil {
+	f, fi, err := openBeneath(root, path)
+	if err != nil {
 		return nil, fileSig{}, false, err
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		cur = sigOf(fi)
-		ok = cur.Dev == sig.Dev && cur.Ino == sig.Ino && cur.Size >= st.Offset
-	}
+	cur = sigOf(fi)
+	ok = cur.Dev == sig.Dev && cur.Ino == sig.Ino && cur.Size >= st.Offset
 	if ok {
 		crc, crcErr := transcript.TailCRC(f, st.Offset)
 		ok = crcErr == nil && crc == st.TailCRC
 	}
 	if !ok {
 		f.Close()
-		return nil, cur, false, err
+		return nil, cur, false, nil
 	}
 	return f, cur, true, nil
 }

@@ -929,18 +929,12 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 func (ix *Indexed) parseFromStart(e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()
-	f, err := openBeneath(ix.root, path)
+	f, fi, err := openBeneath(ix.root, path)
 	if err != nil {
 		ix.setReadErr(e, unreadable(err))
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		ix.listFrom(e, path, f, nil)
-		ix.setReadErr(e, unreadable(err))
-		return
-	}
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
