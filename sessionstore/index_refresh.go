@@ -943,9 +943,8 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 			break
 		}
 	}
-	ix.listFrom(e, path, f, p.header)
-	if err == nil {
-		err = ix.layout.checkIdentity(p.header, path, e.Enc)
+	if identity := ix.listFrom(e, path, f, p.header); err == nil {
+		err = identity
 	}
 	if err == nil {
 		err = p.header.Validate()
@@ -964,8 +963,9 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 }
 
 // listFrom sets e's listing facts from h, the header a read of f parsed,
-// or, when the read got none, from a header-only read of f.
-func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) {
+// or, when the read got none, from a header-only read of f. It returns
+// the header's identity check (nil without a header).
+func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) (identity error) {
 	var err error
 	if h == nil {
 		h, err = transcript.ReadHeader(f, e.Enc.framing())
@@ -977,8 +977,10 @@ func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Hea
 		e.Listed = true
 		r := h.Reference()
 		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = inRaw(r.Raw, r.ID), ix.sharedCWD(r.CWD), r.CreatedAt, r.Raw
-		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
+		identity = ix.layout.checkIdentity(h, path, e.Enc)
+		e.IdentityOK = identity == nil
 	}
+	return identity
 }
 
 // inRaw returns s as a string sharing raw's bytes when they hold it (raw,
