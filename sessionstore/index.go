@@ -507,7 +507,7 @@ func (ix *Indexed) rebuildListing() {
 // rule reads was indexed and has a readable header at its identity's path.
 // The first listable entry of an id in key order is listed.
 func (ix *Indexed) listable(e *entry) bool {
-	enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd)
+	enc, _ := transcriptFor(ix.layout.enc, e.HasRaw, e.HasZstd)
 	return e.Enc == enc && enc != 0 && e.Listed && e.IdentityOK
 }
 
@@ -550,7 +550,7 @@ func (ix *Indexed) Skipped() []error {
 	ix.mu.RLock()
 	var out []error
 	for _, e := range ix.entryMap() {
-		if read, skipped := ix.layout.transcripts(e.HasRaw, e.HasZstd); skipped != 0 {
+		if read, skipped := transcriptFor(ix.layout.enc, e.HasRaw, e.HasZstd); skipped != 0 {
 			out = append(out, skippedTranscript(filepath.Join(ix.root, e.Proj, e.Seg), read, skipped))
 		}
 	}

@@ -136,7 +136,9 @@ func (b *statBatch) add(ctx context.Context, d sessionDir) error {
 // those that differ from their entries (dirs).
 func (b *statBatch) flush(ctx context.Context) error {
 	ix := b.ix
-	if err := ix.statEach(ctx, len(b.dirs), func(k int) *sessionDir { return &b.dirs[k] }); err != nil {
+	ix.dirStats.Add(int64(len(b.dirs)))
+	forEachStat(ctx, len(b.dirs), func(k int) { ix.statTranscripts(&b.dirs[k]) })
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for i := range b.dirs {
@@ -265,14 +267,6 @@ func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
 	key := proj + "/" + seg
 	ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, cs.all || cs.sessions[key])
 	return sessionDir{proj: proj, seg: seg}
-}
-
-// statEach lstats the transcripts of the n session directories dir gives
-// (forEachStat).
-func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *sessionDir) error {
-	ix.dirStats.Add(int64(n))
-	forEachStat(ctx, n, func(k int) { ix.statTranscripts(dir(k)) })
-	return ctx.Err()
 }
 
 // inBackground marks the context of the background poll (pollLoop).

@@ -80,15 +80,10 @@ func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
 // transcript is the encoding d is read by; the pinned one when d holds
 // only a skipped transcript (d then indexes as missing its transcript).
 func (l layout) transcript(d *sessionDir) Encoding {
-	if enc, _ := l.transcripts(d.hasRaw, d.hasZstd); enc != 0 {
+	if enc, _ := transcriptFor(l.enc, d.hasRaw, d.hasZstd); enc != 0 {
 		return enc
 	}
 	return l.enc
-}
-
-// transcripts is transcriptFor under the layout's pinned encoding.
-func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
-	return transcriptFor(l.enc, hasRaw, hasZstd)
 }
 
 // match is a session directory with a transcript that is read.
@@ -103,7 +98,7 @@ type match[T any] struct {
 func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (n int, first [2]match[T]) {
 	for _, d := range dirs {
 		hasRaw, hasZstd := holds(d)
-		if enc, _ := l.transcripts(hasRaw, hasZstd); enc != 0 {
+		if enc, _ := transcriptFor(l.enc, hasRaw, hasZstd); enc != 0 {
 			if n < len(first) {
 				first[n] = match[T]{d, enc}
 			}
