@@ -162,9 +162,12 @@ func (ix *Indexed) startBackground(fn func()) bool {
 	return true
 }
 
-func (ix *Indexed) isClosed() bool {
+func (ix *Indexed) isClosed() bool { return isDone(ix.closed) }
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
 	select {
-	case <-ix.closed:
+	case <-ch:
 		return true
 	default:
 		return false

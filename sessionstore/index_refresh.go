@@ -817,7 +817,7 @@ func (ix *Indexed) parseOnce(j indexJob) *entry {
 	call, shared := ix.parses[key]
 	if !shared {
 		if len(ix.parses) >= 64 {
-			maps.DeleteFunc(ix.parses, func(_ parseKey, c *parseCall) bool { return c.finished() })
+			maps.DeleteFunc(ix.parses, func(_ parseKey, c *parseCall) bool { return isDone(c.done) })
 		}
 		call = &parseCall{done: make(chan struct{})}
 		ix.parses[key] = call
@@ -842,15 +842,6 @@ type parseKey struct {
 type parseCall struct {
 	done chan struct{}
 	e    *entry
-}
-
-func (c *parseCall) finished() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
 }
 
 func (ix *Indexed) parseDir(j indexJob) *entry {

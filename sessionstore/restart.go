@@ -46,15 +46,7 @@ func (s storeShape) matches(root string, now time.Time) bool {
 // unverified reports whether the index answers from a loaded cache that
 // its first refresh has not checked yet.
 func (ix *Indexed) unverified() bool {
-	if !ix.fresh.fromCache {
-		return false
-	}
-	select {
-	case <-ix.fresh.verified:
-		return false
-	default:
-		return true
-	}
+	return ix.fresh.fromCache && !isDone(ix.fresh.verified)
 }
 
 // servedFirst reports whether a catalog query may answer now, before the
