@@ -132,12 +132,14 @@ func closersOf(id string, st *logState) ([]transcript.Event, *int64, error) {
 }
 
 // storedSurface appends copies of the stored surface events of e's view
-// st, read through p, to events, holding them to the read limit. A record
-// that is not the one the fold checked is transcript.ErrRecordChanged.
+// st, read through p, to events, holding them to the read limit: counted
+// in the bytes of their raw records plus surfaceEventCost each, so that a
+// log of a million tiny messages is held to it too. A record that is not
+// the one the fold checked is transcript.ErrRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, st *logState, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	records := p.cursor(e.Sig.Size)
 	defer records.Close()
-	budget := &surfaceBudget{limit: ix.limit}
+	var kept int64
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -159,8 +161,8 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, st
 			return nil, transcript.ErrRecordChanged
 		}
 		events = append(events, surfaceEvent(ev))
-		if !budget.add(events[len(events)-1]) {
-			return nil, budget.err()
+		if kept += int64(len(events[len(events)-1].Raw)) + surfaceEventCost; kept > ix.limit {
+			return nil, transcript.Limitf(ix.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
 		}
 	}
 	return events, nil
@@ -193,32 +195,10 @@ func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }
 
-// surfaceBudget holds the surface events one read keeps to the read
-// limit, counted in the bytes of their raw records plus surfaceEventCost
-// each, so that a log of a million tiny messages is held to it too.
-type surfaceBudget struct {
-	limit, used int64
-	over        bool
-}
-
-// add counts ev and reports whether it may be kept.
-func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
-	if b.over {
-		return false
-	}
-	b.used += int64(len(ev.Raw)) + surfaceEventCost
-	b.over = b.used > b.limit
-	return !b.over
-}
-
 // surfaceEventCost is what a kept event costs besides its bytes (its
 // structs, fold and projection entries; measured: 1,000,000 messages of
 // 175 bytes peaked at 4.8 × their raw bytes in a prepare).
 const surfaceEventCost = 256
-
-func (b *surfaceBudget) err() error {
-	return transcript.Limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
-}
 
 // SurfaceSummary returns the summary of the surface ReadSurface(id) would
 // return now (header, last seq and one sized item per surface event) from
