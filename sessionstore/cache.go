@@ -486,9 +486,7 @@ const maxCacheBytes = 512 << 20
 
 // resolveCachePath returns the cache file path, or "" when the index is
 // memory only (NoCache, no cache directory, or a cache directory inside
-// the store root). Inside is decided on the paths with and without
-// symlinks resolved, so a cache directory that reaches into the store
-// through a symlink is refused too.
+// the store root, dirInStore).
 func (ix *Indexed) resolveCachePath() string {
 	dir := ix.opts.CacheDir
 	if dir == NoCache {
@@ -552,9 +550,7 @@ func resolveExisting(p string) string {
 	}
 }
 
-// loadCache reads the persisted index, if valid, into ix. Only a regular
-// file of at most maxCacheBytes is read (readRegularFile): a FIFO or
-// /dev/zero planted there cannot hang or exhaust the server.
+// loadCache reads the persisted index (readCacheFile), if valid, into ix.
 func (ix *Indexed) loadCache() error {
 	cf, err := readCacheFile(ix.cachePath)
 	if err != nil {
@@ -586,11 +582,10 @@ func (ix *Indexed) loadCache() error {
 	return nil
 }
 
-// readCacheFile reads the cache file at path (at most maxCacheBytes, a
-// regular file: a FIFO or /dev/zero planted there cannot hang or exhaust
-// the server): its head, and its states when they are used. The file is
-// kept open for them, except on Windows, where an open file would keep
-// the next write from replacing it: there the file is read whole.
+// readCacheFile reads the cache file at path (at most maxCacheBytes:
+// openRegularFile): its head, and its states when they are used. The
+// file is kept open for them, except on Windows, where an open file
+// would keep the next write from replacing it: there it is read whole.
 func readCacheFile(path string) (*cacheFile, error) {
 	if runtime.GOOS == "windows" {
 		data, err := readRegularFile(path, maxCacheBytes)
