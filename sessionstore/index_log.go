@@ -51,11 +51,14 @@ type nodeItem struct {
 
 func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
-// newNodeItem is e's nodeItem.
+// newNodeItem is e's nodeItem. RawMax bounds len(surfaceEvent(e).Raw):
+// the keys, seq, time and markers around the raw values take well under
+// 256 bytes.
 func newNodeItem(e *transcript.Event) nodeItem {
 	it := reference.SurfaceItemOf(e.Type, e.Data)
+	rawMax := int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
-		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(eventRawMax(e))}
+		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(rawMax)}
 }
 
 // item unpacks n; ok is false when a size did not fit.
@@ -72,12 +75,6 @@ func (st *logState) clone() *logState {
 	c.Locs = slices.Clone(st.Locs)
 	c.Items = slices.Clone(st.Items)
 	return &c
-}
-
-// eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
-// markers around the raw values take well under 256 bytes.
-func eventRawMax(e *transcript.Event) int64 {
-	return int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 }
 
 // logParser folds the records of one transcript into a logState, from
