@@ -115,7 +115,8 @@ type statBatch struct {
 	ix    *Indexed
 	dirs  []sessionDir
 	found scanResult
-	// bare are the directories found without a transcript.
+	// bare are the directories found without a transcript, kept by a
+	// change scan (found.partial) for markBare.
 	bare []sessionDir
 }
 
@@ -145,7 +146,9 @@ func (b *statBatch) flush(ctx context.Context) error {
 		d := &b.dirs[i]
 		old := ix.entryMap()[d.dirKey()]
 		if !d.hasRaw && !d.hasZstd {
-			b.bare = append(b.bare, *d)
+			if b.found.partial {
+				b.bare = append(b.bare, *d)
+			}
 			if old != nil {
 				b.found.gone = append(b.found.gone, sessionDir{proj: d.proj, seg: d.seg})
 			}
