@@ -1,10 +1,6 @@
 package sessionstore
 
-import (
-	"cmp"
-	"strings"
-	"sync"
-)
+import "sync"
 
 // idLookup finds a listing's entries by session id. A session lies in the
 // directory named by its id's segment (EncodeSegment), so bySeg and
@@ -72,15 +68,10 @@ func (l *idLookup) listed(ix *Indexed, id string) *entry {
 			}
 		}
 	}
-	if o := l.listedElsewhere[id]; o != nil && (e == nil || keyLess(o, e)) {
+	if o := l.listedElsewhere[id]; o != nil && (e == nil || compareKeys(o, e) < 0) {
 		return o
 	}
 	return e
-}
-
-// keyLess orders entries by key, the order of a listing's all.
-func keyLess(a, b *entry) bool {
-	return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg)) < 0
 }
 
 // build builds l's maps, once.
@@ -91,7 +82,7 @@ func (l *idLookup) build(ix *Indexed) {
 		for _, e := range l.all {
 			if ix.listable(e) && !ownSegment(e.ListedID, e.Seg) {
 				if _, ok := l.listedElsewhere[e.ListedID]; !ok {
-					addEntry(&l.listedElsewhere, e.ListedID, e)
+					setKey(&l.listedElsewhere, e.ListedID, e)
 				}
 			}
 			if first := l.bySeg[e.Seg]; first == nil {
@@ -104,7 +95,7 @@ func (l *idLookup) build(ix *Indexed) {
 		}
 		for seg := range l.bySeg {
 			if e := ix.findEntry(l.group(seg)); e != nil && e.State.present() && e.ReadID != "" && !ownSegment(e.ReadID, seg) {
-				addEntry(&l.readElsewhere, e.ReadID, e)
+				setKey(&l.readElsewhere, e.ReadID, e)
 			}
 		}
 		l.all = nil
@@ -115,14 +106,6 @@ func (l *idLookup) build(ix *Indexed) {
 func ownSegment(id, seg string) bool {
 	s, err := EncodeSegment(id)
 	return err == nil && s == seg
-}
-
-// addEntry sets (*m)[id] to e, making the map first.
-func addEntry(m *map[string]*entry, id string, e *entry) {
-	if *m == nil {
-		*m = map[string]*entry{}
-	}
-	(*m)[id] = e
 }
 
 // entryMap returns ix.entries, building it first from the entries a cache

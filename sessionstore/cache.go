@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -263,7 +262,7 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 // string fields, and their states, alias data, which must not be modified.
 func decodeCache(data []byte) (*cacheFile, error) {
 	return decodeCacheParts(int64(len(data)), func(from, to int64) ([]byte, error) { return data[from:to], nil },
-		func(base, size int64) *stateSection { return &stateSection{data: data[base : base+size]} })
+		func(base, size int64) *stateSection { return bytesSection(data[base : base+size]) })
 }
 
 // decodeCacheParts reads a cache file of size bytes whose parts read
@@ -334,7 +333,7 @@ func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, err
 		}
 		cf.Entries[i] = e
 	}
-	if stateAt != states.size() {
+	if stateAt != states.r.Size() {
 		return nil, errors.New("index cache states do not fill their section")
 	}
 	cf.Listed = make([]int, r.Count(1))
@@ -364,7 +363,7 @@ func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64
 		return r.Err() == nil
 	}
 	n--
-	if n > uint64(states.size()-*at) {
+	if n > uint64(states.r.Size()-*at) {
 		return false
 	}
 	*s = savedState{in: states, off: *at, n: uint32(n), sum: r.Uint32LE()}
@@ -372,33 +371,31 @@ func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64
 	return r.Err() == nil
 }
 
-// stateSection is the state section of a loaded cache file: the file kept
-// open (where a later write's rename does not change what an open file
-// reads), or the section's bytes.
+// stateSection is where parse states lie: a section of a loaded cache
+// file, kept open (where a later write's rename does not change what an
+// open file reads), of the spill file, or of bytes held in memory.
 type stateSection struct {
+	r *io.SectionReader
+	// file is the file r reads, closed with the section; nil for bytes.
 	file *os.File
-	base int64
-	n    int64
-	data []byte
 }
 
-func (s *stateSection) size() int64 {
-	if s.file == nil {
-		return int64(len(s.data))
-	}
-	return s.n
+// fileSection is the section of n bytes at base of f.
+func fileSection(f *os.File, base, n int64) *stateSection {
+	return &stateSection{r: io.NewSectionReader(f, base, n), file: f}
+}
+
+// bytesSection is a section held in memory.
+func bytesSection(data []byte) *stateSection {
+	return &stateSection{r: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))}
 }
 
 // read returns the n bytes at off in the section, checked against sum.
 func (s *stateSection) read(off int64, n, sum uint32) ([]byte, error) {
-	var b []byte
-	if s.file == nil {
-		b = s.data[off : off+int64(n)]
-	} else {
-		b = make([]byte, n)
-		if _, err := s.file.ReadAt(b, s.base+off); err != nil {
-			return nil, fmt.Errorf("reading a state from the index cache: %w", err)
-		}
+	b := make([]byte, n)
+	// An empty state may lie at the section's end, where ReadAt says EOF.
+	if _, err := s.r.ReadAt(b, off); err != nil && n > 0 {
+		return nil, fmt.Errorf("reading a state from the index cache: %w", err)
 	}
 	if crc32.Checksum(b, castagnoli) != sum {
 		return nil, errStateEncoding
@@ -412,11 +409,8 @@ func (s *stateSection) head(off int64, n uint32) []byte {
 	if n < stateTailBytes {
 		return nil
 	}
-	if s.file == nil {
-		return s.data[off : off+stateTailBytes]
-	}
 	b := make([]byte, stateTailBytes)
-	if _, err := s.file.ReadAt(b, s.base+off); err != nil {
+	if _, err := s.r.ReadAt(b, off); err != nil {
 		return nil
 	}
 	return b
@@ -492,9 +486,7 @@ const maxCacheBytes = 512 << 20
 
 // resolveCachePath returns the cache file path, or "" when the index is
 // memory only (NoCache, no cache directory, or a cache directory inside
-// the store root). Inside is decided on the paths with and without
-// symlinks resolved, so a cache directory that reaches into the store
-// through a symlink is refused too.
+// the store root, dirInStore).
 func (ix *Indexed) resolveCachePath() string {
 	dir := ix.opts.CacheDir
 	if dir == NoCache {
@@ -533,17 +525,11 @@ func dirInStore(dir, root string) (absDir, absRoot string, inside bool, err erro
 	}
 	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
 	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
-		if isWithin(pair[0], pair[1]) {
+		if _, in := relBelow(pair[0], pair[1]); in {
 			return absDir, absRoot, true, nil
 		}
 	}
 	return absDir, absRoot, false, nil
-}
-
-// isWithin reports whether path is root or below it (lexically).
-func isWithin(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // resolveExisting resolves the symlinks of the longest existing prefix of
@@ -564,9 +550,7 @@ func resolveExisting(p string) string {
 	}
 }
 
-// loadCache reads the persisted index, if valid, into ix. Only a regular
-// file of at most maxCacheBytes is read (readRegularFile): a FIFO or
-// /dev/zero planted there cannot hang or exhaust the server.
+// loadCache reads the persisted index (readCacheFile), if valid, into ix.
 func (ix *Indexed) loadCache() error {
 	cf, err := readCacheFile(ix.cachePath)
 	if err != nil {
@@ -598,11 +582,10 @@ func (ix *Indexed) loadCache() error {
 	return nil
 }
 
-// readCacheFile reads the cache file at path (at most maxCacheBytes, a
-// regular file: a FIFO or /dev/zero planted there cannot hang or exhaust
-// the server): its head, and its states when they are used. The file is
-// kept open for them, except on Windows, where an open file would keep
-// the next write from replacing it: there the file is read whole.
+// readCacheFile reads the cache file at path (at most maxCacheBytes:
+// openRegularFile): its head, and its states when they are used. The
+// file is kept open for them, except on Windows, where an open file
+// would keep the next write from replacing it: there it is read whole.
 func readCacheFile(path string) (*cacheFile, error) {
 	if runtime.GOOS == "windows" {
 		data, err := readRegularFile(path, maxCacheBytes)
@@ -616,7 +599,7 @@ func readCacheFile(path string) (*cacheFile, error) {
 		return nil, err
 	}
 	read := func(from, to int64) ([]byte, error) { return readFileRange(f, path, from, to) }
-	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return &stateSection{file: f, base: base, n: n} })
+	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return fileSection(f, base, n) })
 	if err != nil {
 		f.Close()
 		return nil, err

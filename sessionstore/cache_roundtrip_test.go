@@ -322,7 +322,7 @@ func TestSmallestCacheEntryIsMinEntryBytes(t *testing.T) {
 // back as written (its bytes changed in the file) is left out, and its
 // entry is marked for a parse after the restart, not taken as unreadable.
 func TestCacheStateReadBackOrLost(t *testing.T) {
-	section := &stateSection{data: []byte("good-statebad-state")}
+	section := bytesSection([]byte("good-statebad-state"))
 	good := savedState{in: section, off: 0, n: 10, sum: crc32.Checksum([]byte("good-state"), castagnoli)}
 	bad := savedState{in: section, off: 10, n: 9, sum: crc32.Checksum([]byte("bad-statE"), castagnoli)}
 	all := []*entry{
@@ -387,7 +387,7 @@ func TestSearchIndexReadApart(t *testing.T) {
 		reads = append(reads, [2]int64{from, to})
 		return slices.Clone(data[from:to]), nil
 	}
-	states := func(base, size int64) *stateSection { return &stateSection{data: data[base : base+size]} }
+	states := func(base, size int64) *stateSection { return bytesSection(data[base : base+size]) }
 	cf, err := decodeCacheParts(int64(len(data)), read, states)
 	if err != nil {
 		t.Fatal(err)

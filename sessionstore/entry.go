@@ -225,7 +225,7 @@ func (e *entry) derive(view *logState) {
 	f := e.fault()
 	f.titleErr, f.err = nil, f.ReadErr.Err()
 	if f.err == nil && view == nil {
-		f.err = &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: fs.ErrNotExist}
+		f.err = unreadable(fs.ErrNotExist)
 	}
 	if f.err == nil {
 		// Finished on a copy: the log may still grow.
@@ -255,13 +255,11 @@ func (e *entry) derive(view *logState) {
 	e.TitleDerived = f.torn == nil
 }
 
-// restore derives a persisted entry's fields: as persisted when it was
-// Clean, else from its decoded State.
+// restore derives the fields of an entry decoded from the cache: as
+// persisted when it was Clean (its derived errors are then none, as
+// decoded), else from its decoded State.
 func (e *entry) restore() {
 	if e.Clean && e.fault().ReadErr.Kind == 0 && e.State.present() {
-		f := e.fault()
-		f.titleErr, f.err = nil, nil
-		e.setFaults(f)
 		return
 	}
 	view, err := e.view()
@@ -307,16 +305,10 @@ func (e *entry) hot(now time.Time) bool {
 	return e.Sig.Size < 0 || e.NoHeaderYet || now.UnixNano()-e.Sig.MtimeNs < int64(hotWindow)
 }
 
-// dirWith is e's session directory with sig as the signature of the
-// transcript e indexes.
-func (e *entry) dirWith(sig fileSig) sessionDir {
-	d := sessionDir{proj: e.Proj, seg: e.Seg, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
-	if e.Enc == Zstd {
-		d.zstd = sig
-	} else {
-		d.raw = sig
-	}
-	return d
+// reparse is the job of parsing e's transcript, whose signature is now
+// sig, over old.
+func (e *entry) reparse(sig fileSig, old *entry) indexJob {
+	return indexJob{proj: e.Proj, seg: e.Seg, old: old, sig: sig, enc: e.Enc, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
 }
 
 // transcriptVersion names one version of a transcript: its encoding and

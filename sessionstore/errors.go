@@ -63,6 +63,11 @@ func (e *Error) Is(target error) bool { return target == ErrNotFound && e.Kind =
 
 func notFound(id string) *Error { return &Error{Kind: KindNotFound, SessionID: id} }
 
+// unreadable is the error of a transcript that cannot be opened or read.
+func unreadable(err error) error {
+	return &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
+}
+
 // attach turns a log-level error into a session *Error.
 func attach(err error, id, path string) error {
 	var se *Error

@@ -40,13 +40,16 @@ type changeSet struct {
 	polled   map[string]bool
 }
 
-// addKey adds k to the set *m, which may be nil.
-func addKey(m *map[string]bool, k string) {
+// setKey sets (*m)[k] to v, making the map first.
+func setKey[V any](m *map[string]V, k string, v V) {
 	if *m == nil {
-		*m = map[string]bool{}
+		*m = map[string]V{}
 	}
-	(*m)[k] = true
+	(*m)[k] = v
 }
+
+// addKey adds k to the set *m, which may be nil.
+func addKey(m *map[string]bool, k string) { setKey(m, k, true) }
 
 func (c *changeSet) addProject(p string) { addKey(&c.projects, p) }
 
@@ -130,7 +133,7 @@ func (ix *Indexed) kick() {
 	// then stays set.
 	ix.startBackground(func() {
 		for more := true; more; {
-			if err := ix.refreshWith(context.Background(), false, modeChanges); err != nil {
+			if err := ix.refresh(context.Background(), false, modeChanges); err != nil {
 				ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 			}
 			f.mu.Lock()
@@ -159,9 +162,12 @@ func (ix *Indexed) startBackground(fn func()) bool {
 	return true
 }
 
-func (ix *Indexed) isClosed() bool {
+func (ix *Indexed) isClosed() bool { return isDone(ix.closed) }
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
 	select {
-	case <-ix.closed:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -316,7 +322,7 @@ func (ix *Indexed) changedOf(ctx context.Context, cold []string) []string {
 func (ix *Indexed) entryChanged(e *entry) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
 	ix.statTranscripts(&d)
-	_, _, change := ix.compare(e, &d)
+	_, change := ix.compare(e, &d)
 	return change != changeNone
 }
 
@@ -377,8 +383,10 @@ func (ix *Indexed) noteHot(key string) {
 	}
 }
 
-// forgetUnwatched drops the marks of directories that no longer exist.
-func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]projectScan) {
+// forgetUnwatched drops the marks of directories that no longer exist:
+// the entries removed and the projects the last scan did not list.
+// Callers hold refreshMu.
+func (ix *Indexed) forgetUnwatched(removed []string) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -390,7 +398,7 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 		delete(f.pollHot, k)
 	}
 	for p := range f.unwatchedProjects {
-		if _, ok := projects[p]; !ok {
+		if _, ok := ix.projects[p]; !ok {
 			delete(f.unwatchedProjects, p)
 		}
 	}
@@ -398,7 +406,7 @@ func (ix *Indexed) forgetUnwatched(removed []string, projects map[string]project
 
 // revalidate makes the index fit to answer from: it waits for the check
 // of a loaded cache, then polls or refreshes what notifications reported.
-// Concurrent callers share one refresh (refreshWith re-checks the need
+// Concurrent callers share one refresh (refresh re-checks the need
 // under its lock); ctx bounds only the caller's wait.
 func (ix *Indexed) revalidate(ctx context.Context) error {
 	f := &ix.fresh
@@ -423,7 +431,7 @@ func (ix *Indexed) revalidate(ctx context.Context) error {
 		return nil
 	}
 	done := make(chan error, 1)
-	if !ix.startBackground(func() { done <- ix.refreshWith(context.Background(), false, mode) }) {
+	if !ix.startBackground(func() { done <- ix.refresh(context.Background(), false, mode) }) {
 		return nil
 	}
 	select {
@@ -456,7 +464,7 @@ func (ix *Indexed) pollLoop() {
 		if ix.fullScanDue() && ix.refreshing.TryLock() {
 			mode = modeFull
 		}
-		if err := ix.refreshWith(background(context.Background()), false, mode); err != nil {
+		if err := ix.refresh(background(context.Background()), false, mode); err != nil {
 			ix.logf("sessionstore: polling %s: %v", ix.root, err)
 		}
 		if mode == modeFull {

@@ -105,7 +105,7 @@ func BenchmarkPollUnwatched(b *testing.B) {
 	b.Run("poll", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			setLastPoll(time.Hour)
-			if err := x.refreshWith(ctx, false, modePoll); err != nil {
+			if err := x.refresh(ctx, false, modePoll); err != nil {
 				b.Fatal(err)
 			}
 		}

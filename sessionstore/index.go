@@ -44,9 +44,9 @@ type IndexOptions struct {
 	// session, and the listing stays empty (the CLI's prepare). It implies
 	// Snapshot and NoCache.
 	Lazy bool
-	// watchLimit, when positive, caps the directories watched (tests).
+	// watchLimit, when set, caps the directories watched (tests).
 	watchLimit int
-	// spillJobs, when positive, replaces spillJobs (tests).
+	// spillJobs, when set, replaces spillJobs (tests).
 	spillJobs int
 	// firstRefreshGate, when set, holds the first refresh until it is
 	// closed (tests).
@@ -82,7 +82,6 @@ type Indexed struct {
 	root      string
 	limit     int64 // the read limit in bytes
 	opts      IndexOptions
-	interval  time.Duration
 	cachePath string
 
 	mu sync.RWMutex
@@ -186,7 +185,6 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		rootPrefix: dirPrefix(root),
 		limit:      effectiveReadLimit(opts.ReadLimit),
 		opts:       opts,
-		interval:   cmp.Or(opts.RefreshInterval, DefaultRefreshInterval),
 		entries:    map[dirKey]*entry{},
 		parses:     map[parseKey]*parseCall{},
 		byID:       &idLookup{},
@@ -259,19 +257,15 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 	ix.bg.Go(func() {
 		defer close(ix.ready)
 		defer cancel()
-		if after != nil {
-			select {
-			case <-after:
-			case <-ctx.Done():
+		for _, gate := range []<-chan struct{}{after, ix.opts.firstRefreshGate} {
+			if gate != nil {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+				}
 			}
 		}
-		if ix.opts.firstRefreshGate != nil {
-			select {
-			case <-ix.opts.firstRefreshGate:
-			case <-ctx.Done():
-			}
-		}
-		if err := ix.refresh(ctx, true, true); err != nil {
+		if err := ix.refresh(ctx, true, modeFull); err != nil {
 			if ctx.Err() != nil {
 				ix.mu.Lock()
 				ix.abandoned = true
@@ -320,7 +314,7 @@ func (ix *Indexed) Refresh(ctx context.Context) error {
 	if err := ix.Wait(ctx); err != nil {
 		return err
 	}
-	err := ix.refresh(ctx, false, true)
+	err := ix.refresh(ctx, false, modeFull)
 	ix.persist(false)
 	return err
 }
@@ -364,13 +358,13 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	if !complete {
 		return nil
 	}
-	if ix.interval < 0 {
+	interval := cmp.Or(ix.opts.RefreshInterval, DefaultRefreshInterval)
+	if interval < 0 {
 		return ix.Refresh(ctx)
 	}
 	if err := ix.revalidate(ctx); err != nil {
 		return err
 	}
-	interval := ix.interval
 	if ix.watcher != nil && interval < watchSafetyScan {
 		interval = watchSafetyScan
 	}
@@ -379,7 +373,7 @@ func (ix *Indexed) maybeRefresh(ctx context.Context) error {
 	}
 	if !ix.startBackground(func() {
 		defer ix.refreshing.Unlock()
-		if err := ix.refresh(context.Background(), false, false); err != nil {
+		if err := ix.refresh(context.Background(), false, modeQuick); err != nil {
 			ix.logf("sessionstore: refreshing index of %s: %v", ix.root, err)
 		}
 		ix.persist(false)
@@ -496,9 +490,7 @@ func (ix *Indexed) findEntry(group []*entry) *entry {
 // ids in enumeration order) and the lookup maps. Callers hold ix.mu.
 func (ix *Indexed) rebuildListing() {
 	ix.listings.Add(1)
-	all := slices.SortedFunc(maps.Values(ix.entryMap()), func(a, b *entry) int {
-		return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
-	})
+	all := slices.SortedFunc(maps.Values(ix.entryMap()), compareKeys)
 	listed := make([]*entry, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for _, e := range all {
@@ -516,7 +508,7 @@ func (ix *Indexed) rebuildListing() {
 // rule reads was indexed and has a readable header at its identity's path.
 // The first listable entry of an id in key order is listed.
 func (ix *Indexed) listable(e *entry) bool {
-	enc, _ := ix.layout.transcripts(e.HasRaw, e.HasZstd)
+	enc, _ := transcriptFor(ix.layout.enc, e.HasRaw, e.HasZstd)
 	return e.Enc == enc && enc != 0 && e.Listed && e.IdentityOK
 }
 
@@ -545,14 +537,12 @@ func (ix *Indexed) logf(format string, args ...any) {
 
 // Stats describes the index (for logs and benchmarks).
 type Stats struct {
-	Sessions, Listed int
-	// Unreadable counts the session directories a read fails on.
-	Unreadable int
+	// Listed counts the sessions listed, Unreadable the session
+	// directories a read fails on.
+	Listed, Unreadable int
 	// Parsed counts transcripts (re)indexed since open, Grown those
 	// parsed only from their saved offset, Surfaces ReadSurface answers.
 	Parsed, Grown, Surfaces int64
-	Complete                bool
-	LastScan                time.Time
 }
 
 // Skipped reports, in path order, the transcripts the encoding rule does
@@ -561,7 +551,7 @@ func (ix *Indexed) Skipped() []error {
 	ix.mu.RLock()
 	var out []error
 	for _, e := range ix.entryMap() {
-		if read, skipped := ix.layout.transcripts(e.HasRaw, e.HasZstd); skipped != 0 {
+		if read, skipped := transcriptFor(ix.layout.enc, e.HasRaw, e.HasZstd); skipped != 0 {
 			out = append(out, skippedTranscript(filepath.Join(ix.root, e.Proj, e.Seg), read, skipped))
 		}
 	}
@@ -574,8 +564,7 @@ func (ix *Indexed) Skipped() []error {
 func (ix *Indexed) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	s := Stats{Sessions: len(ix.entryMap()), Listed: len(ix.listing), Complete: ix.complete, LastScan: ix.lastScan,
-		Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
+	s := Stats{Listed: len(ix.listing), Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
 	for _, e := range ix.entryMap() {
 		if !e.State.present() {
 			s.Unreadable++

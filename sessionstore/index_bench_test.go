@@ -135,10 +135,10 @@ func BenchmarkIndexedRefreshUnchanged(b *testing.B) {
 	x := benchIndexed(b, sharedCache(b))
 	defer x.Close()
 	ctx := context.Background()
-	for _, full := range []bool{true, false} {
-		b.Run(fmt.Sprintf("full=%v", full), func(b *testing.B) {
+	for _, mode := range []refreshMode{modeFull, modeQuick} {
+		b.Run(fmt.Sprintf("full=%v", mode == modeFull), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if err := x.refresh(ctx, false, full); err != nil {
+				if err := x.refresh(ctx, false, mode); err != nil {
 					b.Fatal(err)
 				}
 			}

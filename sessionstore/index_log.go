@@ -51,11 +51,14 @@ type nodeItem struct {
 
 func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
-// newNodeItem is e's nodeItem.
+// newNodeItem is e's nodeItem. RawMax bounds len(surfaceEvent(e).Raw):
+// the keys, seq, time and markers around the raw values take well under
+// 256 bytes.
 func newNodeItem(e *transcript.Event) nodeItem {
 	it := reference.SurfaceItemOf(e.Type, e.Data)
+	rawMax := int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
-		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(eventRawMax(e))}
+		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(rawMax)}
 }
 
 // item unpacks n; ok is false when a size did not fit.
@@ -72,12 +75,6 @@ func (st *logState) clone() *logState {
 	c.Locs = slices.Clone(st.Locs)
 	c.Items = slices.Clone(st.Items)
 	return &c
-}
-
-// eventRawMax bounds len(surfaceEvent(e).Raw): the keys, seq, time and
-// markers around the raw values take well under 256 bytes.
-func eventRawMax(e *transcript.Event) int64 {
-	return int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 }
 
 // logParser folds the records of one transcript into a logState, from
@@ -248,21 +245,19 @@ func decodeLogState(b []byte) (*logState, error) {
 // state: ok is false unless it is still the file sig describes (device and
 // inode), at least st.Offset long, with the same tail CRC.
 func openState(root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
-	if f, err = openBeneath(root, path); err != nil {
+	f, fi, err := openBeneath(root, path)
+	if err != nil {
 		return nil, fileSig{}, false, err
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		cur = sigOf(fi)
-		ok = cur.Dev == sig.Dev && cur.Ino == sig.Ino && cur.Size >= st.Offset
-	}
+	cur = sigOf(fi)
+	ok = cur.Dev == sig.Dev && cur.Ino == sig.Ino && cur.Size >= st.Offset
 	if ok {
 		crc, crcErr := transcript.TailCRC(f, st.Offset)
 		ok = crcErr == nil && crc == st.TailCRC
 	}
 	if !ok {
 		f.Close()
-		return nil, cur, false, err
+		return nil, cur, false, nil
 	}
 	return f, cur, true, nil
 }

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,6 +115,9 @@ type statBatch struct {
 	ix    *Indexed
 	dirs  []sessionDir
 	found scanResult
+	// bare are the directories found without a transcript, kept by a
+	// change scan (found.partial) for markBare.
+	bare []sessionDir
 }
 
 // scanBatchSize is how many session directories a scan stats at a time.
@@ -129,21 +133,26 @@ func (b *statBatch) add(ctx context.Context, d sessionDir) error {
 }
 
 // flush stats the queued directories and keeps those without a
-// transcript whose entry goes (gone) and those that differ from their
-// entries (dirs).
+// transcript (bare) and, of them, those whose entry goes (gone), and
+// those that differ from their entries (dirs).
 func (b *statBatch) flush(ctx context.Context) error {
 	ix := b.ix
-	if err := ix.statEach(ctx, len(b.dirs), func(k int) *sessionDir { return &b.dirs[k] }); err != nil {
+	ix.dirStats.Add(int64(len(b.dirs)))
+	forEachStat(ctx, len(b.dirs), func(k int) { ix.statTranscripts(&b.dirs[k]) })
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for i := range b.dirs {
 		d := &b.dirs[i]
 		old := ix.entryMap()[d.dirKey()]
 		if !d.hasRaw && !d.hasZstd {
+			if b.found.partial {
+				b.bare = append(b.bare, *d)
+			}
 			if old != nil {
 				b.found.gone = append(b.found.gone, sessionDir{proj: d.proj, seg: d.seg})
 			}
-		} else if _, _, change := ix.compare(old, d); change != changeNone {
+		} else if _, change := ix.compare(old, d); change != changeNone {
 			b.found.dirs = append(b.found.dirs, *d)
 		}
 	}
@@ -232,7 +241,7 @@ func (ix *Indexed) listProject(proj string, now time.Time, cs changeSet, check b
 	forced := cs.all || cs.projects[proj]
 	ps, known := ix.projects[proj]
 	pdir := filepath.Join(ix.root, proj)
-	if known && !forced && (!check || ix.listingTrusted(pdir, ps, now)) {
+	if known && !forced && (!check || dirTrusted(pdir, ps.mtime, now)) {
 		return ps, false, true
 	}
 	ix.watchDir(pdir, proj, true, forced)
@@ -247,12 +256,12 @@ func (ix *Indexed) listProject(proj string, now time.Time, cs changeSet, check b
 	return projectScan{mtime: fi.ModTime().UnixNano(), segs: segs}, true, true
 }
 
-// listingTrusted reports whether the project directory pdir, last listed
-// as ps, still has that listing by its mtime: unchanged, and at least
-// dirTrustAge old.
-func (ix *Indexed) listingTrusted(pdir string, ps projectScan, now time.Time) bool {
-	fi, err := os.Stat(pdir)
-	return err == nil && fi.IsDir() && ps.mtime == fi.ModTime().UnixNano() && now.Sub(fi.ModTime()) >= dirTrustAge
+// dirTrusted reports whether the directory at path, listed when its mtime
+// was mtime, still has that listing by its mtime: unchanged, and at least
+// dirTrustAge old at now.
+func dirTrusted(path string, mtime int64, now time.Time) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir() && fi.ModTime().UnixNano() == mtime && now.Sub(fi.ModTime()) >= dirTrustAge
 }
 
 // toStat watches a session directory (forced when cs names it) and
@@ -261,14 +270,6 @@ func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
 	key := proj + "/" + seg
 	ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, cs.all || cs.sessions[key])
 	return sessionDir{proj: proj, seg: seg}
-}
-
-// statEach lstats the transcripts of the n session directories dir gives
-// (forEachStat).
-func (ix *Indexed) statEach(ctx context.Context, n int, dir func(k int) *sessionDir) error {
-	ix.dirStats.Add(int64(n))
-	forEachStat(ctx, n, func(k int) { ix.statTranscripts(dir(k)) })
-	return ctx.Err()
 }
 
 // inBackground marks the context of the background poll (pollLoop).
@@ -370,20 +371,12 @@ func (ix *Indexed) scanChanges(ctx context.Context, cs changeSet) (scanResult, e
 	if err != nil {
 		return scanResult{}, err
 	}
-	if err := ix.statEach(ctx, len(todo), func(k int) *sessionDir { return &todo[k] }); err != nil {
+	b := &statBatch{ix: ix, dirs: todo, found: scanResult{gone: gone, partial: true}}
+	if err := b.flush(ctx); err != nil {
 		return scanResult{}, err
 	}
-	var dirs, bare []sessionDir
-	for _, d := range todo {
-		if d.hasRaw || d.hasZstd {
-			dirs = append(dirs, d)
-		} else {
-			gone = append(gone, d)
-			bare = append(bare, d)
-		}
-	}
-	ix.markBare(bare)
-	return scanResult{dirs: dirs, gone: gone, partial: true}, nil
+	ix.markBare(b.bare)
+	return b.found, nil
 }
 
 // relistChanged lists the projects for scanChanges and remembers their
@@ -535,10 +528,11 @@ const (
 	modePoll
 )
 
-// indexJob is one transcript a refresh parses.
+// indexJob is one transcript to parse (parseOnce): the session directory
+// less the signature of the transcript not read, since a first pass holds
+// a job per session (80 bytes each), and the entry it replaces (old, nil
+// for none), whose parse it continues when the file only grew.
 type indexJob struct {
-	// The session directory, less the signature of the transcript not
-	// read (dir): a first pass holds a job per session, 80 bytes each.
 	proj, seg       string
 	old             *entry
 	sig             fileSig
@@ -546,36 +540,17 @@ type indexJob struct {
 	hasRaw, hasZstd bool
 }
 
-// newJob is the job of parsing d's transcript of encoding enc, whose
-// signature is sig, over old (nil: none).
-func newJob(d sessionDir, old *entry, enc Encoding, sig fileSig) indexJob {
+// newJob is the job of parsing d's transcript of encoding enc over old.
+func newJob(d sessionDir, old *entry, enc Encoding) indexJob {
+	sig, _ := d.sig(enc)
 	return indexJob{proj: d.proj, seg: d.seg, old: old, sig: sig, enc: enc, hasRaw: d.hasRaw, hasZstd: d.hasZstd}
 }
 
-// dir is the job's session directory as far as a parse of j.enc reads it.
-func (j *indexJob) dir() sessionDir {
-	d := sessionDir{proj: j.proj, seg: j.seg, hasRaw: j.hasRaw, hasZstd: j.hasZstd}
-	if j.enc == Zstd {
-		d.zstd = j.sig
-	} else {
-		d.raw = j.sig
-	}
-	return d
-}
-
-// refresh is refreshWith a whole scan: full, or quick.
-func (ix *Indexed) refresh(ctx context.Context, initial, full bool) error {
-	if full {
-		return ix.refreshWith(ctx, initial, modeFull)
-	}
-	return ix.refreshWith(ctx, initial, modeQuick)
-}
-
-// refreshWith brings the index up to date: a scan by mode, then a parse
+// refresh brings the index up to date: a scan by mode, then a parse
 // of the new, grown, replaced or truncated transcripts. A modeChanges or
 // modePoll refresh that another one made unnecessary while it waited for
 // the lock does nothing (this is how concurrent revalidations coalesce).
-func (ix *Indexed) refreshWith(ctx context.Context, initial bool, mode refreshMode) error {
+func (ix *Indexed) refresh(ctx context.Context, initial bool, mode refreshMode) error {
 	ix.refreshMu.Lock()
 	defer ix.refreshMu.Unlock()
 	if mode == modePoll && !ix.pollDue(pollFresh) {
@@ -646,11 +621,10 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	}
 	ix.dirty = ix.dirty || changed
 	if len(p.jobs) == 0 {
-		ix.scanDone(scanned, full, start)
-		ix.shape = ix.scannedShape
+		ix.scanDone(scanned, true, full, start)
 	}
 	ix.mu.Unlock()
-	ix.forgetUnwatched(p.removed, ix.projects)
+	ix.forgetUnwatched(p.removed)
 	if len(p.jobs) == 0 {
 		return nil
 	}
@@ -660,12 +634,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		ix.rebuildListing() // a first pass's last publish listed its entries
 	}
 	ix.dirty = true
-	ix.scanDone(scanned && done == len(p.jobs), full, start)
-	// The shape vouches for the entries only when every change is in.
-	ix.shape = storeShape{}
-	if done == len(p.jobs) {
-		ix.shape = ix.scannedShape
-	}
+	ix.scanDone(scanned, done == len(p.jobs), full, start)
 	ix.mu.Unlock()
 	return ctx.Err()
 }
@@ -684,13 +653,13 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	var p refreshPlan
 	for _, d := range sc.dirs {
 		old := ix.entryMap()[d.dirKey()]
-		enc, sig, change := ix.compare(old, &d)
+		enc, change := ix.compare(old, &d)
 		switch change {
 		case changeFlags:
 			view, err := old.view()
 			if err != nil && old.State.present() {
 				// The cache's copy of the state is unreadable: parse again.
-				p.jobs = append(p.jobs, newJob(d, nil, enc, sig))
+				p.jobs = append(p.jobs, newJob(d, nil, enc))
 				continue
 			}
 			ne := *old
@@ -698,7 +667,7 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 			ne.derive(view)
 			p.flagOnly = append(p.flagOnly, &ne)
 		case changeTranscript:
-			p.jobs = append(p.jobs, newJob(d, old, enc, sig))
+			p.jobs = append(p.jobs, newJob(d, old, enc))
 		}
 	}
 	for _, d := range sc.gone {
@@ -722,18 +691,18 @@ const (
 	changeTranscript
 )
 
-// compare returns the encoding d is read by, its transcript's signature
-// and how d differs from old (nil: no entry).
-func (ix *Indexed) compare(old *entry, d *sessionDir) (Encoding, fileSig, dirChange) {
+// compare returns the encoding d is read by and how d differs from old
+// (nil: no entry).
+func (ix *Indexed) compare(old *entry, d *sessionDir) (Encoding, dirChange) {
 	enc := ix.layout.transcript(d)
 	sig, _ := d.sig(enc)
 	switch {
 	case old == nil || old.Enc != enc || old.Sig != sig:
-		return enc, sig, changeTranscript
+		return enc, changeTranscript
 	case old.HasRaw != d.hasRaw || old.HasZstd != d.hasZstd:
-		return enc, sig, changeFlags
+		return enc, changeFlags
 	}
-	return enc, sig, changeNone
+	return enc, changeNone
 }
 
 // putEntry publishes e. Callers hold refreshMu and ix.mu.
@@ -744,9 +713,16 @@ func (ix *Indexed) putEntry(e *entry, now time.Time) {
 	}
 }
 
-// scanDone records a completed scan. Callers hold ix.mu.
-func (ix *Indexed) scanDone(complete, full bool, start time.Time) {
-	if !complete {
+// scanDone records a scan that started at start, checked every directory
+// (scanned) or not, and whose changes are all in the entries (applied) or
+// not: only then does it count as a scan, and does the scanned shape
+// vouch for the entries. Callers hold ix.mu.
+func (ix *Indexed) scanDone(scanned, applied, full bool, start time.Time) {
+	ix.shape = storeShape{}
+	if applied {
+		ix.shape = ix.scannedShape
+	}
+	if !scanned || !applied {
 		return
 	}
 	ix.lastScan = start
@@ -765,7 +741,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		}
 	}
 	progress(0)
-	if ix.spillsPass(len(jobs)) {
+	if len(jobs) >= cmp.Or(ix.opts.spillJobs, spillJobs) {
 		ix.spilling.Store(true)
 		defer ix.spilling.Store(false)
 	}
@@ -779,7 +755,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 				if i >= len(jobs) || ctx.Err() != nil || ix.isClosed() {
 					return
 				}
-				results <- ix.parseOnce(jobs[i].dir(), jobs[i].old, jobs[i].enc)
+				results <- ix.parseOnce(jobs[i])
 			}
 		})
 	}
@@ -856,21 +832,20 @@ func (p *publisher) publish() {
 // and an on-demand read asking for the same transcript version share one
 // parse; an on-demand parse is not published, so the last few finished
 // ones are kept for the refresher (or the next read) to reuse.
-func (ix *Indexed) parseOnce(d sessionDir, old *entry, enc Encoding) *entry {
-	sig, _ := d.sig(enc)
-	key := parseKey{dir: d.key(), enc: enc, sig: sig}
+func (ix *Indexed) parseOnce(j indexJob) *entry {
+	key := parseKey{dir: j.proj + "/" + j.seg, enc: j.enc, sig: j.sig}
 	ix.parsesMu.Lock()
 	call, shared := ix.parses[key]
 	if !shared {
 		if len(ix.parses) >= 64 {
-			maps.DeleteFunc(ix.parses, func(_ parseKey, c *parseCall) bool { return c.finished() })
+			maps.DeleteFunc(ix.parses, func(_ parseKey, c *parseCall) bool { return isDone(c.done) })
 		}
 		call = &parseCall{done: make(chan struct{})}
 		ix.parses[key] = call
 	}
 	ix.parsesMu.Unlock()
 	if !shared {
-		call.e = ix.parseDir(d, old, enc)
+		call.e = ix.parseDir(j)
 		ix.spill(call.e)
 		close(call.done)
 	}
@@ -890,26 +865,17 @@ type parseCall struct {
 	e    *entry
 }
 
-func (c *parseCall) finished() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (ix *Indexed) parseDir(d sessionDir, old *entry, enc Encoding) *entry {
+func (ix *Indexed) parseDir(j indexJob) *entry {
 	ix.parsed.Add(1)
-	e := &entry{Proj: d.proj, Seg: d.seg, HasRaw: d.hasRaw, HasZstd: d.hasZstd, Enc: enc}
-	sig, ok := d.sig(enc)
-	e.Sig = sig
-	if !ok {
+	e := &entry{Proj: j.proj, Seg: j.seg, HasRaw: j.hasRaw, HasZstd: j.hasZstd, Enc: j.enc, Sig: j.sig}
+	if j.enc == Zstd && !j.hasZstd || j.enc != Zstd && !j.hasRaw {
+		// No such transcript: the entry answers that it cannot be read.
 		e.derive(nil)
 		return e
 	}
 	path := e.path(ix.root)
-	if old != nil && old.Enc == enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
+	sig, old := j.sig, j.old
+	if old != nil && old.Enc == j.enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
 		if view, ok := ix.parseAppended(e, old, path); ok {
 			ix.grown.Add(1)
@@ -969,18 +935,12 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 func (ix *Indexed) parseFromStart(e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()
-	f, err := openBeneath(ix.root, path)
+	f, fi, err := openBeneath(ix.root, path)
 	if err != nil {
-		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
+		ix.setReadErr(e, unreadable(err))
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		ix.listFrom(e, path, f, nil)
-		ix.setReadErr(e, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err})
-		return
-	}
 	e.Sig = sigOf(fi)
 	var p *logParser
 	for _, keepIDs := range []bool{false, true} {
@@ -989,9 +949,8 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 			break
 		}
 	}
-	ix.listFrom(e, path, f, p.header)
-	if err == nil {
-		err = ix.layout.checkIdentity(p.header, path, e.Enc)
+	if identity := ix.listFrom(e, path, f, p.header); err == nil {
+		err = identity
 	}
 	if err == nil {
 		err = p.header.Validate()
@@ -1010,8 +969,9 @@ func (ix *Indexed) parseFromStart(e *entry, path string) {
 }
 
 // listFrom sets e's listing facts from h, the header a read of f parsed,
-// or, when the read got none, from a header-only read of f.
-func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) {
+// or, when the read got none, from a header-only read of f. It returns
+// the header's identity check (nil without a header).
+func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) (identity error) {
 	var err error
 	if h == nil {
 		h, err = transcript.ReadHeader(f, e.Enc.framing())
@@ -1023,8 +983,10 @@ func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Hea
 		e.Listed = true
 		r := h.Reference()
 		e.ListedID, e.ListedCWD, e.ListedCreatedAt, e.ListedRaw = inRaw(r.Raw, r.ID), ix.sharedCWD(r.CWD), r.CreatedAt, r.Raw
-		e.IdentityOK = ix.layout.checkIdentity(h, path, e.Enc) == nil
+		identity = ix.layout.checkIdentity(h, path, e.Enc)
+		e.IdentityOK = identity == nil
 	}
+	return identity
 }
 
 // inRaw returns s as a string sharing raw's bytes when they hold it (raw,

@@ -60,9 +60,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 	case !ok:
 		return ix.indexOnDemand(id)
 	case e.transient(ix.limit):
-		return ix.parseDir(e.dirWith(sig), nil, e.Enc), nil
+		return ix.parseDir(e.reparse(sig, nil)), nil
 	case sig != e.Sig:
-		return ix.parseOnce(e.dirWith(sig), e, e.Enc), nil
+		return ix.parseOnce(e.reparse(sig, e)), nil
 	}
 	return e, nil
 }
@@ -70,9 +70,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 // reindex parses e's transcript again from the start.
 func (ix *Indexed) reindex(e *entry) *entry {
 	sig, _ := lstatSig(e.path(ix.root))
-	d := e.dirWith(sig)
-	d.hasRaw, d.hasZstd = d.hasRaw || e.Enc == Raw, d.hasZstd || e.Enc == Zstd
-	return ix.parseDir(d, nil, e.Enc)
+	j := e.reparse(sig, nil)
+	j.hasRaw, j.hasZstd = j.hasRaw || e.Enc == Raw, j.hasZstd || e.Enc == Zstd
+	return ix.parseDir(j)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
@@ -87,7 +87,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	}
 	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
 	if err != nil {
-		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot read transcript", Err: err}
+		return nil, unreadable(err)
 	}
 	if !ok {
 		return nil, transcript.ErrRecordChanged
@@ -132,12 +132,14 @@ func closersOf(id string, st *logState) ([]transcript.Event, *int64, error) {
 }
 
 // storedSurface appends copies of the stored surface events of e's view
-// st, read through p, to events, holding them to the read limit. A record
-// that is not the one the fold checked is transcript.ErrRecordChanged.
+// st, read through p, to events, holding them to the read limit: counted
+// in the bytes of their raw records plus surfaceEventCost each, so that a
+// log of a million tiny messages is held to it too. A record that is not
+// the one the fold checked is transcript.ErrRecordChanged.
 func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, st *logState, events []reference.SurfaceEvent) ([]reference.SurfaceEvent, error) {
 	records := p.cursor(e.Sig.Size)
 	defer records.Close()
-	budget := &surfaceBudget{limit: ix.limit}
+	var kept int64
 	for i, seq := range st.Fold.Nodes {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -159,8 +161,8 @@ func (ix *Indexed) storedSurface(ctx context.Context, p *logParser, e *entry, st
 			return nil, transcript.ErrRecordChanged
 		}
 		events = append(events, surfaceEvent(ev))
-		if !budget.add(events[len(events)-1]) {
-			return nil, budget.err()
+		if kept += int64(len(events[len(events)-1].Raw)) + surfaceEventCost; kept > ix.limit {
+			return nil, transcript.Limitf(ix.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
 		}
 	}
 	return events, nil
@@ -176,7 +178,7 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
 	ix.statTranscripts(&d)
-	return ix.parseOnce(d, nil, enc), nil
+	return ix.parseOnce(newJob(d, nil, enc)), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh
@@ -193,32 +195,10 @@ func surfaceEvent(e *transcript.Event) reference.SurfaceEvent {
 	return reference.SurfaceEvent{Type: e.Type, Seq: e.Seq, Data: data, Raw: raw}
 }
 
-// surfaceBudget holds the surface events one read keeps to the read
-// limit, counted in the bytes of their raw records plus surfaceEventCost
-// each, so that a log of a million tiny messages is held to it too.
-type surfaceBudget struct {
-	limit, used int64
-	over        bool
-}
-
-// add counts ev and reports whether it may be kept.
-func (b *surfaceBudget) add(ev reference.SurfaceEvent) bool {
-	if b.over {
-		return false
-	}
-	b.used += int64(len(ev.Raw)) + surfaceEventCost
-	b.over = b.used > b.limit
-	return !b.over
-}
-
 // surfaceEventCost is what a kept event costs besides its bytes (its
 // structs, fold and projection entries; measured: 1,000,000 messages of
 // 175 bytes peaked at 4.8 × their raw bytes in a prepare).
 const surfaceEventCost = 256
-
-func (b *surfaceBudget) err() error {
-	return transcript.Limitf(b.limit, "the session's surface (the messages a read keeps) holds more bytes than the read limit")
-}
 
 // SurfaceSummary returns the summary of the surface ReadSurface(id) would
 // return now (header, last seq and one sized item per surface event) from

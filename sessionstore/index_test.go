@@ -692,7 +692,7 @@ func TestIndexedQuickScan(t *testing.T) {
 	ss[1].appendBatches(t, workload.None, 2) // live session
 	extra := genStore(t, root, workload.None, 1, 2, 14)[0]
 	before := x.Stats()
-	if err := x.refresh(ctx, false, false); err != nil {
+	if err := x.refresh(ctx, false, modeQuick); err != nil {
 		t.Fatal(err)
 	}
 	if got := x.Stats(); got.Parsed-before.Parsed != 2 || got.Grown-before.Grown != 1 {
@@ -707,11 +707,11 @@ func TestIndexedQuickScan(t *testing.T) {
 	for _, p := range projects {
 		os.Chtimes(p, old, old)
 	}
-	x.refresh(ctx, false, false)
+	x.refresh(ctx, false, modeQuick)
 	ss[0].appendBatches(t, workload.None, 1)
 	os.Chtimes(ss[0].path, old, old)
 	before = x.Stats()
-	x.refresh(ctx, false, false)
+	x.refresh(ctx, false, modeQuick)
 	if got := x.Stats(); got.Parsed != before.Parsed {
 		t.Fatalf("quick scan re-parsed a cold session")
 	}

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,6 +59,11 @@ func (e *entry) key() string { return e.Proj + "/" + e.Seg }
 
 func (e *entry) dirKey() dirKey { return dirKey{e.Proj, e.Seg} }
 
+// compareKeys orders entries by key: the order of a listing's all.
+func compareKeys(a, b *entry) int {
+	return cmp.Or(strings.Compare(a.Proj, b.Proj), strings.Compare(a.Seg, b.Seg))
+}
+
 // appendKey appends the key of session directory seg of project proj to b:
 // a lookup in a loop over every session reuses one buffer.
 func appendKey(b []byte, proj, seg string) []byte {
@@ -74,15 +80,10 @@ func (d *sessionDir) sig(enc Encoding) (fileSig, bool) {
 // transcript is the encoding d is read by; the pinned one when d holds
 // only a skipped transcript (d then indexes as missing its transcript).
 func (l layout) transcript(d *sessionDir) Encoding {
-	if enc, _ := l.transcripts(d.hasRaw, d.hasZstd); enc != 0 {
+	if enc, _ := transcriptFor(l.enc, d.hasRaw, d.hasZstd); enc != 0 {
 		return enc
 	}
 	return l.enc
-}
-
-// transcripts is transcriptFor under the layout's pinned encoding.
-func (l layout) transcripts(hasRaw, hasZstd bool) (read, skipped Encoding) {
-	return transcriptFor(l.enc, hasRaw, hasZstd)
 }
 
 // match is a session directory with a transcript that is read.
@@ -97,7 +98,7 @@ type match[T any] struct {
 func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (n int, first [2]match[T]) {
 	for _, d := range dirs {
 		hasRaw, hasZstd := holds(d)
-		if enc, _ := l.transcripts(hasRaw, hasZstd); enc != 0 {
+		if enc, _ := transcriptFor(l.enc, hasRaw, hasZstd); enc != 0 {
 			if n < len(first) {
 				first[n] = match[T]{d, enc}
 			}
@@ -114,7 +115,7 @@ func (l layout) find(id string) (string, Encoding, error) {
 	if err != nil {
 		return "", 0, notFound(id)
 	}
-	projects, err := os.ReadDir(l.root)
+	projects, err := subdirs(l.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", 0, notFound(id)
 	}
@@ -123,10 +124,7 @@ func (l layout) find(id string) (string, Encoding, error) {
 	}
 	var dirs []string
 	for _, p := range projects {
-		if !p.IsDir() {
-			continue
-		}
-		dir := filepath.Join(l.root, p.Name(), seg)
+		dir := filepath.Join(l.root, p, seg)
 		// Lstat: a symlinked session directory may lead out of the root.
 		if st, err := os.Lstat(dir); err == nil && st.IsDir() {
 			dirs = append(dirs, dir)

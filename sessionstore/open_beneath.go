@@ -18,26 +18,33 @@ var errSymlinkBelowRoot = errors.New("a path component below the store root is a
 // openBeneath opens path below root read-only, without following a
 // symlink below root, race-free (openNoFollow per OS: a session directory
 // swapped for a link outside fails the read), non-blocking (a FIFO cannot
-// hang it), and only if it is a regular file (not /dev/zero).
-func openBeneath(root, path string) (*os.File, error) {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return nil, fmt.Errorf("%s is not below the store root %s", path, root)
+// hang it), and only if it is a regular file (not /dev/zero), which it
+// returns with its stat.
+func openBeneath(root, path string) (*os.File, fs.FileInfo, error) {
+	rel, in := relBelow(root, path)
+	if !in || rel == "." {
+		return nil, nil, fmt.Errorf("%s is not below the store root %s", path, root)
 	}
 	f, err := openNoFollow(root, rel)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (mode %s)", path, fi.Mode().Type())
+	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (mode %s)", path, fi.Mode().Type())
-	}
-	return f, nil
+	return f, fi, nil
+}
+
+// relBelow returns path relative to root when path is root or below it
+// (lexically).
+func relBelow(root, path string) (rel string, in bool) {
+	rel, err := filepath.Rel(root, path)
+	return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // openRegularFile opens path (the index cache) like openBeneath from its
@@ -45,13 +52,8 @@ func openBeneath(root, path string) (*os.File, error) {
 // /dev/zero there must not hang or exhaust the server. It returns the
 // file and its size.
 func openRegularFile(path string, max int64) (*os.File, int64, error) {
-	f, err := openBeneath(filepath.Dir(path), path)
+	f, fi, err := openBeneath(filepath.Dir(path), path)
 	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, 0, err
 	}
 	if fi.Size() > max {

@@ -78,7 +78,7 @@ func TestOpenBeneath(t *testing.T) {
 			go func() {
 				defer close(done)
 				var f *os.File
-				if f, err = openBeneath(c.root, filepath.Join(c.root, c.rel)); err == nil {
+				if f, _, err = openBeneath(c.root, filepath.Join(c.root, c.rel)); err == nil {
 					f.Close()
 				}
 			}()

@@ -28,7 +28,7 @@ import (
 func readStable(root, path string, limit int64) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
-		f, err := openBeneath(root, path)
+		f, _, err := openBeneath(root, path)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +286,7 @@ func segmentID(seg string) string {
 // readHeader reads only the header of the transcript at path, opened
 // without following symlinks below root (see openBeneath).
 func readHeader(root, path string, enc Encoding) (*transcript.Header, error) {
-	f, err := openBeneath(root, path)
+	f, _, err := openBeneath(root, path)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
 	}

@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -33,15 +32,11 @@ type storeShape struct {
 // matches reports whether the directories under root still have the
 // shape's mtimes, each at least dirTrustAge old at now.
 func (s storeShape) matches(root string, now time.Time) bool {
-	trusted := func(path string, mtime int64) bool {
-		fi, err := os.Stat(path)
-		return err == nil && fi.IsDir() && fi.ModTime().UnixNano() == mtime && now.Sub(fi.ModTime()) >= dirTrustAge
-	}
-	if s.projects == nil || !trusted(root, s.root) {
+	if s.projects == nil || !dirTrusted(root, s.root, now) {
 		return false
 	}
 	for p, mtime := range s.projects {
-		if !trusted(filepath.Join(root, p), mtime) {
+		if !dirTrusted(filepath.Join(root, p), mtime, now) {
 			return false
 		}
 	}
@@ -51,15 +46,7 @@ func (s storeShape) matches(root string, now time.Time) bool {
 // unverified reports whether the index answers from a loaded cache that
 // its first refresh has not checked yet.
 func (ix *Indexed) unverified() bool {
-	if !ix.fresh.fromCache {
-		return false
-	}
-	select {
-	case <-ix.fresh.verified:
-		return false
-	default:
-		return true
-	}
+	return ix.fresh.fromCache && !isDone(ix.fresh.verified)
 }
 
 // servedFirst reports whether a catalog query may answer now, before the

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,15 +12,6 @@ import (
 // file: a first pass, or a restart on a much changed store (tests lower
 // it: IndexOptions.spillJobs).
 const spillJobs = 1024
-
-// spillsPass reports whether a pass of n parses spills its states.
-func (ix *Indexed) spillsPass(n int) bool {
-	least := spillJobs
-	if ix.opts.spillJobs > 0 {
-		least = ix.opts.spillJobs
-	}
-	return n >= least
-}
 
 // stateSpill keeps the parse states of large passes in a temporary file,
 // as a restart keeps them in the cache file, rather than in memory: at
@@ -80,7 +72,7 @@ func (s *stateSpill) open(ix *Indexed) bool {
 		ix.logf("sessionstore: parse states kept in memory: %v", err)
 		return false
 	}
-	s.sec, s.failed = &stateSection{file: f}, false
+	s.sec, s.failed = fileSection(f, 0, math.MaxInt64), false
 	return true
 }
 
@@ -89,8 +81,6 @@ func (s *stateSpill) open(ix *Indexed) bool {
 func (s *stateSpill) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sec != nil {
-		s.sec.close()
-		s.sec = nil
-	}
+	s.sec.close()
+	s.sec = nil
 }

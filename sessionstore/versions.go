@@ -57,7 +57,7 @@ func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
 	defer ix.mu.RUnlock()
 	out := make([]reference.Candidate, 0, len(ids))
 	for _, id := range ids {
-		e := ix.listedEntry(id)
+		e := ix.byID.listed(ix, id)
 		if e == nil {
 			continue
 		}
@@ -69,9 +69,6 @@ func (ix *Indexed) ListedCandidates(ids []string) []reference.Candidate {
 	}
 	return out
 }
-
-// listedEntry returns the listed entry of id, or nil. Callers hold ix.mu.
-func (ix *Indexed) listedEntry(id string) *entry { return ix.byID.listed(ix, id) }
 
 // versionSettle is how long after its last modification a transcript gets
 // a Version: a file system whose timestamps tick coarsely gives a second

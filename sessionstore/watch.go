@@ -22,7 +22,7 @@ type storeWatcher struct {
 	ix    *Indexed
 	w     *fsnotify.Watcher
 	root  string // clean; event names start with it
-	limit int    // the most directories watched; 0 leaves it to the system
+	limit int    // the most directories watched (at least 1: the root)
 
 	mu      sync.Mutex
 	watched map[string]bool
@@ -50,10 +50,7 @@ func newStoreWatcher(ix *Indexed) *storeWatcher {
 		ix.logf("sessionstore: cannot watch %s (%v); polling it", root, err)
 		return nil
 	}
-	limit := ix.opts.watchLimit
-	if limit <= 0 {
-		limit = maxWatches()
-	}
+	limit := cmp.Or(ix.opts.watchLimit, maxWatches())
 	return &storeWatcher{ix: ix, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
 }
 
@@ -86,8 +83,8 @@ func (sw *storeWatcher) run() {
 // in or names.
 func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	var c changeSet
-	rel, err := filepath.Rel(sw.root, ev.Name)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, in := relBelow(sw.root, ev.Name)
+	if !in {
 		return c, false
 	}
 	gone := ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0
@@ -130,7 +127,7 @@ func (sw *storeWatcher) watch(dir string, force bool) bool {
 	if had && !force {
 		return true
 	}
-	if !had && (sw.full || (sw.limit > 0 && len(sw.watched) >= sw.limit)) {
+	if !had && (sw.full || len(sw.watched) >= sw.limit) {
 		if !sw.full {
 			sw.ix.logf("sessionstore: watching at most %d directories of %s (a share of the user's inotify watches); polling the others, from %s on", sw.limit, sw.root, dir)
 		}
