@@ -191,10 +191,7 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 // Finish folds the crash closers and returns them with the load's error.
 // A resumable caller finishes a clone.
 func (f *Fold) Finish() ([]Event, error) {
-	if f.FailPass >= passUpgrade {
-		return nil, f.failErr
-	}
-	if f.Count == 0 {
+	if f.FailPass >= passUpgrade || f.Count == 0 {
 		return nil, f.failErr
 	}
 	closers := f.Closer.closers(f.LastSeq, f.LastTime)

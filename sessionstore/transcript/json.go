@@ -208,27 +208,12 @@ func isAppendOp(op json.RawMessage) bool {
 // parseReplaceOp parses a replace surfaceOp: exactly op "replace" and
 // non-negative safe-integer start and end.
 func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
-	var opv, sv, ev []byte
-	others := false
-	if !fields(op, func(k string, v []byte) {
-		switch k {
-		case "op":
-			opv = v
-		case "start":
-			sv = v
-		case "end":
-			ev = v
-		default:
-			others = true
-		}
-	}) || others || opv == nil || sv == nil || ev == nil {
+	v, other, isObject := rawObj(op).pick("op", "start", "end")
+	if name, _ := strView(v[0]); !isObject || other || name != "replace" {
 		return 0, 0, false
 	}
-	if name, _ := strView(opv); name != "replace" {
-		return 0, 0, false
-	}
-	start, okS := nonNegSafeInt(sv)
-	end, okE := nonNegSafeInt(ev)
+	start, okS := nonNegSafeInt(v[1])
+	end, okE := nonNegSafeInt(v[2])
 	return start, end, okS && okE
 }
 
@@ -258,10 +243,8 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	case c == '[':
 		return canonArray(dst, v, mode)
 	case c == '"':
-		s, ok := "", true
-		if len(v) >= 2 && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
-			s = unsafeString(v[1 : len(v)-1]) // what jsjson.String returns, not copied
-		} else if s, ok = jsjson.String(v); !ok {
+		s, ok := strView(v)
+		if !ok {
 			return dst, false
 		}
 		return strconv.AppendQuote(append(dst, 's'), s), true
@@ -376,31 +359,23 @@ func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// objectOf decodes a validated JSON object into its members.
-func objectOf(b []byte) (object, bool) {
-	b = bytes.TrimSpace(b)
-	o := object{}
-	if !fields(b, func(k string, v []byte) { o[strings.Clone(k)] = v }) {
-		return nil, false
-	}
-	return o, true
-}
-
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
 const maxSafeInteger = 1<<53 - 1
 
-// object is a decoded JSON object whose values are kept raw.
-type object map[string]json.RawMessage
-
-// parseObject decodes b, which may be invalid, as a JSON object whose
-// values alias b.
-func parseObject(b []byte) (object, bool) {
-	o := object{}
-	ok, _ := jsjson.CheckObject(b, func(k, v []byte) {
-		s, _ := jsjson.String(k)
-		o[s] = v
-	})
-	return o, ok
+// parseObj validates b as one JSON object and returns it, with its
+// members on a tape unless it has too many entries for one.
+func parseObj(b []byte) (obj, bool) {
+	entries, held, ok, _ := jsjson.CheckObjectTape(b, nil)
+	raw := bytes.TrimSpace(b)
+	switch {
+	case !ok:
+		return obj{}, false
+	case !held:
+		return rawObj(raw), true
+	case len(entries) == 0:
+		return obj{raw: raw, first: -1, onTape: true}, true
+	}
+	return obj{raw: raw, t: &tape{line: b, entries: entries}, first: 0, onTape: true}, true
 }
 
 // jsonKind returns the first significant byte of a raw JSON value.

@@ -42,62 +42,28 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 	return nil
 }
 
-// Top-level data keys the message upgrade looks at.
-const (
-	lkContent uint16 = 1 << iota
-	lkSource
-	lkID
-	lkRole
-	lkMessage
-	lkProvenance
-	lkCallID
-	lkIsError
-)
-
 // needsUpgradeCheck reports whether upgradeMessage could change e (a
 // pre-identity message), from its top-level data keys alone.
 func needsUpgradeCheck(e *Event) bool {
-	if !IsSurfaceType(e.Type) {
-		return false
-	}
-	m, ok := legacyKeys(e.data())
-	if !ok {
-		return false // not an object: upgradeMessage leaves it alone
-	}
-	has := func(bits uint16) bool { return m&bits == bits }
-	switch e.Type {
+	switch d := e.data(); e.Type {
 	case "user/message":
-		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
+		return presentThenAbsent(d, 2, "content", "source", "id", "role", "message")
 	case "assistant/message":
-		return has(lkContent|lkProvenance) && m&lkMessage == 0
-	default:
-		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
+		return presentThenAbsent(d, 2, "content", "provenance", "message")
+	case "tool/result":
+		return presentThenAbsent(d, 3, "callId", "content", "isError", "message")
 	}
+	return false
 }
 
-// legacyKeys returns which of the upgrade's keys the data object has.
-func legacyKeys(data obj) (m uint16, ok bool) {
-	ok = data.each(func(k string, _ []byte) {
-		switch k {
-		case "content":
-			m |= lkContent
-		case "source":
-			m |= lkSource
-		case "id":
-			m |= lkID
-		case "role":
-			m |= lkRole
-		case "message":
-			m |= lkMessage
-		case "provenance":
-			m |= lkProvenance
-		case "callId":
-			m |= lkCallID
-		case "isError":
-			m |= lkIsError
-		}
-	})
-	return m, ok
+// presentThenAbsent reports whether d is an object with the first n of keys
+// and none of the others (at most 8 in all).
+func presentThenAbsent(d obj, n int, keys ...string) bool {
+	v, _, ok := d.pick(keys...)
+	for i := range keys {
+		ok = ok && (v[i] != nil) == (i < n)
+	}
+	return ok
 }
 
 func legacyID(sessionID string, seq int64) string {

@@ -153,41 +153,50 @@ func checkRequestHeader(e *Event) error {
 		return bad("has no header object")
 	}
 	hv, _, _ := h.pick("config", "adapterDefaults")
-	cfgRaw, adRaw := hv[0], hv[1]
-	hasAD := adRaw != nil
-	cfg, ok := objectOf(cfgRaw)
-	if !ok {
+	cfg := rawObj(hv[0])
+	if !cfg.valid() {
 		return bad("has no config object")
 	}
-	if _, ok := nonEmptyStr(cfg["provider"]); !ok {
+	if _, ok := nonEmptyStr(cfg.get("provider")); !ok {
 		return bad("config.provider is not a non-empty string")
 	}
-	if _, ok := nonEmptyStr(cfg["model"]); !ok {
+	if _, ok := nonEmptyStr(cfg.get("model")); !ok {
 		return bad("config.model is not a non-empty string")
 	}
-	if v, ok := cfg["reasoningEffort"]; ok {
+	if v := cfg.get("reasoningEffort"); v != nil {
 		if _, ok := nonEmptyStr(v); !ok {
 			return bad("config.reasoningEffort is not a non-empty string")
 		}
 	}
-	if hasAD {
-		ad, ok := objectOf(adRaw)
-		if !ok {
-			return bad("adapterDefaults is not an object")
+	if hv[1] == nil {
+		return nil
+	}
+	ad, problem := rawObj(hv[1]), ""
+	if !ad.each(func(k string, _ []byte) {
+		if problem == "" {
+			problem = adapterDefaultProblem(k, ad.get(k), cfg)
 		}
-		for k, val := range ad {
-			if k != "reasoningEffort" && k != "maxTokens" {
-				return bad("adapterDefaults has key " + jsjson.Quote(k))
-			}
-			if string(Compact(val)) != "true" {
-				return bad("adapterDefaults." + k + " is not true")
-			}
-			if _, present := cfg[k]; !present {
-				return bad("adapterDefaults." + k + " has no matching config field")
-			}
-		}
+	}) {
+		return bad("adapterDefaults is not an object")
+	}
+	if problem != "" {
+		return bad(problem)
 	}
 	return nil
+}
+
+// adapterDefaultProblem says what is wrong with the member k: v of a
+// request header's adapterDefaults, "" when nothing.
+func adapterDefaultProblem(k string, v []byte, cfg obj) string {
+	switch {
+	case k != "reasoningEffort" && k != "maxTokens":
+		return "adapterDefaults has key " + jsjson.Quote(k)
+	case string(Compact(v)) != "true":
+		return "adapterDefaults." + k + " is not true"
+	case cfg.get(k) == nil:
+		return "adapterDefaults." + k + " has no matching config field"
+	}
+	return ""
 }
 
 // parseSeqList parses e's sourceEventSeqs, appending to out; from the
