@@ -14,30 +14,11 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// Raw views into validated JSON (jsjson.CheckObject, or built here), with
-// the semantics of JS property access on JSON.parse output.
-
-// field returns the raw value of member name of object b, or nil.
-func field(b []byte, name string) []byte {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	return jsjson.ObjectField(b, name)
-}
-
-// fields calls fn with each member of object b (key decoded); false when
-// b is not an object.
-func fields(b []byte, fn func(key string, v []byte)) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
-	}
-	return jsjson.Members(b, func(key, v []byte) { fn(keyString(key), v) }) == nil
-}
-
-// obj is a JSON object read as field and fields read it: from the
-// members a jsjson tape recorded while validating its record (no walk),
-// or, for an object off the tape (built here, or nested too deep), from
-// its raw bytes.
+// obj is a JSON object read with the semantics of JS property access on
+// JSON.parse output: from the members a jsjson tape recorded while
+// validating its record (no walk), or, for an object off the tape (built
+// here, or nested too deep), from its raw bytes, which are not an object
+// unless they start with '{'.
 type obj struct {
 	raw []byte
 	t   *tape
@@ -62,11 +43,11 @@ func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
 // obj is the object value of entry k, on the tape when it holds it.
 func (t *tape) obj(k int32) obj {
 	v, sub := t.value(k), t.entries[k].Sub
-	switch {
-	case sub < 0 || v[0] != '{':
+	if sub < 0 || v[0] != '{' {
 		return rawObj(v)
-	case sub == 0:
-		return obj{raw: v, t: t, first: -1, onTape: true}
+	}
+	if sub == 0 { // empty
+		sub = -1
 	}
 	return obj{raw: v, t: t, first: sub, onTape: true}
 }
@@ -84,7 +65,8 @@ func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
 	return true
 }
 
-// each is fields(o.raw, fn).
+// each calls fn with each member of o (key decoded) in document order;
+// false when o is not an object.
 func (o obj) each(fn func(key string, v []byte)) bool {
 	return o.eachSub(func(k string, v []byte, _ obj) { fn(k, v) })
 }
@@ -93,7 +75,10 @@ func (o obj) each(fn func(key string, v []byte)) bool {
 // tape when it holds that object.
 func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
 	if !o.onTape {
-		return fields(o.raw, func(k string, v []byte) { fn(k, v, rawObj(v)) })
+		if len(o.raw) == 0 || o.raw[0] != '{' {
+			return false
+		}
+		return jsjson.Members(o.raw, func(k, v []byte) { fn(keyString(k), v, rawObj(v)) }) == nil
 	}
 	for k := o.first; k >= 0; k = o.t.entries[k].Next {
 		fn(keyString(o.t.key(k)), o.t.value(k), o.t.obj(k))
@@ -112,10 +97,10 @@ func keyString(key []byte) string {
 }
 
 // member returns the tape index of the last member named name (as JS
-// property access reads it), -1 when none; only for an object on the tape.
+// property access reads it), -1 when none or o is off the tape.
 func (o obj) member(name string) int32 {
 	found := int32(-1)
-	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+	for k := o.first; o.onTape && k >= 0; k = o.t.entries[k].Next {
 		if jsjson.KeyIs(o.t.key(k), name) {
 			found = k
 		}
@@ -123,43 +108,37 @@ func (o obj) member(name string) int32 {
 	return found
 }
 
-// get is field(o.raw, name).
+// get returns the raw value of o's last member named name, or nil.
 func (o obj) get(name string) []byte {
-	if !o.onTape {
-		return field(o.raw, name)
-	}
 	if k := o.member(name); k >= 0 {
 		return o.t.value(k)
 	}
-	return nil
+	if o.onTape || len(o.raw) == 0 || o.raw[0] != '{' {
+		return nil
+	}
+	return jsjson.ObjectField(o.raw, name)
 }
 
 // sub is rawObj(o.get(name)), from the tape when it holds that object.
 func (o obj) sub(name string) obj {
-	if !o.onTape {
-		return rawObj(field(o.raw, name))
-	}
 	if k := o.member(name); k >= 0 {
 		return o.t.obj(k)
 	}
-	return rawObj(nil)
+	return rawObj(o.get(name))
 }
 
 // elems is elements(o.get(name), fn), from the tape when it holds that
 // array; fn also gets each element as an object.
 func (o obj) elems(name string, fn func(v []byte, sub obj)) bool {
-	if o.onTape {
-		if k := o.member(name); k >= 0 {
-			return o.t.elems(k, fn)
-		}
-		return false
+	if k := o.member(name); k >= 0 {
+		return o.t.elems(k, fn)
 	}
-	return elements(field(o.raw, name), func(v []byte) { fn(v, rawObj(v)) })
+	return elements(o.get(name), func(v []byte) { fn(v, rawObj(v)) })
 }
 
 // valid reports whether o is an object.
 func (o obj) valid() bool {
-	return o.onTape || fields(o.raw, func(string, []byte) {})
+	return o.onTape || o.each(func(string, []byte) {})
 }
 
 // hasExactKeys reports whether o is an object with exactly the given
@@ -486,7 +465,7 @@ func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
 func orderedKeys(v json.RawMessage) []string {
 	var keys []string
 	seen := map[string]bool{}
-	fields(bytes.TrimSpace(v), func(k string, _ []byte) {
+	rawObj(bytes.TrimSpace(v)).each(func(k string, _ []byte) {
 		if !seen[k] {
 			k = strings.Clone(k)
 			seen[k] = true

@@ -47,14 +47,11 @@ func frameHeader(data []byte) (blocks int, declared int64) {
 // when the data runs out inside it. base is data[0]'s file offset.
 func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
-	if len(data)-p < 5 {
-		if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
-			return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
-		}
-		return 0, false, nil
-	}
-	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
+	if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
 		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
+	}
+	if len(data)-p < 5 {
+		return 0, false, nil
 	}
 	fhd := data[p+4]
 	if fhd&0x18 != 0 {
