@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -467,7 +468,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 		if p.Logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
-		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
+		idStr := "interrupted-tool-result-" + p.ID + "-" + strconv.FormatInt(seq, 10)
 		textBlock := jsjson.NewObject(nil).String("type", "text").String("text", text).Bytes()
 		block := jsjson.NewObject(nil).String("type", "tool-result").String("toolCallId", p.ID).Raw("isError", []byte("true")).
 			Raw("content", wrapArray(textBlock)).Bytes()
@@ -482,7 +483,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 			Raw("error", jsjson.NewObject(nil).String("name", name).String("code", code).Bytes()).Bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.Logged {
-			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
+			ev.SourceEventSeqs = wrapArray([]byte(strconv.FormatInt(p.CallSeq, 10)))
 		}
 		out = append(out, ev)
 		seq++

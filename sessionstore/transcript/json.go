@@ -474,5 +474,3 @@ func orderedKeys(v json.RawMessage) []string {
 	})
 	return keys
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -13,33 +13,27 @@ import (
 // the upgraded event at an earlier seq, which a replacing tool/result
 // inherits ("" when none).
 func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
+	var err error
 	switch e.Type {
 	case "request/header-delta", "mode/set":
-		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
+		err = Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
 		if r, _ := strView(e.data().get("reason")); r == "fallback" {
-			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
+			err = Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
-		if e.data().get("trigger") == nil {
-			return nil // the current shape: nothing to upgrade
-		}
-		if err := upgradeTurnStart(e); err != nil {
-			return err
+		if e.data().get("trigger") != nil { // else the current shape
+			err = upgradeTurnStart(e)
 		}
 	case "turn/end":
-		if err := upgradeTurnEnd(e); err != nil {
-			return err
-		}
+		err = upgradeTurnEnd(e)
 	case "steering/message":
-		if err := upgradeSteering(sessionID, e); err != nil {
-			return err
-		}
+		err = upgradeSteering(sessionID, e)
 	}
-	if needsUpgradeCheck(e) {
+	if err == nil && needsUpgradeCheck(e) {
 		upgradeMessage(sessionID, e, earlierID)
 	}
-	return nil
+	return err
 }
 
 // needsUpgradeCheck reports whether upgradeMessage could change e (a
