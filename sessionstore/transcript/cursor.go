@@ -104,8 +104,6 @@ type Cursor struct {
 	frameEnd  int64
 	frameTorn bool
 	tornRead  bool
-	// keepText decodes every frame into a buffer of its own.
-	keepText bool
 
 	// Random access (ReadAt): its own input, and the last frame decoded.
 	at     *input
@@ -136,7 +134,7 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	c := NewCursor(nil, int64(len(data)), framing, o)
 	c.in.buf, c.in.end, c.in.eof = data, len(data), true
-	c.keepText, c.sc.keep = true, true
+	c.sc.keep = true
 	return c
 }
 
@@ -318,7 +316,7 @@ func (c *Cursor) headerFrame(frame []byte) (Record, error) {
 // startFrame decodes the complete event frame at off; its lines come next.
 func (c *Cursor) startFrame(frame []byte, off int64) error {
 	var dst []byte
-	if !c.keepText {
+	if !c.sc.keep { // else every frame is decoded into a buffer of its own
 		if c.textBuf == nil {
 			c.textBuf = textBufs.Get().(*[]byte)
 		}
@@ -366,7 +364,7 @@ func (c *Cursor) releaseText() {
 		return
 	}
 	switch {
-	case c.frameTorn || c.keepText:
+	case c.frameTorn || c.sc.keep:
 	case c.textSlot != nil:
 		c.textSlot.Reuse()
 	default:

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"maps"
@@ -240,7 +241,7 @@ func (f *Fold) surface(e *Event) error {
 	if e.SurfaceOp == nil {
 		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
 	}
-	if isAppendOp(e.SurfaceOp) {
+	if string(Compact(e.SurfaceOp)) == `"append"` {
 		f.Nodes = append(f.Nodes, e.Seq)
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
@@ -249,13 +250,25 @@ func (f *Fold) surface(e *Event) error {
 }
 
 // citedSeqs parses and checks the sourceEventSeqs of surface event e,
-// appending them to buf.
+// appending them to buf; from the record's tape while they are the stored
+// record's.
 func citedSeqs(e *Event, buf []int64) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
 	}
-	seqs, ok := parseSeqList(e, buf)
-	if !ok {
+	seqs, ok := buf, true
+	add := func(x []byte, _ obj) {
+		n, good := nonNegSafeInt(x)
+		ok = ok && good
+		seqs = append(seqs, n)
+	}
+	var list bool
+	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
+		list = env.tape.elems(env.seqsAt, add)
+	} else {
+		list = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
+	}
+	if !list || !ok {
 		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 	}
 	if len(seqs) == 0 && e.Type != "assistant/message" {

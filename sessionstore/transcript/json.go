@@ -179,11 +179,6 @@ func elements(b []byte, fn func(v []byte)) bool {
 	return ok && err == nil
 }
 
-// isAppendOp reports whether a surfaceOp is "append" as written.
-func isAppendOp(op json.RawMessage) bool {
-	return string(Compact(op)) == `"append"`
-}
-
 // parseReplaceOp parses a replace surfaceOp: exactly op "replace" and
 // non-negative safe-integer start and end.
 func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {

@@ -1,10 +1,6 @@
 package transcript
 
-import (
-	"bytes"
-
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
-)
+import "github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
 var knownEventTypes = map[string]bool{
@@ -197,28 +193,4 @@ func adapterDefaultProblem(k string, v []byte, cfg obj) string {
 		return "adapterDefaults." + k + " has no matching config field"
 	}
 	return ""
-}
-
-// parseSeqList parses e's sourceEventSeqs, appending to out; from the
-// record's tape while they are the stored record's.
-func parseSeqList(e *Event, out []int64) ([]int64, bool) {
-	ok := true
-	add := func(x []byte, _ obj) {
-		n, good := nonNegSafeInt(x)
-		ok = ok && good
-		out = append(out, n)
-	}
-	isArray := false
-	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
-		isArray = env.tape.elems(env.seqsAt, add)
-	} else {
-		isArray = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
-	}
-	if !isArray || !ok {
-		return nil, false
-	}
-	if out == nil {
-		out = []int64{}
-	}
-	return out, true
 }
