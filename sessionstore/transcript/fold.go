@@ -415,22 +415,15 @@ func (c *closerState) byID(id string) int {
 	return -1
 }
 
-func cloneRaw(v json.RawMessage) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), v...)
-}
-
 // feed folds one (upgraded) event.
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(e.data().get("turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = bytes.Clone(Compact(e.data().get("turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(Compact(e.data().get("step")))
+		c.OpenStep = bytes.Clone(Compact(e.data().get("step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
@@ -459,7 +452,7 @@ func (c *closerState) feedAssistant(e *Event) {
 			return
 		}
 		id, _ := str(v[1])
-		p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
+		p := pendingCall{ID: id, Step: bytes.Clone(Compact(step))}
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i] = p
 		} else {
