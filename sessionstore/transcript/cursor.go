@@ -138,17 +138,13 @@ func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	return c
 }
 
-// Resume continues the read after pos, a Position of an earlier read of
-// the same (unchanged) bytes.
+// Resume continues the read of a new NewCursor after pos, a Position of
+// an earlier read of the same (unchanged) bytes.
 func (c *Cursor) Resume(pos Position) {
 	c.pos = pos
 	c.wantHeader = pos.Offset == 0
-	if c.in.r == nil { // in memory: every byte is in the buffer
-		c.in.start = int(min(pos.Offset, c.in.size))
-	} else {
-		c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
-		c.in.eof = pos.Offset >= c.in.size
-	}
+	c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
+	c.in.eof = pos.Offset >= c.in.size
 	c.sc.nextSeq, c.sc.lines = pos.NextSeq, pos.Lines
 }
 

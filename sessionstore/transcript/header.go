@@ -23,8 +23,8 @@ type Header struct {
 	DelegationDepth int64
 	AgentPreset     *string
 
-	// fields keeps the raw values for Validate and Object.
-	fields obj
+	// The raw number values, for Validate and Object.
+	version, createdAt, delegationDepth, seedLength json.RawMessage
 }
 
 // errNotHeader marks a first line that is not header-shaped.
@@ -41,15 +41,16 @@ func ParseHeader(line []byte) (*Header, error) {
 	if !ok {
 		return nil, errNotHeader
 	}
-	h := &Header{fields: o}
+	h := &Header{version: o.get("version"), createdAt: o.get("createdAt"),
+		delegationDepth: o.get("delegationDepth"), seedLength: o.get("seedLength")}
 	if !h.readRequired(o) || !h.readOptional(o) {
 		return nil, errNotHeader
 	}
 	if h.CWD != nil && len(*h.CWD) > MaxCWDBytes {
 		return nil, fieldLimitf("the header cwd is %d bytes, more than dsh-lsp's bound of %d bytes", len(*h.CWD), MaxCWDBytes)
 	}
-	if v := o.get("seedLength"); v != nil {
-		n, ok := intLike(v)
+	if h.seedLength != nil {
+		n, ok := intLike(h.seedLength)
 		if !ok {
 			return nil, errNotHeader
 		}
@@ -70,9 +71,9 @@ func (h *Header) readRequired(o obj) bool {
 	}
 	var okID, okV, okC, okD bool
 	h.ID, okID = str(o.get("id"))
-	h.Version, okV = intLike(o.get("version"))
-	h.CreatedAt, okC = intLike(o.get("createdAt"))
-	h.DelegationDepth, okD = intLike(o.get("delegationDepth"))
+	h.Version, okV = intLike(h.version)
+	h.CreatedAt, okC = intLike(h.createdAt)
+	h.DelegationDepth, okD = intLike(h.delegationDepth)
 	return okID && okV && okC && okD
 }
 
@@ -112,16 +113,16 @@ func (h *Header) Validate() error {
 	if h.ID == "" {
 		return Corruptf("session header id is empty")
 	}
-	if n, ok := nonNegSafeInt(h.fields.get("createdAt")); !ok || isNegZero(h.fields.get("createdAt")) {
-		return Corruptf("session header createdAt %s is not a non-negative safe integer", string(Compact(h.fields.get("createdAt"))))
+	if n, ok := nonNegSafeInt(h.createdAt); !ok || isNegZero(h.createdAt) {
+		return Corruptf("session header createdAt %s is not a non-negative safe integer", string(Compact(h.createdAt)))
 	} else {
 		h.CreatedAt = n
 	}
-	if _, ok := nonNegSafeInt(h.fields.get("delegationDepth")); !ok {
+	if _, ok := nonNegSafeInt(h.delegationDepth); !ok {
 		return Corruptf("session header delegationDepth is not a non-negative safe integer")
 	}
-	if v := h.fields.get("seedLength"); v != nil {
-		if _, ok := nonNegSafeInt(v); !ok {
+	if h.seedLength != nil {
+		if _, ok := nonNegSafeInt(h.seedLength); !ok {
 			return Corruptf("session header seedLength is not a non-negative safe integer")
 		}
 	}
@@ -143,7 +144,7 @@ func isNegZero(v json.RawMessage) bool {
 // the type tag and unknown keys).
 func (h *Header) Object() json.RawMessage {
 	w := jsjson.NewObject(nil)
-	w.Raw("version", Compact(h.fields.get("version"))).String("id", h.ID).Raw("createdAt", Compact(h.fields.get("createdAt")))
+	w.Raw("version", Compact(h.version)).String("id", h.ID).Raw("createdAt", Compact(h.createdAt))
 	if h.CWD != nil {
 		w.String("cwd", *h.CWD)
 	}
@@ -151,12 +152,12 @@ func (h *Header) Object() json.RawMessage {
 		w.String("parentSession", *h.ParentSession)
 	}
 	if h.SeedLength != nil {
-		w.Raw("seedLength", Compact(h.fields.get("seedLength")))
+		w.Raw("seedLength", Compact(h.seedLength))
 	}
 	if h.Origin != nil {
 		w.String("origin", *h.Origin)
 	}
-	w.Raw("delegationDepth", Compact(h.fields.get("delegationDepth")))
+	w.Raw("delegationDepth", Compact(h.delegationDepth))
 	if h.AgentPreset != nil {
 		w.String("agentPreset", *h.AgentPreset)
 	}
@@ -182,8 +183,8 @@ func ParseHeaderLine(line []byte) (*Header, error) {
 
 // checkVersion refuses a format version other than 0.
 func (h *Header) checkVersion() error {
-	if v, ok := safeInt(h.fields.get("version")); !ok || v != 0 {
-		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields.get("version"))))
+	if v, ok := safeInt(h.version); !ok || v != 0 {
+		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.version)))
 	}
 	return nil
 }
