@@ -72,8 +72,7 @@ func (s *FoldState) Clone() FoldState {
 // Fold runs the pipeline over one session's events.
 type Fold struct {
 	FoldState
-	id      string
-	failErr error
+	id string
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
@@ -83,16 +82,15 @@ type Fold struct {
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
 func ResumeFold(id string, st FoldState) *Fold {
-	f := &Fold{id: id, FoldState: st}
-	if f.FailPass != passNone {
-		f.failErr = f.Fail.Err()
-	}
-	return f
+	return &Fold{id: id, FoldState: st}
 }
 
+// fail keeps err as the load's error unless a pass that wins over pass
+// failed already. The fold's errors are plain *Error values (no cause),
+// which Fail keeps whole.
 func (f *Fold) fail(pass int, err error) {
 	if pass > f.FailPass {
-		f.FailPass, f.failErr, f.Fail = pass, err, SaveError(err)
+		f.FailPass, f.Fail = pass, SaveError(err)
 	}
 }
 
@@ -194,7 +192,7 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 // A resumable caller finishes a clone.
 func (f *Fold) Finish() ([]Event, error) {
 	if f.FailPass >= passUpgrade || f.Count == 0 {
-		return nil, f.failErr
+		return nil, f.Fail.Err()
 	}
 	closers := f.Closer.closers(f.LastSeq, f.LastTime)
 	for i := range closers {
@@ -207,7 +205,7 @@ func (f *Fold) Finish() ([]Event, error) {
 		f.surfaceAndTitle(c)
 		f.LastSeq = c.Seq // capturedThroughSeq counts the closers
 	}
-	return closers, f.failErr
+	return closers, f.Fail.Err()
 }
 
 // LatestTitle is TitleOf the latest title event (a copy: the state may be

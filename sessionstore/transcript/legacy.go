@@ -223,13 +223,11 @@ func copyExcept(w *jsjson.Object, d obj, skip ...string) {
 	}
 }
 
-// modelSource is a legacy provenance as a source of kind "model".
+// modelSource is a legacy provenance as a source of kind "model" (only
+// that kind when the provenance is not an object).
 func modelSource(provenance json.RawMessage) json.RawMessage {
 	src := jsjson.NewObject(nil)
 	p := rawObj(provenance)
-	if !p.valid() {
-		return src.String("kind", "model").Bytes()
-	}
 	for _, k := range orderedKeys(provenance) {
 		if k == "kind" {
 			src.String("kind", "model")
