@@ -98,7 +98,7 @@ type Cursor struct {
 	// The zstd frame whose lines are being handed out.
 	text      []byte
 	textAt    int
-	textSlot  *Slot
+	textSlot  *slot
 	textBuf   *[]byte
 	frameOff  int64
 	frameEnd  int64
@@ -323,7 +323,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 		return err
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
-		sl.Reuse()
+		sl.reuse()
 		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
 	}
 	c.text, c.textAt, c.textSlot = text, 0, sl
@@ -362,7 +362,7 @@ func (c *Cursor) releaseText() {
 	switch {
 	case c.frameTorn || c.sc.keep:
 	case c.textSlot != nil:
-		c.textSlot.Reuse()
+		c.textSlot.reuse()
 	default:
 		*c.textBuf = c.text[:0]
 	}
@@ -384,14 +384,14 @@ func (c *Cursor) endOfFrames() error {
 	c.tornRead = true
 	torn := c.in.buf[c.in.start:c.in.end]
 	lo, _ := frameContentBounds(torn)
-	if err := c.budget.Admit(lo); err != nil {
+	if err := c.budget.admit(lo); err != nil {
 		return err
 	}
 	text, err := decodeTornFrame(c.mem, torn, c.limit, c.in.heldAll)
 	if err != nil {
 		return err
 	}
-	if err := c.budget.Spend(len(text)); err != nil {
+	if err := c.budget.spend(len(text)); err != nil {
 		return err
 	}
 	c.sc.strict = false
@@ -496,9 +496,9 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if loc.Torn {
 		text, err = decodeTornFrame(c.mem, frame, c.limit, c.at.heldAll)
 	} else {
-		var sl *Slot
+		var sl *slot
 		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)
-		sl.Keep() // the text is kept (cached) past this call
+		sl.keep() // the text is kept (cached) past this call
 	}
 	if err != nil {
 		return nil, err
@@ -566,7 +566,7 @@ type input struct {
 	start, end int
 	eof        bool // size reached or a short read
 	// held is budget memory for a grown buffer; heldAll: every slot.
-	held    *Slot
+	held    *slot
 	heldAll bool
 }
 
@@ -664,6 +664,6 @@ func (in *input) close() {
 		putReadBuf(in.pooled)
 		in.pooled, in.buf = nil, nil
 	}
-	in.held.Keep()
+	in.held.keep()
 	in.held = nil
 }

@@ -126,34 +126,34 @@ func (env *envelope) scan(line []byte) bool {
 // member reads the top-level member key: v, at tape index at.
 func (env *envelope) member(key, v []byte, at int32) {
 	name := keyString(key)
-	var slot *[]byte
+	var dst *[]byte
 	var bit uint16
 	switch name {
 	case "type":
-		slot, bit = &env.typ, keyType
+		dst, bit = &env.typ, keyType
 	case "seq":
-		slot, bit = &env.seq, keySeq
+		dst, bit = &env.seq, keySeq
 	case "time":
-		slot, bit = &env.time, keyTime
+		dst, bit = &env.time, keyTime
 	case "data":
-		slot, bit, env.dataAt = &env.data, keyData, at
+		dst, bit, env.dataAt = &env.data, keyData, at
 	case "surfaceOp":
-		slot, bit = &env.surfaceOp, keySurfaceOp
+		dst, bit = &env.surfaceOp, keySurfaceOp
 	case "sourceEventSeqs":
-		slot, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
+		dst, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
 	case "ignorable":
-		slot, bit = &env.ignorable, keyIgnorable
+		dst, bit = &env.ignorable, keyIgnorable
 	case "seq0":
-		slot, bit = &env.seq0, keySeq0
+		dst, bit = &env.seq0, keySeq0
 	case "time0":
-		slot, bit = &env.time0, keyTime0
+		dst, bit = &env.time0, keyTime0
 	default:
 		if !env.hasExtra {
 			env.extra, env.hasExtra = strings.Clone(name), true
 		}
 		return
 	}
-	*slot, env.keys = v, env.keys|bit
+	*dst, env.keys = v, env.keys|bit
 }
 
 // readBytes makes every read walk the record's bytes, as a record too big
