@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
@@ -93,7 +93,7 @@ func keyString(key []byte) string {
 		s, _ := jsjson.String(key)
 		return s
 	}
-	return unsafeString(k)
+	return binenc.Alias(k)
 }
 
 // member returns the tape index of the last member named name (as JS
@@ -325,14 +325,6 @@ func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
 	return append(dst, ']'), true
 }
 
-// unsafeString views b as a string the callee must not keep.
-func unsafeString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
 const maxSafeInteger = 1<<53 - 1
 
@@ -430,7 +422,7 @@ func str(v json.RawMessage) (string, bool) {
 func strView(v json.RawMessage) (string, bool) {
 	v = bytes.TrimSpace(v)
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
-		return unsafeString(v[1 : len(v)-1]), true
+		return binenc.Alias(v[1 : len(v)-1]), true
 	}
 	return str(v)
 }
