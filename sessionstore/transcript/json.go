@@ -225,10 +225,8 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
 	}
-	f, err := 0.0, error(nil)
-	if n, ok := shortInt(v); ok {
-		f = float64(n)
-	} else if f, err = strconv.ParseFloat(string(v), 64); err != nil {
+	f, ok := number(v)
+	if !ok || math.IsInf(f, 0) { // out of float64's range
 		return dst, false
 	}
 	if f == 0 {

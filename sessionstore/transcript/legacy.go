@@ -88,15 +88,9 @@ func upgradeTurnEnd(e *Event) error {
 		return bad()
 	}
 	r := d.sub("reason")
-	if !r.valid() {
-		return bad()
-	}
-	kind, ok := strView(r.get("kind"))
-	if !ok {
-		return bad()
-	}
+	kind, isString := strView(r.get("kind"))
 	reason, ok := upgradedReason(kind, r)
-	if !ok {
+	if !r.valid() || !isString || !ok {
 		return bad()
 	}
 	if reason != nil {
