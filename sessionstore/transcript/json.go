@@ -145,15 +145,10 @@ func (o obj) valid() bool {
 // keys (at most 8).
 func (o obj) hasExactKeys(keys ...string) bool {
 	v, other, ok := o.pick(keys...)
-	if !ok || other {
-		return false
-	}
 	for i := range keys {
-		if v[i] == nil {
-			return false
-		}
+		ok = ok && v[i] != nil
 	}
-	return true
+	return ok && !other
 }
 
 // pick returns the raw values of o's members named by names (at most 8;

@@ -88,20 +88,10 @@ func checkToolResult(e *Event) error {
 // validMessage checks a message object's id, role, source and content.
 func validMessage(m obj, role string) bool {
 	v, _, ok := m.pick("id", "role", "source", "content")
-	if !ok {
-		return false
-	}
-	id, r, src, content := v[0], v[1], v[2], v[3]
-	if _, ok := nonEmptyStr(id); !ok {
-		return false
-	}
-	if got, _ := strView(r); got != role {
-		return false
-	}
-	if _, ok := nonEmptyStr(m.sub("source").get("kind")); !ok || !isObject(src) {
-		return false
-	}
-	return isArray(content)
+	_, okID := nonEmptyStr(v[0])
+	got, _ := strView(v[1])
+	_, okKind := nonEmptyStr(m.sub("source").get("kind"))
+	return ok && okID && got == role && okKind && isObject(v[2]) && isArray(v[3])
 }
 
 // checkEnvelope applies assertSessionEventEnvelope (spec §2.3).
