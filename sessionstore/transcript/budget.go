@@ -20,7 +20,7 @@ func decodedPerRead(limit int64) int64 { return DecodedPerReadFactor * limit }
 // bytes and its slot: dst when large enough; nil for a small frame (the
 // decoder sizes it); else a buffer of up to limit plus overshoot, from the
 // memory budget unless held says the read holds every slot already.
-func decodeBuf(mem *Memory, dst []byte, hi, limit int64, held bool) ([]byte, *Slot) {
+func decodeBuf(mem *Memory, dst []byte, hi, limit int64, held bool) ([]byte, *slot) {
 	need := min(hi, limit+overshoot)
 	switch {
 	case int64(cap(dst)) >= need:
@@ -30,7 +30,7 @@ func decodeBuf(mem *Memory, dst []byte, hi, limit int64, held bool) ([]byte, *Sl
 	case need <= smallDecode || mem == nil || held:
 		return make([]byte, 0, need), nil
 	}
-	return mem.Buffer(need)
+	return mem.buffer(need)
 }
 
 // decodeSlots is how many large decodes (with their text, in the index
@@ -76,9 +76,9 @@ func DropSpareBuffers() {
 	memories.Range(func(_, m any) bool { m.(*Memory).dropIdle(); return true })
 }
 
-// Buffer waits for a slot and returns it with a buffer of at least need
+// buffer waits for a slot and returns it with a buffer of at least need
 // bytes (a given-back one when large enough).
-func (m *Memory) Buffer(need int64) ([]byte, *Slot) {
+func (m *Memory) buffer(need int64) ([]byte, *slot) {
 	m.mu.Lock()
 	for m.free == 0 {
 		m.cond.Wait()
@@ -92,20 +92,20 @@ func (m *Memory) Buffer(need int64) ([]byte, *Slot) {
 	if int64(cap(b)) < need {
 		b = make([]byte, 0, need)
 	}
-	return b[:0], &Slot{m: m, b: b[:0]}
+	return b[:0], &slot{m: m, b: b[:0]}
 }
 
 // reserve waits until n slots are free and takes them at once (one by
 // one could deadlock against another taker), for a buffer the caller
 // allocates.
-func (m *Memory) reserve(n int) *Slot {
+func (m *Memory) reserve(n int) *slot {
 	m.mu.Lock()
 	for m.free < n {
 		m.cond.Wait()
 	}
 	m.free -= n
 	m.mu.Unlock()
-	return &Slot{m: m, n: n}
+	return &slot{m: m, n: n}
 }
 
 // give returns a slot and its buffer.
@@ -133,24 +133,24 @@ func (m *Memory) dropIdle() {
 	}
 }
 
-// Slot is memory taken from a Memory (nil: none, its methods do nothing);
-// the first of Reuse and Keep gives it back.
-type Slot struct {
+// slot is memory taken from a Memory (nil: none, its methods do nothing);
+// the first of reuse and keep gives it back.
+type slot struct {
 	m    *Memory
 	b    []byte
 	n    int // slots held (reserve); 0 is one, with b
 	once sync.Once
 }
 
-// Reuse gives the slot back with its buffer, which nothing refers to.
-func (s *Slot) Reuse() {
+// reuse gives the slot back with its buffer, which nothing refers to.
+func (s *slot) reuse() {
 	if s != nil {
 		s.once.Do(func() { s.m.give(s.b) })
 	}
 }
 
-// Keep gives the slot back without its buffer, which the caller keeps.
-func (s *Slot) Keep() {
+// keep gives the slot back without its buffer, which the caller keeps.
+func (s *slot) keep() {
 	if s != nil {
 		s.once.Do(func() {
 			for range max(s.n, 1) {
@@ -166,10 +166,10 @@ type DecodedBudget struct {
 	Used  int64 // decoded bytes counted so far
 }
 
-// Admit refuses, before decoding, a frame known to decode to at least lo
+// admit refuses, before decoding, a frame known to decode to at least lo
 // bytes when that would pass the budget (a frame over the read limit gets
 // its own error).
-func (b *DecodedBudget) Admit(lo int64) error {
+func (b *DecodedBudget) admit(lo int64) error {
 	if b == nil || lo > b.Limit {
 		return nil
 	}
@@ -179,8 +179,8 @@ func (b *DecodedBudget) Admit(lo int64) error {
 	return nil
 }
 
-// Spend counts n decoded bytes, failing past the budget.
-func (b *DecodedBudget) Spend(n int) error {
+// spend counts n decoded bytes, failing past the budget.
+func (b *DecodedBudget) spend(n int) error {
 	if b == nil {
 		return nil
 	}

@@ -98,14 +98,12 @@ type Cursor struct {
 	// The zstd frame whose lines are being handed out.
 	text      []byte
 	textAt    int
-	textSlot  *Slot
+	textSlot  *slot
 	textBuf   *[]byte
 	frameOff  int64
 	frameEnd  int64
 	frameTorn bool
 	tornRead  bool
-	// keepText decodes every frame into a buffer of its own.
-	keepText bool
 
 	// Random access (ReadAt): its own input, and the last frame decoded.
 	at     *input
@@ -136,21 +134,17 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 	c := NewCursor(nil, int64(len(data)), framing, o)
 	c.in.buf, c.in.end, c.in.eof = data, len(data), true
-	c.keepText, c.sc.keep = true, true
+	c.sc.keep = true
 	return c
 }
 
-// Resume continues the read after pos, a Position of an earlier read of
-// the same (unchanged) bytes.
+// Resume continues the read of a new NewCursor after pos, a Position of
+// an earlier read of the same (unchanged) bytes.
 func (c *Cursor) Resume(pos Position) {
 	c.pos = pos
 	c.wantHeader = pos.Offset == 0
-	if c.in.r == nil { // in memory: every byte is in the buffer
-		c.in.start = int(min(pos.Offset, c.in.size))
-	} else {
-		c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
-		c.in.eof = pos.Offset >= c.in.size
-	}
+	c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
+	c.in.eof = pos.Offset >= c.in.size
 	c.sc.nextSeq, c.sc.lines = pos.NextSeq, pos.Lines
 }
 
@@ -318,7 +312,7 @@ func (c *Cursor) headerFrame(frame []byte) (Record, error) {
 // startFrame decodes the complete event frame at off; its lines come next.
 func (c *Cursor) startFrame(frame []byte, off int64) error {
 	var dst []byte
-	if !c.keepText {
+	if !c.sc.keep { // else every frame is decoded into a buffer of its own
 		if c.textBuf == nil {
 			c.textBuf = textBufs.Get().(*[]byte)
 		}
@@ -329,7 +323,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 		return err
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
-		sl.Reuse()
+		sl.reuse()
 		return backendf("complete frame %d contains a torn JSONL record", c.pos.Frames)
 	}
 	c.text, c.textAt, c.textSlot = text, 0, sl
@@ -366,9 +360,9 @@ func (c *Cursor) releaseText() {
 		return
 	}
 	switch {
-	case c.frameTorn || c.keepText:
+	case c.frameTorn || c.sc.keep:
 	case c.textSlot != nil:
-		c.textSlot.Reuse()
+		c.textSlot.reuse()
 	default:
 		*c.textBuf = c.text[:0]
 	}
@@ -390,14 +384,14 @@ func (c *Cursor) endOfFrames() error {
 	c.tornRead = true
 	torn := c.in.buf[c.in.start:c.in.end]
 	lo, _ := frameContentBounds(torn)
-	if err := c.budget.Admit(lo); err != nil {
+	if err := c.budget.admit(lo); err != nil {
 		return err
 	}
 	text, err := decodeTornFrame(c.mem, torn, c.limit, c.in.heldAll)
 	if err != nil {
 		return err
 	}
-	if err := c.budget.Spend(len(text)); err != nil {
+	if err := c.budget.spend(len(text)); err != nil {
 		return err
 	}
 	c.sc.strict = false
@@ -502,9 +496,9 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	if loc.Torn {
 		text, err = decodeTornFrame(c.mem, frame, c.limit, c.at.heldAll)
 	} else {
-		var sl *Slot
+		var sl *slot
 		text, sl, err = decodeFrame(c.mem, frame, nil, c.limit, nil, c.at.heldAll)
-		sl.Keep() // the text is kept (cached) past this call
+		sl.keep() // the text is kept (cached) past this call
 	}
 	if err != nil {
 		return nil, err
@@ -572,7 +566,7 @@ type input struct {
 	start, end int
 	eof        bool // size reached or a short read
 	// held is budget memory for a grown buffer; heldAll: every slot.
-	held    *Slot
+	held    *slot
 	heldAll bool
 }
 
@@ -670,6 +664,6 @@ func (in *input) close() {
 		putReadBuf(in.pooled)
 		in.pooled, in.buf = nil, nil
 	}
-	in.held.Keep()
+	in.held.keep()
 	in.held = nil
 }

@@ -1,10 +1,12 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -70,8 +72,7 @@ func (s *FoldState) Clone() FoldState {
 // Fold runs the pipeline over one session's events.
 type Fold struct {
 	FoldState
-	id      string
-	failErr error
+	id string
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
@@ -81,16 +82,15 @@ type Fold struct {
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
 func ResumeFold(id string, st FoldState) *Fold {
-	f := &Fold{id: id, FoldState: st}
-	if f.FailPass != passNone {
-		f.failErr = f.Fail.Err()
-	}
-	return f
+	return &Fold{id: id, FoldState: st}
 }
 
+// fail keeps err as the load's error unless a pass that wins over pass
+// failed already. The fold's errors are plain *Error values (no cause),
+// which Fail keeps whole.
 func (f *Fold) fail(pass int, err error) {
 	if pass > f.FailPass {
-		f.FailPass, f.failErr, f.Fail = pass, err, SaveError(err)
+		f.FailPass, f.Fail = pass, SaveError(err)
 	}
 }
 
@@ -191,11 +191,8 @@ func (f *Fold) surfaceAndTitle(e *Event) {
 // Finish folds the crash closers and returns them with the load's error.
 // A resumable caller finishes a clone.
 func (f *Fold) Finish() ([]Event, error) {
-	if f.FailPass >= passUpgrade {
-		return nil, f.failErr
-	}
-	if f.Count == 0 {
-		return nil, f.failErr
+	if f.FailPass >= passUpgrade || f.Count == 0 {
+		return nil, f.Fail.Err()
 	}
 	closers := f.Closer.closers(f.LastSeq, f.LastTime)
 	for i := range closers {
@@ -208,7 +205,7 @@ func (f *Fold) Finish() ([]Event, error) {
 		f.surfaceAndTitle(c)
 		f.LastSeq = c.Seq // capturedThroughSeq counts the closers
 	}
-	return closers, f.failErr
+	return closers, f.Fail.Err()
 }
 
 // LatestTitle is TitleOf the latest title event (a copy: the state may be
@@ -242,7 +239,7 @@ func (f *Fold) surface(e *Event) error {
 	if e.SurfaceOp == nil {
 		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
 	}
-	if isAppendOp(e.SurfaceOp) {
+	if string(Compact(e.SurfaceOp)) == `"append"` {
 		f.Nodes = append(f.Nodes, e.Seq)
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
@@ -251,13 +248,25 @@ func (f *Fold) surface(e *Event) error {
 }
 
 // citedSeqs parses and checks the sourceEventSeqs of surface event e,
-// appending them to buf.
+// appending them to buf; from the record's tape while they are the stored
+// record's.
 func citedSeqs(e *Event, buf []int64) ([]int64, error) {
 	if e.SourceEventSeqs == nil {
 		return nil, nil
 	}
-	seqs, ok := parseSeqList(e, buf)
-	if !ok {
+	seqs, ok := buf, true
+	add := func(x []byte, _ obj) {
+		n, good := nonNegSafeInt(x)
+		ok = ok && good
+		seqs = append(seqs, n)
+	}
+	var list bool
+	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
+		list = env.tape.elems(env.seqsAt, add)
+	} else {
+		list = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
+	}
+	if !list || !ok {
 		return nil, Corruptf("event %d: sourceEventSeqs is not an array of non-negative safe integers", e.Seq)
 	}
 	if len(seqs) == 0 && e.Type != "assistant/message" {
@@ -404,22 +413,15 @@ func (c *closerState) byID(id string) int {
 	return -1
 }
 
-func cloneRaw(v json.RawMessage) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), v...)
-}
-
 // feed folds one (upgraded) event.
 func (c *closerState) feed(e *Event) {
 	switch e.Type {
 	case "turn/start":
-		c.OpenTurn, c.OpenStep, c.Calls = cloneRaw(Compact(e.data().get("turn"))), nil, nil
+		c.OpenTurn, c.OpenStep, c.Calls = bytes.Clone(Compact(e.data().get("turn"))), nil, nil
 	case "turn/end":
 		c.OpenTurn, c.OpenStep, c.Calls = nil, nil, nil
 	case "step/start":
-		c.OpenStep = cloneRaw(Compact(e.data().get("step")))
+		c.OpenStep = bytes.Clone(Compact(e.data().get("step")))
 	case "step/end":
 		c.OpenStep, c.Calls = nil, nil
 	case "assistant/message":
@@ -448,7 +450,7 @@ func (c *closerState) feedAssistant(e *Event) {
 			return
 		}
 		id, _ := str(v[1])
-		p := pendingCall{ID: id, Step: cloneRaw(Compact(step))}
+		p := pendingCall{ID: id, Step: bytes.Clone(Compact(step))}
 		if i := c.byID(id); i >= 0 {
 			c.Calls[i] = p
 		} else {
@@ -470,7 +472,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 		if p.Logged {
 			code, name, text = "TOOL_OUTCOME_UNKNOWN", "ToolOutcomeUnknownError", noticeOutcomeUnknown
 		}
-		idStr := "interrupted-tool-result-" + p.ID + "-" + itoa(seq)
+		idStr := "interrupted-tool-result-" + p.ID + "-" + strconv.FormatInt(seq, 10)
 		textBlock := jsjson.NewObject(nil).String("type", "text").String("text", text).Bytes()
 		block := jsjson.NewObject(nil).String("type", "tool-result").String("toolCallId", p.ID).Raw("isError", []byte("true")).
 			Raw("content", wrapArray(textBlock)).Bytes()
@@ -485,7 +487,7 @@ func (c *closerState) closers(lastSeq, t int64) []Event {
 			Raw("error", jsjson.NewObject(nil).String("name", name).String("code", code).Bytes()).Bytes()
 		ev := Event{Type: "tool/result", Seq: seq, Time: t, Data: data, SurfaceOp: json.RawMessage(`"append"`), opFirst: true}
 		if p.Logged {
-			ev.SourceEventSeqs = wrapArray([]byte(itoa(p.CallSeq)))
+			ev.SourceEventSeqs = wrapArray([]byte(strconv.FormatInt(p.CallSeq, 10)))
 		}
 		out = append(out, ev)
 		seq++

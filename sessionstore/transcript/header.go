@@ -23,8 +23,8 @@ type Header struct {
 	DelegationDepth int64
 	AgentPreset     *string
 
-	// fields keeps the raw values for Validate.
-	fields object
+	// The raw number values, for Validate and Object.
+	version, createdAt, delegationDepth, seedLength json.RawMessage
 }
 
 // errNotHeader marks a first line that is not header-shaped.
@@ -37,26 +37,27 @@ func ParseHeader(line []byte) (*Header, error) {
 	if len(line) > MaxHeaderLineBytes {
 		return nil, fieldLimitf("the header line is %d bytes, more than dsh-lsp's bound of %d bytes", len(line), MaxHeaderLineBytes)
 	}
-	o, ok := parseObject(bytes.Clone(jsjson.RepairUTF8(line)))
+	o, ok := parseObj(bytes.Clone(jsjson.RepairUTF8(line)))
 	if !ok {
 		return nil, errNotHeader
 	}
-	h := &Header{fields: o}
+	h := &Header{version: o.get("version"), createdAt: o.get("createdAt"),
+		delegationDepth: o.get("delegationDepth"), seedLength: o.get("seedLength")}
 	if !h.readRequired(o) || !h.readOptional(o) {
 		return nil, errNotHeader
 	}
 	if h.CWD != nil && len(*h.CWD) > MaxCWDBytes {
 		return nil, fieldLimitf("the header cwd is %d bytes, more than dsh-lsp's bound of %d bytes", len(*h.CWD), MaxCWDBytes)
 	}
-	if v, present := o["seedLength"]; present {
-		n, ok := intLike(v)
+	if h.seedLength != nil {
+		n, ok := intLike(h.seedLength)
 		if !ok {
 			return nil, errNotHeader
 		}
 		h.SeedLength = &n
 	}
 	for _, retired := range [...]string{"sandboxMode", "approvalPolicy"} {
-		if _, bad := o[retired]; bad {
+		if o.get(retired) != nil {
 			return nil, Corruptf("session header carries the retired field %s", retired)
 		}
 	}
@@ -64,26 +65,26 @@ func ParseHeader(line []byte) (*Header, error) {
 }
 
 // readRequired reads the type tag and the required fields of o.
-func (h *Header) readRequired(o object) bool {
-	if t, ok := str(o["type"]); !ok || t != "session" {
+func (h *Header) readRequired(o obj) bool {
+	if t, ok := str(o.get("type")); !ok || t != "session" {
 		return false
 	}
 	var okID, okV, okC, okD bool
-	h.ID, okID = str(o["id"])
-	h.Version, okV = intLike(o["version"])
-	h.CreatedAt, okC = intLike(o["createdAt"])
-	h.DelegationDepth, okD = intLike(o["delegationDepth"])
+	h.ID, okID = str(o.get("id"))
+	h.Version, okV = intLike(h.version)
+	h.CreatedAt, okC = intLike(h.createdAt)
+	h.DelegationDepth, okD = intLike(h.delegationDepth)
 	return okID && okV && okC && okD
 }
 
 // readOptional reads the optional string fields of o.
-func (h *Header) readOptional(o object) bool {
+func (h *Header) readOptional(o obj) bool {
 	for _, f := range [...]struct {
 		key string
 		dst **string
 	}{{"cwd", &h.CWD}, {"parentSession", &h.ParentSession}, {"origin", &h.Origin}, {"agentPreset", &h.AgentPreset}} {
-		v, present := o[f.key]
-		if !present {
+		v := o.get(f.key)
+		if v == nil {
 			continue
 		}
 		s, ok := str(v)
@@ -112,16 +113,16 @@ func (h *Header) Validate() error {
 	if h.ID == "" {
 		return Corruptf("session header id is empty")
 	}
-	if n, ok := nonNegSafeInt(h.fields["createdAt"]); !ok || isNegZero(h.fields["createdAt"]) {
-		return Corruptf("session header createdAt %s is not a non-negative safe integer", string(Compact(h.fields["createdAt"])))
+	if n, ok := nonNegSafeInt(h.createdAt); !ok || isNegZero(h.createdAt) {
+		return Corruptf("session header createdAt %s is not a non-negative safe integer", string(Compact(h.createdAt)))
 	} else {
 		h.CreatedAt = n
 	}
-	if _, ok := nonNegSafeInt(h.fields["delegationDepth"]); !ok {
+	if _, ok := nonNegSafeInt(h.delegationDepth); !ok {
 		return Corruptf("session header delegationDepth is not a non-negative safe integer")
 	}
-	if v, present := h.fields["seedLength"]; present {
-		if _, ok := nonNegSafeInt(v); !ok {
+	if h.seedLength != nil {
+		if _, ok := nonNegSafeInt(h.seedLength); !ok {
 			return Corruptf("session header seedLength is not a non-negative safe integer")
 		}
 	}
@@ -143,7 +144,7 @@ func isNegZero(v json.RawMessage) bool {
 // the type tag and unknown keys).
 func (h *Header) Object() json.RawMessage {
 	w := jsjson.NewObject(nil)
-	w.Raw("version", Compact(h.fields["version"])).String("id", h.ID).Raw("createdAt", Compact(h.fields["createdAt"]))
+	w.Raw("version", Compact(h.version)).String("id", h.ID).Raw("createdAt", Compact(h.createdAt))
 	if h.CWD != nil {
 		w.String("cwd", *h.CWD)
 	}
@@ -151,12 +152,12 @@ func (h *Header) Object() json.RawMessage {
 		w.String("parentSession", *h.ParentSession)
 	}
 	if h.SeedLength != nil {
-		w.Raw("seedLength", Compact(h.fields["seedLength"]))
+		w.Raw("seedLength", Compact(h.seedLength))
 	}
 	if h.Origin != nil {
 		w.String("origin", *h.Origin)
 	}
-	w.Raw("delegationDepth", Compact(h.fields["delegationDepth"]))
+	w.Raw("delegationDepth", Compact(h.delegationDepth))
 	if h.AgentPreset != nil {
 		w.String("agentPreset", *h.AgentPreset)
 	}
@@ -182,8 +183,8 @@ func ParseHeaderLine(line []byte) (*Header, error) {
 
 // checkVersion refuses a format version other than 0.
 func (h *Header) checkVersion() error {
-	if v, ok := safeInt(h.fields["version"]); !ok || v != 0 {
-		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.fields["version"])))
+	if v, ok := safeInt(h.version); !ok || v != 0 {
+		return unsupportedf("session format version %s is not supported (want 0)", string(Compact(h.version)))
 	}
 	return nil
 }

@@ -9,35 +9,16 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
-// Raw views into validated JSON (jsjson.CheckObject, or built here), with
-// the semantics of JS property access on JSON.parse output.
-
-// field returns the raw value of member name of object b, or nil.
-func field(b []byte, name string) []byte {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	return jsjson.ObjectField(b, name)
-}
-
-// fields calls fn with each member of object b (key decoded); false when
-// b is not an object.
-func fields(b []byte, fn func(key string, v []byte)) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
-	}
-	return jsjson.Members(b, func(key, v []byte) { fn(keyString(key), v) }) == nil
-}
-
-// obj is a JSON object read as field and fields read it: from the
-// members a jsjson tape recorded while validating its record (no walk),
-// or, for an object off the tape (built here, or nested too deep), from
-// its raw bytes.
+// obj is a JSON object read with the semantics of JS property access on
+// JSON.parse output: from the members a jsjson tape recorded while
+// validating its record (no walk), or, for an object off the tape (built
+// here, or nested too deep), from its raw bytes, which are not an object
+// unless they start with '{'.
 type obj struct {
 	raw []byte
 	t   *tape
@@ -62,11 +43,11 @@ func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
 // obj is the object value of entry k, on the tape when it holds it.
 func (t *tape) obj(k int32) obj {
 	v, sub := t.value(k), t.entries[k].Sub
-	switch {
-	case sub < 0 || v[0] != '{':
+	if sub < 0 || v[0] != '{' {
 		return rawObj(v)
-	case sub == 0:
-		return obj{raw: v, t: t, first: -1, onTape: true}
+	}
+	if sub == 0 { // empty
+		sub = -1
 	}
 	return obj{raw: v, t: t, first: sub, onTape: true}
 }
@@ -84,7 +65,8 @@ func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
 	return true
 }
 
-// each is fields(o.raw, fn).
+// each calls fn with each member of o (key decoded) in document order;
+// false when o is not an object.
 func (o obj) each(fn func(key string, v []byte)) bool {
 	return o.eachSub(func(k string, v []byte, _ obj) { fn(k, v) })
 }
@@ -93,7 +75,10 @@ func (o obj) each(fn func(key string, v []byte)) bool {
 // tape when it holds that object.
 func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
 	if !o.onTape {
-		return fields(o.raw, func(k string, v []byte) { fn(k, v, rawObj(v)) })
+		if len(o.raw) == 0 || o.raw[0] != '{' {
+			return false
+		}
+		return jsjson.Members(o.raw, func(k, v []byte) { fn(keyString(k), v, rawObj(v)) }) == nil
 	}
 	for k := o.first; k >= 0; k = o.t.entries[k].Next {
 		fn(keyString(o.t.key(k)), o.t.value(k), o.t.obj(k))
@@ -108,14 +93,14 @@ func keyString(key []byte) string {
 		s, _ := jsjson.String(key)
 		return s
 	}
-	return unsafeString(k)
+	return binenc.Alias(k)
 }
 
 // member returns the tape index of the last member named name (as JS
-// property access reads it), -1 when none; only for an object on the tape.
+// property access reads it), -1 when none or o is off the tape.
 func (o obj) member(name string) int32 {
 	found := int32(-1)
-	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+	for k := o.first; o.onTape && k >= 0; k = o.t.entries[k].Next {
 		if jsjson.KeyIs(o.t.key(k), name) {
 			found = k
 		}
@@ -123,58 +108,47 @@ func (o obj) member(name string) int32 {
 	return found
 }
 
-// get is field(o.raw, name).
+// get returns the raw value of o's last member named name, or nil.
 func (o obj) get(name string) []byte {
-	if !o.onTape {
-		return field(o.raw, name)
-	}
 	if k := o.member(name); k >= 0 {
 		return o.t.value(k)
 	}
-	return nil
+	if o.onTape || len(o.raw) == 0 || o.raw[0] != '{' {
+		return nil
+	}
+	return jsjson.ObjectField(o.raw, name)
 }
 
 // sub is rawObj(o.get(name)), from the tape when it holds that object.
 func (o obj) sub(name string) obj {
-	if !o.onTape {
-		return rawObj(field(o.raw, name))
-	}
 	if k := o.member(name); k >= 0 {
 		return o.t.obj(k)
 	}
-	return rawObj(nil)
+	return rawObj(o.get(name))
 }
 
 // elems is elements(o.get(name), fn), from the tape when it holds that
 // array; fn also gets each element as an object.
 func (o obj) elems(name string, fn func(v []byte, sub obj)) bool {
-	if o.onTape {
-		if k := o.member(name); k >= 0 {
-			return o.t.elems(k, fn)
-		}
-		return false
+	if k := o.member(name); k >= 0 {
+		return o.t.elems(k, fn)
 	}
-	return elements(field(o.raw, name), func(v []byte) { fn(v, rawObj(v)) })
+	return elements(o.get(name), func(v []byte) { fn(v, rawObj(v)) })
 }
 
 // valid reports whether o is an object.
 func (o obj) valid() bool {
-	return o.onTape || fields(o.raw, func(string, []byte) {})
+	return o.onTape || o.each(func(string, []byte) {})
 }
 
 // hasExactKeys reports whether o is an object with exactly the given
 // keys (at most 8).
 func (o obj) hasExactKeys(keys ...string) bool {
 	v, other, ok := o.pick(keys...)
-	if !ok || other {
-		return false
-	}
 	for i := range keys {
-		if v[i] == nil {
-			return false
-		}
+		ok = ok && v[i] != nil
 	}
-	return true
+	return ok && !other
 }
 
 // pick returns the raw values of o's members named by names (at most 8;
@@ -200,35 +174,15 @@ func elements(b []byte, fn func(v []byte)) bool {
 	return ok && err == nil
 }
 
-// isAppendOp reports whether a surfaceOp is "append" as written.
-func isAppendOp(op json.RawMessage) bool {
-	return string(Compact(op)) == `"append"`
-}
-
 // parseReplaceOp parses a replace surfaceOp: exactly op "replace" and
 // non-negative safe-integer start and end.
 func parseReplaceOp(op json.RawMessage) (start, end int64, ok bool) {
-	var opv, sv, ev []byte
-	others := false
-	if !fields(op, func(k string, v []byte) {
-		switch k {
-		case "op":
-			opv = v
-		case "start":
-			sv = v
-		case "end":
-			ev = v
-		default:
-			others = true
-		}
-	}) || others || opv == nil || sv == nil || ev == nil {
+	v, other, isObject := rawObj(op).pick("op", "start", "end")
+	if name, _ := strView(v[0]); !isObject || other || name != "replace" {
 		return 0, 0, false
 	}
-	if name, _ := strView(opv); name != "replace" {
-		return 0, 0, false
-	}
-	start, okS := nonNegSafeInt(sv)
-	end, okE := nonNegSafeInt(ev)
+	start, okS := nonNegSafeInt(v[1])
+	end, okE := nonNegSafeInt(v[2])
 	return start, end, okS && okE
 }
 
@@ -258,20 +212,16 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	case c == '[':
 		return canonArray(dst, v, mode)
 	case c == '"':
-		s, ok := "", true
-		if len(v) >= 2 && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
-			s = unsafeString(v[1 : len(v)-1]) // what jsjson.String returns, not copied
-		} else if s, ok = jsjson.String(v); !ok {
+		s, ok := strView(v)
+		if !ok {
 			return dst, false
 		}
 		return strconv.AppendQuote(append(dst, 's'), s), true
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
 	}
-	f, err := 0.0, error(nil)
-	if n, ok := shortInt(v); ok {
-		f = float64(n)
-	} else if f, err = strconv.ParseFloat(string(v), 64); err != nil {
+	f, ok := number(v)
+	if !ok || math.IsInf(f, 0) { // out of float64's range
 		return dst, false
 	}
 	if f == 0 {
@@ -368,39 +318,23 @@ func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
 	return append(dst, ']'), true
 }
 
-// unsafeString views b as a string the callee must not keep.
-func unsafeString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// objectOf decodes a validated JSON object into its members.
-func objectOf(b []byte) (object, bool) {
-	b = bytes.TrimSpace(b)
-	o := object{}
-	if !fields(b, func(k string, v []byte) { o[strings.Clone(k)] = v }) {
-		return nil, false
-	}
-	return o, true
-}
-
 // maxSafeInteger is JS Number.MAX_SAFE_INTEGER.
 const maxSafeInteger = 1<<53 - 1
 
-// object is a decoded JSON object whose values are kept raw.
-type object map[string]json.RawMessage
-
-// parseObject decodes b, which may be invalid, as a JSON object whose
-// values alias b.
-func parseObject(b []byte) (object, bool) {
-	o := object{}
-	ok, _ := jsjson.CheckObject(b, func(k, v []byte) {
-		s, _ := jsjson.String(k)
-		o[s] = v
-	})
-	return o, ok
+// parseObj validates b as one JSON object and returns it, with its
+// members on a tape unless it has too many entries for one.
+func parseObj(b []byte) (obj, bool) {
+	entries, held, ok, _ := jsjson.CheckObjectTape(b, nil)
+	raw := bytes.TrimSpace(b)
+	switch {
+	case !ok:
+		return obj{}, false
+	case !held:
+		return rawObj(raw), true
+	case len(entries) == 0:
+		return obj{raw: raw, first: -1, onTape: true}, true
+	}
+	return obj{raw: raw, t: &tape{line: b, entries: entries}, first: 0, onTape: true}, true
 }
 
 // jsonKind returns the first significant byte of a raw JSON value.
@@ -481,7 +415,7 @@ func str(v json.RawMessage) (string, bool) {
 func strView(v json.RawMessage) (string, bool) {
 	v = bytes.TrimSpace(v)
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
-		return unsafeString(v[1 : len(v)-1]), true
+		return binenc.Alias(v[1 : len(v)-1]), true
 	}
 	return str(v)
 }
@@ -511,7 +445,7 @@ func isArray(v json.RawMessage) bool  { return jsonKind(v) == '[' }
 func orderedKeys(v json.RawMessage) []string {
 	var keys []string
 	seen := map[string]bool{}
-	fields(bytes.TrimSpace(v), func(k string, _ []byte) {
+	rawObj(bytes.TrimSpace(v)).each(func(k string, _ []byte) {
 		if !seen[k] {
 			k = strings.Clone(k)
 			seen[k] = true
@@ -520,5 +454,3 @@ func orderedKeys(v json.RawMessage) []string {
 	})
 	return keys
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -13,91 +13,51 @@ import (
 // the upgraded event at an earlier seq, which a replacing tool/result
 // inherits ("" when none).
 func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) error {
+	var err error
 	switch e.Type {
 	case "request/header-delta", "mode/set":
-		return Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
+		err = Corruptf("event %d: retired event type %s", e.Seq, jsjson.Quote(e.Type))
 	case "request/header":
 		if r, _ := strView(e.data().get("reason")); r == "fallback" {
-			return Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
+			err = Corruptf("event %d: request/header with the retired reason \"fallback\"", e.Seq)
 		}
 	case "turn/start":
-		if e.data().get("trigger") == nil {
-			return nil // the current shape: nothing to upgrade
-		}
-		if err := upgradeTurnStart(e); err != nil {
-			return err
+		if e.data().get("trigger") != nil { // else the current shape
+			err = upgradeTurnStart(e)
 		}
 	case "turn/end":
-		if err := upgradeTurnEnd(e); err != nil {
-			return err
-		}
+		err = upgradeTurnEnd(e)
 	case "steering/message":
-		if err := upgradeSteering(sessionID, e); err != nil {
-			return err
-		}
+		err = upgradeSteering(sessionID, e)
 	}
-	if needsUpgradeCheck(e) {
+	if err == nil && needsUpgradeCheck(e) {
 		upgradeMessage(sessionID, e, earlierID)
 	}
-	return nil
+	return err
 }
-
-// Top-level data keys the message upgrade looks at.
-const (
-	lkContent uint16 = 1 << iota
-	lkSource
-	lkID
-	lkRole
-	lkMessage
-	lkProvenance
-	lkCallID
-	lkIsError
-)
 
 // needsUpgradeCheck reports whether upgradeMessage could change e (a
 // pre-identity message), from its top-level data keys alone.
 func needsUpgradeCheck(e *Event) bool {
-	if !IsSurfaceType(e.Type) {
-		return false
-	}
-	m, ok := legacyKeys(e.data())
-	if !ok {
-		return false // not an object: upgradeMessage leaves it alone
-	}
-	has := func(bits uint16) bool { return m&bits == bits }
-	switch e.Type {
+	switch d := e.data(); e.Type {
 	case "user/message":
-		return has(lkContent|lkSource) && m&(lkID|lkRole|lkMessage) == 0
+		return presentThenAbsent(d, 2, "content", "source", "id", "role", "message")
 	case "assistant/message":
-		return has(lkContent|lkProvenance) && m&lkMessage == 0
-	default:
-		return has(lkCallID|lkContent|lkIsError) && m&lkMessage == 0
+		return presentThenAbsent(d, 2, "content", "provenance", "message")
+	case "tool/result":
+		return presentThenAbsent(d, 3, "callId", "content", "isError", "message")
 	}
+	return false
 }
 
-// legacyKeys returns which of the upgrade's keys the data object has.
-func legacyKeys(data obj) (m uint16, ok bool) {
-	ok = data.each(func(k string, _ []byte) {
-		switch k {
-		case "content":
-			m |= lkContent
-		case "source":
-			m |= lkSource
-		case "id":
-			m |= lkID
-		case "role":
-			m |= lkRole
-		case "message":
-			m |= lkMessage
-		case "provenance":
-			m |= lkProvenance
-		case "callId":
-			m |= lkCallID
-		case "isError":
-			m |= lkIsError
-		}
-	})
-	return m, ok
+// presentThenAbsent reports whether d is an object with the first n of keys
+// and none of the others (at most 8 in all).
+func presentThenAbsent(d obj, n int, keys ...string) bool {
+	v, _, ok := d.pick(keys...)
+	for i := range keys {
+		ok = ok && (v[i] != nil) == (i < n)
+	}
+	return ok
 }
 
 func legacyID(sessionID string, seq int64) string {
@@ -128,15 +88,9 @@ func upgradeTurnEnd(e *Event) error {
 		return bad()
 	}
 	r := d.sub("reason")
-	if !r.valid() {
-		return bad()
-	}
-	kind, ok := strView(r.get("kind"))
-	if !ok {
-		return bad()
-	}
+	kind, isString := strView(r.get("kind"))
 	reason, ok := upgradedReason(kind, r)
-	if !ok {
+	if !r.valid() || !isString || !ok {
 		return bad()
 	}
 	if reason != nil {
@@ -263,13 +217,11 @@ func copyExcept(w *jsjson.Object, d obj, skip ...string) {
 	}
 }
 
-// modelSource is a legacy provenance as a source of kind "model".
+// modelSource is a legacy provenance as a source of kind "model" (only
+// that kind when the provenance is not an object).
 func modelSource(provenance json.RawMessage) json.RawMessage {
 	src := jsjson.NewObject(nil)
 	p := rawObj(provenance)
-	if !p.valid() {
-		return src.String("kind", "model").Bytes()
-	}
 	for _, k := range orderedKeys(provenance) {
 		if k == "kind" {
 			src.String("kind", "model")

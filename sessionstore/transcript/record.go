@@ -126,34 +126,34 @@ func (env *envelope) scan(line []byte) bool {
 // member reads the top-level member key: v, at tape index at.
 func (env *envelope) member(key, v []byte, at int32) {
 	name := keyString(key)
-	var slot *[]byte
+	var dst *[]byte
 	var bit uint16
 	switch name {
 	case "type":
-		slot, bit = &env.typ, keyType
+		dst, bit = &env.typ, keyType
 	case "seq":
-		slot, bit = &env.seq, keySeq
+		dst, bit = &env.seq, keySeq
 	case "time":
-		slot, bit = &env.time, keyTime
+		dst, bit = &env.time, keyTime
 	case "data":
-		slot, bit, env.dataAt = &env.data, keyData, at
+		dst, bit, env.dataAt = &env.data, keyData, at
 	case "surfaceOp":
-		slot, bit = &env.surfaceOp, keySurfaceOp
+		dst, bit = &env.surfaceOp, keySurfaceOp
 	case "sourceEventSeqs":
-		slot, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
+		dst, bit, env.seqsAt = &env.sourceEventSeqs, keySourceEventSeqs, at
 	case "ignorable":
-		slot, bit = &env.ignorable, keyIgnorable
+		dst, bit = &env.ignorable, keyIgnorable
 	case "seq0":
-		slot, bit = &env.seq0, keySeq0
+		dst, bit = &env.seq0, keySeq0
 	case "time0":
-		slot, bit = &env.time0, keyTime0
+		dst, bit = &env.time0, keyTime0
 	default:
 		if !env.hasExtra {
 			env.extra, env.hasExtra = strings.Clone(name), true
 		}
 		return
 	}
-	*slot, env.keys = v, env.keys|bit
+	*dst, env.keys = v, env.keys|bit
 }
 
 // readBytes makes every read walk the record's bytes, as a record too big
@@ -249,18 +249,6 @@ type packedRow struct {
 	dt      []int64
 }
 
-// Data keys of a packed row, as bits.
-const (
-	rkTurn uint16 = 1 << iota
-	rkStep
-	rkIndex
-	rkID
-	rkName
-	rkDt
-	rkTexts
-	rkArgs
-)
-
 // parse validates a packed row as dsh's chunk-row decoder does (§2.4).
 func (r *packedRow) parse(env *envelope) error {
 	if env.keys != keyType|keySeq0|keyTime0|keyData || env.hasExtra {
@@ -283,7 +271,7 @@ func (r *packedRow) parse(env *envelope) error {
 	return r.readTimes(data)
 }
 
-// rowKeys are the data keys of a packed row, in the order of the rk bits.
+// rowKeys are the data keys of a packed row.
 var rowKeys = [...]string{"turn", "step", "index", "id", "name", "dt", "texts", "args"}
 
 // readData checks the row's data keys and fields.
@@ -292,41 +280,26 @@ func (r *packedRow) readData(data obj) error {
 	if !ok {
 		return Corruptf("%s row data is not an object", r.typ)
 	}
-	var keys uint16
-	for i, v := range d {
-		if v != nil {
-			keys |= 1 << i
-		}
-	}
 	r.turn, r.step, r.index, r.id, r.name = d[0], d[1], d[2], d[3], d[4]
-	r.hasName = r.typ == rowToolCall && keys&rkName != 0
-	if other || keys != r.wantKeys() {
+	call := r.typ == rowToolCall
+	r.hasName = call && r.name != nil
+	// The keys of rowKeys a row of its type has: name is optional.
+	want := [len(rowKeys)]bool{true, true, true, call, r.hasName, true, !call, call}
+	for i, has := range want {
+		other = other || (d[i] != nil) != has
+	}
+	if other {
 		return Corruptf("%s row data has unexpected keys", r.typ)
 	}
 	if err := r.checkCall(); err != nil {
 		return err
 	}
-	for _, kv := range [...]struct {
-		k string
-		v []byte
-	}{{"turn", r.turn}, {"step", r.step}, {"index", r.index}} {
-		if !isNumber(kv.v) {
-			return Corruptf("%s row %s is not a number", r.typ, kv.k)
+	for i, k := range rowKeys[:3] {
+		if !isNumber(d[i]) {
+			return Corruptf("%s row %s is not a number", r.typ, k)
 		}
 	}
 	return nil
-}
-
-// wantKeys are the data keys a row of its type must have.
-func (r *packedRow) wantKeys() uint16 {
-	if r.typ != rowToolCall {
-		return rkTurn | rkStep | rkIndex | rkDt | rkTexts
-	}
-	want := rkTurn | rkStep | rkIndex | rkID | rkDt | rkArgs
-	if r.hasName {
-		want |= rkName
-	}
-	return want
 }
 
 // checkCall checks a tool-call row's id and optional name (strings).

@@ -52,14 +52,14 @@ func (s *lineScanner) feed(line []byte) error {
 		}
 		err = Corruptf("event seq %d where %d was expected", row.Seq0, s.nextSeq)
 	case err == nil:
-		if err = s.contiguous(evs); err != nil && hasTurnEnd(evs) {
-			s.bad, s.badLine, s.badErr = true, s.lines, err
-			return s.committedErr()
-		}
+		err = s.contiguous(evs)
 	}
 	if err != nil {
 		s.bad, s.badLine, s.badErr = true, s.lines, err
-		if s.strict {
+		switch {
+		case hasTurnEnd(evs): // out of sequence (a bad record has no events)
+			return s.committedErr()
+		case s.strict:
 			return &Error{Kind: KindCorrupt, Msg: fmt.Sprintf("complete frame contains a torn JSONL record (line %d)", s.lines), Err: err}
 		}
 		return nil

@@ -1,8 +1,8 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"maps"
 	"slices"
 
@@ -56,8 +56,9 @@ func (s *FoldState) AppendBinary(b []byte) []byte {
 	return binenc.AppendInt(b, int64(s.TitleOversize))
 }
 
-// ReadFoldState reads what AppendBinary wrote; r's error says when the
-// bytes are not such an encoding.
+// ReadFoldState reads what AppendBinary wrote, copying what it keeps (the
+// state outlives r's buffer); r's error says when the bytes are not such
+// an encoding.
 func ReadFoldState(r *binenc.Reader) FoldState {
 	var s FoldState
 	s.Count, s.LastSeq, s.LastTime = r.Int(), r.Int(), r.Int()
@@ -71,14 +72,14 @@ func ReadFoldState(r *binenc.Reader) FoldState {
 			s.IDs[seq] = r.String()
 		}
 	}
-	s.Closer.OpenTurn = json.RawMessage(clonedOpt(r))
-	s.Closer.OpenStep = json.RawMessage(clonedOpt(r))
+	s.Closer.OpenTurn = bytes.Clone(r.OptBytes())
+	s.Closer.OpenStep = bytes.Clone(r.OptBytes())
 	if hasCalls, n := r.Bool(), r.Count(4); hasCalls {
 		s.Closer.Calls = make([]pendingCall, n)
 		for i := range s.Closer.Calls {
 			c := &s.Closer.Calls[i]
 			c.ID = r.String()
-			c.Step = json.RawMessage(clonedOpt(r))
+			c.Step = bytes.Clone(r.OptBytes())
 			c.CallSeq, c.Logged = r.Int(), r.Bool()
 		}
 	}
@@ -107,15 +108,6 @@ func ReadFoldState(r *binenc.Reader) FoldState {
 	return s
 }
 
-// clonedOpt reads optional bytes as a copy: the state outlives the buffer.
-func clonedOpt(r *binenc.Reader) []byte {
-	b := r.OptBytes()
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
-}
-
 func appendEvent(b []byte, e *Event) []byte {
 	b = binenc.AppendString(b, e.Type)
 	b = binenc.AppendInt(b, e.Seq)
@@ -128,9 +120,9 @@ func appendEvent(b []byte, e *Event) []byte {
 
 func readEvent(r *binenc.Reader) *Event {
 	e := &Event{Type: r.String(), Seq: r.Int(), Time: r.Int()}
-	e.Data = clonedOpt(r)
-	e.SourceEventSeqs = clonedOpt(r)
-	e.SurfaceOp = clonedOpt(r)
+	e.Data = bytes.Clone(r.OptBytes())
+	e.SourceEventSeqs = bytes.Clone(r.OptBytes())
+	e.SurfaceOp = bytes.Clone(r.OptBytes())
 	e.Ignorable = r.Bool()
 	return e
 }

@@ -1,6 +1,9 @@
 package transcript
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Title is a session/title snapshot (dsh foldSessionTitle).
 type Title struct {
@@ -18,28 +21,28 @@ func TitleOf(e *Event) (*Title, error) {
 	if len(e.Data) > maxTitleEventBytes {
 		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
 	}
-	d, ok := objectOf(e.Data)
-	if !ok {
+	d := rawObj(bytes.TrimSpace(e.Data))
+	if !d.valid() {
 		return nil, Corruptf("event %d: session/title data is not an object", e.Seq)
 	}
-	if !isArray(d["messageSeqs"]) {
+	if !isArray(d.get("messageSeqs")) {
 		return nil, Corruptf("event %d: session/title messageSeqs is not an array", e.Seq)
 	}
-	src, ok := parseObject(d["source"])
-	if !ok {
+	src := d.sub("source")
+	if !src.valid() {
 		return nil, Corruptf("event %d: session/title source is not an object", e.Seq)
 	}
-	switch k, _ := str(src["kind"]); k {
+	switch k, _ := str(src.get("kind")); k {
 	case "fallback", "provider", "user":
 	default:
-		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src["kind"])))
+		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src.get("kind"))))
 	}
-	if t, ok := str(d["title"]); !ok {
+	if t, ok := str(d.get("title")); !ok {
 		return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
 	} else if len(t) > MaxTitleBytes {
 		return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
 	}
-	return &Title{Title: Compact(d["title"]), MessageSeqs: Compact(d["messageSeqs"]), Source: Compact(d["source"]),
+	return &Title{Title: Compact(d.get("title")), MessageSeqs: Compact(d.get("messageSeqs")), Source: Compact(src.raw),
 		EventSeq: e.Seq, UpdatedAt: e.Time}, nil
 }
 

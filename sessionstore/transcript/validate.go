@@ -1,10 +1,6 @@
 package transcript
 
-import (
-	"bytes"
-
-	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
-)
+import "github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 
 // knownEventTypes is HEAD's KNOWN_SESSION_EVENT_TYPES (spec §2.5).
 var knownEventTypes = map[string]bool{
@@ -92,20 +88,10 @@ func checkToolResult(e *Event) error {
 // validMessage checks a message object's id, role, source and content.
 func validMessage(m obj, role string) bool {
 	v, _, ok := m.pick("id", "role", "source", "content")
-	if !ok {
-		return false
-	}
-	id, r, src, content := v[0], v[1], v[2], v[3]
-	if _, ok := nonEmptyStr(id); !ok {
-		return false
-	}
-	if got, _ := strView(r); got != role {
-		return false
-	}
-	if _, ok := nonEmptyStr(m.sub("source").get("kind")); !ok || !isObject(src) {
-		return false
-	}
-	return isArray(content)
+	_, okID := nonEmptyStr(v[0])
+	got, _ := strView(v[1])
+	_, okKind := nonEmptyStr(m.sub("source").get("kind"))
+	return ok && okID && got == role && okKind && isObject(v[2]) && isArray(v[3])
 }
 
 // checkEnvelope applies assertSessionEventEnvelope (spec §2.3).
@@ -153,63 +139,48 @@ func checkRequestHeader(e *Event) error {
 		return bad("has no header object")
 	}
 	hv, _, _ := h.pick("config", "adapterDefaults")
-	cfgRaw, adRaw := hv[0], hv[1]
-	hasAD := adRaw != nil
-	cfg, ok := objectOf(cfgRaw)
-	if !ok {
+	cfg := rawObj(hv[0])
+	if !cfg.valid() {
 		return bad("has no config object")
 	}
-	if _, ok := nonEmptyStr(cfg["provider"]); !ok {
+	if _, ok := nonEmptyStr(cfg.get("provider")); !ok {
 		return bad("config.provider is not a non-empty string")
 	}
-	if _, ok := nonEmptyStr(cfg["model"]); !ok {
+	if _, ok := nonEmptyStr(cfg.get("model")); !ok {
 		return bad("config.model is not a non-empty string")
 	}
-	if v, ok := cfg["reasoningEffort"]; ok {
+	if v := cfg.get("reasoningEffort"); v != nil {
 		if _, ok := nonEmptyStr(v); !ok {
 			return bad("config.reasoningEffort is not a non-empty string")
 		}
 	}
-	if hasAD {
-		ad, ok := objectOf(adRaw)
-		if !ok {
-			return bad("adapterDefaults is not an object")
+	if hv[1] == nil {
+		return nil
+	}
+	ad, problem := rawObj(hv[1]), ""
+	if !ad.each(func(k string, _ []byte) {
+		if problem == "" {
+			problem = adapterDefaultProblem(k, ad.get(k), cfg)
 		}
-		for k, val := range ad {
-			if k != "reasoningEffort" && k != "maxTokens" {
-				return bad("adapterDefaults has key " + jsjson.Quote(k))
-			}
-			if string(Compact(val)) != "true" {
-				return bad("adapterDefaults." + k + " is not true")
-			}
-			if _, present := cfg[k]; !present {
-				return bad("adapterDefaults." + k + " has no matching config field")
-			}
-		}
+	}) {
+		return bad("adapterDefaults is not an object")
+	}
+	if problem != "" {
+		return bad(problem)
 	}
 	return nil
 }
 
-// parseSeqList parses e's sourceEventSeqs, appending to out; from the
-// record's tape while they are the stored record's.
-func parseSeqList(e *Event, out []int64) ([]int64, bool) {
-	ok := true
-	add := func(x []byte, _ obj) {
-		n, good := nonNegSafeInt(x)
-		ok = ok && good
-		out = append(out, n)
+// adapterDefaultProblem says what is wrong with the member k: v of a
+// request header's adapterDefaults, "" when nothing.
+func adapterDefaultProblem(k string, v []byte, cfg obj) string {
+	switch {
+	case k != "reasoningEffort" && k != "maxTokens":
+		return "adapterDefaults has key " + jsjson.Quote(k)
+	case string(Compact(v)) != "true":
+		return "adapterDefaults." + k + " is not true"
+	case cfg.get(k) == nil:
+		return "adapterDefaults." + k + " has no matching config field"
 	}
-	isArray := false
-	if env := e.env; env != nil && env.seqsAt >= 0 && sameBytes(e.SourceEventSeqs, env.sourceEventSeqs) {
-		isArray = env.tape.elems(env.seqsAt, add)
-	} else {
-		isArray = elements(bytes.TrimSpace(e.SourceEventSeqs), func(x []byte) { add(x, obj{}) })
-	}
-	if !isArray || !ok {
-		return nil, false
-	}
-	if out == nil {
-		out = []int64{}
-	}
-	return out, true
+	return ""
 }

@@ -47,14 +47,11 @@ func frameHeader(data []byte) (blocks int, declared int64) {
 // when the data runs out inside it. base is data[0]'s file offset.
 func frameEnd(data []byte, off int, base int64) (end int, complete bool, err error) {
 	p := off
-	if len(data)-p < 5 {
-		if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
-			return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
-		}
-		return 0, false, nil
-	}
-	if binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
+	if len(data)-p >= 4 && binary.LittleEndian.Uint32(data[p:]) != zstdMagic {
 		return 0, false, backendf("invalid frame magic at offset %d", base+int64(p))
+	}
+	if len(data)-p < 5 {
+		return 0, false, nil
 	}
 	fhd := data[p+4]
 	if fhd&0x18 != 0 {
@@ -208,7 +205,7 @@ func frameContentBounds(data []byte) (lo, hi int64) {
 // slot sl the caller gives back (reuse or keep). A frame over the limit or
 // the read's budget b (nil: none) is refused before decoding. held says
 // the caller holds every slot already (its read buffer grew for the frame).
-func decodeFrame(mem *Memory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl *Slot, err error) {
+func decodeFrame(mem *Memory, frame, dst []byte, limit int64, b *DecodedBudget, held bool) (out []byte, sl *slot, err error) {
 	lo, hi := frameContentBounds(frame)
 	if lo > limit {
 		if e := oversizedBlockErr(frame); e != nil {
@@ -216,17 +213,17 @@ func decodeFrame(mem *Memory, frame, dst []byte, limit int64, b *DecodedBudget, 
 		}
 		return nil, nil, Limitf(limit, "a zstd frame decodes to more bytes than the read limit")
 	}
-	if err := b.Admit(lo); err != nil {
+	if err := b.admit(lo); err != nil {
 		return nil, nil, err
 	}
 	dst, sl = decodeBuf(mem, dst, hi, limit, held)
 	out, err = decodeAll(limit, frame, dst)
 	if err != nil {
-		sl.Reuse()
+		sl.reuse()
 		return nil, nil, frameDecodeErr(frame, err, limit)
 	}
-	if err := b.Spend(len(out)); err != nil {
-		sl.Reuse()
+	if err := b.spend(len(out)); err != nil {
+		sl.reuse()
 		return nil, nil, err
 	}
 	return out, sl, nil
@@ -253,13 +250,13 @@ func decodeTornFrame(mem *Memory, frame []byte, limit int64, held bool) ([]byte,
 	dst, sl := decodeBuf(mem, nil, hi, limit, held)
 	out, err := decodeAll(limit, frame, dst)
 	if err != nil && isSizeErr(err) {
-		sl.Reuse()
+		sl.reuse()
 		if e := oversizedBlockErr(frame); e != nil {
 			return nil, e
 		}
 		return nil, Limitf(limit, "the torn final zstd frame decodes to more bytes than the read limit")
 	}
-	sl.Keep()
+	sl.keep()
 	return out, nil
 }
 
