@@ -8,22 +8,8 @@ import (
 )
 
 // maxDepth is encoding/json's nesting limit: deeper values are invalid,
-// so CheckObject accepts exactly what json.Valid accepts.
+// so the checker accepts exactly what json.Valid accepts.
 const maxDepth = 10000
-
-// CheckObject validates b as one JSON object (RFC 8259 grammar, optional
-// surrounding whitespace, at most 10,000 levels of nesting: exactly what
-// encoding/json's Valid accepts for an object) in one pass, and calls fn
-// with each top-level member (key literal with its quotes, value) in
-// document order. Like json.Valid it does not reject invalid UTF-8 inside
-// strings; utf8OK reports whether b is valid UTF-8 throughout, so a caller
-// repairs only the rare line that needs it. fn is only called while b is
-// valid so far; when ok is false, members already reported must be
-// discarded.
-func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
-	c := checker{b: b, utf8OK: true, fn: fn}
-	return c.object(SkipSpace(b, 0), 0, false)
-}
 
 // Member is one entry of a tape: a member of an object or an element of
 // an array, as offsets into the checked bytes b (Key and Value slice
@@ -63,8 +49,13 @@ const TapeDepth = 4
 // huge line cannot make its tape many times its size.
 const MaxTape = 1 << 12
 
-// CheckObjectTape is CheckObject that, instead of calling back, records
-// on a tape, in the same walk, the members of b's top-level object and
+// CheckObjectTape validates b as one JSON object (RFC 8259 grammar,
+// optional surrounding whitespace, at most 10,000 levels of nesting:
+// exactly what encoding/json's Valid accepts for an object) in one pass.
+// Like json.Valid it does not reject invalid UTF-8 inside strings; utf8OK
+// reports whether b is valid UTF-8 throughout, so a caller repairs only the
+// rare line that needs it. It records on a tape, in the same walk, the
+// members of b's top-level object and
 // the entries of the objects and arrays nested in it down to TapeDepth
 // levels, appended to tape[:0] and linked by Sub and Next; the top-level
 // members start at index 0 (when there are any). A reader then finds a

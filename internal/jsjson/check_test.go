@@ -7,6 +7,22 @@ import (
 	"unicode/utf8"
 )
 
+// CheckObject is the checker without a tape: the form the tests compare
+// with encoding/json (the hot path records a tape, CheckObjectTape).
+// It validates b as one JSON object (RFC 8259 grammar, optional
+// surrounding whitespace, at most 10,000 levels of nesting: exactly what
+// encoding/json's Valid accepts for an object) in one pass, and calls fn
+// with each top-level member (key literal with its quotes, value) in
+// document order. Like json.Valid it does not reject invalid UTF-8 inside
+// strings; utf8OK reports whether b is valid UTF-8 throughout, so a caller
+// repairs only the rare line that needs it. fn is only called while b is
+// valid so far; when ok is false, members already reported must be
+// discarded.
+func CheckObject(b []byte, fn func(key, value []byte)) (ok, utf8OK bool) {
+	c := checker{b: b, utf8OK: true, fn: fn}
+	return c.object(SkipSpace(b, 0), 0, false)
+}
+
 var checkCases = []string{
 	`{}`, ` { } `, `{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":01}`, `{"a":-0}`, `{"a":-}`, `{"a":1.}`, `{"a":1.5e}`,
 	`{"a":1.5e+3}`, `{"a":1E-3}`, `{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":null,"b":false}`, `{"a":[1,2,[3,{}]]}`,

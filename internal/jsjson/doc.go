@@ -1,11 +1,10 @@
 // Package jsjson is dsh-lsp's one JS-JSON package: JSON read and written
 // exactly as dsh (Node) reads and writes it.
 //
-//   - Validation (check.go): CheckObject accepts exactly the objects
-//     encoding/json's Valid accepts, in one allocation-free pass;
-//     CheckObjectTape also records, in that pass, the members and
-//     elements of the record's nested objects and arrays on a reused
-//     tape, so that a reader does not walk them again.
+//   - Validation (check.go): CheckObjectTape accepts exactly the objects
+//     encoding/json's Valid accepts, in one pass, and records in it the
+//     members and elements of the record's nested objects and arrays on
+//     a reused tape, so that a reader does not walk them again.
 //   - The raw reader (read.go): SkipSpace, Members, Elements,
 //     ObjectField and KeyIs walk raw bytes without decoding, for the hot
 //     paths (store logs, the projection); String, StrictString and

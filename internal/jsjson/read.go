@@ -2,7 +2,7 @@
 // decodes only the string literals a caller asks for. Semantics follow
 // JavaScript property access on JSON.parse output: keys are case-sensitive
 // and the last duplicate key wins. Input is assumed to be well-formed JSON
-// (the caller already parsed or validated it, CheckObject); malformed input
+// (the caller already parsed or validated it, CheckObjectTape); malformed input
 // gives an error or false, never a panic.
 
 package jsjson
