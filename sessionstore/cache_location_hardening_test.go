@@ -2,7 +2,7 @@
 
 package sessionstore_test
 
-// Issue 16 attack 6: the index cache must never land inside the store,
+// The index cache must never land inside the store,
 // however the paths are spelled (symlinks on either side), and a cache
 // path that is a FIFO, a link to /dev/zero or an oversized file is ignored
 // at once (the index is rebuilt) instead of hanging or exhausting memory.

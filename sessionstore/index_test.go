@@ -343,8 +343,8 @@ func incrementalRefresh(t *testing.T, comp workload.Compression, spill bool) {
 	}
 }
 
-// TestIndexedEqualsFullReadAfterRandomChanges is the correctness check of
-// issue 7: after random appends, truncations (also mid-line / mid-frame),
+// TestIndexedEqualsFullReadAfterRandomChanges is the index's correctness
+// check: after random appends, truncations (also mid-line / mid-frame),
 // replacements, garbage and bad lines, the index answers what a full
 // re-read answers.
 func TestIndexedEqualsFullReadAfterRandomChanges(t *testing.T) {

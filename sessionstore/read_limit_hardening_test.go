@@ -2,7 +2,7 @@
 
 package sessionstore_test
 
-// Issue 16 attacks 1, 2 and 8 against the real binary: zstd bombs (a torn
+// Read limits against the real binary: zstd bombs (a torn
 // final frame of RLE blocks, a header frame bomb, complete frames holding a
 // ~900 MB message) and a raw session with one huge message line. The bombs
 // are generated here (a few hundred KB on disk; nothing large is

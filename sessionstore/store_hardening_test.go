@@ -1,6 +1,6 @@
 package sessionstore_test
 
-// Hostile stores (issue 8): hostile ids and cwds, symlinks out of the root,
+// Hostile stores: hostile ids and cwds, symlinks out of the root,
 // files replaced or truncated while being read. Nothing outside the root is
 // ever opened (checked with inotify on every directory outside the root
 // that a symlink points into, and on the root's parent; Linux only, see

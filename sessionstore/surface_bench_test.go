@@ -22,7 +22,7 @@ func BenchmarkHoverCold(b *testing.B) {
 		name    string
 		comp    workload.Compression
 		indexed bool
-		summary bool // the server's hover since issue 22: no read
+		summary bool // the server's hover: no read
 	}{{"summary/zstd", workload.Zstd, true, true}, {"summary/plain", workload.None, true, true},
 		{"indexed/zstd", workload.Zstd, true, false}, {"indexed/plain", workload.None, true, false},
 		{"store/zstd", workload.Zstd, false, false}, {"store/plain", workload.None, false, false}} {

@@ -2,7 +2,7 @@
 
 package sessionstore_test
 
-// Issue 16 attack 3: a racer swaps a session directory for a symlink to an
+// A symlink race: a racer swaps a session directory for a symlink to an
 // outside directory (atomically, renameat2 RENAME_EXCHANGE) while reads
 // run. Opening a transcript must never follow a symlink below the root, so
 // no read may return the outside session, and the outside transcript is
