@@ -25,9 +25,6 @@ const (
 // and answers the capabilities. Invalid settings fail initialize with an
 // error naming the key.
 func (s *Server) initialize(p *protocol.InitializeParams) (protocol.InitializeResult, error) {
-	if s.opts.Initialized != nil {
-		defer s.opts.Initialized()
-	}
 	st, err := parseSettings(json.RawMessage(p.InitializationOptions))
 	var env *environment
 	if err == nil {

@@ -85,10 +85,6 @@ type Options struct {
 	// setting says (--no-content-index): no content index is built or
 	// kept.
 	NoContentIndex bool
-	// Initialized, when set, is called once initialize is handled, with
-	// or without an error: the persisted index it loads is in memory (the
-	// binary holds its collector back until then).
-	Initialized func()
 }
 
 type lifecycle int

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,23 +158,6 @@ func TestLifecycle(t *testing.T) {
 	s.Notify("exit", nil)
 	if code := s.exitCode(t); code != 0 {
 		t.Errorf("exit after shutdown: exit code %d, want 0", code)
-	}
-}
-
-// TestInitializedHook: Options.Initialized is called once initialize is
-// handled (the index it loads is in memory), whether it succeeds or
-// fails, and not before.
-func TestInitializedHook(t *testing.T) {
-	for _, options := range []map[string]any{{"sessionsDir": storeRaw}, {"maxReferences": 4}} {
-		var calls atomic.Int32
-		s := start(t, lsp.Options{Initialized: func() { calls.Add(1) }})
-		if n := calls.Load(); n != 0 {
-			t.Fatalf("%v: Initialized called %d times before initialize", options, n)
-		}
-		_, err := s.Initialize(options)
-		if n := calls.Load(); n != 1 {
-			t.Errorf("%v: Initialized called %d times by initialize (error %v), want once", options, n, err)
-		}
 	}
 }
 

@@ -45,7 +45,7 @@ func versionString() string {
 }
 
 func main() {
-	tuneGC(os.Getenv)
+	tuneGC(os.Getenv, startupWindow)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -59,52 +59,50 @@ func main() {
 // (bench/README.md, "What a session costs in memory").
 const gcPercent = 35
 
-// tuneGC sets gcPercent unless the user chose with GOGC.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-}
-
-// loadHeap is the memory the server's collector lets a process reach
-// before its first collection while initialize loads the persisted index;
-// loadWindow how long it waits at most. Loading the index of 100,000
-// sessions grows the heap to 120 MB in a few hundred milliseconds, nearly
-// all of it kept: at gcPercent the collector would run seven times
-// meanwhile, marking the growing index each time, on the two cores that
-// answer the first request.
+// startupHeap is the memory the collector lets a process reach before its
+// first collection; startupWindow how long it waits for it. Loading a
+// persisted index of 100,000 sessions grows the heap to 120 MB in a few
+// hundred milliseconds, and at gcPercent the collector would run seven
+// times meanwhile, marking the growing index each time, on the same two
+// cores that answer the first request. One collection at startupHeap
+// marks it once. Below the heap a served 100,000-session index keeps
+// anyway, it adds nothing to the peak; a small store's server reaches it
+// only if its first seconds make that much garbage.
 const (
-	loadHeap   = 128 << 20
-	loadWindow = 2 * time.Second
+	startupHeap   = 128 << 20
+	startupWindow = 2 * time.Second
 )
 
-// deferCollection turns the collector off (up to loadHeap) until the
-// returned function is called (initialize answered), the first collection
-// or window, whichever comes first; then tuneGC's setting applies. With
-// GOGC or GOMEMLIMIT set it does nothing: the user chose.
-func deferCollection(getenv func(string) string, window time.Duration) (loaded func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return func() {}
+// tuneGC sets gcPercent unless the user chose with GOGC, after the first
+// collection (at startupHeap) or window, whichever comes first;
+// with GOMEMLIMIT set too, the user's limit stays and gcPercent applies
+// from the start.
+func tuneGC(getenv func(string) string, window time.Duration) {
+	if getenv("GOGC") != "" {
+		return
+	}
+	if getenv("GOMEMLIMIT") != "" {
+		debug.SetGCPercent(gcPercent)
+		return
 	}
 	done := make(chan struct{})
-	loaded = sync.OnceFunc(func() {
+	steady := sync.OnceFunc(func() {
 		debug.SetGCPercent(gcPercent)
 		debug.SetMemoryLimit(math.MaxInt64)
 		close(done)
 	})
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(loadHeap)
+	debug.SetMemoryLimit(startupHeap)
 	// The cleanup runs once a collection has found the sentinel
 	// unreachable: after the first collection.
-	runtime.AddCleanup(new(gcSentinel), func(struct{}) { loaded() }, struct{}{})
+	runtime.AddCleanup(new(gcSentinel), func(struct{}) { steady() }, struct{}{})
 	go func() {
 		select {
 		case <-time.After(window):
-			loaded()
+			steady()
 		case <-done:
 		}
 	}()
-	return loaded
 }
 
 // gcSentinel is an object of its own (not tiny-allocated with others, whose

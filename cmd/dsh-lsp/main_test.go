@@ -542,74 +542,54 @@ func TestNewZapLoggerLevels(t *testing.T) {
 	}
 }
 
-// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent,
-// unless GOGC says otherwise (the runtime has applied it).
+// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent
+// from its first collection (at startupHeap, not before), unless GOGC says
+// otherwise (the runtime has applied it); with GOMEMLIMIT, at gcPercent
+// from the start under the user's limit.
 func TestGCPercentUnlessGOGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	tuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("without GOGC: GC percent %d, want %d", got, gcPercent)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+
+	tuneGC(func(string) string { return "" }, time.Hour)
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("without GOGC, before the first collection: GC percent %d, want -1 (off)", got)
 	}
-	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] })
+	if got := debug.SetMemoryLimit(-1); got != startupHeap {
+		t.Errorf("without GOGC, before the first collection: memory limit %d, want %d", got, startupHeap)
+	}
+	runtime.GC()
+	deadline := time.Now().Add(time.Minute)
+	for debug.SetMemoryLimit(-1) != math.MaxInt64 && time.Now().Before(deadline) {
+		runtime.GC() // the cleanup runs after a collection, on its own goroutine
+		time.Sleep(time.Millisecond)
+	}
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("without GOGC, after a collection: GC percent %d, want %d", got, gcPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("without GOGC, after a collection: memory limit %d, want none", got)
+	}
+
+	// Without a collection, window ends the startup setting.
+	debug.SetGCPercent(100)
+	tuneGC(func(string) string { return "" }, time.Millisecond)
+	for debug.SetMemoryLimit(-1) != math.MaxInt64 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("without GOGC, after the window: GC percent %d, want %d", got, gcPercent)
+	}
+
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] }, time.Hour)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC=100: GC percent %d, want 100 (the user's)", got)
 	}
-}
-
-// TestCollectionDeferredWhileLoading: while the server loads its index the
-// collector is off up to loadHeap; it runs at gcPercent once initialize
-// is handled, or after the first collection, or after the window, and
-// not at all differently when the user set GOGC or GOMEMLIMIT.
-func TestCollectionDeferredWhileLoading(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	deferred := func(what string) {
-		t.Helper()
-		if got := debug.SetGCPercent(-1); got != -1 {
-			t.Errorf("%s: GC percent %d, want -1 (off)", what, got)
-		}
-		if got := debug.SetMemoryLimit(-1); got != loadHeap {
-			t.Errorf("%s: memory limit %d, want %d", what, got, loadHeap)
-		}
+	tuneGC(func(k string) string { return map[string]string{"GOMEMLIMIT": "1GiB"}[k] }, time.Hour)
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("with GOMEMLIMIT: GC percent %d, want %d", got, gcPercent)
 	}
-	steady := func(what string) {
-		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for debug.SetMemoryLimit(-1) != math.MaxInt64 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		if got := debug.SetGCPercent(100); got != gcPercent {
-			t.Errorf("%s: GC percent %d, want %d", what, got, gcPercent)
-		}
-		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-			t.Errorf("%s: memory limit %d, want none", what, got)
-		}
-	}
-	none := func(string) string { return "" }
-
-	loaded := deferCollection(none, time.Hour)
-	deferred("while loading")
-	loaded()
-	steady("once loaded")
-
-	deferCollection(none, time.Hour)
-	deferred("while loading")
-	runtime.GC() // the cleanup runs after it, on its own goroutine
-	steady("after a collection")
-
-	debug.SetGCPercent(100)
-	deferCollection(none, time.Millisecond)
-	steady("after the window")
-
-	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
-		debug.SetGCPercent(100)
-		deferCollection(func(k string) string { return map[string]string{env: "1"}[k] }, time.Hour)
-		if got := debug.SetGCPercent(100); got != 100 {
-			t.Errorf("with %s: GC percent %d, want it unchanged", env, got)
-		}
-		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-			t.Errorf("with %s: memory limit %d, want it unchanged", env, got)
-		}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT: memory limit %d, want the user's (unchanged here)", got)
 	}
 }

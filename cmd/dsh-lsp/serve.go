@@ -53,8 +53,7 @@ func serveMain(args []string, stderr io.Writer) int {
 	// the session cleanly instead (exit code 1).
 	signal.Ignore(syscall.SIGPIPE)
 
-	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString(), NoContentIndex: *noContent,
-		Initialized: deferCollection(os.Getenv, loadWindow)}
+	opts := lsp.Options{Logger: logger, SessionsDir: *sessions, Version: versionString(), NoContentIndex: *noContent}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
