@@ -22,13 +22,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -45,7 +41,7 @@ func versionString() string {
 }
 
 func main() {
-	tuneGC(os.Getenv, startupWindow)
+	tuneGC(os.Getenv)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -59,57 +55,11 @@ func main() {
 // (bench/README.md, "What a session costs in memory").
 const gcPercent = 35
 
-// startupHeap is the memory the collector lets a process reach before its
-// first collection; startupWindow how long it waits for it. Loading a
-// persisted index of 100,000 sessions grows the heap to 120 MB in a few
-// hundred milliseconds, and at gcPercent the collector would run seven
-// times meanwhile, marking the growing index each time, on the same two
-// cores that answer the first request. One collection at startupHeap
-// marks it once. Below the heap a served 100,000-session index keeps
-// anyway, it adds nothing to the peak; a small store's server reaches it
-// only if its first seconds make that much garbage.
-const (
-	startupHeap   = 128 << 20
-	startupWindow = 2 * time.Second
-)
-
-// tuneGC sets gcPercent unless the user chose with GOGC, after the first
-// collection (at startupHeap) or window, whichever comes first;
-// with GOMEMLIMIT set too, the user's limit stays and gcPercent applies
-// from the start.
-func tuneGC(getenv func(string) string, window time.Duration) {
-	if getenv("GOGC") != "" {
-		return
-	}
-	if getenv("GOMEMLIMIT") != "" {
+// tuneGC sets gcPercent unless the user chose with GOGC.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
-		return
 	}
-	done := make(chan struct{})
-	steady := sync.OnceFunc(func() {
-		debug.SetGCPercent(gcPercent)
-		debug.SetMemoryLimit(math.MaxInt64)
-		close(done)
-	})
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(startupHeap)
-	// The cleanup runs once a collection has found the sentinel
-	// unreachable: after the first collection.
-	runtime.AddCleanup(new(gcSentinel), func(struct{}) { steady() }, struct{}{})
-	go func() {
-		select {
-		case <-time.After(window):
-			steady()
-		case <-done:
-		}
-	}()
-}
-
-// gcSentinel is an object of its own (not tiny-allocated with others, whose
-// cleanups may never run).
-type gcSentinel struct {
-	_ *int
-	_ [8]byte
 }
 
 // run executes one invocation and returns the exit code.

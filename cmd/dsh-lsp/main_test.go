@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -542,54 +540,17 @@ func TestNewZapLoggerLevels(t *testing.T) {
 	}
 }
 
-// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent
-// from its first collection (at startupHeap, not before), unless GOGC says
-// otherwise (the runtime has applied it); with GOMEMLIMIT, at gcPercent
-// from the start under the user's limit.
+// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent,
+// unless GOGC says otherwise (the runtime has applied it).
 func TestGCPercentUnlessGOGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-
-	tuneGC(func(string) string { return "" }, time.Hour)
-	if got := debug.SetGCPercent(-1); got != -1 {
-		t.Errorf("without GOGC, before the first collection: GC percent %d, want -1 (off)", got)
-	}
-	if got := debug.SetMemoryLimit(-1); got != startupHeap {
-		t.Errorf("without GOGC, before the first collection: memory limit %d, want %d", got, startupHeap)
-	}
-	runtime.GC()
-	deadline := time.Now().Add(time.Minute)
-	for debug.SetMemoryLimit(-1) != math.MaxInt64 && time.Now().Before(deadline) {
-		runtime.GC() // the cleanup runs after a collection, on its own goroutine
-		time.Sleep(time.Millisecond)
-	}
+	tuneGC(func(string) string { return "" })
 	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("without GOGC, after a collection: GC percent %d, want %d", got, gcPercent)
+		t.Errorf("without GOGC: GC percent %d, want %d", got, gcPercent)
 	}
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Errorf("without GOGC, after a collection: memory limit %d, want none", got)
-	}
-
-	// Without a collection, window ends the startup setting.
-	debug.SetGCPercent(100)
-	tuneGC(func(string) string { return "" }, time.Millisecond)
-	for debug.SetMemoryLimit(-1) != math.MaxInt64 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("without GOGC, after the window: GC percent %d, want %d", got, gcPercent)
-	}
-
-	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] }, time.Hour)
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] })
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC=100: GC percent %d, want 100 (the user's)", got)
-	}
-	tuneGC(func(k string) string { return map[string]string{"GOMEMLIMIT": "1GiB"}[k] }, time.Hour)
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("with GOMEMLIMIT: GC percent %d, want %d", got, gcPercent)
-	}
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Errorf("with GOMEMLIMIT: memory limit %d, want the user's (unchanged here)", got)
 	}
 }
