@@ -40,7 +40,7 @@ step "go test -race (server, core)" go test -count=1 -race ./lsp/... ./reference
 # arm64) build and vet; the unit tests run as windows/amd64 under Wine
 # (installs wine64 with apt); go install works as the README says.
 step "cross-compile + go vet (6 targets)" release/cross-check.sh
-step "go test windows/amd64 under Wine" release/wine-test.sh
+step "go test windows/amd64 under Wine" env DSH_WINE_LOGS="${DSH_WINE_LOGS:-/tmp/dsh-wine-logs}" release/wine-test.sh
 step "go install (@latest, version stamp)" release/check-go-install.sh
 
 if [ "${DSH_SKIP_E2E:-}" != 1 ]; then

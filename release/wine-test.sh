@@ -161,6 +161,10 @@ for entry in "${pkgs[@]}"; do
 		passed=$((passed + 1))
 	else
 		grep -E -- '^\s*--- FAIL|^panic|^fatal error|^FAIL' "$log" | head -40
+		# What the failing tests said (t.Errorf/t.Fatalf lines name their
+		# _test.go line): in parallel runs they are far from the tail.
+		echo "---- failure messages:"
+		grep -E -A3 -- '^\s+[a-z_0-9]+_test\.go:[0-9]+: ' "$log" | grep -v -- '^--$' | head -60
 		echo "---- last lines of the test output:"
 		tail -40 "$log"
 		echo "----"
