@@ -144,7 +144,7 @@ func FormatMention(sessionID string, label *string) string {
 	// Sized for the URI of an id that needs no JSON escapes.
 	b := make([]byte, 0, len("@[](")+len(l)+len(URIPrefix)+base64.RawURLEncoding.EncodedLen(len(sessionID)+2)+len(")"))
 	b = append(appendEscapedLabel(append(b, "@["...), l), "]("...)
-	return string(append(AppendURI(b, sessionID), ')'))
+	return string(append(appendURI(b, sessionID), ')'))
 }
 
 // appendEscapedLabel appends label with a backslash before every `\` and

@@ -14,12 +14,12 @@ const URIPrefix = "dsh-session:"
 // id is WTF-8 (see the package doc), so ids holding lone surrogates encode
 // exactly as dsh encodes the JS string.
 func EncodeURI(id string) string {
-	return string(AppendURI(nil, id))
+	return string(appendURI(nil, id))
 }
 
-// AppendURI appends EncodeURI(id) to dst. Completion writes one for every
+// appendURI appends EncodeURI(id) to dst. Completion writes one for every
 // item of every answer: the JSON literal stays on the stack when short.
-func AppendURI(dst []byte, id string) []byte {
+func appendURI(dst []byte, id string) []byte {
 	var stack [128]byte
 	lit := jsjson.AppendJSString(stack[:0], id, false)
 	dst = append(dst, URIPrefix...)

@@ -51,9 +51,6 @@ func SliceOf(n int, sig func(i int) Sig) *Sliced {
 	return s
 }
 
-// Len is the number of strings.
-func (s *Sliced) Len() int { return s.n }
-
 // Each calls fn, in ascending order, with the index of every string whose
 // Sig holds want (Holds), until fn returns false.
 func (s *Sliced) Each(want *Sig, fn func(i int) bool) {
