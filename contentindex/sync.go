@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
@@ -194,6 +195,9 @@ const (
 // left its settings in the file: the next sync restores them.
 func (ix *Index) indexAll(ctx context.Context, src Source, stale []sessionstore.SessionVersion, labels map[string]string) error {
 	bulk := len(stale) >= bulkSessions
+	if bulk {
+		defer gcgoal.Bulk()()
+	}
 	var crisis int
 	if err := ix.db.QueryRowContext(ctx, `SELECT v FROM body_config WHERE k = 'crisismerge'`).Scan(&crisis); err != nil && err != sql.ErrNoRows {
 		return err

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -200,7 +201,10 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	ix.opts.NoWatch = ix.opts.NoWatch || ix.opts.Snapshot
 	ix.cachePath = ix.resolveCachePath()
 	if ix.cachePath != "" {
+		// Decoding the whole persisted index is bulk work too.
+		loaded := gcgoal.Bulk()
 		err := ix.loadCache()
+		loaded()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			ix.logf("sessionstore: ignoring index cache %s: %v", ix.cachePath, err)
 		}

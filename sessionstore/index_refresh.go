@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
+	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
@@ -744,6 +745,8 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 	if len(jobs) >= cmp.Or(ix.opts.spillJobs, spillJobs) {
 		ix.spilling.Store(true)
 		defer ix.spilling.Store(false)
+		// A large pass allocates gigabytes of short-lived records.
+		defer gcgoal.Bulk()()
 	}
 	results := make(chan *entry, 64)
 	var next atomic.Int64

@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/lsp/wire"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -540,17 +541,43 @@ func TestNewZapLoggerLevels(t *testing.T) {
 	}
 }
 
-// TestGCPercentUnlessGOGC: the binary runs its collector at gcPercent,
-// unless GOGC says otherwise (the runtime has applied it).
+// TestGCPercentUnlessGOGC: a one-shot command runs its collector at
+// gcPercent; a server at servingGCPercent, and at gcPercent while bulk
+// work runs; unless GOGC says otherwise (the runtime has applied it).
 func TestGCPercentUnlessGOGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	tuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("without GOGC: GC percent %d, want %d", got, gcPercent)
+	noGOGC := func(string) string { return "" }
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"candidates", "x"}, gcPercent},
+		{[]string{"--help"}, gcPercent},
+		{nil, servingGCPercent},
+		{[]string{"--stdio"}, servingGCPercent},
+		{[]string{"serve", "--stdio"}, servingGCPercent},
+		{[]string{"mcp"}, servingGCPercent},
+	} {
+		debug.SetGCPercent(100)
+		tuneGC(noGOGC, tt.args)
+		if got := debug.SetGCPercent(100); got != tt.want {
+			t.Errorf("%q without GOGC: GC percent %d, want %d", tt.args, got, tt.want)
+		}
 	}
-	tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] })
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("with GOGC=100: GC percent %d, want 100 (the user's)", got)
+	tuneGC(noGOGC, []string{"serve"})
+	done := gcgoal.Bulk()
+	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
+		t.Errorf("a server during bulk work: GC percent %d, want %d", got, gcPercent)
+	}
+	done()
+	if got := debug.SetGCPercent(100); got != servingGCPercent {
+		t.Errorf("a server after bulk work: GC percent %d, want %d", got, servingGCPercent)
+	}
+	for _, args := range [][]string{{"candidates"}, {"serve"}} {
+		tuneGC(func(k string) string { return map[string]string{"GOGC": "100"}[k] }, args)
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("%q with GOGC=100: GC percent %d, want 100 (the user's)", args, got)
+		}
 	}
 }
