@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -753,5 +755,40 @@ func TestSnapshotSortsItsListingOnce(t *testing.T) {
 		}
 		sameAsStore(t, x, root)
 		x.Close()
+	}
+}
+
+// TestLargePassesRunAtTheBulkTarget: a pass of spillJobs parses or more
+// runs at the collector's bulk target (internal/gcgoal), and the idle one
+// holds again once it is done.
+func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gcgoal.Set(25, 35)
+	t.Cleanup(func() { gcgoal.Set(100, 100) })
+	current := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	root := t.TempDir()
+	genStore(t, root, workload.None, 300, 2, 17)
+	during := map[int]bool{}
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, spillJobs: 100, Progress: func(done, total int) {
+		if done > 0 && done < total {
+			during[current()] = true
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 1 || !during[35] {
+		t.Errorf("GC percents during a pass of 300 parses: %v, want only 35", during)
+	}
+	if p := current(); p != 25 {
+		t.Errorf("GC percent after the pass: %d, want 25", p)
 	}
 }
