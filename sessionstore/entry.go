@@ -1,9 +1,9 @@
 package sessionstore
 
 import (
-	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -312,7 +312,15 @@ func (e *entry) reparse(sig fileSig, old *entry) indexJob {
 }
 
 // transcriptVersion names one version of a transcript: its encoding and
-// the file's identity, size and modification time.
+// the file's identity, size and modification time, "enc:dev:ino:size:mtime"
+// in decimal (persisted by the content index). Built without fmt: a
+// content sync names every session's version (100,000 at a time).
 func transcriptVersion(enc Encoding, sig fileSig) string {
-	return fmt.Sprintf("%d:%d:%d:%d:%d", enc, sig.Dev, sig.Ino, sig.Size, sig.MtimeNs)
+	var buf [5 * 21]byte
+	b := strconv.AppendUint(buf[:0], uint64(enc), 10)
+	b = strconv.AppendUint(append(b, ':'), sig.Dev, 10)
+	b = strconv.AppendUint(append(b, ':'), sig.Ino, 10)
+	b = strconv.AppendInt(append(b, ':'), sig.Size, 10)
+	b = strconv.AppendInt(append(b, ':'), sig.MtimeNs, 10)
+	return string(b)
 }
