@@ -1,6 +1,10 @@
 package sessionstore
 
-import "sync"
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+)
 
 // idLookup finds a listing's entries by session id. A session lies in the
 // directory named by its id's segment (EncodeSegment), so bySeg and
@@ -16,7 +20,9 @@ import "sync"
 // for (index_catalog.go answers it from the listing's own entries).
 type idLookup struct {
 	once sync.Once
-	all  []*entry
+	// built is set once the maps are (build).
+	built atomic.Bool
+	all   []*entry
 	// bySeg holds the entry of a segment that names one directory, shared
 	// the entries of a segment that names several (in several projects):
 	// a slice for every segment would take 3 MB at 100,000 sessions.
@@ -99,7 +105,47 @@ func (l *idLookup) build(ix *Indexed) {
 			}
 		}
 		l.all = nil
+		l.built.Store(true)
 	})
+}
+
+// swapped returns the lookup of the listing all, which is l's with the
+// entries of swap (old to new) replaced and nothing else changed: each new
+// entry has its old one's key, listing header, read id, encoding, flags and
+// readability (relistInPlace). Built, l's maps are copied with the entries
+// swapped; else the new lookup builds from all on first use.
+func (l *idLookup) swapped(all []*entry, swap map[*entry]*entry) *idLookup {
+	if !l.built.Load() {
+		return &idLookup{all: all}
+	}
+	sw := func(e *entry) *entry {
+		if n := swap[e]; n != nil {
+			return n
+		}
+		return e
+	}
+	n := &idLookup{bySeg: maps.Clone(l.bySeg), shared: maps.Clone(l.shared),
+		readElsewhere: maps.Clone(l.readElsewhere), listedElsewhere: maps.Clone(l.listedElsewhere)}
+	for old, e := range swap {
+		if n.bySeg[old.Seg] == old {
+			n.bySeg[old.Seg] = e
+		}
+		if g, ok := n.shared[old.Seg]; ok {
+			g = append([]*entry(nil), g...)
+			for i := range g {
+				g[i] = sw(g[i])
+			}
+			n.shared[old.Seg] = g
+		}
+	}
+	for _, m := range []map[string]*entry{n.readElsewhere, n.listedElsewhere} {
+		for id, e := range m {
+			m[id] = sw(e)
+		}
+	}
+	n.once.Do(func() {})
+	n.built.Store(true)
+	return n
 }
 
 // ownSegment reports whether seg is id's own segment.

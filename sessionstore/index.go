@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -508,6 +509,58 @@ func (ix *Indexed) rebuildListing() {
 	ix.setListing(all, listed)
 }
 
+// relistInPlace publishes the entries of swap (each replacing its old
+// one, in the same directory) when that leaves the listing as it was: the
+// same sessions listed with the same headers in the same order, each id
+// read from the same directory. Then only the entries are swapped, in
+// copies of the listing's entry slices and of its id lookup: at 100,000
+// sessions a live session's every write re-sorted all the entries twice
+// and rebuilt the lookup, about 0.35 s of CPU. It reports false, changing
+// nothing, otherwise (rebuildListing then). Callers hold ix.mu.
+func (ix *Indexed) relistInPlace(swap map[*entry]*entry) bool {
+	if swap == nil {
+		return false
+	}
+	if len(swap) == 0 {
+		return true // nothing was replaced
+	}
+	for old, e := range swap {
+		if !sameListing(ix, old, e) {
+			return false
+		}
+	}
+	all := slices.Clone(ix.all)
+	for old, e := range swap {
+		i, found := slices.BinarySearchFunc(all, old, compareKeys)
+		if !found || all[i] != old {
+			return false // not in the listing published
+		}
+		all[i] = e
+	}
+	listed := slices.Clone(ix.listed)
+	for i, old := range listed {
+		if e := swap[old]; e != nil {
+			listed[i] = e
+		}
+	}
+	ix.all, ix.listed = all, listed
+	ix.byID = ix.byID.swapped(all, swap)
+	ix.published()
+	return true
+}
+
+// sameListing reports whether e, replacing old in its directory, leaves
+// the listing and the lookups by id as they were: the same key, listing
+// header, read id, encoding, flags and readability.
+func sameListing(ix *Indexed, old, e *entry) bool {
+	return old.Proj == e.Proj && old.Seg == e.Seg &&
+		ix.listable(old) == ix.listable(e) && old.ListedID == e.ListedID &&
+		old.ListedCreatedAt == e.ListedCreatedAt && (old.ListedCWD == nil) == (e.ListedCWD == nil) &&
+		(old.ListedCWD == nil || *old.ListedCWD == *e.ListedCWD) && bytes.Equal(old.ListedRaw, e.ListedRaw) &&
+		old.ReadID == e.ReadID && old.Enc == e.Enc && old.HasRaw == e.HasRaw && old.HasZstd == e.HasZstd &&
+		old.State.present() == e.State.present()
+}
+
 // listable reports whether e may be listed: the transcript the encoding
 // rule reads was indexed and has a readable header at its identity's path.
 // The first listable entry of an id in key order is listed.
@@ -526,6 +579,12 @@ func (ix *Indexed) setListing(all, listed []*entry) {
 	}
 	ix.all, ix.listed = all, listed
 	ix.listing, ix.byID = listing, &idLookup{all: all}
+	ix.published()
+}
+
+// published starts the generation of a listing just published. Callers
+// hold ix.mu.
+func (ix *Indexed) published() {
 	ix.gen++
 	if ix.changed != nil {
 		close(ix.changed)

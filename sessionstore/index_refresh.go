@@ -631,13 +631,31 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	}
 	done := ix.parseAll(ctx, p.jobs, initial)
 	ix.mu.Lock()
-	if !initial {
-		ix.rebuildListing() // a first pass's last publish listed its entries
+	// A first pass's last publish listed its entries. A live session's
+	// write changes its entry, seldom the listing: swapped in place then.
+	if !initial && (len(p.removed) > 0 || len(p.flagOnly) > 0 || !ix.relistInPlace(ix.swaps(p.jobs))) {
+		ix.rebuildListing()
 	}
 	ix.dirty = true
 	ix.scanDone(scanned, done == len(p.jobs), full, start)
 	ix.mu.Unlock()
 	return ctx.Err()
+}
+
+// swaps returns, for the jobs parsed, each job's old entry and the entry
+// that replaced it; nil when a job added a session.
+func (ix *Indexed) swaps(jobs []indexJob) map[*entry]*entry {
+	swap := make(map[*entry]*entry, len(jobs))
+	for _, j := range jobs {
+		e := ix.entryMap()[dirKey{j.proj, j.seg}]
+		if j.old == nil || e == nil {
+			return nil
+		}
+		if e != j.old {
+			swap[j.old] = e
+		}
+	}
+	return swap
 }
 
 // refreshPlan is what a scan changes: the transcripts to parse, the

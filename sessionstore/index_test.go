@@ -160,7 +160,7 @@ type genSession struct {
 	written int
 }
 
-func genStore(t *testing.T, root string, comp workload.Compression, n, keep int, seed int64) []*genSession {
+func genStore(t testing.TB, root string, comp workload.Compression, n, keep int, seed int64) []*genSession {
 	t.Helper()
 	specs := workload.Specs(workload.Options{Sessions: n, CWDs: 3, Turns: 10, Compactions: 1, Multibyte: 0.3, NoCWD: 0.2, Seed: seed})
 	var out []*genSession
@@ -179,7 +179,7 @@ func genStore(t *testing.T, root string, comp workload.Compression, n, keep int,
 	return out
 }
 
-func appendFile(t *testing.T, path string, data []byte) {
+func appendFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -204,7 +204,7 @@ func (g *genSession) prefix(comp workload.Compression, k int) []byte {
 
 // rewrite replaces g's log by its first k batches, as a new file renamed
 // over it (no reader sees a half-written log).
-func (g *genSession) rewrite(t *testing.T, comp workload.Compression, k int) {
+func (g *genSession) rewrite(t testing.TB, comp workload.Compression, k int) {
 	tmp := filepath.Join(t.TempDir(), "x")
 	os.WriteFile(tmp, g.prefix(comp, k), 0o644)
 	os.Rename(tmp, g.path)
@@ -220,7 +220,7 @@ func (g *genSession) truncateRandom(r *rand.Rand) {
 }
 
 // appendBatches appends k more batches of g (in its encoding).
-func (g *genSession) appendBatches(t *testing.T, comp workload.Compression, k int) {
+func (g *genSession) appendBatches(t testing.TB, comp workload.Compression, k int) {
 	t.Helper()
 	var data []byte
 	for ; k > 0 && g.written < len(g.batches); k-- {
@@ -826,4 +826,48 @@ func BenchmarkTranscriptVersion(b *testing.B) {
 			_ = fmt.Sprintf("%d:%d:%d:%d:%d", Zstd, sig.Dev, sig.Ino, sig.Size, sig.MtimeNs)
 		}
 	})
+}
+
+// BenchmarkLiveWrite measures what one write to a live session (a batch of
+// its records appended, as dsh writes while the user types) costs the
+// index of a store of 20,000 sessions: the refresh its notification
+// starts (without the watcher's timing: the notification is noted and the
+// refresh run here), and the catalog and search data the next query then
+// uses.
+func BenchmarkLiveWrite(b *testing.B) {
+	root := b.TempDir()
+	gs := genStore(b, root, workload.None, 20000, 1, 7)
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, NoWatch: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	ctx := context.Background()
+	if err := x.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+	x.prepareCatalog()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		g := gs[i%len(gs)]
+		i++
+		if g.written == len(g.batches) {
+			g.rewrite(b, workload.None, 1)
+		} else {
+			g.appendBatches(b, workload.None, 1)
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(g.path))
+		var cs changeSet
+		cs.addSession(filepath.ToSlash(rel))
+		f := &x.fresh
+		f.mu.Lock()
+		f.pending.merge(cs)
+		f.seq++
+		f.mu.Unlock()
+		if err := x.refresh(ctx, false, modeChanges); err != nil {
+			b.Fatal(err)
+		}
+		x.prepareCatalog()
+	}
 }
