@@ -100,7 +100,11 @@ type Indexed struct {
 	listing     []reference.SessionHeader
 	// byID finds entries by id; built from all on first use, which a
 	// restart's first answer does not need (byid.go).
-	byID     *idLookup
+	byID *idLookup
+	// swappedAt is the last listing published in place (relistInPlace):
+	// its generation, the one before it and the entries swapped, from
+	// which a catalog of the one before derives (buildCatalog).
+	swappedAt swapNote
 	complete bool
 	lastScan time.Time
 	lastFull time.Time
@@ -546,7 +550,15 @@ func (ix *Indexed) relistInPlace(swap map[*entry]*entry) bool {
 	ix.all, ix.listed = all, listed
 	ix.byID = ix.byID.swapped(all, swap)
 	ix.published()
+	ix.swappedAt = swapNote{from: ix.gen - 1, gen: ix.gen, swap: swap}
 	return true
+}
+
+// swapNote is a listing published in place: generation gen is generation
+// from with the entries of swap (old to new) replaced.
+type swapNote struct {
+	from, gen uint64
+	swap      map[*entry]*entry
 }
 
 // sameListing reports whether e, replacing old in its directory, leaves

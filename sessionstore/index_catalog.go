@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -108,21 +109,36 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 	// The listing slices are replaced, never modified, by setListing.
 	headers, listed, lookup := ix.listing, ix.listed, ix.byID
 	loaded := gen == ix.cachedGen
-	titles := make([]reference.TitleResult, len(headers))
-	entries := make([]*entry, len(headers))
+	var titles []reference.TitleResult
+	var entries []*entry
 	var unindexed []int
-	for i := range headers {
-		id := headers[i].ID
-		e := listed[i]
-		if !loaded || !e.readByListedID {
-			e = ix.titleEntry(id)
+	if prev, note := ix.catalog.snap.Load(), ix.swappedAt; prev != nil && note.gen == gen && note.from == prev.gen {
+		// Published in place since the last catalog: its titles, but
+		// those of the entries swapped (and those read on demand).
+		titles, entries = slices.Clone(prev.cat.Titles), slices.Clone(prev.entries)
+		for i, e := range entries {
+			if e == nil {
+				unindexed = append(unindexed, i)
+				titles[i] = reference.TitleResult{SessionID: headers[i].ID}
+			} else if n := note.swap[e]; n != nil {
+				titles[i], entries[i] = n.titleResult(headers[i].ID, ix.root), n
+			}
 		}
-		if e == nil {
-			unindexed = append(unindexed, i)
-			titles[i] = reference.TitleResult{SessionID: id}
-			continue
+	} else {
+		titles, entries = make([]reference.TitleResult, len(headers)), make([]*entry, len(headers))
+		for i := range headers {
+			id := headers[i].ID
+			e := listed[i]
+			if !loaded || !e.readByListedID {
+				e = ix.titleEntry(id)
+			}
+			if e == nil {
+				unindexed = append(unindexed, i)
+				titles[i] = reference.TitleResult{SessionID: id}
+				continue
+			}
+			titles[i], entries[i] = e.titleResult(id, ix.root), e
 		}
-		titles[i], entries[i] = e.titleResult(id, ix.root), e
 	}
 	ix.mu.RUnlock()
 	if err := ix.titlesOnDemand(ctx, titles, unindexed); err != nil {
