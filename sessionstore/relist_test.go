@@ -135,6 +135,17 @@ func sameAsFresh(t *testing.T, x *sessionstore.Indexed, root string, ids []strin
 			}
 			return vs, nil
 		}},
+		{"session versions", func(ix *sessionstore.Indexed) (any, error) {
+			seq, err := ix.SessionVersions(ctx)
+			if err != nil {
+				return nil, err
+			}
+			var vs []sessionstore.SessionVersion
+			for v := range seq {
+				vs = append(vs, v)
+			}
+			return vs, nil
+		}},
 		{"candidates", func(ix *sessionstore.Indexed) (any, error) {
 			svc, err := reference.NewService(ix, reference.DefaultConfig())
 			if err != nil {
