@@ -105,10 +105,10 @@ type Indexed struct {
 	// its generation, the one before it and the entries swapped, from
 	// which a catalog of the one before derives (buildCatalog).
 	swappedAt swapNote
-	complete bool
-	lastScan time.Time
-	lastFull time.Time
-	dirty    bool
+	complete  bool
+	lastScan  time.Time
+	lastFull  time.Time
+	dirty     bool
 	// gen counts listing rebuilds: a catalog of an older gen is stale.
 	gen uint64
 	// searchPersistedGen is the gen whose catalog search index the cache
