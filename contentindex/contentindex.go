@@ -94,6 +94,15 @@ type Source interface {
 
 var _ Source = (*sessionstore.Indexed)(nil)
 
+// versionsSince is a Source that can give, after an earlier answer, only
+// the sessions whose versions may have changed since
+// (sessionstore.Indexed.SessionVersionsSince).
+type versionsSince interface {
+	SessionVersionsSince(ctx context.Context, since sessionstore.VersionsMark) (iter.Seq[sessionstore.SessionVersion], sessionstore.VersionsMark, bool, error)
+}
+
+var _ versionsSince = (*sessionstore.Indexed)(nil)
+
 // Options configures Open.
 type Options struct {
 	// MaxSessionBytes overrides MaxSessionBytes when positive (tests).
@@ -136,6 +145,11 @@ type Index struct {
 	// generation then (when it tracks changes: reference.ChangeTracker).
 	lastSrc Source
 	lastGen uint64
+	// lastMark is the mark of the last complete sync's versions, when its
+	// source gives marks (versionsSince).
+	lastMark sessionstore.VersionsMark
+	// compared counts the sessions the last sync compared (plan).
+	compared int
 	// cur is what searches and Items read without taking mu: it is
 	// replaced, never changed, by syncs.
 	cur atomic.Pointer[snapshot]

@@ -857,3 +857,66 @@ func TestSyncGivesTheListingOrder(t *testing.T) {
 		t.Errorf("docs by rowid = %v, want the listing order %v", got, ids)
 	}
 }
+
+// TestSyncAfterAWriteInPlaceComparesTheWritten: when queries keep the
+// store's catalog (completion does), a sync after writes that leave the
+// listing as it was compares only the sessions written, and the index
+// then answers as one synced afresh: an appended message is found, a
+// session only touched is read again and found as before.
+func TestSyncAfterAWriteInPlaceComparesTheWritten(t *testing.T) {
+	root := copyTree(t, "../testdata/fixtures/store-raw")
+	x := openStore(t, root, true)
+	ctx := context.Background()
+	if _, err := x.Catalog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	listed := ix.compared
+	logA := filepath.Join(root, "--home-alice-proj--", idA, "session.jsonl")
+	logB := filepath.Join(root, "--home-alice-proj--", idB, "session.jsonl")
+	f, err := os.OpenFile(logA, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"user/message","seq":36,"time":1786000070000,"surfaceOp":"append","data":{"role":"user","id":"m36","source":{"kind":"user"},"content":[{"type":"text","text":"what about the xylophone tuning"}]}}` + "\n")
+	f.Close()
+	later := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(logB, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Catalog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := ix.Sync(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || ix.compared != 2 || listed <= 2 {
+		t.Errorf("sync after two writes in place: indexed %d, compared %d sessions (of %d listed); want 2 and 2", n, ix.compared, listed)
+	}
+	fresh, err := Open(filepath.Join(t.TempDir(), "content.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	y := openStore(t, root, false)
+	for _, q := range []string{"xylophone", "Postgres 16", "runbook", "branch"} {
+		got, want := hitIDs(t, ix, x, q), hitIDs(t, fresh, y, q)
+		if !slices.Equal(got, want) {
+			t.Errorf("search %q: %v, synced afresh %v", q, got, want)
+		}
+	}
+	if !has(hitIDs(t, ix, x, "xylophone"), idA) {
+		t.Errorf("the appended message is not found")
+	}
+}

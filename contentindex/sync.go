@@ -70,12 +70,26 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 			return 0, nil
 		}
 	}
-	ix.lastSrc = nil
-	sessions, err := src.SessionVersions(ctx)
+	prevSrc, prevMark := ix.lastSrc, ix.lastMark
+	ix.lastSrc, ix.lastMark = nil, sessionstore.VersionsMark{}
+	var sessions iter.Seq[sessionstore.SessionVersion]
+	var mark sessionstore.VersionsMark
+	var partial bool
+	var err error
+	if vs, ok := src.(versionsSince); ok {
+		// After a complete sync from src, the sessions changed since.
+		var since sessionstore.VersionsMark
+		if ix.synced.Load() && prevSrc == src {
+			since = prevMark
+		}
+		sessions, mark, partial, err = vs.SessionVersionsSince(ctx, since)
+	} else {
+		sessions, err = src.SessionVersions(ctx)
+	}
 	if err != nil {
 		return 0, err
 	}
-	stale, removed, err := ix.plan(ctx, sessions)
+	stale, removed, err := ix.plan(ctx, sessions, partial)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +112,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 	}
 	ix.synced.Store(true)
 	if tracked {
-		ix.lastSrc, ix.lastGen = src, gen
+		ix.lastSrc, ix.lastGen, ix.lastMark = src, gen, mark
 	}
 	return len(stale) + len(removed), nil
 }
@@ -128,9 +142,11 @@ func readLabels(ctx context.Context, src Source, sessions []sessionstore.Session
 // sessions indexed last get the smallest rowids, and the listing is newest
 // first) and the indexed ids to remove (no longer listed, or no longer
 // readable as one transcript).
-func (ix *Index) plan(ctx context.Context, sessions iter.Seq[sessionstore.SessionVersion]) (stale []sessionstore.SessionVersion, removed []string, err error) {
+func (ix *Index) plan(ctx context.Context, sessions iter.Seq[sessionstore.SessionVersion], partial bool) (stale []sessionstore.SessionVersion, removed []string, err error) {
 	kept := 0 // indexed ids still listed with a version
+	ix.compared = 0
 	for s := range sessions {
+		ix.compared++
 		v, indexed := ix.versions[ix.idSum(s.Header.ID)]
 		switch {
 		case s.Version == "":
@@ -147,7 +163,8 @@ func (ix *Index) plan(ctx context.Context, sessions iter.Seq[sessionstore.Sessio
 		}
 	}
 	slices.Reverse(stale)
-	if kept+len(removed) == len(ix.versions) {
+	if partial || kept+len(removed) == len(ix.versions) {
+		// (A partial listing is the last sync's listing: none went.)
 		return stale, removed, nil
 	}
 	// Some indexed sessions are no longer listed: their ids are read from

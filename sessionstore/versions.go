@@ -27,8 +27,27 @@ type SessionVersion struct {
 // read cannot resolve to exactly one transcript (the store's find rules)
 // has an empty Version.
 func (ix *Indexed) SessionVersions(ctx context.Context) (iter.Seq[SessionVersion], error) {
+	seq, _, _, err := ix.SessionVersionsSince(ctx, VersionsMark{})
+	return seq, err
+}
+
+// VersionsMark is what SessionVersionsSince compares with: the listing an
+// answer was made from and the entry it found for each session. The zero
+// mark is no earlier answer.
+type VersionsMark struct {
+	listing []reference.SessionHeader
+	found   []*entry
+}
+
+// SessionVersionsSince is SessionVersions, with the mark of its answer.
+// Given the mark of an earlier answer whose listing is still the index's
+// (writes published in place keep it), it returns only the sessions whose
+// entry changed since (partial): a session's version is its entry's, and a
+// published entry is never modified. At 100,000 sessions a live session's
+// write made the content index compare every session's version.
+func (ix *Indexed) SessionVersionsSince(ctx context.Context, since VersionsMark) (seq iter.Seq[SessionVersion], mark VersionsMark, partial bool, err error) {
 	if err := ix.query(ctx); err != nil {
-		return nil, err
+		return nil, VersionsMark{}, false, err
 	}
 	ix.mu.RLock()
 	// A listing and its lookup are replaced, never modified.
@@ -49,23 +68,38 @@ func (ix *Indexed) SessionVersions(ctx context.Context) (iter.Seq[SessionVersion
 			found = s.entries
 		}
 	}
+	mark = VersionsMark{listing: listing, found: found}
+	partial = found != nil && sameSlice(since.listing, listing) && len(since.found) == len(found)
+	version := func(i int) SessionVersion {
+		h := listing[i]
+		v := SessionVersion{Header: h}
+		var e *entry
+		if found != nil {
+			e = found[i]
+		} else {
+			e = lookup.find(ix, h.ID)
+		}
+		if e != nil {
+			v.Version = transcriptVersion(e.Enc, e.Sig)
+		}
+		return v
+	}
 	return func(yield func(SessionVersion) bool) {
-		for i, h := range listing {
-			v := SessionVersion{Header: h}
-			var e *entry
-			if found != nil {
-				e = found[i]
-			} else {
-				e = lookup.find(ix, h.ID)
+		for i := range listing {
+			if partial && found[i] == since.found[i] {
+				continue
 			}
-			if e != nil {
-				v.Version = transcriptVersion(e.Enc, e.Sig)
-			}
-			if !yield(v) {
+			if !yield(version(i)) {
 				return
 			}
 		}
-	}, nil
+	}, mark, partial, nil
+}
+
+// sameSlice reports whether a and b are the same slice (the same elements
+// in memory), not only equal ones.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // ListedCandidates returns, in the order of ids, the candidate of each
