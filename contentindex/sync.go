@@ -70,22 +70,7 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 			return 0, nil
 		}
 	}
-	prevSrc, prevMark := ix.lastSrc, ix.lastMark
-	ix.lastSrc, ix.lastMark = nil, sessionstore.VersionsMark{}
-	var sessions iter.Seq[sessionstore.SessionVersion]
-	var mark sessionstore.VersionsMark
-	var partial bool
-	var err error
-	if vs, ok := src.(versionsSince); ok {
-		// After a complete sync from src, the sessions changed since.
-		var since sessionstore.VersionsMark
-		if ix.synced.Load() && prevSrc == src {
-			since = prevMark
-		}
-		sessions, mark, partial, err = vs.SessionVersionsSince(ctx, since)
-	} else {
-		sessions, err = src.SessionVersions(ctx)
-	}
+	sessions, mark, partial, err := ix.versionsOf(ctx, src)
 	if err != nil {
 		return 0, err
 	}
@@ -115,6 +100,25 @@ func (ix *Index) sync(ctx context.Context, src Source) (int, error) {
 		ix.lastSrc, ix.lastGen, ix.lastMark = src, gen, mark
 	}
 	return len(stale) + len(removed), nil
+}
+
+// versionsOf returns src's sessions and their versions to compare: after
+// a complete sync from a src that gives marks (versionsSince), only those
+// changed since (partial); else every listed session. It forgets the last
+// sync's source and mark until this sync completes.
+func (ix *Index) versionsOf(ctx context.Context, src Source) (sessions iter.Seq[sessionstore.SessionVersion], mark sessionstore.VersionsMark, partial bool, err error) {
+	prevSrc, prevMark := ix.lastSrc, ix.lastMark
+	ix.lastSrc, ix.lastMark = nil, sessionstore.VersionsMark{}
+	vs, ok := src.(versionsSince)
+	if !ok {
+		sessions, err = src.SessionVersions(ctx)
+		return sessions, mark, false, err
+	}
+	var since sessionstore.VersionsMark
+	if ix.synced.Load() && prevSrc == src {
+		since = prevMark
+	}
+	return vs.SessionVersionsSince(ctx, since)
 }
 
 // readLabels returns the latest title of each session (a session without

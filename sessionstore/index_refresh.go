@@ -631,15 +631,23 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 	}
 	done := ix.parseAll(ctx, p.jobs, initial)
 	ix.mu.Lock()
-	// A first pass's last publish listed its entries. A live session's
-	// write changes its entry, seldom the listing: swapped in place then.
-	if !initial && (len(p.removed) > 0 || len(p.flagOnly) > 0 || !ix.relistInPlace(ix.swaps(p.jobs))) {
-		ix.rebuildListing()
+	if !initial {
+		ix.relistParsed(p) // a first pass's last publish listed its entries
 	}
 	ix.dirty = true
 	ix.scanDone(scanned, done == len(p.jobs), full, start)
 	ix.mu.Unlock()
 	return ctx.Err()
+}
+
+// relistParsed publishes what a refresh's parses (and removals) changed.
+// A live session's write changes its entry, seldom the listing: the entry
+// is swapped in place then (relistInPlace), else the listing rebuilt.
+// Callers hold ix.mu.
+func (ix *Indexed) relistParsed(p refreshPlan) {
+	if len(p.removed) > 0 || len(p.flagOnly) > 0 || !ix.relistInPlace(ix.swaps(p.jobs)) {
+		ix.rebuildListing()
+	}
 }
 
 // swaps returns, for the jobs parsed, each job's old entry and the entry

@@ -30,15 +30,7 @@ func TestWritesRelistInPlace(t *testing.T) {
 	}
 	cache := t.TempDir()
 	open := func() *sessionstore.Indexed {
-		x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: cache})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { x.Close() })
-		if err := x.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return x
+		return sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: cache})
 	}
 	x := open()
 	ctx := context.Background()
@@ -112,15 +104,8 @@ func userMessage(seq int, text string) string {
 // on root does.
 func sameAsFresh(t *testing.T, x *sessionstore.Indexed, root string, ids []string) {
 	t.Helper()
-	fresh, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	fresh := sessionstore.OpenWaited(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
 	ctx := context.Background()
-	if err := fresh.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for _, q := range []struct {
 		name string
 		of   func(ix *sessionstore.Indexed) (any, error)
