@@ -837,15 +837,8 @@ func BenchmarkTranscriptVersion(b *testing.B) {
 func BenchmarkLiveWrite(b *testing.B) {
 	root := b.TempDir()
 	gs := genStore(b, root, workload.None, 20000, 1, 7)
-	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, NoWatch: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
+	x := OpenWaited(b, root, IndexOptions{CacheDir: NoCache, NoWatch: true})
 	ctx := context.Background()
-	if err := x.Wait(ctx); err != nil {
-		b.Fatal(err)
-	}
 	x.prepareCatalog()
 	i := 0
 	b.ReportAllocs()
