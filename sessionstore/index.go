@@ -591,6 +591,7 @@ func (ix *Indexed) setListing(all, listed []*entry) {
 	}
 	ix.all, ix.listed = all, listed
 	ix.listing, ix.byID = listing, &idLookup{all: all}
+	ix.swappedAt = swapNote{} // nothing derives across a rebuilt listing
 	ix.published()
 }
 
