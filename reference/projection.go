@@ -72,7 +72,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 		ev := &s.Events[i]
 		switch ev.Type {
 		case eventUserMessage:
-			item, keep, err := projectUserMessage(ev.Data)
+			item, keep, err := projectUserMessage(ev.Data, jsjson.StringLen)
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: user/message seq %d: %w", ev.Seq, err)
 			}
@@ -80,7 +80,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 				items = append(items, item)
 			}
 		case eventAssistantMessage:
-			parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(ev.Data, "message"), "content"))
+			parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(ev.Data, "message"), "content"), jsjson.StringLen)
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: assistant/message seq %d: %w", ev.Seq, err)
 			}
@@ -99,7 +99,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 // projectUserMessage projects one user/message data object. keep is false
 // for sources other than direct user input and compaction checkpoints, and
 // for an empty joined text.
-func projectUserMessage(data []byte) (item projectedItem, keep bool, err error) {
+func projectUserMessage(data []byte, measure func(text []byte) (int, bool)) (item projectedItem, keep bool, err error) {
 	var source, content, envelope []byte
 	if err := jsjson.Members(data, func(key, value []byte) {
 		switch {
@@ -131,7 +131,7 @@ func projectUserMessage(data []byte) (item projectedItem, keep bool, err error) 
 	if display := jsjson.ObjectField(envelope, "displayContent"); isJSONArray(display) {
 		content = display
 	}
-	parts, n, err := textBlocks(content)
+	parts, n, err := textBlocks(content, measure)
 	if err != nil || n == 0 {
 		return projectedItem{}, false, err
 	}
@@ -147,8 +147,9 @@ func isJSONArray(b []byte) bool {
 // {"type":"text","text":<string>} block of a content array and the UTF-8
 // length of their decoded texts joined with "\n". Empty texts still add a
 // separator, as in dsh: the joined text is empty only when n is 0. A
-// missing or non-array content has no text.
-func textBlocks(content []byte) (parts [][]byte, n int, err error) {
+// missing or non-array content has no text. measure is jsjson.StringLen or
+// one that gives its answers: a text it says is not a string is not one.
+func textBlocks(content []byte, measure func(text []byte) (int, bool)) (parts [][]byte, n int, err error) {
 	ok, err := jsjson.Elements(content, func(block []byte) {
 		var typ, text []byte
 		if jsjson.Members(block, func(key, value []byte) {
@@ -164,7 +165,7 @@ func textBlocks(content []byte) (parts [][]byte, n int, err error) {
 		if t, _ := jsjson.String(typ); t != "text" {
 			return
 		}
-		if size, isString := jsjson.StringLen(text); isString {
+		if size, isString := measure(text); isString {
 			if len(parts) > 0 {
 				n++ // the "\n" separator
 			}

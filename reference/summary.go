@@ -1,9 +1,6 @@
 package reference
 
 import (
-	"bytes"
-	"unicode/utf8"
-
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
@@ -39,9 +36,10 @@ type SurfaceItem struct {
 // SurfaceItemOf projects one surface event like Retain does.
 func SurfaceItemOf(typ string, data []byte) SurfaceItem {
 	var it projectedItem
+	var m quoteMeter
 	switch typ {
 	case eventUserMessage:
-		item, keep, err := projectUserMessage(data)
+		item, keep, err := projectUserMessage(data, m.measure)
 		if err != nil {
 			return SurfaceItem{Kind: ItemUnknown}
 		}
@@ -50,7 +48,7 @@ func SurfaceItemOf(typ string, data []byte) SurfaceItem {
 		}
 		it = item
 	case eventAssistantMessage:
-		parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(data, "message"), "content"))
+		parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(data, "message"), "content"), m.measure)
 		if err != nil {
 			return SurfaceItem{Kind: ItemUnknown}
 		}
@@ -67,55 +65,30 @@ func SurfaceItemOf(typ string, data []byte) SurfaceItem {
 	if it.role == roleAssistant {
 		kind = ItemAssistant
 	}
-	return SurfaceItem{Kind: kind, Checkpoint: it.checkpoint, TextLen: it.textLen, QuotedLen: quotedLenOf(&it)}
+	// The joined text's literal: each part's quotes but two become the
+	// escaped "\n" separators, which cost as much.
+	quoted := m.quoted
+	if m.slow {
+		quoted = jsjson.QuotedLen(it.text(), true)
+	}
+	return SurfaceItem{Kind: kind, Checkpoint: it.checkpoint, TextLen: it.textLen, QuotedLen: quoted}
 }
 
-// quotedLenOf is jsjson.QuotedLen(it.text(), true) computed from the raw
-// literals without decoding them when they are valid UTF-8 and use no
-// \u escape: every other character is written back as it is (JSON
-// literals hold no raw control characters), "<" as \u003c, a short
-// escape as the same two bytes except \/ (written as "/"), and each
-// "\n" joining two parts as two bytes. Indexing sizes every message of a
-// store this way.
-func quotedLenOf(it *projectedItem) int {
-	n := 2
-	for i, p := range it.parts {
-		body := p[1 : len(p)-1]
-		if !utf8.Valid(body) {
-			return jsjson.QuotedLen(it.text(), true)
-		}
-		if i > 0 {
-			n += 2
-		}
-		if !bytes.Contains(body, []byte(`\\`)) {
-			// No escaped backslash: every escape starts a two-byte pair,
-			// so counting is exact (and vectorised).
-			if bytes.Contains(body, []byte(`\u`)) {
-				return jsjson.QuotedLen(it.text(), true)
-			}
-			n += len(body) + 5*bytes.Count(body, []byte("<")) - bytes.Count(body, []byte(`\/`))
-			continue
-		}
-		for j := 0; j < len(body); j++ {
-			switch body[j] {
-			case '<':
-				n += 6
-			case '\\':
-				j++
-				switch body[j] {
-				case 'u':
-					return jsjson.QuotedLen(it.text(), true)
-				case '/':
-					n++
-				default: // \" \\ \b \f \n \r \t
-					n += 2
-				}
-			default:
-				n++
-			}
-		}
+// quoteMeter measures the text literals of one item for textBlocks with
+// jsjson.LiteralLens, summing their tag-safe quoted lengths; slow is set
+// when one needs the decoded text for that.
+type quoteMeter struct {
+	quoted int
+	slow   bool
+}
+
+func (m *quoteMeter) measure(text []byte) (int, bool) {
+	if n, q, ok := jsjson.LiteralLens(text); ok {
+		m.quoted += q
+		return n, true
 	}
-	return n
+	m.slow = true
+	return jsjson.StringLen(text)
 }
 
 // SurfaceSummary is a session's surface as retention sizes it: the

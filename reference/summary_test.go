@@ -1,9 +1,11 @@
 package reference
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
@@ -87,61 +89,107 @@ func TestRetainSummaryDeclinesAProjectionError(t *testing.T) {
 	}
 }
 
-// TestQuotedLenOfEqualsQuotedLen checks the undecoded fast path of the
-// items' tag-safe sizes against jsjson.QuotedLen of the decoded text, on
-// texts with and without escapes, "<", multibyte characters, lone
-// surrogates and several blocks.
-func TestQuotedLenOfEqualsQuotedLen(t *testing.T) {
+// TestSurfaceItemSizesEqualTheProjectedText checks the sizes SurfaceItemOf
+// measures from the raw literals (jsjson.LiteralLens, or the decoded text
+// when a literal needs it) against the text Retain's projection decodes:
+// its UTF-8 length and its tag-safe JSON string's length, over user,
+// checkpoint and assistant messages of one to three blocks whose literals
+// mix raw "<", every short escape, \u escapes, lone surrogates,
+// multibyte characters and invalid UTF-8.
+func TestSurfaceItemSizesEqualTheProjectedText(t *testing.T) {
+	pieces := []string{"a", "b", " ", "<", ">", "&", `\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`,
+		"é", "界", "🙂", "\u2028", "\ufeff", `\u0041`, `\u003c`, `\ud800`, `\udc00x`, "\xff", "\xe2\x82", "\xed\xa0\x80"}
 	rng := rand.New(rand.NewPCG(22, 7))
-	fast := 0
-	for range 2000 {
-		var texts []string
-		for range 1 + rng.IntN(3) {
-			txt := randomText(rng, 40)
-			if rng.IntN(2) == 0 {
-				txt = strings.Map(func(r rune) rune {
-					if r == '<' || r == '\\' || r == '"' || r < 0x20 {
-						return 'x'
-					}
-					return r
-				}, txt)
+	literal := func(fast bool) string {
+		var sb strings.Builder
+		sb.WriteByte('"')
+		for range rng.IntN(40) {
+			p := pieces[rng.IntN(len(pieces))]
+			if rng.IntN(3) > 0 {
+				p = string(rune('a' + rng.IntN(26)))
 			}
-			texts = append(texts, txt)
+			if fast && (strings.Contains(p, `\u`) || !utf8.ValidString(p)) {
+				p = "x"
+			}
+			sb.WriteString(p)
 		}
-		ev := assistantEvent(1, texts...)
-		if rng.IntN(4) == 0 { // an escaped solidus, which JS writes back as "/"
-			ev.Data = []byte(strings.Replace(string(ev.Data), `"text":"`, `"text":"\/`, 1))
+		sb.WriteByte('"')
+		return sb.String()
+	}
+	fast := 0
+	for i := range 3000 {
+		allFast := rng.IntN(2) == 0
+		var blocks []string
+		for range 1 + rng.IntN(3) {
+			lit := literal(allFast)
+			if _, _, ok := jsjson.LiteralLens([]byte(lit)); allFast && !ok {
+				t.Fatalf("%s: not measured in one pass", lit)
+			}
+			blocks = append(blocks, `{"type":"text","text":`+lit+`}`)
 		}
-		parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(ev.Data, "message"), "content"))
-		if err != nil || n == 0 {
+		content := "[" + strings.Join(blocks, ",") + "]"
+		ev := SurfaceEvent{Seq: int64(i)}
+		switch rng.IntN(3) {
+		case 0:
+			ev.Type, ev.Data = eventUserMessage, json.RawMessage(`{"source":{"kind":"user"},"content":`+content+`}`)
+		case 1:
+			ev.Type, ev.Data = eventUserMessage, json.RawMessage(`{"source":{"kind":"plugin","plugin":"compact"},"content":`+content+`}`)
+		default:
+			ev.Type, ev.Data = eventAssistantMessage, json.RawMessage(`{"message":{"content":`+content+`}}`)
+		}
+		items, err := projectSurface(&Surface{Events: []SurfaceEvent{ev}})
+		if err != nil {
+			t.Fatalf("%s: %v", ev.Data, err)
+		}
+		got := SurfaceItemOf(ev.Type, ev.Data)
+		if len(items) == 0 {
+			if got.Kind != ItemNone {
+				t.Fatalf("%s: %+v, projected to nothing", ev.Data, got)
+			}
 			continue
 		}
-		it := projectedItem{role: roleAssistant, parts: parts, textLen: n}
-		want := jsjson.QuotedLen(it.text(), true)
-		if got := quotedLenOf(&it); got != want {
-			t.Fatalf("texts %q: quotedLenOf %d, QuotedLen %d", texts, got, want)
+		text := items[0].text()
+		if got.TextLen != len(text) || got.QuotedLen != jsjson.QuotedLen(text, true) || got.Checkpoint != items[0].checkpoint {
+			t.Fatalf("%s: %+v, text %q (length %d, quoted %d)", ev.Data, got, text, len(text), jsjson.QuotedLen(text, true))
 		}
-		if !strings.ContainsAny(strings.Join(texts, ""), "<\\\"") {
+		if allFast {
 			fast++
 		}
 	}
-	if fast < 500 {
-		t.Errorf("only %d texts could take the fast path", fast)
+	if fast < 1000 {
+		t.Errorf("only %d items had every literal on the one-pass path", fast)
 	}
 }
 
-func TestQuotedLenOfEscapes(t *testing.T) {
-	for _, lit := range []string{
-		`"a\/b"`, `"a\\/b"`, `"\\u0041"`, `"\u0041<"`, `"<<\n\t\"\\"`, `"\\\/"`, `"x\ud800y"`, `"\u00e9\/"`, `"plain ü 界"`,
-	} {
-		body := `{"message":{"content":[{"type":"text","text":` + lit + `}]}}`
-		parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField([]byte(body), "message"), "content"))
-		if err != nil || n == 0 {
-			t.Fatalf("%s: %v", lit, err)
+// BenchmarkSurfaceItemOf sizes the messages a first indexing pass folds:
+// prose of about 2 KB with line breaks, a few "<" and 20 % multibyte
+// characters, as an assistant message of two blocks and a user message.
+func BenchmarkSurfaceItemOf(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"the", "index", "session", "<tag>", "données", "прочитать", "読み込み", "reference", "line\\n", "quote\\\"d"}
+	text := func() string {
+		var sb strings.Builder
+		for sb.Len() < 2048 {
+			sb.WriteString(words[rng.IntN(len(words))])
+			sb.WriteByte(' ')
 		}
-		it := projectedItem{role: roleAssistant, parts: parts, textLen: n}
-		if got, want := quotedLenOf(&it), jsjson.QuotedLen(it.text(), true); got != want {
-			t.Errorf("%s: quotedLenOf %d, QuotedLen %d", lit, got, want)
+		return `"` + sb.String() + `"`
+	}
+	events := []SurfaceEvent{
+		{Type: eventAssistantMessage, Data: json.RawMessage(`{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":` + text() + `},{"type":"text","text":` + text() + `}],"id":"a1"}}`)},
+		{Type: eventUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":` + text() + `}],"source":{"kind":"user"},"role":"user","id":"u1"}`)},
+	}
+	size := 0
+	for _, ev := range events {
+		size += len(ev.Data)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ev := range events {
+			if SurfaceItemOf(ev.Type, ev.Data).Kind == ItemNone {
+				b.Fatal("projected to nothing")
+			}
 		}
 	}
 }

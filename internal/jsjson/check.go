@@ -384,21 +384,11 @@ func (c *checker) str(i int) (int, bool) {
 }
 
 // multiByte returns the length of the UTF-8 sequence at b[j] (a non-ASCII
-// byte), 1 for an invalid one, which it records. The 2- and 3-byte forms
-// outside the surrogate block (accents, Cyrillic, Greek, CJK, typographic
-// punctuation) are checked here as utf8.DecodeRune checks them; the rest
-// goes to it.
+// byte), 1 for an invalid one, which it records.
 func (c *checker) multiByte(j int) int {
-	b := c.b
-	switch ch := b[j]; {
-	case ch >= 0xC2 && ch <= 0xDF && j+1 < len(b) && b[j+1]&0xC0 == 0x80:
-		return 2
-	case ch >= 0xE1 && ch <= 0xEF && ch != 0xED && j+2 < len(b) && b[j+1]&0xC0 == 0x80 && b[j+2]&0xC0 == 0x80:
-		return 3
+	if n := runeLen(c.b, j); n > 0 {
+		return n
 	}
-	r, size := utf8.DecodeRune(b[j:])
-	if r == utf8.RuneError && size == 1 {
-		c.utf8OK = false
-	}
-	return size
+	c.utf8OK = false
+	return 1
 }

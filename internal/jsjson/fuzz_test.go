@@ -150,3 +150,53 @@ func sameGoValue(in, out any) bool {
 		return in == out
 	}
 }
+
+// FuzzLiteralLens checks LiteralLens against StringLen and QuotedLen of the
+// decoded string on any input, and that it declines only literals that need
+// the decoded text: a \u escape, invalid UTF-8, a raw control character or
+// quote, a malformed escape.
+func FuzzLiteralLens(f *testing.F) {
+	for _, s := range []string{
+		`""`, `"plain ascii text, long enough for words"`, `"a<b <<< c"`, `"\n\t\"\\\/\b\f\r"`, `"a\\/b"`, `"\\\/"`,
+		`"x\u0041"`, `"\ud800"`, "\"é 界 🙂 \u2028\u2029 \x7f > &\"", "\"\xff\"", "\"\xe2\x82\"", "\"\xed\xa0\x80\"",
+		"\"tab\there\"", `"a"b"`, `"ends with \"`, `"\x"`, `"`, `x`, `"12345678<12345678\n12345678"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		n, q, ok := LiteralLens(v)
+		if !ok {
+			if measurable(v) {
+				t.Fatalf("LiteralLens(%q) declined a literal it can measure", v)
+			}
+			return
+		}
+		wantN, isString := StringLen(v)
+		s, _ := String(v)
+		if !isString || n != wantN || q != QuotedLen(s, true) {
+			t.Fatalf("LiteralLens(%q) = %d, %d; StringLen %d (%v), QuotedLen %d", v, n, q, wantN, isString, QuotedLen(s, true))
+		}
+	})
+}
+
+// measurable reports whether v is a literal LiteralLens must measure: valid
+// UTF-8, no raw control character or quote inside, and only the short
+// escapes.
+func measurable(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || !utf8.Valid(v) {
+		return false
+	}
+	b := v[1 : len(v)-1]
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c < 0x20:
+			return false
+		case c == '\\':
+			if i+1 == len(b) || !strings.ContainsRune(`"\/bfnrt`, rune(b[i+1])) {
+				return false
+			}
+			i++
+		}
+	}
+	return true
+}

@@ -1,0 +1,92 @@
+package jsjson
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+)
+
+// LiteralLens returns, for the JSON string literal v, StringLen(v) and the
+// tag-safe QuotedLen of String(v), in one pass over v and without decoding
+// it. Indexing sizes every message of a store this way: separately, the
+// two cost a decode-length pass, a UTF-8 check and four searches per text.
+//
+// ok is false when the pass cannot measure v exactly: v is not a literal,
+// or it holds a \u escape (its decoding and re-escaping depend on the code
+// point), a byte that is not valid UTF-8, a raw control character or quote,
+// or a malformed escape. Measure it with StringLen and QuotedLen then.
+func LiteralLens(v []byte) (textLen, quotedLen int, ok bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return 0, 0, false
+	}
+	b := v[1 : len(v)-1]
+	n, q := 0, 2
+	for i := 0; i < len(b); {
+		if len(b)-i >= 8 {
+			m := lensSpecial8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				n, q, i = n+8, q+8, i+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			n, q, i = n+k, q+k, i+k
+		}
+		switch c := b[i]; {
+		case c == '<': // written back as \u003c
+			n, q, i = n+1, q+6, i+1
+		case c == '\\':
+			if i+1 == len(b) {
+				return 0, 0, false
+			}
+			switch b[i+1] {
+			case '/': // JSON.stringify writes the solidus unescaped
+				n, q = n+1, q+1
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				n, q = n+1, q+2
+			default:
+				return 0, 0, false
+			}
+			i += 2
+		case c == '"' || c < 0x20:
+			return 0, 0, false
+		case c < utf8.RuneSelf:
+			n, q, i = n+1, q+1, i+1
+		default: // a run of multibyte characters, each written back as it is
+			j := i
+			for j < len(b) && b[j] >= utf8.RuneSelf {
+				size := runeLen(b, j)
+				if size == 0 {
+					return 0, 0, false
+				}
+				j += size
+			}
+			n, q, i = n+j-i, q+j-i, j
+		}
+	}
+	return n, q, true
+}
+
+// lensSpecial8 is special8 plus '<': the bytes LiteralLens does not count
+// as one plain byte.
+func lensSpecial8(x uint64) uint64 {
+	lt := x ^ (lsb * '<')
+	return special8(x) | (lt-lsb)&^lt&msb
+}
+
+// runeLen returns the length of the valid UTF-8 sequence at b[i] (a
+// non-ASCII byte), or 0 when it is not one. The 2- and 3-byte forms
+// outside the surrogate block (accents, Cyrillic, Greek, CJK, typographic
+// punctuation) are checked here as utf8.DecodeRune checks them; the rest
+// goes to it.
+func runeLen(b []byte, i int) int {
+	switch ch := b[i]; {
+	case ch >= 0xC2 && ch <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+		return 2
+	case ch >= 0xE1 && ch <= 0xEF && ch != 0xED && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+		return 3
+	}
+	if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size > 1 {
+		return size
+	}
+	return 0
+}
