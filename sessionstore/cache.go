@@ -624,6 +624,9 @@ func (ix *Indexed) persist(force bool) {
 	ix.dirty = false
 	ix.lastPersist = time.Now()
 	ix.mu.Unlock()
+	if ix.opts.persistGate != nil {
+		<-ix.opts.persistGate
+	}
 	absRoot, _ := filepath.Abs(ix.root)
 	searchIndex := ix.searchIndexToPersist(gen)
 	write := func(w io.Writer) error {

@@ -53,6 +53,9 @@ type IndexOptions struct {
 	// firstRefreshGate, when set, holds the first refresh until it is
 	// closed (tests).
 	firstRefreshGate chan struct{}
+	// persistGate, when set, holds each write of the cache file until it
+	// is closed (tests).
+	persistGate chan struct{}
 	// ReadLimit bounds the memory one read may use: the decoded bytes of
 	// one zstd frame or raw line held at once, and the bytes of the surface
 	// events one ReadSurface keeps. A session over it fails with an error
@@ -264,7 +267,9 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 		ix.cancelFirst = cancel
 	}
 	ix.bg.Go(func() {
-		defer close(ix.ready)
+		var once sync.Once
+		ready := func() { once.Do(func() { close(ix.ready) }) }
+		defer ready()
 		defer cancel()
 		for _, gate := range []<-chan struct{}{after, ix.opts.firstRefreshGate} {
 			if gate != nil {
@@ -291,6 +296,10 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 		// The catalog and its search index first, so that the cache
 		// written next holds it.
 		ix.prepareCatalog()
+		// What waits for the pass (a complete answer, the end of a
+		// server's progress) does not wait for the cache file; Close
+		// does.
+		ready()
 		ix.persist(true)
 	})
 }

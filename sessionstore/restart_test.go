@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -316,5 +317,42 @@ func TestRestartedListingsShareTheEntriesStrings(t *testing.T) {
 	}
 	if shared != 6 {
 		t.Errorf("%d listed segments with entries, want 6", shared)
+	}
+}
+
+// TestAPassIsReadyBeforeItsCacheIsWritten: what waits for the first pass
+// (a complete answer, the end of a server's progress) does not wait for
+// the cache file to be written; Close does, and a restart then loads it.
+func TestAPassIsReadyBeforeItsCacheIsWritten(t *testing.T) {
+	root, cacheDir := t.TempDir(), t.TempDir()
+	writeTitled(t, root, "s1", 1, "alpha")
+	writeTitled(t, root, "s2", 2, "beta")
+	gate := make(chan struct{})
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, persistGate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := x.Wait(ctx); err != nil {
+		close(gate)
+		x.Close()
+		t.Fatalf("the first pass waited for its cache file: %v", err)
+	}
+	want, err := candidatesText(ctx, x, "")
+	if err != nil || want != "s2=beta s1=alpha " {
+		t.Errorf("answer after the pass: %q, %v", want, err)
+	}
+	if _, err := os.Stat(x.cachePath); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cache file was written through a closed gate: %v", err)
+	}
+	close(gate)
+	x.Close()
+	y := OpenWaited(t, root, IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour})
+	if !y.fresh.fromCache {
+		t.Error("the restart did not load the cache Close wrote")
+	}
+	if got, err := candidatesText(ctx, y, ""); err != nil || got != want {
+		t.Errorf("after the restart: %q, %v; want %q", got, err, want)
 	}
 }
