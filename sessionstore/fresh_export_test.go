@@ -86,6 +86,9 @@ func (x *Indexed) ScanCounts() (wholeScans, dirStats, coldChecks int64) {
 	return x.wholeScans.Load(), x.dirStats.Load(), x.coldChecks.Load()
 }
 
+// StatBatches reports how many batches the index's scans stat'd.
+func (x *Indexed) StatBatches() int64 { return x.statBatches.Load() }
+
 // Listings reports how many times the index sorted its listing anew.
 func (x *Indexed) Listings() int64 { return x.listings.Load() }
 

@@ -124,10 +124,12 @@ type statBatch struct {
 // scanBatchSize is how many session directories a scan stats at a time.
 const scanBatchSize = 4096
 
-// add queues d, stating the batch when it is full.
+// add queues d, stating the batch when it holds scanBatchSize. (Not when
+// it is at its capacity: a first scan's starts at 1, and stating one
+// directory at a time is serial.)
 func (b *statBatch) add(ctx context.Context, d sessionDir) error {
 	b.dirs = append(b.dirs, d)
-	if len(b.dirs) < cap(b.dirs) {
+	if len(b.dirs) < scanBatchSize {
 		return nil
 	}
 	return b.flush(ctx)
@@ -139,6 +141,7 @@ func (b *statBatch) add(ctx context.Context, d sessionDir) error {
 func (b *statBatch) flush(ctx context.Context) error {
 	ix := b.ix
 	ix.dirStats.Add(int64(len(b.dirs)))
+	ix.statBatches.Add(1)
 	forEachStat(ctx, len(b.dirs), func(k int) { ix.statTranscripts(&b.dirs[k]) })
 	if err := ctx.Err(); err != nil {
 		return err

@@ -356,3 +356,20 @@ func TestAPassIsReadyBeforeItsCacheIsWritten(t *testing.T) {
 		t.Errorf("after the restart: %q, %v; want %q", got, err, want)
 	}
 }
+
+// TestAFirstScanStatsInOneBatch: a first scan, with no entries yet, stats
+// its session directories in batches of scanBatchSize (in parallel), not
+// one at a time.
+func TestAFirstScanStatsInOneBatch(t *testing.T) {
+	root := t.TempDir()
+	for i := range 300 {
+		writeTitled(t, root, fmt.Sprintf("s%03d", i), int64(i+1), "t")
+	}
+	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, NoWatch: true, RefreshInterval: time.Hour})
+	if _, stats, _ := x.ScanCounts(); stats != 300 {
+		t.Errorf("%d directories stat'd, want 300", stats)
+	}
+	if n := x.StatBatches(); n != 1 {
+		t.Errorf("the first scan stat'd in %d batches, want 1", n)
+	}
+}
