@@ -785,8 +785,14 @@ func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
 	if err := x.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(during) != 1 || !during[35] {
-		t.Errorf("GC percents during a pass of 300 parses: %v, want only 35", during)
+	// The bulk target: 35, or more while the live heap is small.
+	for p := range during {
+		if p < 35 {
+			t.Errorf("GC percents during a pass of 300 parses: %v, want the bulk target (35 or more)", during)
+		}
+	}
+	if len(during) == 0 {
+		t.Error("no progress reported during the pass")
 	}
 	if p := current(); p != 25 {
 		t.Errorf("GC percent after the pass: %d, want 25", p)

@@ -67,17 +67,17 @@ const servingGCPercent = 25
 
 // tuneGC sets the collector's targets for the invocation args unless the
 // user chose with GOGC: a server (serve, mcp) at servingGCPercent while it
-// serves and at gcPercent during bulk work, any other command at
-// gcPercent.
+// serves, any other command at gcPercent; both at gcPercent during bulk
+// work, or more while the live heap is small (internal/gcgoal).
 func tuneGC(getenv func(string) string, args []string) {
 	if getenv("GOGC") != "" {
 		return
 	}
+	idle := gcPercent
 	if servesLong(args) {
-		gcgoal.Set(servingGCPercent, gcPercent)
-		return
+		idle = servingGCPercent
 	}
-	debug.SetGCPercent(gcPercent)
+	gcgoal.Set(idle, gcPercent)
 }
 
 // servesLong reports whether args start a server (run's rules), which

@@ -567,8 +567,9 @@ func TestGCPercentUnlessGOGC(t *testing.T) {
 	}
 	tuneGC(noGOGC, []string{"serve"})
 	done := gcgoal.Bulk()
-	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
-		t.Errorf("a server during bulk work: GC percent %d, want %d", got, gcPercent)
+	// At least gcPercent: more while the live heap is small (gcgoal).
+	if got := debug.SetGCPercent(gcPercent); got < gcPercent {
+		t.Errorf("a server during bulk work: GC percent %d, want %d or more", got, gcPercent)
 	}
 	done()
 	if got := debug.SetGCPercent(100); got != servingGCPercent {

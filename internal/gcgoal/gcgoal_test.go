@@ -1,10 +1,16 @@
 package gcgoal
 
 import (
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
+
+// live is the live heap the tests' liveHeap reports.
+var live atomic.Uint64
 
 // record replaces the collector's setter with a recorder for the test and
 // resets the package's state; it returns the targets applied so far.
@@ -19,9 +25,12 @@ func record(t *testing.T) func() []int {
 		got = append(got, p)
 		return 0
 	}
-	reset := func() { set, idle, bulk, running = false, 0, 0, 0 }
+	oldLive := liveHeap
+	live.Store(1 << 30) // a heap for which the bulk percentage is headroom enough
+	liveHeap = func() uint64 { return live.Load() }
+	reset := func() { set, idle, bulk, running, applied = false, 0, 0, 0, -1 }
 	reset()
-	t.Cleanup(func() { setGCPercent = old; reset() })
+	t.Cleanup(func() { setGCPercent, liveHeap = old, oldLive; reset() })
 	return func() []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -78,4 +87,44 @@ func TestConcurrentBulkWorkEndsAtTheIdleTarget(t *testing.T) {
 	if running != 0 {
 		t.Errorf("running = %d after all bulk work ended", running)
 	}
+}
+
+func TestBulkWorkOnASmallHeapGetsTheHeadroom(t *testing.T) {
+	applied := record(t)
+	live.Store(10 << 20)
+	Set(25, 35)
+	done := Bulk() // 32 MB on 10 MB live: 320 %, at most 200 %
+	live.Store(64 << 20)
+	retarget() // 50 %
+	live.Store(1 << 30)
+	retarget() // 35 %
+	retarget() // unchanged: not applied again
+	done()
+	if got, want := applied(), []int{25, 200, 50, 35, 25}; !slices.Equal(got, want) {
+		t.Errorf("targets applied %v, want %v", got, want)
+	}
+}
+
+func TestBulkTargetFollowsTheLiveHeapWhileItRuns(t *testing.T) {
+	applied := record(t)
+	Set(25, 35)
+	done := Bulk()
+	defer done()
+	live.Store(20 << 20)
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(applied(), 160) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bulk target did not follow the live heap: %v", applied())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestReadLiveHeap(t *testing.T) {
+	keep := make([]byte, 8<<20)
+	runtime.GC()
+	if n := readLiveHeap(); n < 8<<20 {
+		t.Errorf("live heap %d bytes with 8 MiB held", n)
+	}
+	runtime.KeepAlive(keep)
 }
