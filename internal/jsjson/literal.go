@@ -35,35 +35,53 @@ func LiteralLens(v []byte) (textLen, quotedLen int, ok bool) {
 		case c == '<': // written back as \u003c
 			n, q, i = n+1, q+6, i+1
 		case c == '\\':
-			if i+1 == len(b) {
+			size := shortEscapeQuotedLen(b, i)
+			if size == 0 {
 				return 0, 0, false
 			}
-			switch b[i+1] {
-			case '/': // JSON.stringify writes the solidus unescaped
-				n, q = n+1, q+1
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				n, q = n+1, q+2
-			default:
-				return 0, 0, false
-			}
-			i += 2
+			n, q, i = n+1, q+size, i+2
 		case c == '"' || c < 0x20:
 			return 0, 0, false
 		case c < utf8.RuneSelf:
 			n, q, i = n+1, q+1, i+1
-		default: // a run of multibyte characters, each written back as it is
-			j := i
-			for j < len(b) && b[j] >= utf8.RuneSelf {
-				size := runeLen(b, j)
-				if size == 0 {
-					return 0, 0, false
-				}
-				j += size
+		default: // multibyte characters, each written back as it is
+			j := multiByteRunEnd(b, i)
+			if j == i {
+				return 0, 0, false
 			}
 			n, q, i = n+j-i, q+j-i, j
 		}
 	}
 	return n, q, true
+}
+
+// shortEscapeQuotedLen returns what the character the escape at b[i] (a
+// backslash) stands for costs written back by JSON.stringify; 0 when it
+// is not a short escape (\u, invalid or cut).
+func shortEscapeQuotedLen(b []byte, i int) int {
+	if i+1 == len(b) {
+		return 0
+	}
+	switch b[i+1] {
+	case '/': // the solidus is written unescaped
+		return 1
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return 2
+	}
+	return 0
+}
+
+// multiByteRunEnd returns the end of the valid multibyte characters that
+// start at b[i]: i when the bytes there are not one.
+func multiByteRunEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= utf8.RuneSelf {
+		size := runeLen(b, i)
+		if size == 0 {
+			break
+		}
+		i += size
+	}
+	return i
 }
 
 // lensSpecial8 is special8 plus '<': the bytes LiteralLens does not count
