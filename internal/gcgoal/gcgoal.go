@@ -42,7 +42,7 @@ var (
 	// applied is the target applied last (-1: none yet).
 	applied = -1
 	// stopRetarget ends the loop that follows the live heap while bulk
-	// work runs.
+	// work runs (nil when none runs).
 	stopRetarget chan struct{}
 	// setGCPercent applies a target and liveHeap reads the heap the last
 	// collection found live; tests replace both.
@@ -58,6 +58,7 @@ func Set(idlePercent, bulkPercent int) {
 	defer mu.Unlock()
 	set, idle, bulk = true, idlePercent, bulkPercent
 	applyLocked(false)
+	followLiveHeapLocked()
 }
 
 // Bulk marks bulk work as running until done is called (once; later calls
@@ -68,8 +69,7 @@ func Bulk() (done func()) {
 	running++
 	if running == 1 {
 		applyLocked(false)
-		stopRetarget = make(chan struct{})
-		go retargetLoop(stopRetarget)
+		followLiveHeapLocked()
 	}
 	mu.Unlock()
 	var once sync.Once
@@ -79,7 +79,10 @@ func Bulk() (done func()) {
 			defer mu.Unlock()
 			running--
 			if running == 0 {
-				close(stopRetarget)
+				if stopRetarget != nil {
+					close(stopRetarget)
+					stopRetarget = nil
+				}
 				applyLocked(false)
 			}
 		})
@@ -115,6 +118,15 @@ func bulkTarget(live uint64) int {
 // grows with the percentage (4 MB at 100 %), and at 3,200 % a first pass
 // over 5,000 sessions peaked at 100 MB instead of 35.
 const maxBulkPercent = 200
+
+// followLiveHeapLocked starts the loop that follows the live heap when
+// bulk work runs after Set and the loop does not. Callers hold mu.
+func followLiveHeapLocked() {
+	if set && running > 0 && stopRetarget == nil {
+		stopRetarget = make(chan struct{})
+		go retargetLoop(stopRetarget)
+	}
+}
 
 // retargetLoop applies the target as the live heap changes, until stop is
 // closed.

@@ -28,7 +28,7 @@ func record(t *testing.T) func() []int {
 	oldLive := liveHeap
 	live.Store(1 << 30) // a heap for which the bulk percentage is headroom enough
 	liveHeap = func() uint64 { return live.Load() }
-	reset := func() { set, idle, bulk, running, applied = false, 0, 0, 0, -1 }
+	reset := func() { set, idle, bulk, running, applied, stopRetarget = false, 0, 0, 0, -1, nil }
 	reset()
 	t.Cleanup(func() { setGCPercent, liveHeap = old, oldLive; reset() })
 	return func() []int {
@@ -127,4 +127,31 @@ func TestReadLiveHeap(t *testing.T) {
 		t.Errorf("live heap %d bytes with 8 MiB held", n)
 	}
 	runtime.KeepAlive(keep)
+}
+
+func TestWithoutSetNoLoopFollowsTheHeap(t *testing.T) {
+	record(t)
+	done := Bulk()
+	mu.Lock()
+	started := stopRetarget != nil
+	mu.Unlock()
+	done()
+	if started {
+		t.Error("bulk work without Set started the loop that follows the live heap")
+	}
+}
+
+func TestSetDuringBulkWorkFollowsTheHeap(t *testing.T) {
+	applied := record(t)
+	done := Bulk()
+	defer done()
+	Set(25, 35)
+	live.Store(20 << 20)
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(applied(), 160) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bulk target did not follow the live heap after Set: %v", applied())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
