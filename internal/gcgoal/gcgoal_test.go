@@ -111,13 +111,7 @@ func TestBulkTargetFollowsTheLiveHeapWhileItRuns(t *testing.T) {
 	done := Bulk()
 	defer done()
 	live.Store(20 << 20)
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(applied(), 160) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the bulk target did not follow the live heap: %v", applied())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitTarget(t, applied, 160)
 }
 
 func TestReadLiveHeap(t *testing.T) {
@@ -147,10 +141,17 @@ func TestSetDuringBulkWorkFollowsTheHeap(t *testing.T) {
 	defer done()
 	Set(25, 35)
 	live.Store(20 << 20)
+	awaitTarget(t, applied, 160)
+}
+
+// awaitTarget waits until the target p has been applied (the loop that
+// follows the live heap applies it), failing after 10 s.
+func awaitTarget(t *testing.T, applied func() []int, p int) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(applied(), 160) {
+	for !slices.Contains(applied(), p) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the bulk target did not follow the live heap after Set: %v", applied())
+			t.Fatalf("the bulk target did not follow the live heap to %d %%: %v", p, applied())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
