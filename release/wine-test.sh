@@ -146,11 +146,14 @@ for entry in "${pkgs[@]}"; do
 	fi
 	(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] && grep -q '^wine client error:' "$log"; then
-		# Wine's own connection to its wineserver broke (seen once on a
-		# loaded machine: "recvmsg: Connection reset by peer"), which says
-		# nothing about the tests: restart the wineserver and run again once.
-		echo "     (wine client error, running $pkg again)"
+	# Two failures of Wine itself say nothing about the tests: its
+	# connection to the wineserver broke ("wine client error: recvmsg:
+	# Connection reset by peer"), or its CreateProcess failed with
+	# ERROR_INTERNAL_ERROR while a test started the server binary ("fork/exec
+	# ...: Internal error."). Each was seen once on a loaded machine; restart
+	# the wineserver and run the package again, once.
+	if [ $rc -ne 0 ] && grep -qE '^wine client error:|fork/exec .*: Internal error\.$' "$log"; then
+		echo "     (Wine failed, not a test: $(grep -m1 -oE '^wine client error:.*|fork/exec .*: Internal error\.$' "$log"); running $pkg again)"
 		/usr/lib/wine/wineserver -k 2>/dev/null || true
 		(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 		rc=$?
