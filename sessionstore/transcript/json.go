@@ -68,22 +68,31 @@ func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
 // each calls fn with each member of o (key decoded) in document order;
 // false when o is not an object.
 func (o obj) each(fn func(key string, v []byte)) bool {
-	return o.eachSub(func(k string, v []byte, _ obj) { fn(k, v) })
+	return o.eachAt(func(k string, v []byte, _ int32) { fn(k, v) })
 }
 
-// eachSub is each that also passes each value as an object, from the
-// tape when it holds that object.
-func (o obj) eachSub(fn func(key string, v []byte, sub obj)) bool {
+// eachAt is each that also passes each member's tape index (-1 when o is
+// off the tape).
+func (o obj) eachAt(fn func(key string, v []byte, at int32)) bool {
 	if !o.onTape {
 		if len(o.raw) == 0 || o.raw[0] != '{' {
 			return false
 		}
-		return jsjson.Members(o.raw, func(k, v []byte) { fn(keyString(k), v, rawObj(v)) }) == nil
+		return jsjson.Members(o.raw, func(k, v []byte) { fn(keyString(k), v, -1) }) == nil
 	}
 	for k := o.first; k >= 0; k = o.t.entries[k].Next {
-		fn(keyString(o.t.key(k)), o.t.value(k), o.t.obj(k))
+		fn(keyString(o.t.key(k)), o.t.value(k), k)
 	}
 	return true
+}
+
+// at is the value of o's member at tape index k (-1: off the tape, v) as
+// an object, from the tape when it holds that object.
+func (o obj) at(k int32, v []byte) obj {
+	if k < 0 {
+		return rawObj(v)
+	}
+	return o.t.obj(k)
 }
 
 // keyString decodes a key literal, viewing it when it has no escape.
@@ -210,7 +219,7 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	case c == '{':
 		return canonObject(dst, rawObj(v), mode)
 	case c == '[':
-		return canonArray(dst, v, mode)
+		return canonArray(dst, v, nil, -1, mode)
 	case c == '"':
 		s, ok := strView(v)
 		if !ok {
@@ -230,20 +239,22 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 	return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
 }
 
-// member is one member of an object being canonicalised; sub is its
-// value as an object.
+// member is one member of an object being canonicalised; at is its tape
+// index (-1: none).
 type member struct {
 	key string
 	val []byte
-	sub obj
+	at  int32
 }
 
-// canonObject is canonJSON for an object.
+// canonObject is canonJSON for an object. Its objects and arrays are read
+// from the tape as deep as it holds them: a tool result's content, which
+// the digest blanks, is then not walked at all.
 func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
 	var buf [8]member
 	ms := buf[:0]
-	if !o.eachSub(func(k string, val []byte, sub obj) {
-		ms = append(ms, member{k, val, sub})
+	if !o.eachAt(func(k string, val []byte, at int32) {
+		ms = append(ms, member{k, val, at})
 	}) {
 		return dst, false
 	}
@@ -263,10 +274,13 @@ func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
 		dst = strconv.AppendQuote(dst, m.key)
 		dst = append(dst, ':')
 		var ok bool
-		if jsonKind(m.val) == '{' {
-			dst, ok = canonObject(dst, m.sub, memberMode(mode, m.key))
-		} else {
-			dst, ok = canonJSON(dst, m.val, memberMode(mode, m.key))
+		switch sub := memberMode(mode, m.key); {
+		case jsonKind(m.val) == '{':
+			dst, ok = canonObject(dst, o.at(m.at, m.val), sub)
+		case m.at >= 0 && jsonKind(m.val) == '[':
+			dst, ok = canonArray(dst, m.val, o.t, m.at, sub)
+		default:
+			dst, ok = canonJSON(dst, m.val, sub)
 		}
 		if !ok {
 			return dst, false
@@ -280,10 +294,10 @@ func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
 func blankContent(ms []member) []member {
 	i, found := slices.BinarySearchFunc(ms, "content", func(m member, k string) int { return strings.Compare(m.key, k) })
 	if found {
-		ms[i].val = []byte("null")
+		ms[i].val, ms[i].at = []byte("null"), -1
 		return ms
 	}
-	return slices.Insert(ms, i, member{key: "content", val: []byte("null")})
+	return slices.Insert(ms, i, member{key: "content", val: []byte("null"), at: -1})
 }
 
 // memberMode is the mode of member key of an object canonicalised in mode.
@@ -297,20 +311,37 @@ func memberMode(mode canonMode, key string) canonMode {
 	return canonPlain
 }
 
-// canonArray is canonJSON for an array.
-func canonArray(dst, v []byte, mode canonMode) ([]byte, bool) {
-	var elems [][]byte
-	if !elements(v, func(e []byte) { elems = append(elems, e) }) {
+// canonArray is canonJSON for the array v, read from the tape t when it
+// holds it at index at.
+func canonArray(dst, v []byte, t *tape, at int32, mode canonMode) ([]byte, bool) {
+	type elem struct {
+		v   []byte
+		sub obj
+	}
+	var buf [8]elem
+	elems := buf[:0]
+	collect := func(e []byte, sub obj) { elems = append(elems, elem{e, sub}) }
+	var ok bool
+	if t != nil && at >= 0 {
+		ok = t.elems(at, collect)
+	} else {
+		ok = elements(v, func(e []byte) { collect(e, rawObj(e)) })
+	}
+	if !ok {
 		return dst, false
 	}
 	sub := canonPlain
-	if mode == canonOneBlock && len(elems) == 1 && elems[0][0] == '{' {
+	if mode == canonOneBlock && len(elems) == 1 && elems[0].v[0] == '{' {
 		sub = canonBlock
 	}
 	dst = append(dst, '[')
 	for _, e := range elems {
-		var ok bool
-		if dst, ok = canonJSON(dst, e, sub); !ok {
+		if e.v[0] == '{' {
+			dst, ok = canonObject(dst, e.sub, sub)
+		} else {
+			dst, ok = canonJSON(dst, e.v, sub)
+		}
+		if !ok {
 			return dst, false
 		}
 		dst = append(dst, ',')

@@ -72,3 +72,78 @@ func TestShortIntReadsLikeParseFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestResultDigestReadsTheTapeAsBytes: a tool/result's digest is the same
+// read through the validating walk's tape (down to its blocks) as from
+// its bytes, for content of one block (blanked) and of several, nested
+// arrays, duplicate and escaped keys and whitespace; and data equal as
+// parsed JSON digest alike, data that differ outside the blanked content
+// do not.
+func TestResultDigestReadsTheTapeAsBytes(t *testing.T) {
+	block := func(content string) string {
+		return `{"type":"tool-result","toolCallId":"c1","content":` + content + `,"isError":false}`
+	}
+	data := func(blocks ...string) string {
+		return `{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c1"},"content":[` + strings.Join(blocks, ",") + `],"role":"user"}}`
+	}
+	tests := []struct {
+		name, a, b string
+		equal      bool
+	}{
+		{"one block: its content is blanked", data(block(`[{"type":"text","text":"a"}]`)), data(block(`[{"type":"text","text":"b"},7]`)), true},
+		{"two blocks: nothing is blanked", data(block(`[1]`), `{"type":"text","text":"x"}`), data(block(`[2]`), `{"type":"text","text":"x"}`), false},
+		{"two blocks, equal as parsed", data(block(`[1, {"a":[2,3]}]`), `[4,{"b":[5]}]`), data(block(` [ 1.0 ,{"a":[2,3e0]}]`), `[4,{"b":[5],"b":[5]}]`), true},
+		{"nested arrays differ", data(block(`[1]`), `[4,{"b":[5]}]`), data(block(`[1]`), `[4,{"b":[6]}]`), false},
+		{"key order and escapes", data(block(`[]`), `{"y":[1,2],"x":{"z":[[3]]}}`), data(block(`[]`), `{"x":{"z":[[3]]},"\u0079":[1,2]}`), true},
+		{"block outside content differs", data(`{"type":"tool-result","toolCallId":"c2","content":[]}`), data(block(`[]`)), false},
+		{"whitespace everywhere", data(block(`[ ]`), ` [ {"a" : [ 1 , 2 ] } ] `), data(block(`[]`), `[{"a":[1,2]}]`), true},
+		{"no message", `{"turn":1,"content":[[1],[2,[3]]]}`, `{"turn":1.0,"content":[[1],[2,[3]]]}`, true},
+	}
+	digest := func(t *testing.T, data string) (viaTape, viaBytes resultKey) {
+		t.Helper()
+		line := `{"type":"tool/result","seq":3,"time":1,"data":` + data + `}`
+		var env envelope
+		if !env.scan([]byte(line)) || env.dataAt < 0 {
+			t.Fatalf("%s: no data on the tape", line)
+		}
+		o := env.dataObj()
+		if !o.onTape {
+			t.Fatalf("%s: data is off the tape", line)
+		}
+		return digestResult(o), digestResult(rawObj([]byte(data)))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, aBytes := digest(t, tt.a)
+			b, bBytes := digest(t, tt.b)
+			if a != aBytes || b != bBytes {
+				t.Fatalf("the tape's digest differs from the bytes' (a: %v, b: %v)", a == aBytes, b == bBytes)
+			}
+			if !a.OK || !b.OK {
+				t.Fatalf("digest not OK: %v %v", a.OK, b.OK)
+			}
+			if (a == b) != tt.equal {
+				t.Errorf("digests equal = %v, want %v", a == b, tt.equal)
+			}
+		})
+	}
+}
+
+// BenchmarkDigestResult digests a tool/result with 8 KB of output read
+// through its record's tape, as the fold does for every tool result.
+func BenchmarkDigestResult(b *testing.B) {
+	out := strings.Repeat(`src/a.ts:3: // TODO tidy \"x\" \u00e9\n`, 8<<10/40)
+	line := []byte(`{"type":"tool/result","seq":3,"time":1,"data":{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c1"},` +
+		`"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"` + out + `"}],"isError":false}],"role":"user","id":"m1"}}}`)
+	var env envelope
+	if !env.scan(line) {
+		b.Fatal("not a record")
+	}
+	data := env.dataObj()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if !digestResult(data).OK {
+			b.Fatal("no digest")
+		}
+	}
+}

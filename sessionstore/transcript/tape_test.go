@@ -102,6 +102,10 @@ var tapeMutations = []func(r *rand.Rand, line string) string{
 		return strings.Replace(l, `"`+k+`":`, `"`+k[:1]+fmt.Sprintf(`\u%04x`, k[1])+k[2:]+`":`, 1)
 	},
 	func(r *rand.Rand, l string) string { return strings.Replace(l, `"data":`, " \"data\" :\n ", 1) },
+	func(r *rand.Rand, l string) string { // more than one block, nested arrays
+		b := []string{`{"type":"text","text":"x"}`, `[1,{"a":[2]}]`, `{"content":[3,"y"],"type":"tool-result"}`, `7`}[r.Intn(4)]
+		return strings.Replace(l, `"content":[`, `"content":[`+b+`,`, 1)
+	},
 	func(r *rand.Rand, l string) string {
 		return strings.Replace(l, `"source":{`, `"source":{"deep":{"x":{"y":[{"z":1}]}},`, 1)
 	},
