@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"io"
 	"sync"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
 
 // NOTE: a transcript is read front to back through one recycled input
@@ -88,7 +90,8 @@ type Cursor struct {
 	budget  *DecodedBudget
 
 	sc         lineScanner
-	pos        Position // committed
+	tape       *[]jsjson.Member // the recycled storage of sc's tape
+	pos        Position         // committed
 	wantHeader bool
 	done       bool
 	// pending is a zstd read's first decode-stage error, which a later
@@ -125,9 +128,15 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 		c.budget = &DecodedBudget{Limit: c.limit}
 	}
 	c.sc = lineScanner{skipRows: !o.ExpandRows, strict: framing == Frames}
+	c.tape = tapes.Get().(*[]jsjson.Member)
+	c.sc.env.tape.entries = (*c.tape)[:0]
 	c.in.eof = size <= 0
 	return c
 }
+
+// tapes recycles the validating walk's tapes between cursors: a first
+// pass over 100,000 small sessions grew a new one for each session.
+var tapes = sync.Pool{New: func() any { return new([]jsjson.Member) }}
 
 // NewCursorBytes returns a cursor over a transcript held in memory whose
 // records stay valid (they alias data, or a frame's own decoded text).
@@ -151,8 +160,15 @@ func (c *Cursor) Resume(pos Position) {
 // Position returns where the committed records end.
 func (c *Cursor) Position() Position { return c.pos }
 
-// Close gives the cursor's buffers back.
+// Close gives the cursor's buffers back. Its records' events fall back to
+// their bytes (their envelope is cleared before its tape is reused).
 func (c *Cursor) Close() {
+	if c.tape != nil && cap(c.sc.env.tape.entries) <= jsjson.MaxTape {
+		*c.tape = c.sc.env.tape.entries[:0]
+		c.sc.env = envelope{dataAt: -1, seqsAt: -1}
+		tapes.Put(c.tape)
+	}
+	c.tape = nil
 	c.releaseText()
 	if c.textBuf != nil {
 		putTextBuf(c.textBuf)
