@@ -135,7 +135,7 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 	}
 	pos := cur.Position()
 	committed.Offset, committed.Lines, committed.Frames = pos.Offset, pos.Lines, pos.Frames
-	if committed.TailCRC, err = transcript.TailCRC(p.f, committed.Offset); err != nil {
+	if committed.TailCRC, err = cur.TailCRC(); err != nil {
 		return nil, err
 	}
 	view = p.st

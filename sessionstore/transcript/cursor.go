@@ -523,6 +523,17 @@ func (c *Cursor) frameText(loc Loc) ([]byte, error) {
 	return text, nil
 }
 
+// TailCRC is TailCRC of the cursor's reader at Position().Offset, from the
+// bytes the cursor read when it still holds them (a first pass would read
+// them again for every session).
+func (c *Cursor) TailCRC() (uint32, error) {
+	in, off := &c.in, c.pos.Offset
+	if start := max(off-64, 0); in.buf != nil && start >= in.off && off <= in.off+int64(in.end) {
+		return crc32.ChecksumIEEE(in.buf[start-in.off : off-in.off]), nil
+	}
+	return TailCRC(in.r, off)
+}
+
 // ErrRecordChanged is a record rewritten in place since an earlier read.
 var ErrRecordChanged = &Error{Kind: KindIO, Backend: true,
 	Msg: "the transcript changed in place while it was read (a record no longer matches the index)"}

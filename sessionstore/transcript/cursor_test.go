@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -228,5 +230,64 @@ func TestBytesCursorEventsOutliveTheNextRecord(t *testing.T) {
 	}
 	if err := checkEnvelope(&evs[1]); err != nil {
 		t.Errorf("second event's envelope check = %v", err)
+	}
+}
+
+// countingReader counts the ReadAt calls made on it.
+type countingReader struct {
+	r     *bytes.Reader
+	reads int
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
+}
+
+// TestCursorTailCRCIsTheReaderTail: the cursor's TailCRC equals TailCRC of
+// the bytes before its position, for whole, torn and cut raw and zstd
+// logs, and is taken from the bytes read (no read of its own) once the
+// cursor has read to its position.
+func TestCursorTailCRCIsTheReaderTail(t *testing.T) {
+	for _, tc := range []struct {
+		glob    string
+		framing Framing
+	}{
+		{"store-raw/*/*/session.jsonl", Lines},
+		{"store-zstd/*/*/session.jsonl.zstd", Frames},
+	} {
+		logs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "fixtures", tc.glob))
+		if len(logs) == 0 {
+			t.Fatalf("no fixture logs %s", tc.glob)
+		}
+		for _, p := range logs {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cut := range []int{len(data), len(data) - 1, len(data) - 7, len(data) * 2 / 3, 70, 40} {
+				if cut < 0 || cut > len(data) {
+					continue
+				}
+				r := &countingReader{r: bytes.NewReader(data[:cut])}
+				cur := NewCursor(r, int64(cut), tc.framing, Options{})
+				for {
+					if _, err := cur.Next(); err != nil {
+						break
+					}
+				}
+				off := cur.Position().Offset
+				want, _ := TailCRC(bytes.NewReader(data), off)
+				reads := r.reads
+				got, err := cur.TailCRC()
+				if err != nil || got != want {
+					t.Errorf("%s cut at %d (position %d): TailCRC %08x, %v; want %08x", p, cut, off, got, err, want)
+				}
+				if off > 0 && r.reads != reads {
+					t.Errorf("%s cut at %d: TailCRC read the file again", p, cut)
+				}
+				cur.Close()
+			}
+		}
 	}
 }
