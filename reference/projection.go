@@ -72,7 +72,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 		ev := &s.Events[i]
 		switch ev.Type {
 		case eventUserMessage:
-			item, keep, err := projectUserMessage(ev.Data, jsjson.StringLen)
+			item, keep, err := projectUserMessage(nil, ev.Data, jsjson.StringLen)
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: user/message seq %d: %w", ev.Seq, err)
 			}
@@ -80,7 +80,7 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 				items = append(items, item)
 			}
 		case eventAssistantMessage:
-			parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(ev.Data, "message"), "content"), jsjson.StringLen)
+			parts, n, err := assistantTextBlocks(nil, ev.Data, jsjson.StringLen)
 			if err != nil {
 				return nil, fmt.Errorf("session-reference projection: assistant/message seq %d: %w", ev.Seq, err)
 			}
@@ -99,9 +99,9 @@ func projectSurface(s *Surface) ([]projectedItem, error) {
 // projectUserMessage projects one user/message data object. keep is false
 // for sources other than direct user input and compaction checkpoints, and
 // for an empty joined text.
-func projectUserMessage(data []byte, measure func(text []byte) (int, bool)) (item projectedItem, keep bool, err error) {
+func projectUserMessage(t *jsjson.Tape, data []byte, measure func(text []byte) (int, bool)) (item projectedItem, keep bool, err error) {
 	var source, content, envelope []byte
-	if err := jsjson.Members(data, func(key, value []byte) {
+	if err := t.Members(data, func(key, value []byte) {
 		switch {
 		case jsjson.KeyIs(key, "source"):
 			source = value
@@ -114,7 +114,7 @@ func projectUserMessage(data []byte, measure func(text []byte) (int, bool)) (ite
 		return projectedItem{}, false, err
 	}
 	var kind, plugin []byte
-	_ = jsjson.Members(source, func(key, value []byte) { // a non-object source has no kind
+	_ = t.Members(source, func(key, value []byte) { // a non-object source has no kind
 		switch {
 		case jsjson.KeyIs(key, "kind"):
 			kind = value
@@ -128,10 +128,10 @@ func projectUserMessage(data []byte, measure func(text []byte) (int, bool)) (ite
 	if !checkpoint && kindText != "user" {
 		return projectedItem{}, false, nil
 	}
-	if display := jsjson.ObjectField(envelope, "displayContent"); isJSONArray(display) {
+	if display := t.ObjectField(envelope, "displayContent"); isJSONArray(display) {
 		content = display
 	}
-	parts, n, err := textBlocks(content, measure)
+	parts, n, err := textBlocks(t, content, measure)
 	if err != nil || n == 0 {
 		return projectedItem{}, false, err
 	}
@@ -143,16 +143,23 @@ func isJSONArray(b []byte) bool {
 	return i < len(b) && b[i] == '['
 }
 
+// assistantTextBlocks is textBlocks of an assistant/message's
+// data.message.content.
+func assistantTextBlocks(t *jsjson.Tape, data []byte, measure func(text []byte) (int, bool)) (parts [][]byte, n int, err error) {
+	return textBlocks(t, t.ObjectField(t.ObjectField(data, "message"), "content"), measure)
+}
+
 // textBlocks returns the raw text literals of every
 // {"type":"text","text":<string>} block of a content array and the UTF-8
 // length of their decoded texts joined with "\n". Empty texts still add a
 // separator, as in dsh: the joined text is empty only when n is 0. A
 // missing or non-array content has no text. measure is jsjson.StringLen or
 // one that gives its answers: a text it says is not a string is not one.
-func textBlocks(content []byte, measure func(text []byte) (int, bool)) (parts [][]byte, n int, err error) {
-	ok, err := jsjson.Elements(content, func(block []byte) {
+// The JSON is read through t (nil: by walking its bytes).
+func textBlocks(t *jsjson.Tape, content []byte, measure func(text []byte) (int, bool)) (parts [][]byte, n int, err error) {
+	ok, err := t.Elements(content, func(block []byte) {
 		var typ, text []byte
-		if jsjson.Members(block, func(key, value []byte) {
+		if t.Members(block, func(key, value []byte) {
 			switch {
 			case jsjson.KeyIs(key, "type"):
 				typ = value

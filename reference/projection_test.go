@@ -93,7 +93,7 @@ func TestProjectSurfaceUnknownType(t *testing.T) {
 
 func TestJSONReaderMalformed(t *testing.T) {
 	for _, data := range []string{`{"content":[`, `{"source":{"kind":"user"},"content":[{"type":"text","text":"x}]}`, `[1]`, `{"a" 1}`, `{"a":1,}`} {
-		_, _, err := projectUserMessage([]byte(data), jsjson.StringLen)
+		_, _, err := projectUserMessage(nil, []byte(data), jsjson.StringLen)
 		if err == nil {
 			t.Errorf("%s: no error", data)
 		}

@@ -33,13 +33,15 @@ type SurfaceItem struct {
 	QuotedLen  int
 }
 
-// SurfaceItemOf projects one surface event like Retain does.
-func SurfaceItemOf(typ string, data []byte) SurfaceItem {
+// SurfaceItemOf projects one surface event like Retain does. The data is
+// read through t, the tape of the record data lies in, when the caller
+// has one (nil: by walking its bytes).
+func SurfaceItemOf(typ string, data []byte, t *jsjson.Tape) SurfaceItem {
 	var it projectedItem
 	var m quoteMeter
 	switch typ {
 	case eventUserMessage:
-		item, keep, err := projectUserMessage(data, m.measure)
+		item, keep, err := projectUserMessage(t, data, m.measure)
 		if err != nil {
 			return SurfaceItem{Kind: ItemUnknown}
 		}
@@ -48,7 +50,7 @@ func SurfaceItemOf(typ string, data []byte) SurfaceItem {
 		}
 		it = item
 	case eventAssistantMessage:
-		parts, n, err := textBlocks(jsjson.ObjectField(jsjson.ObjectField(data, "message"), "content"), m.measure)
+		parts, n, err := assistantTextBlocks(t, data, m.measure)
 		if err != nil {
 			return SurfaceItem{Kind: ItemUnknown}
 		}

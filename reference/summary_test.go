@@ -14,7 +14,7 @@ import (
 func summaryOf(s *Surface) *SurfaceSummary {
 	sum := &SurfaceSummary{Header: s.Header, CapturedThroughSeq: s.CapturedThroughSeq}
 	for _, ev := range s.Events {
-		sum.Items = append(sum.Items, SurfaceItemOf(ev.Type, ev.Data))
+		sum.Items = append(sum.Items, SurfaceItemOf(ev.Type, ev.Data, nil))
 	}
 	return sum
 }
@@ -141,7 +141,7 @@ func TestSurfaceItemSizesEqualTheProjectedText(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ev.Data, err)
 		}
-		got := SurfaceItemOf(ev.Type, ev.Data)
+		got := SurfaceItemOf(ev.Type, ev.Data, nil)
 		if len(items) == 0 {
 			if got.Kind != ItemNone {
 				t.Fatalf("%s: %+v, projected to nothing", ev.Data, got)
@@ -183,13 +183,32 @@ func BenchmarkSurfaceItemOf(b *testing.B) {
 	for _, ev := range events {
 		size += len(ev.Data)
 	}
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, ev := range events {
-			if SurfaceItemOf(ev.Type, ev.Data).Kind == ItemNone {
-				b.Fatal("projected to nothing")
-			}
+	// Each event's record and its tape, as the index reads it.
+	tapes := make([]*jsjson.Tape, len(events))
+	for i, ev := range events {
+		line := []byte(`{"type":"` + ev.Type + `","seq":1,"time":1,"data":` + string(ev.Data) + `}`)
+		entries, held, ok, _ := jsjson.CheckObjectTape(line, nil)
+		if !ok || !held {
+			b.Fatal("no tape")
 		}
+		tapes[i] = &jsjson.Tape{Text: line, Entries: entries}
+		events[i].Data = tapes[i].ObjectField(line, "data")
+	}
+	for _, read := range []string{"bytes", "tape"} {
+		b.Run(read, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, ev := range events {
+					var t *jsjson.Tape
+					if read == "tape" {
+						t = tapes[i]
+					}
+					if SurfaceItemOf(ev.Type, ev.Data, t).Kind == ItemNone {
+						b.Fatal("projected to nothing")
+					}
+				}
+			}
+		})
 	}
 }

@@ -55,7 +55,7 @@ func packUint32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) 
 // the keys, seq, time and markers around the raw values take well under
 // 256 bytes.
 func newNodeItem(e *transcript.Event) nodeItem {
-	it := reference.SurfaceItemOf(e.Type, e.Data)
+	it := reference.SurfaceItemOf(e.Type, e.Data, e.Tape())
 	rawMax := int64(len(e.Type)+len(e.Data)+len(e.SurfaceOp)+len(e.SourceEventSeqs)) + 256
 	return nodeItem{Kind: it.Kind, Checkpoint: it.Checkpoint, TextLen: packUint32(int64(it.TextLen)),
 		QuotedLen: packUint32(int64(it.QuotedLen)), RawMax: packUint32(rawMax)}

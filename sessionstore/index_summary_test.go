@@ -1,13 +1,16 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // summaryAgrees checks SurfaceSummary(id) against ReadSurface(id): when
@@ -99,4 +102,49 @@ func TestSurfaceSummaryAgreesWithTheSurface(t *testing.T) {
 		t.Errorf("the summary answered for only %d fixture sessions", n)
 	}
 	t.Logf("fixture sessions summarised: %d", n)
+}
+
+// TestSurfaceItemsReadTheRecordsTape: the index sizes a surface event
+// from its record's tape (no walk of its data) and gets what a walk of
+// its bytes gets, for every surface event of the fixture logs.
+func TestSurfaceItemsReadTheRecordsTape(t *testing.T) {
+	logs, _ := filepath.Glob(filepath.Join("..", "testdata", "fixtures", "store-raw", "*", "*", "session.jsonl"))
+	if len(logs) < 3 {
+		t.Fatalf("found %d fixture logs", len(logs))
+	}
+	fromTape := 0
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := transcript.NewCursor(bytes.NewReader(data), int64(len(data)), transcript.Lines, transcript.Options{})
+		var fold *transcript.Fold
+		for {
+			rec, err := cur.Next()
+			if err != nil {
+				break
+			}
+			if rec.Header != nil {
+				fold = transcript.ResumeFold(rec.Header.ID, transcript.FoldState{})
+				fold.OnNode = func(e *transcript.Event, _ int, _ []int64) {
+					tape := e.Tape()
+					if tape != nil {
+						fromTape++
+					}
+					if got, want := reference.SurfaceItemOf(e.Type, e.Data, tape), reference.SurfaceItemOf(e.Type, e.Data, nil); got != want {
+						t.Errorf("%s: seq %d %s: %+v through the tape, %+v from the bytes", p, e.Seq, e.Type, got, want)
+					}
+				}
+				continue
+			}
+			for i := range rec.Events {
+				fold.Stored(&rec.Events[i])
+			}
+		}
+		cur.Close()
+	}
+	if fromTape == 0 {
+		t.Error("no surface event was sized through its record's tape")
+	}
 }

@@ -227,7 +227,7 @@ func (ix *Indexed) SurfaceSummary(ctx context.Context, id string) (sum *referenc
 		return nil, false
 	}
 	for _, c := range closers {
-		items = append(items, reference.SurfaceItemOf(c.Type, c.Data))
+		items = append(items, reference.SurfaceItemOf(c.Type, c.Data, nil))
 	}
 	return &reference.SurfaceSummary{Header: h.Reference(), CapturedThroughSeq: captured, Items: items}, true
 }

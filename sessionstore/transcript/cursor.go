@@ -129,7 +129,7 @@ func NewCursor(r io.ReaderAt, size int64, framing Framing, o Options) *Cursor {
 	}
 	c.sc = lineScanner{skipRows: !o.ExpandRows, strict: framing == Frames}
 	c.tape = tapes.Get().(*[]jsjson.Member)
-	c.sc.env.tape.entries = (*c.tape)[:0]
+	c.sc.env.tape.Entries = (*c.tape)[:0]
 	c.in.eof = size <= 0
 	return c
 }
@@ -163,8 +163,8 @@ func (c *Cursor) Position() Position { return c.pos }
 // Close gives the cursor's buffers back. Its records' events fall back to
 // their bytes (their envelope is cleared before its tape is reused).
 func (c *Cursor) Close() {
-	if c.tape != nil && cap(c.sc.env.tape.entries) <= jsjson.MaxTape {
-		*c.tape = c.sc.env.tape.entries[:0]
+	if c.tape != nil && cap(c.sc.env.tape.Entries) <= jsjson.MaxTape {
+		*c.tape = c.sc.env.tape.Entries[:0]
 		c.sc.env = envelope{dataAt: -1, seqsAt: -1}
 		tapes.Put(c.tape)
 	}

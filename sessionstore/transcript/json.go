@@ -28,21 +28,18 @@ type obj struct {
 	onTape bool
 }
 
-// tape is a record's line and the entries its validation recorded.
-type tape struct {
-	line    []byte
-	entries []jsjson.Member
-}
+// tape is a record's line (Text) and the entries its validation recorded.
+type tape struct{ jsjson.Tape }
 
-func (t *tape) key(k int32) []byte   { return t.entries[k].Key(t.line) }
-func (t *tape) value(k int32) []byte { return t.entries[k].Value(t.line) }
+func (t *tape) key(k int32) []byte   { return t.Entries[k].Key(t.Text) }
+func (t *tape) value(k int32) []byte { return t.Entries[k].Value(t.Text) }
 
 // rawObj is the object b, off the tape.
 func rawObj(b []byte) obj { return obj{raw: b, first: -1} }
 
 // obj is the object value of entry k, on the tape when it holds it.
 func (t *tape) obj(k int32) obj {
-	v, sub := t.value(k), t.entries[k].Sub
+	v, sub := t.value(k), t.Entries[k].Sub
 	if sub < 0 || v[0] != '{' {
 		return rawObj(v)
 	}
@@ -55,11 +52,11 @@ func (t *tape) obj(k int32) obj {
 // elems is elements(t.value(k), fn), from the tape when it holds that
 // array; fn also gets each element as an object.
 func (t *tape) elems(k int32, fn func(v []byte, sub obj)) bool {
-	v, sub := t.value(k), t.entries[k].Sub
+	v, sub := t.value(k), t.Entries[k].Sub
 	if sub < 0 || v[0] != '[' {
 		return elements(v, func(v []byte) { fn(v, rawObj(v)) })
 	}
-	for e := sub; sub > 0 && e >= 0; e = t.entries[e].Next {
+	for e := sub; sub > 0 && e >= 0; e = t.Entries[e].Next {
 		fn(t.value(e), t.obj(e))
 	}
 	return true
@@ -80,7 +77,7 @@ func (o obj) eachAt(fn func(key string, v []byte, at int32)) bool {
 		}
 		return jsjson.Members(o.raw, func(k, v []byte) { fn(keyString(k), v, -1) }) == nil
 	}
-	for k := o.first; k >= 0; k = o.t.entries[k].Next {
+	for k := o.first; k >= 0; k = o.t.Entries[k].Next {
 		fn(keyString(o.t.key(k)), o.t.value(k), k)
 	}
 	return true
@@ -109,7 +106,7 @@ func keyString(key []byte) string {
 // property access reads it), -1 when none or o is off the tape.
 func (o obj) member(name string) int32 {
 	found := int32(-1)
-	for k := o.first; o.onTape && k >= 0; k = o.t.entries[k].Next {
+	for k := o.first; o.onTape && k >= 0; k = o.t.Entries[k].Next {
 		if jsjson.KeyIs(o.t.key(k), name) {
 			found = k
 		}
@@ -365,7 +362,7 @@ func parseObj(b []byte) (obj, bool) {
 	case len(entries) == 0:
 		return obj{raw: raw, first: -1, onTape: true}, true
 	}
-	return obj{raw: raw, t: &tape{line: b, entries: entries}, first: 0, onTape: true}, true
+	return obj{raw: raw, t: &tape{jsjson.Tape{Text: b, Entries: entries}}, first: 0, onTape: true}, true
 }
 
 // jsonKind returns the first significant byte of a raw JSON value.

@@ -36,6 +36,17 @@ func (e *Event) data() obj {
 	return rawObj(e.Data)
 }
 
+// Tape is the tape of the record e was read from while e.Data is that
+// record's data, which lies in it (for reference.SurfaceItemOf); nil for
+// an event made here, rewritten, or read without a tape. Like e.Data, it
+// is valid until the cursor reads on.
+func (e *Event) Tape() *jsjson.Tape {
+	if e.env != nil && e.env.dataAt >= 0 && sameBytes(e.Data, e.env.data) {
+		return &e.env.tape.Tape
+	}
+	return nil
+}
+
 // sameBytes reports whether a and b are the same bytes in memory.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
@@ -103,13 +114,16 @@ type envelope struct {
 // aliasing line (or, for invalid UTF-8, its copy repaired as a WHATWG
 // TextDecoder does) and reusing env's tape.
 func (env *envelope) scan(line []byte) bool {
-	entries, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape.entries)
+	entries, held, ok, utf8OK := jsjson.CheckObjectTape(line, env.tape.Entries)
 	if ok && !utf8OK {
 		line = jsjson.RepairUTF8(line)
 		entries, held, ok, _ = jsjson.CheckObjectTape(line, entries)
 	}
 	held = held && !readBytes
-	*env = envelope{tape: tape{line: line, entries: entries}, dataAt: -1, seqsAt: -1}
+	if !held {
+		entries = entries[:0] // kept for the next line
+	}
+	*env = envelope{tape: tape{jsjson.Tape{Text: line, Entries: entries}}, dataAt: -1, seqsAt: -1}
 	switch t := &env.tape; {
 	case !ok:
 		return false

@@ -186,7 +186,7 @@ func TestCursorsRecycleTheirTape(t *testing.T) {
 	recycled := false
 	for range 20 { // the race detector's pool drops some items on purpose
 		cur := NewCursor(bytes.NewReader(data), int64(len(data)), Lines, Options{})
-		recycled = cap(cur.sc.env.tape.entries) > 0
+		recycled = cap(cur.sc.env.tape.Entries) > 0
 		var kept *Event
 		for {
 			rec, err := cur.Next()
@@ -201,8 +201,8 @@ func TestCursorsRecycleTheirTape(t *testing.T) {
 		if kept == nil || kept.env == nil {
 			t.Fatal("no event points to its envelope")
 		}
-		if kept.env.dataAt >= 0 || kept.env.tape.entries != nil {
-			t.Fatalf("the envelope still points to the recycled tape: %+v", kept.env.tape.entries)
+		if kept.env.dataAt >= 0 || kept.env.tape.Entries != nil {
+			t.Fatalf("the envelope still points to the recycled tape: %+v", kept.env.tape.Entries)
 		}
 		if recycled {
 			break

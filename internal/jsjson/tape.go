@@ -1,0 +1,76 @@
+package jsjson
+
+import (
+	"slices"
+	"unsafe"
+)
+
+// A Tape is a JSON text CheckObjectTape validated and the entries it
+// recorded. Its Members, Elements and ObjectField read a value of the
+// text (a slice of Text, as a walk or the tape gives it) from the entries
+// when the tape holds that object or array, without walking its bytes
+// again, and walk the bytes otherwise, answering exactly as the package
+// functions of the same names. A nil *Tape holds nothing.
+type Tape struct {
+	Text    []byte
+	Entries []Member
+}
+
+// Members is Members(v, fn), from the tape when it holds the object v.
+func (t *Tape) Members(v []byte, fn func(key, value []byte)) error {
+	k := t.find(v, '{')
+	if k < 0 {
+		return Members(v, fn)
+	}
+	for e := t.Entries[k].Sub; e > 0; e = t.Entries[e].Next {
+		fn(t.Entries[e].Key(t.Text), t.Entries[e].Value(t.Text))
+	}
+	return nil
+}
+
+// Elements is Elements(v, fn), from the tape when it holds the array v.
+func (t *Tape) Elements(v []byte, fn func(value []byte)) (ok bool, err error) {
+	k := t.find(v, '[')
+	if k < 0 {
+		return Elements(v, fn)
+	}
+	for e := t.Entries[k].Sub; e > 0; e = t.Entries[e].Next {
+		fn(t.Entries[e].Value(t.Text))
+	}
+	return true, nil
+}
+
+// ObjectField is ObjectField(v, name), from the tape when it holds the
+// object v.
+func (t *Tape) ObjectField(v []byte, name string) []byte {
+	k := t.find(v, '{')
+	if k < 0 {
+		return ObjectField(v, name)
+	}
+	var found []byte
+	for e := t.Entries[k].Sub; e > 0; e = t.Entries[e].Next {
+		if KeyIs(t.Entries[e].Key(t.Text), name) {
+			found = t.Entries[e].Value(t.Text)
+		}
+	}
+	return found
+}
+
+// find returns the index of the entry whose value is v, an object or
+// array (by its first byte, open) whose entries the tape holds; -1 when
+// there is none. Entries are in document order, so their values' starts
+// increase with the index.
+func (t *Tape) find(v []byte, open byte) int32 {
+	if t == nil || len(v) == 0 || v[0] != open || len(t.Entries) == 0 || len(t.Text) == 0 {
+		return -1
+	}
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(t.Text)))
+	if off >= uintptr(len(t.Text)) || uintptr(len(v)) > uintptr(len(t.Text))-off {
+		return -1 // not a slice of Text
+	}
+	k, found := slices.BinarySearchFunc(t.Entries, int32(off), func(m Member, at int32) int { return int(m.At - at) })
+	if !found || t.Entries[k].End != int32(off)+int32(len(v)) || t.Entries[k].Sub < 0 {
+		return -1
+	}
+	return int32(k)
+}
