@@ -76,8 +76,10 @@ type Fold struct {
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
-	// seqs is reused for each event's sourceEventSeqs.
-	seqs []int64
+	// seqs is reused for each event's sourceEventSeqs, canon for each
+	// tool result's canonical JSON.
+	seqs  []int64
+	canon []byte
 }
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
@@ -313,7 +315,7 @@ func (f *Fold) checkResultReplace(e *Event, shadowed []int64) error {
 	if len(shadowed) != 1 || !isResult {
 		return Corruptf("event %d: a replacing tool/result must shadow exactly one tool/result", e.Seq)
 	}
-	if k := digestResult(e.data()); !old.OK || !k.OK || old.Sum != k.Sum {
+	if k := f.digestResult(e.data()); !old.OK || !k.OK || old.Sum != k.Sum {
 		return Corruptf("event %d: a replacing tool/result may only change the result content", e.Seq)
 	}
 	return nil
@@ -349,7 +351,7 @@ func (f *Fold) node(e *Event, si int, shadowed []int64) {
 		if f.Results == nil {
 			f.Results = map[int64]resultKey{}
 		}
-		f.Results[e.Seq] = digestResult(e.data())
+		f.Results[e.Seq] = f.digestResult(e.data())
 	}
 	if f.OnNode != nil {
 		f.OnNode(e, si, shadowed)
@@ -365,12 +367,15 @@ type resultKey struct {
 // digestResult digests a tool/result's data with message.content[0].content
 // blanked: digests are equal exactly when the data are equal as parsed JSON
 // (canonJSON).
-func digestResult(data obj) resultKey {
+func (f *Fold) digestResult(data obj) resultKey {
 	b, ok := []byte(nil), false
 	if data.onTape {
-		b, ok = canonObject(nil, data, blankResultContent)
+		b, ok = canonObject(f.canon[:0], data, blankResultContent)
 	} else {
-		b, ok = canonJSON(nil, data.raw, blankResultContent)
+		b, ok = canonJSON(f.canon[:0], data.raw, blankResultContent)
+	}
+	if cap(b) <= 64<<10 {
+		f.canon = b[:0]
 	}
 	if !ok {
 		return resultKey{}
