@@ -777,6 +777,8 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		// A large pass allocates gigabytes of short-lived records.
 		defer gcgoal.Bulk()()
 	}
+	dir := openRootDir(ix.root)
+	defer dir.close() // after the workers: results is drained below
 	results := make(chan *entry, 64)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -787,7 +789,7 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 				if i >= len(jobs) || ctx.Err() != nil || ix.isClosed() {
 					return
 				}
-				results <- ix.parseOnce(jobs[i])
+				results <- ix.parseOnce(dir, jobs[i])
 			}
 		})
 	}
@@ -863,8 +865,9 @@ func (p *publisher) publish() {
 // parseOnce (re)builds the entry of one session directory. The refresher
 // and an on-demand read asking for the same transcript version share one
 // parse; an on-demand parse is not published, so the last few finished
-// ones are kept for the refresher (or the next read) to reuse.
-func (ix *Indexed) parseOnce(j indexJob) *entry {
+// ones are kept for the refresher (or the next read) to reuse. d is the
+// store root a pass holds open (nil: none).
+func (ix *Indexed) parseOnce(d *rootDir, j indexJob) *entry {
 	key := parseKey{dir: j.proj + "/" + j.seg, enc: j.enc, sig: j.sig}
 	ix.parsesMu.Lock()
 	call, shared := ix.parses[key]
@@ -877,7 +880,7 @@ func (ix *Indexed) parseOnce(j indexJob) *entry {
 	}
 	ix.parsesMu.Unlock()
 	if !shared {
-		call.e = ix.parseDir(j)
+		call.e = ix.parseDir(d, j)
 		ix.spill(call.e)
 		close(call.done)
 	}
@@ -897,7 +900,7 @@ type parseCall struct {
 	e    *entry
 }
 
-func (ix *Indexed) parseDir(j indexJob) *entry {
+func (ix *Indexed) parseDir(d *rootDir, j indexJob) *entry {
 	ix.parsed.Add(1)
 	e := &entry{Proj: j.proj, Seg: j.seg, HasRaw: j.hasRaw, HasZstd: j.hasZstd, Enc: j.enc, Sig: j.sig}
 	if j.enc == Zstd && !j.hasZstd || j.enc != Zstd && !j.hasRaw {
@@ -909,20 +912,20 @@ func (ix *Indexed) parseDir(j indexJob) *entry {
 	sig, old := j.sig, j.old
 	if old != nil && old.Enc == j.enc && old.State.present() && old.Listed && old.Sig.Dev == sig.Dev &&
 		old.Sig.Ino == sig.Ino && sig.Size > old.Sig.Size {
-		if view, ok := ix.parseAppended(e, old, path); ok {
+		if view, ok := ix.parseAppended(d, e, old, path); ok {
 			ix.grown.Add(1)
 			e.derive(view)
 			return e
 		}
 	}
-	ix.parseFromStart(e, path)
+	ix.parseFromStart(d, e, path)
 	return e
 }
 
 // parseAppended continues old's parse over the appended bytes. It reports
 // false when the file is no longer the one old describes, or when the fold
 // now needs the message ids it did not keep (then the log is parsed again).
-func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
+func (ix *Indexed) parseAppended(d *rootDir, e, old *entry, path string) (*logState, bool) {
 	b, err := old.State.bytes()
 	if err != nil {
 		return nil, false
@@ -931,7 +934,7 @@ func (ix *Indexed) parseAppended(e, old *entry, path string) (*logState, bool) {
 	if err != nil {
 		return nil, false
 	}
-	f, sig, ok, err := openState(ix.root, path, old.Sig, tailOf(b))
+	f, sig, ok, err := openState(d, ix.root, path, old.Sig, tailOf(b))
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -964,10 +967,10 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 // parseFromStart parses a whole transcript with a read's checks; its
 // header gives the listing facts (read again as listing reads it when the
 // parse refused it).
-func (ix *Indexed) parseFromStart(e *entry, path string) {
+func (ix *Indexed) parseFromStart(d *rootDir, e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()
-	f, fi, err := openBeneath(ix.root, path)
+	f, fi, err := openBeneathIn(d, ix.root, path)
 	if err != nil {
 		ix.setReadErr(e, unreadable(err))
 		return

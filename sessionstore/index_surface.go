@@ -60,9 +60,9 @@ func (ix *Indexed) current(id string) (*entry, error) {
 	case !ok:
 		return ix.indexOnDemand(id)
 	case e.transient(ix.limit):
-		return ix.parseDir(e.reparse(sig, nil)), nil
+		return ix.parseDir(nil, e.reparse(sig, nil)), nil
 	case sig != e.Sig:
-		return ix.parseOnce(e.reparse(sig, e)), nil
+		return ix.parseOnce(nil, e.reparse(sig, e)), nil
 	}
 	return e, nil
 }
@@ -72,7 +72,7 @@ func (ix *Indexed) reindex(e *entry) *entry {
 	sig, _ := lstatSig(e.path(ix.root))
 	j := e.reparse(sig, nil)
 	j.hasRaw, j.hasZstd = j.hasRaw || e.Enc == Raw, j.hasZstd || e.Enc == Zstd
-	return ix.parseDir(j)
+	return ix.parseDir(nil, j)
 }
 
 // surfaceOf builds readSurface's snapshot from an entry's view state.
@@ -85,7 +85,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	if err != nil {
 		return nil, err
 	}
-	f, _, ok, err := openState(ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
+	f, _, ok, err := openState(nil, ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
 	if err != nil {
 		return nil, unreadable(err)
 	}
@@ -178,7 +178,7 @@ func (ix *Indexed) indexOnDemand(id string) (*entry, error) {
 	dir := filepath.Dir(path)
 	d := sessionDir{proj: filepath.Base(filepath.Dir(dir)), seg: filepath.Base(dir)}
 	ix.statTranscripts(&d)
-	return ix.parseOnce(newJob(d, nil, enc)), nil
+	return ix.parseOnce(nil, newJob(d, nil, enc)), nil
 }
 
 // surfaceEvent is readSurface's copy of a surface event: Raw is a fresh

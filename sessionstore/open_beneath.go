@@ -21,11 +21,16 @@ var errSymlinkBelowRoot = errors.New("a path component below the store root is a
 // hang it), and only if it is a regular file (not /dev/zero), which it
 // returns with its stat.
 func openBeneath(root, path string) (*os.File, fs.FileInfo, error) {
+	return openBeneathIn(nil, root, path)
+}
+
+// openBeneathIn is openBeneath from d, root held open (nil: none).
+func openBeneathIn(d *rootDir, root, path string) (*os.File, fs.FileInfo, error) {
 	rel, in := relBelow(root, path)
 	if !in || rel == "." {
 		return nil, nil, fmt.Errorf("%s is not below the store root %s", path, root)
 	}
-	f, err := openNoFollow(root, rel)
+	f, err := openNoFollowIn(d, root, rel)
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}

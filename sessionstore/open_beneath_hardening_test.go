@@ -4,6 +4,8 @@ package sessionstore
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -67,18 +69,27 @@ func TestOpenBeneath(t *testing.T) {
 	for _, walk := range []struct {
 		name     string
 		noOpenat bool
+		held     bool // from the root held open, as a pass opens
 	}{
-		{"openat2", false},
-		{"openat walk", true},
+		{"openat2", false, false},
+		{"openat2 from the held root", false, true},
+		{"openat walk", true, false},
 	} {
 		noOpenat2.Store(walk.noOpenat)
 		for _, c := range cases {
+			var d *rootDir
+			if walk.held {
+				if d = openRootDir(c.root); d == nil {
+					t.Fatalf("cannot hold %s open", c.root)
+				}
+			}
 			done := make(chan struct{})
 			var err error
 			go func() {
 				defer close(done)
+				defer d.close()
 				var f *os.File
-				if f, _, err = openBeneath(c.root, filepath.Join(c.root, c.rel)); err == nil {
+				if f, _, err = openBeneathIn(d, c.root, filepath.Join(c.root, c.rel)); err == nil {
 					f.Close()
 				}
 			}()
@@ -93,6 +104,25 @@ func TestOpenBeneath(t *testing.T) {
 		}
 	}
 	noOpenat2.Store(false)
+}
+
+// TestAPassOpensTheRootOnce: a first pass opens every transcript from the
+// root it holds open, instead of opening the root again for each.
+func TestAPassOpensTheRootOnce(t *testing.T) {
+	root := t.TempDir()
+	for i := range 200 {
+		writeTitled(t, root, fmt.Sprintf("s%03d", i), int64(i+1), "t")
+	}
+	before := rootOpens.Load()
+	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, NoWatch: true, RefreshInterval: time.Hour})
+	opens := rootOpens.Load() - before
+	cat, err := x.Catalog(context.Background())
+	if err != nil || len(cat.Headers) != 200 {
+		t.Fatalf("the pass indexed %d sessions (%v), want 200", len(cat.Headers), err)
+	}
+	if opens > 20 { // other tests' indexes may open a few meanwhile
+		t.Errorf("the pass opened the root %d times for 200 transcripts", opens)
+	}
 }
 
 // TestReadRegularFile checks the cache reader on a FIFO, /dev/zero

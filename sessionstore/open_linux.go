@@ -15,18 +15,55 @@ import (
 // a seccomp filter that refuses it); opens then walk the path with openat.
 var noOpenat2 atomic.Bool
 
-// openNoFollow opens root/rel read-only with openat2: RESOLVE_BENEATH
-// keeps the walk below root and RESOLVE_NO_SYMLINKS refuses a symlink in
-// any component, checked by the kernel as it walks.
-func openNoFollow(root, rel string) (*os.File, error) {
+// rootDir is the store root held open while a pass opens many files
+// below it: each is opened from its descriptor, so the root is not opened
+// (and its path resolved) again for each. A root replaced meanwhile is
+// seen by the next pass, which opens it again.
+type rootDir struct{ fd int }
+
+// rootOpens counts the opens of a root for one file (tests).
+var rootOpens atomic.Int64
+
+// openRootDir opens root for openNoFollowIn; nil when it cannot (the
+// opens then open the root themselves).
+func openRootDir(root string) *rootDir {
+	if noOpenat2.Load() {
+		return nil
+	}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return &rootDir{fd: fd}
+}
+
+// close closes d (nil: nothing).
+func (d *rootDir) close() {
+	if d != nil {
+		unix.Close(d.fd)
+	}
+}
+
+// openNoFollowIn opens root/rel read-only with openat2 from d (nil: from
+// the root, opened for this file): RESOLVE_BENEATH keeps the walk below
+// root and RESOLVE_NO_SYMLINKS refuses a symlink in any component, checked
+// by the kernel as it walks.
+func openNoFollowIn(d *rootDir, root, rel string) (*os.File, error) {
 	if noOpenat2.Load() {
 		return openComponents(root, rel)
 	}
-	dirfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+	var dirfd int
+	if d != nil {
+		dirfd = d.fd
+	} else {
+		rootOpens.Add(1)
+		fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer unix.Close(fd)
+		dirfd = fd
 	}
-	defer unix.Close(dirfd)
 	how := unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,

@@ -159,7 +159,7 @@ func (ix *Indexed) answering(id string) (e *entry, cur fileSig, same bool) {
 	if e == nil || !e.State.present() || e.fault().err != nil || e.ReadID != id {
 		return nil, fileSig{}, false
 	}
-	f, cur, same, err := openState(ix.root, e.path(ix.root), e.Sig, e.tail())
+	f, cur, same, err := openState(nil, ix.root, e.path(ix.root), e.Sig, e.tail())
 	if err != nil {
 		return nil, fileSig{}, false
 	}
