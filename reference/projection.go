@@ -122,10 +122,8 @@ func projectUserMessage(t *jsjson.Tape, data []byte, measure func(text []byte) (
 			plugin = value
 		}
 	})
-	kindText, _ := jsjson.String(kind)
-	pluginText, _ := jsjson.String(plugin)
-	checkpoint := kindText == "plugin" && pluginText == "compact"
-	if !checkpoint && kindText != "user" {
+	checkpoint := jsjson.KeyIs(kind, "plugin") && jsjson.KeyIs(plugin, "compact")
+	if !checkpoint && !jsjson.KeyIs(kind, "user") {
 		return projectedItem{}, false, nil
 	}
 	if display := t.ObjectField(envelope, "displayContent"); isJSONArray(display) {
@@ -169,7 +167,7 @@ func textBlocks(t *jsjson.Tape, content []byte, measure func(text []byte) (int, 
 		}) != nil {
 			return // not an object: not a text block
 		}
-		if t, _ := jsjson.String(typ); t != "text" {
+		if !jsjson.KeyIs(typ, "text") {
 			return
 		}
 		if size, isString := measure(text); isString {

@@ -60,6 +60,13 @@ func TestProjectSurface(t *testing.T) {
 			userEvent(2, "user", "", ""),
 			rawEvent(3, eventUserMessage, `{"content":[{"type":"text","text":5},{"type":"text"},"str",null,{"type":"text","text":"a\u2028b\ud83d\ude42\ud800"}],"source":{"kind":"user"}}`),
 		}, "user:\nafter-empty|user:\n|user:a\u2028b🙂\xed\xa0\x80"},
+		{"type, kind and plugin are read as parsed strings", []SurfaceEvent{
+			rawEvent(0, eventUserMessage, `{"content":[{"type":"\u0074ext","text":"escaped type"},{"type":"text ","text":"no"},{"type":["text"],"text":"no"},{"type":"Text","text":"no"}],"source":{"kind":"\u0075ser"}}`),
+			rawEvent(1, eventUserMessage, `{"content":[{"type":"text","text":"escaped plugin"}],"source":{"kind":"plugin","plugin":"compac\u0074"}}`),
+			rawEvent(2, eventUserMessage, `{"content":[{"type":"text","text":"kind not a string"}],"source":{"kind":["user"]}}`),
+			rawEvent(3, eventUserMessage, `{"content":[{"type":"text","text":"plugin not a string"}],"source":{"kind":"plugin","plugin":123456789}}`),
+			rawEvent(4, eventAssistantMessage, `{"message":{"content":[{"type":"te\u0078t","text":"escaped assistant"},{"type":1234,"text":"no"}]}}`),
+		}, "user:escaped type|user*:escaped plugin|assistant:escaped assistant"},
 		// Deliberate difference from dsh (CONTRACT.md): displayContent wins.
 		{"legacy envelope displayContent", []SurfaceEvent{
 			rawEvent(4, eventUserMessage, `{"content":[{"type":"text","text":"## Referenced sessions\n…"},{"type":"text","text":"\n\n## My request:\n"},{"type":"text","text":"Summarise @Fix login bug"}],"source":{"kind":"user"},"envelope":{"displayContent":[{"type":"text","text":"Summarise @Fix login bug"}],"prefixContexts":[]},"id":"legacy-message:s:4","role":"user"}`),

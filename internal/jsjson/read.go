@@ -180,8 +180,9 @@ func Elements(b []byte, fn func(value []byte)) (ok bool, err error) {
 	return true, errMalformed
 }
 
-// KeyIs reports whether the raw key literal (quotes included) denotes
-// name. Keys without escapes are compared directly.
+// KeyIs reports whether the raw key literal (quotes included), or any
+// raw JSON value, is the string name. Literals without escapes are
+// compared directly, without decoding them.
 func KeyIs(rawKey []byte, name string) bool {
 	if len(rawKey) == len(name)+2 && string(rawKey[1:len(rawKey)-1]) == name {
 		return true
