@@ -37,7 +37,7 @@ func TitleOf(e *Event) (*Title, error) {
 	default:
 		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src.get("kind"))))
 	}
-	if t, ok := str(d.get("title")); !ok {
+	if t, ok := strView(d.get("title")); !ok { // only its length is kept
 		return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
 	} else if len(t) > MaxTitleBytes {
 		return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
