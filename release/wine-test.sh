@@ -152,8 +152,8 @@ for entry in "${pkgs[@]}"; do
 	# ERROR_INTERNAL_ERROR while a test started the server binary ("fork/exec
 	# ...: Internal error."). Each was seen once on a loaded machine; restart
 	# the wineserver and run the package again, once.
-	if [ $rc -ne 0 ] && grep -qE '^wine client error:|fork/exec .*: Internal error\.$' "$log"; then
-		echo "     (Wine failed, not a test: $(grep -m1 -oE '^wine client error:.*|fork/exec .*: Internal error\.$' "$log"); running $pkg again)"
+	if [ $rc -ne 0 ] && grep -qE '^wine client error:|fork/exec .*: Internal error\.' "$log"; then
+		echo "     (Wine failed, not a test: $(grep -m1 -oE '^wine client error:.*|fork/exec .*: Internal error\.' "$log"); running $pkg again)"
 		/usr/lib/wine/wineserver -k 2>/dev/null || true
 		(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 		rc=$?
