@@ -188,18 +188,22 @@ type ItemData struct {
 }
 
 // FormatTime formats a dsh createdAt (Unix milliseconds) for people.
-func FormatTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
+func FormatTime(ms int64) string { return string(appendTime(nil, ms)) }
+
+func appendTime(dst []byte, ms int64) []byte {
+	return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02 15:04 UTC")
 }
 
 // Detail is an item's detail line: the cwd (or "no cwd", on one line,
 // Shortened) and creation time.
-func Detail(cwd *string, createdAt int64) string {
+func Detail(cwd *string, createdAt int64) string { return string(appendDetail(nil, cwd, createdAt)) }
+
+func appendDetail(dst []byte, cwd *string, createdAt int64) []byte {
 	where := "no cwd"
 	if cwd != nil {
 		where = Shorten(OneLine(*cwd))
 	}
-	return where + " · " + FormatTime(createdAt)
+	return appendTime(append(append(dst, where...), " · "...), createdAt)
 }
 
 // DisplayRunes is how many characters of a label or cwd a completion
@@ -248,49 +252,6 @@ const (
 	// after it, in post-insertion coordinates.
 	StyleALE
 )
-
-// ItemsStyled is Items with a client-specific shape.
-func ItemsStyled(cands []reference.Candidate, q Query, m *position.Mapper, style Style) []wire.CompletionItem {
-	rng := m.Range(q.Start, q.End)
-	items := make([]wire.CompletionItem, 0, len(cands))
-	width := len(fmt.Sprint(len(cands)))
-	if width < 4 {
-		width = 4
-	}
-	for i, c := range cands {
-		label := InsertLabel(c.Label)
-		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
-		visible := Shorten(VisibleLabel(c.Label))
-		// ItemData, by hand (this runs for every item), in a buffer of
-		// about its size rather than one regrown from nothing.
-		size := 64 + len(c.SessionID) + len(c.Label)
-		if c.CWD != nil {
-			size += len(*c.CWD)
-		}
-		data := c.AppendJSON(make([]byte, 0, size))
-		item := wire.CompletionItem{
-			Label:      visible,
-			Kind:       wire.CompletionItemKindReference,
-			Detail:     Detail(c.CWD, c.CreatedAt),
-			SortText:   fmt.Sprintf("%0*d", width, i),
-			FilterText: q.Text + visible,
-			InsertText: newText,
-			TextEdit:   &wire.TextEdit{Range: rng, NewText: newText},
-			Data:       data,
-		}
-		if style == StyleALE {
-			cut := strings.IndexByte(newText, '(')
-			word, rest := newText[:cut], newText[cut:]
-			item.InsertText = word
-			item.TextEdit = &wire.TextEdit{Range: rng, NewText: word}
-			at := rng.Start
-			at.Character += uint32(len(word)) // ALE columns are bytes
-			item.AdditionalTextEdits = []wire.TextEdit{{Range: position.Range{Start: at, End: at}, NewText: rest}}
-		}
-		items = append(items, item)
-	}
-	return items
-}
 
 // ItemsForText is Items for a query found in text, with edit ranges in
 // UTF-16 (LSP's default encoding); callers outside the server (the demo)

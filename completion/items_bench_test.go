@@ -9,7 +9,9 @@ import (
 )
 
 // BenchmarkItems measures one answer's 50 completion items (the default
-// candidate limit), the work and the garbage of every completion request.
+// candidate limit) as item values, and as the server writes them
+// (AppendList into a reused buffer): the work and the garbage of every
+// completion request.
 func BenchmarkItems(b *testing.B) {
 	cands := make([]reference.Candidate, 50)
 	for i := range cands {
@@ -27,8 +29,17 @@ func BenchmarkItems(b *testing.B) {
 		b.Fatal("no query")
 	}
 	m := position.NewMapper(text, position.UTF16)
-	b.ReportAllocs()
-	for b.Loop() {
-		ItemsStyled(cands, q, m, StylePortable)
-	}
+	b.Run("values", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ItemsStyled(cands, q, m, StylePortable)
+		}
+	})
+	b.Run("list", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = AppendList(buf[:0], cands, q, m, StylePortable, nil)
+		}
+	})
 }

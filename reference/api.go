@@ -65,5 +65,5 @@ func MarshalPrepared(pt *PreparedText) ([]byte, error) {
 // that exists.
 func (c CandidateItem) MarshalJSON() ([]byte, error) {
 	cand := Candidate{SessionID: c.SessionID, Label: c.Label, CWD: c.CWD, CreatedAt: c.CreatedAt}
-	return cand.object(nil).String("uri", c.URI).String("mention", c.Mention).Bytes(), nil
+	return cand.members(jsjson.NewObject(nil)).String("uri", c.URI).String("mention", c.Mention).Bytes(), nil
 }

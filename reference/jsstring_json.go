@@ -54,12 +54,11 @@ func appendParsedReferences(b []byte, refs []ParsedReference) []byte {
 	return append(b, ']')
 }
 
-// object starts c's JSON object {"sessionId","label","cwd"?,"createdAt"}
-// (dsh's listCandidates item) at the end of dst; the shapes that extend a
-// candidate (RemoteCandidate, CandidateItem) add their members before
-// closing it.
-func (c Candidate) object(dst []byte) *jsjson.Object {
-	o := jsjson.NewObject(dst).String("sessionId", c.SessionID).String("label", c.Label)
+// members writes c's members {"sessionId","label","cwd"?,"createdAt"}
+// (dsh's listCandidates item) to o; the shapes that extend a candidate
+// (RemoteCandidate, CandidateItem) add theirs before closing it.
+func (c Candidate) members(o *jsjson.Object) *jsjson.Object {
+	o.String("sessionId", c.SessionID).String("label", c.Label)
 	if c.CWD != nil {
 		o.String("cwd", *c.CWD)
 	}
@@ -68,7 +67,7 @@ func (c Candidate) object(dst []byte) *jsjson.Object {
 
 // AppendJSON appends c's JSON object to dst (the completion item data is
 // this object, written for every item of every completion response).
-func (c Candidate) AppendJSON(dst []byte) []byte { return c.object(dst).Bytes() }
+func (c Candidate) AppendJSON(dst []byte) []byte { return c.members(jsjson.NewObject(dst)).Bytes() }
 
 // MarshalJSON implements json.Marshaler.
 func (c Candidate) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil), nil }
@@ -76,5 +75,5 @@ func (c Candidate) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil), nil
 // MarshalJSON writes dsh's remote candidate item: the candidate plus
 // "mention".
 func (c RemoteCandidate) MarshalJSON() ([]byte, error) {
-	return c.Candidate.object(nil).String("mention", c.Mention).Bytes(), nil
+	return c.Candidate.members(jsjson.NewObject(nil)).String("mention", c.Mention).Bytes(), nil
 }

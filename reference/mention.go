@@ -143,8 +143,17 @@ func FormatMention(sessionID string, label *string) string {
 	}
 	// Sized for the URI of an id that needs no JSON escapes.
 	b := make([]byte, 0, len("@[](")+len(l)+len(URIPrefix)+base64.RawURLEncoding.EncodedLen(len(sessionID)+2)+len(")"))
-	b = append(appendEscapedLabel(append(b, "@["...), l), "]("...)
-	return string(append(appendURI(b, sessionID), ')'))
+	return string(AppendMention(b, sessionID, label))
+}
+
+// AppendMention appends FormatMention(sessionID, label) to dst.
+func AppendMention(dst []byte, sessionID string, label *string) []byte {
+	l := sessionID
+	if label != nil {
+		l = *label
+	}
+	dst = append(appendEscapedLabel(append(dst, "@["...), l), "]("...)
+	return append(appendURI(dst, sessionID), ')')
 }
 
 // appendEscapedLabel appends label with a backslash before every `\` and

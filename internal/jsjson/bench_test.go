@@ -46,6 +46,24 @@ func BenchmarkCheckRecords(b *testing.B) {
 	}
 }
 
+// benchMixedScripts is a chunk record whose text mixes scripts as a
+// multilingual session does: runs of CJK, Hangul, Arabic and emoji between
+// ASCII words, so the checker leaves its 8-byte ASCII stride often.
+var benchMixedScripts = []byte(`{"type":"text-chunks","seq0":10,"time0":1787160792871,"data":{"turn":1,"step":1,"index":0,"dt":[5,4,2,3,1,1,3,1,2],"texts":[` +
+	strings.Repeat(`"branch with 😀 not 中文 for without becaus","e 한국어 \"quoted\" /home/alice/proj 日本語のテキスト writer","timeout test server value مرحبا nil — Ünïcode 界",`, 12) +
+	`"end"]}}`)
+
+func BenchmarkCheckMixedScripts(b *testing.B) {
+	b.SetBytes(int64(len(benchMixedScripts)))
+	var tape []Member
+	for b.Loop() {
+		var held, ok bool
+		if tape, held, ok, _ = CheckObjectTape(benchMixedScripts, tape); !ok || !held {
+			b.Fatalf("not an object held on a tape: %s", benchMixedScripts)
+		}
+	}
+}
+
 func BenchmarkCheckRecordsTape(b *testing.B) {
 	b.SetBytes(benchRecordBytes())
 	var tape []Member
@@ -90,5 +108,17 @@ func BenchmarkAppendNumber(b *testing.B) {
 		for _, f := range nums {
 			buf = appendNumber(buf[:0], f)
 		}
+	}
+}
+
+// BenchmarkAppendJSString writes a session text (mostly ASCII, some
+// escapes and non-ASCII) as a tag-safe JSON string: the bulk of a prepared
+// context message and of every completion item.
+func BenchmarkAppendJSString(b *testing.B) {
+	text := strings.Repeat("Here is the plan:\n1. read the file \"main.go\" <tag>\n2. change the loop — carefully ☃ and run the tests again\n", 40)
+	b.SetBytes(int64(len(text)))
+	var buf []byte
+	for b.Loop() {
+		buf = AppendJSString(buf[:0], text, true)
 	}
 }

@@ -378,7 +378,11 @@ func (c *checker) str(i int) (int, bool) {
 		case ch < utf8.RuneSelf:
 			j++
 		default:
-			j += c.multiByte(j)
+			// Non-ASCII comes in runs (words of a script other than
+			// Latin): stay on the run rather than go back to the stride.
+			for j < len(b) && b[j] >= utf8.RuneSelf {
+				j += c.multiByte(j)
+			}
 		}
 	}
 }

@@ -200,3 +200,64 @@ func measurable(v []byte) bool {
 	}
 	return true
 }
+
+// appendJSStringByByte is AppendJSString one byte at a time, without the
+// 8-byte stride over plain ASCII: its oracle.
+func appendJSStringByByte(dst []byte, s string, tagSafe bool) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if e := shortEscape[c]; e != 0 {
+				dst = append(dst, '\\', e)
+			} else if c < 0x20 || (c == '<' && tagSafe) {
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			} else {
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		if r, ok := SurrogateAt(s, i); ok {
+			if lo, ok := SurrogateAt(s, i+3); ok && isHighSurrogate(r) && !isHighSurrogate(lo) {
+				dst = utf8.AppendRune(dst, combineSurrogates(r, lo))
+				i += 6
+			} else {
+				dst = append(dst, '\\', 'u', hexDigits[r>>12], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
+				i += 3
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+			i += InvalidLen(s, i)
+			continue
+		}
+		dst = append(dst, s[i:i+size]...)
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// FuzzAppendJSString: the strided AppendJSString writes what the
+// byte-at-a-time oracle writes, tag-safe or not, and its QuotedLen.
+func FuzzAppendJSString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text of some length", "0123456<", "01234567<", "abcdefg\"hij\\klmnop\n",
+		"eight by\x1ftes", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f<", "long text é then 😀 and \xed\xa0\xbd\xed\xb8\x80 pair", "\xed\xa0\x80 lone \xff bad",
+		"        \u2028\u2029        ", "aaaaaaa\xed\xa0\xbd\xed\xb8\x80aaaaaaaa<<<<<<<<"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tagSafe := range []bool{false, true} {
+			want := appendJSStringByByte([]byte("x"), s, tagSafe)
+			got := AppendJSString([]byte("x"), s, tagSafe)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("AppendJSString(%q, %v) = %q, want %q", s, tagSafe, got, want)
+			}
+			if n := QuotedLen(s, tagSafe); n != len(want)-1 {
+				t.Fatalf("QuotedLen(%q, %v) = %d, want %d", s, tagSafe, n, len(want)-1)
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -40,6 +41,23 @@ func AppendJSString(dst []byte, s string, tagSafe bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip 8 plain ASCII bytes at a time (most of a text), then to the
+		// first byte that is not.
+		for len(s)-i >= 8 {
+			x := load64(s, i)
+			m := special8(x)
+			if tagSafe {
+				m = lensSpecial8(x)
+			}
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plainASCII(c, tagSafe) {
@@ -80,6 +98,13 @@ func AppendJSString(dst []byte, s string, tagSafe bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// load64 is the 8 bytes of s at i, little-endian (compiled to one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // Quote returns s quoted as JS JSON.stringify(s) does (AppendJSString, not
