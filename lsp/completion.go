@@ -1,14 +1,11 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/dsh-lsp/dsh-lsp/completion"
@@ -58,24 +55,10 @@ func (s *Server) completion(ctx context.Context, c completionSnap) (any, error) 
 	}
 	// Then the sessions whose text matches (content search), if any.
 	extra := s.contentItems(ctx, snap, q, hitsCh, cands, style)
-	// The list is written in a pooled buffer and copied out at its size:
-	// one allocation per answer, so that a burst of keystrokes brings the
-	// collector (whose cycles are the queries' tail latency at 100,000
-	// sessions) as rarely as possible.
-	buf := listBuffers.Get().(*[]byte)
-	*buf = completion.AppendList((*buf)[:0], cands, q, snap.mapper, style, extra)
-	out := jsonrpc2.RawMessage(bytes.Clone(*buf))
-	if cap(*buf) <= maxPooledList {
-		listBuffers.Put(buf)
-	}
-	return out, nil
+	a := newPooledAnswer()
+	*a.buf = completion.AppendList(*a.buf, cands, q, snap.mapper, style, extra)
+	return a, nil
 }
-
-// listBuffers are the scratch buffers of completion lists; one larger than
-// maxPooledList (an answer with kilobyte titles) is left to the collector.
-var listBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxPooledList = 256 << 10
 
 // resolveSnap is what completionItem/resolve reads after the read loop
 // moved on.

@@ -35,3 +35,7 @@ func (l *limiter) waiting() int {
 	defer l.mu.Unlock()
 	return l.queued
 }
+
+// ReturnedAnswers returns how many pooled answer buffers s got back after
+// their responses were written.
+func ReturnedAnswers(s *Server) int64 { return s.lent.returned.Load() }

@@ -101,6 +101,8 @@ type Server struct {
 	logger *slog.Logger
 
 	conn jsonrpc2.Conn
+	// lent are the pooled answers jsonrpc2 has yet to write.
+	lent lentAnswers
 	// ctx is the connection-lifetime context; cancelled when the session
 	// ends so that running requests stop.
 	ctx    context.Context
@@ -192,7 +194,7 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	ctx = protocol.WithLogger(ctx, s.logger)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	eof := make(chan struct{})
-	ws := &watchedStream{Stream: stream, eof: eof}
+	ws := &watchedStream{Stream: stream, eof: eof, lent: &s.lent}
 	s.conn = jsonrpc2.NewConn(ws, jsonrpc2.WithCodec(wire.Codec{}))
 	s.conn.Go(s.ctx, s.dispatch)
 
@@ -245,6 +247,17 @@ type watchedStream struct {
 	jsonrpc2.Stream
 	once sync.Once
 	eof  chan struct{}
+	// lent are the answers whose buffers return to their pool once
+	// written.
+	lent *lentAnswers
+}
+
+// Write writes msg, then gives back the answer buffer lent for ctx, if
+// any: the frame holds a copy of it now.
+func (w *watchedStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	n, err := w.Stream.Write(ctx, msg)
+	w.lent.giveBack(ctx)
+	return n, err
 }
 
 // frameReader is implemented by jsonrpc2's own streams (header, ndjson,
@@ -530,6 +543,10 @@ func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, err
 	var once sync.Once
 	release := func() { once.Do(func() { jsonrpc2.Async(rctx) }) }
 	res, err := s.handle(ctx, method, params, release)
+	if a, ok := res.(pooledAnswer); ok {
+		// jsonrpc2 writes the response with rctx (lentAnswers).
+		res = s.lent.lend(rctx, a)
+	}
 	return res, validUTF8Error(err)
 }
 
