@@ -194,10 +194,8 @@ func appendTime(dst []byte, ms int64) []byte {
 	return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02 15:04 UTC")
 }
 
-// Detail is an item's detail line: the cwd (or "no cwd", on one line,
-// Shortened) and creation time.
-func Detail(cwd *string, createdAt int64) string { return string(appendDetail(nil, cwd, createdAt)) }
-
+// appendDetail appends an item's detail line: the cwd (or "no cwd", on
+// one line, Shortened) and creation time.
 func appendDetail(dst []byte, cwd *string, createdAt int64) []byte {
 	where := "no cwd"
 	if cwd != nil {

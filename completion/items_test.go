@@ -23,10 +23,14 @@ func plainItems(cands []reference.Candidate, q Query, m *position.Mapper, style 
 		label := InsertLabel(c.Label)
 		newText := strings.TrimPrefix(reference.FormatMention(c.SessionID, &label), "@")
 		visible := Shorten(VisibleLabel(c.Label))
+		where := "no cwd"
+		if c.CWD != nil {
+			where = Shorten(OneLine(*c.CWD))
+		}
 		item := wire.CompletionItem{
 			Label:      visible,
 			Kind:       wire.CompletionItemKindReference,
-			Detail:     Detail(c.CWD, c.CreatedAt),
+			Detail:     where + " · " + FormatTime(c.CreatedAt),
 			SortText:   fmt.Sprintf("%0*d", width, i),
 			FilterText: q.Text + visible,
 			InsertText: newText,
