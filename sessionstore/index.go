@@ -174,7 +174,7 @@ type Indexed struct {
 	watcher *storeWatcher
 	changed chan struct{}
 
-	parsed, grown, surfaces, wholeScans, dirStats, statBatches, coldChecks, listings, pollTicks atomic.Int64 // counters
+	parsed, grown, surfaces, wholeScans, fullScans, dirStats, statBatches, coldChecks, listings, pollTicks atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)

@@ -57,6 +57,9 @@ const (
 func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs changeSet) (scanResult, error) {
 	ix.wholeScans.Add(1)
 	full = full || cs.all
+	if full {
+		ix.fullScans.Add(1)
+	}
 	ix.watchRoot(cs.all)
 	projects, found, err := ix.listRoot()
 	if err != nil || !found {

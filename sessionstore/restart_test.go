@@ -421,8 +421,10 @@ func TestRestartScansTheStoreOnce(t *testing.T) {
 	// A poll after the check: the loop went past its decision since.
 	polled := x.coldChecks.Load()
 	waitFor(t, "a poll after the first refresh", func() bool { return x.coldChecks.Load() > polled })
-	if n := x.wholeScans.Load(); n != 1 {
-		t.Fatalf("%d whole-store scans after a restart, want 1 (the first refresh's)", n)
+	// Where nothing is watched (Windows), each poll is a quick scan of
+	// the whole store: count the full ones.
+	if n := x.fullScans.Load(); n != 1 {
+		t.Fatalf("%d full scans of the store after a restart, want 1 (the first refresh's)", n)
 	}
 }
 
