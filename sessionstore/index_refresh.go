@@ -828,12 +828,14 @@ type publisher struct {
 	last    time.Time
 	// rebuild is what the last listing rebuild cost.
 	rebuild time.Duration
+	// ids are the listed ids, for merging a batch into the listing.
+	ids listedIDs
 }
 
 // due reports whether the batch should be published now. Each publish of
-// the first pass re-sorts the whole listing: spacing publishes by several
-// times that cost keeps republishing from dominating (quadratically) the
-// first pass over a large store.
+// the first pass merges the batch into the whole listing (addToListing):
+// spacing publishes by several times that cost keeps republishing from
+// dominating (quadratically) the first pass over a large store.
 //
 // A snapshot (the CLI) answers once, after its first pass: publishing
 // before then would only sort listings no one reads (a tenth of its CPU at
@@ -857,7 +859,9 @@ func (p *publisher) publish() {
 	}
 	if p.initial {
 		t := time.Now()
-		ix.rebuildListing()
+		if !ix.addToListing(p.batch, &p.ids) {
+			ix.rebuildListing()
+		}
 		p.rebuild = time.Since(t)
 	}
 	ix.mu.Unlock()

@@ -726,11 +726,11 @@ func TestIndexedQuickScan(t *testing.T) {
 	sameAsStore(t, x, root)
 }
 
-// TestSnapshotSortsItsListingOnce: a server's first pass publishes
+// TestSnapshotPublishesItsListingOnce: a server's first pass publishes
 // batches as it goes (queries see progress), a snapshot's (the CLI, which
-// answers once it is done) sorts its listing once, at the end, and still
-// reports its progress up to the total; both list the store.
-func TestSnapshotSortsItsListingOnce(t *testing.T) {
+// answers once it is done) publishes its listing once, at the end, and
+// still reports its progress up to the total; both list the store.
+func TestSnapshotPublishesItsListingOnce(t *testing.T) {
 	root := t.TempDir()
 	genStore(t, root, workload.None, 300, 2, 17)
 	for _, snapshot := range []bool{false, true} {
@@ -746,9 +746,9 @@ func TestSnapshotSortsItsListingOnce(t *testing.T) {
 		}
 		switch n := x.listings.Load(); {
 		case snapshot && n != 1:
-			t.Errorf("snapshot: the first pass sorted its listing %d times, want once", n)
+			t.Errorf("snapshot: the first pass published its listing %d times, want once", n)
 		case !snapshot && n < 2:
-			t.Errorf("server: the first pass sorted its listing %d times, want once per published batch (300 sessions: at least twice)", n)
+			t.Errorf("server: the first pass published its listing %d times, want once per batch (300 sessions: at least twice)", n)
 		}
 		if last != [2]int{300, 300} {
 			t.Errorf("snapshot=%v: last progress %v, want [300 300]", snapshot, last)

@@ -1,7 +1,7 @@
 // Command indexpass measures the first index pass without a cache against
 // the floor of the same files, in the same run:
 //
-//	go run ./bench/indexpass [-runs 3] [-cpuprofile FILE] STORE...
+//	go run ./bench/indexpass [-runs 3] [-cpuprofile FILE] [-snapshot] STORE...
 //
 // For each store it alternates the floor (bench/workload.Floor in "valid"
 // mode: one goroutine reads every transcript, zstd-decoding it, and runs
@@ -31,6 +31,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each measurement; the fastest is reported")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the index passes to this file")
 	skipFloor := flag.Bool("nofloor", false, "measure the index pass only")
+	snapshot := flag.Bool("snapshot", false, "open the index as the CLI does (one answer: no listing published before the pass ends)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fail(fmt.Errorf("usage: indexpass [-runs N] STORE [STORE]"))
@@ -69,7 +70,7 @@ func main() {
 			}
 			c0 := cpuTime()
 			start := time.Now()
-			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, RefreshInterval: time.Hour})
+			x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, RefreshInterval: time.Hour, Snapshot: *snapshot})
 			if err != nil {
 				fail(err)
 			}

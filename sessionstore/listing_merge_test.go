@@ -1,0 +1,89 @@
+package sessionstore
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMergedListingIsTheRebuiltOne adds random entries in random batches,
+// as a first pass publishes them, and checks every listing addToListing
+// publishes against rebuildListing's of the same entries: duplicate ids
+// (the first in key order listed, also when a later batch brings one
+// before it), equal creation times, ids equal but for case and ids that
+// collate equal (key order decides), entries that are not listable, and
+// a batch replacing an entry (which must not merge).
+func TestMergedListingIsTheRebuiltOne(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		var pool []*entry
+		for i := range 300 {
+			id := fmt.Sprintf("id-%d", r.IntN(120))
+			switch r.IntN(5) {
+			case 0:
+				id = fmt.Sprintf("ID-%d", r.IntN(120))
+			case 1:
+				id += "\u200b" // collates equal to id
+			}
+			pool = append(pool, &entry{
+				Proj: fmt.Sprintf("p%d", r.IntN(6)), Seg: fmt.Sprintf("s%03d", i),
+				ListedID: id, ListedCreatedAt: int64(r.IntN(30)), ListedRaw: []byte(id),
+				Enc: Zstd, HasZstd: true, Listed: r.IntN(8) > 0, IdentityOK: r.IntN(8) > 0,
+			})
+		}
+		r.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+		merged := &Indexed{entries: map[dirKey]*entry{}}
+		var ids listedIDs
+		merges := 0
+		for len(pool) > 0 {
+			n := min(len(pool), 1+r.IntN(40))
+			batch := pool[:n:n]
+			pool = pool[n:]
+			if r.IntN(10) == 0 && len(merged.all) > 0 {
+				// a replacement of a published entry: never merged
+				old := merged.all[r.IntN(len(merged.all))]
+				re := *old
+				re.ListedCreatedAt++
+				batch = append(batch, &re)
+			}
+			for _, e := range batch {
+				merged.putEntryForTest(e)
+			}
+			replaces := len(merged.all)+len(batch) != len(merged.entries)
+			ok := merged.addToListing(batch, &ids)
+			if ok && replaces {
+				t.Fatalf("seed %d: a batch replacing an entry was merged", seed)
+			}
+			if !ok {
+				merged.rebuildListing()
+			} else {
+				merges++
+			}
+			rebuilt := &Indexed{entries: maps.Clone(merged.entries)}
+			rebuilt.rebuildListing()
+			if !slices.Equal(merged.all, rebuilt.all) || !slices.Equal(merged.listed, rebuilt.listed) {
+				t.Fatalf("seed %d: merged listing %v\nrebuilt %v", seed, keysOf(merged.listed), keysOf(rebuilt.listed))
+			}
+			for i := range merged.listing {
+				if merged.listing[i].ID != rebuilt.listing[i].ID || merged.listing[i].CreatedAt != rebuilt.listing[i].CreatedAt {
+					t.Fatalf("seed %d: headers differ at %d", seed, i)
+				}
+			}
+		}
+		if merges == 0 {
+			t.Fatalf("seed %d: no batch merged", seed)
+		}
+	}
+}
+
+func (ix *Indexed) putEntryForTest(e *entry) { ix.entries[e.dirKey()] = e }
+
+func keysOf(es []*entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Proj+"/"+e.Seg+":"+e.ListedID)
+	}
+	return out
+}
