@@ -14,6 +14,7 @@
 // driver: server-side time plus about 0.1 ms of framing and pipe transfer.
 //
 //	go run ./bench/run -sessions 1000,10000 -sizes 4MB,20MB,200MB,2GB
+//	go run ./bench/run -firstpass STORE -nocache 3 -bin BIN   # the server's first pass, CPU against the floor's
 //
 // Large stores (>= 1 GB) are deleted after use unless -keep.
 package main
@@ -36,6 +37,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/cputime"
 	"github.com/dsh-lsp/dsh-lsp/internal/diskfree"
 )
 
@@ -68,6 +70,7 @@ func main() {
 		restart  = flag.String("restart", "", "only measure -restarts restarts of the server on this existing store, its XDG cache home -restart-xdg (primed first when it holds no cache)")
 		xdg      = flag.String("restart-xdg", "", "the XDG_CACHE_HOME of -restart")
 		idle     = flag.Duration("idle", 0, "with -restart: then leave the server idle this long and report its CPU use meanwhile (polls, scans)")
+		first    = flag.String("firstpass", "", "only measure -nocache starts of the server on this existing store without a cache, each followed by the floor over the same files: wall and CPU to the first complete answer")
 	)
 	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
 	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
@@ -93,6 +96,10 @@ func main() {
 	}
 	if *restart != "" {
 		must(runRestarts(cfg, *restart, *xdg, *idle))
+		return
+	}
+	if *first != "" {
+		must(runFirstPasses(cfg, *first))
 		return
 	}
 	if *out == "" {
@@ -136,8 +143,11 @@ type startResult struct {
 	FirstCompleteMs float64 `json:"firstCompleteMs"` // spawn -> first answer with isIncomplete false
 	FirstLatencyMs  float64 `json:"firstLatencyMs"`  // round trip of the first completion request
 	FirstIncomplete bool    `json:"firstIncomplete"`
-	Progress        int     `json:"progress"`
-	PeakRSS         int64   `json:"peakRSS"`
+	// FirstCompleteCPUMs is the server's CPU (user + system) by the
+	// first complete answer (read within 20 ms of it).
+	FirstCompleteCPUMs float64 `json:"firstCompleteCpuMs"`
+	Progress           int     `json:"progress"`
+	PeakRSS            int64   `json:"peakRSS"`
 }
 
 type completionResult struct {
@@ -279,6 +289,7 @@ func startAndComplete(cfg config, root, cacheDir, logPath, text string) (*server
 		s.mu.Unlock()
 		if !end.IsZero() {
 			r.FirstCompleteMs = ms(end.Sub(s.started))
+			r.FirstCompleteCPUMs = ms(s.cpuTime()) // within one poll of the end
 			break
 		}
 		if begin.IsZero() && time.Since(t0) > 500*time.Millisecond {
@@ -415,6 +426,42 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	}
 	os.RemoveAll(cache)
 	return res, nil
+}
+
+// runFirstPasses starts the server cfg.nocache times on root without a
+// cache (a fresh XDG_CACHE_HOME each time), each followed by the
+// one-goroutine json.Valid floor over the same files, and prints the
+// wall and CPU time of each to the first complete answer against the
+// floor's.
+func runFirstPasses(cfg config, root string) error {
+	paths := workload.Transcripts(root)
+	if len(paths) == 0 {
+		return fmt.Errorf("%s: no transcripts", root)
+	}
+	text, _ := queryDoc(nil)
+	logs := filepath.Join(cfg.work, "logs")
+	os.MkdirAll(logs, 0o755)
+	for i := 0; i < cfg.nocache; i++ {
+		cache := filepath.Join(cfg.work, "cache-firstpass")
+		os.RemoveAll(cache)
+		os.MkdirAll(cache, 0o755)
+		s, r, err := startAndComplete(cfg, root, cache, filepath.Join(logs, "firstpass.log"), text)
+		if err != nil {
+			return err
+		}
+		s.stop()
+		os.RemoveAll(cache)
+		c0 := cputime.Process()
+		floor, err := workload.Floor(paths, workload.FloorValid)
+		if err != nil {
+			return err
+		}
+		floorCPU := ms(cputime.Process() - c0)
+		fmt.Printf("first pass %d: complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor %.0f ms, CPU %.0f ms: wall %.2fx, CPU %.2fx\n",
+			i, r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), ms(floor.Elapsed), floorCPU,
+			r.FirstCompleteMs/ms(floor.Elapsed), r.FirstCompleteCPUMs/floorCPU)
+	}
+	return nil
 }
 
 // runRestarts starts the server on root with the XDG cache home xdg
