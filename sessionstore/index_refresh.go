@@ -797,17 +797,17 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		})
 	}
 	go func() { wg.Wait(); close(results) }()
-	pub := publisher{ix: ix, initial: initial, last: time.Now()}
+	pub := publisher{ix: ix, initial: initial, start: time.Now(), last: time.Now()}
 	done := 0
 	lastProgress := time.Now()
 	for e := range results {
 		pub.batch = append(pub.batch, e)
 		done++
-		if pub.due() {
+		published := pub.due()
+		if published {
 			pub.publish()
-			progress(done)
-			lastProgress = time.Now()
-		} else if ix.opts.Snapshot && time.Since(lastProgress) >= progressEvery {
+		}
+		if published || time.Since(lastProgress) >= progressEvery {
 			progress(done)
 			lastProgress = time.Now()
 		}
@@ -825,7 +825,8 @@ type publisher struct {
 	ix      *Indexed
 	initial bool
 	batch   []*entry
-	last    time.Time
+	// start is when the pass began, last when it last published.
+	start, last time.Time
 	// rebuild is what the last listing rebuild cost.
 	rebuild time.Duration
 	// ids are the listed ids, for merging a batch into the listing.
@@ -833,21 +834,25 @@ type publisher struct {
 }
 
 // due reports whether the batch should be published now. Each publish of
-// the first pass merges the batch into the whole listing (addToListing):
-// spacing publishes by several times that cost keeps republishing from
-// dominating (quadratically) the first pass over a large store.
+// the first pass merges the batch into the whole listing (addToListing),
+// a cost linear in what is listed: publishing every progressEvery made the
+// pass quadratic (at 100,000 sessions, 200 merges took 5 % of its CPU). So
+// publishes are spaced by an eighth of the pass so far (and by 8 times the
+// last one's cost): about 45 in a pass of 20 s, each listing at most an
+// eighth of the pass behind.
 //
 // A snapshot (the CLI) answers once, after its first pass: publishing
 // before then would only sort listings no one reads (a tenth of its CPU at
-// 100,000 sessions), so it publishes once, at the end, and reports its
-// progress every progressEvery meanwhile.
+// 100,000 sessions), so it publishes once, at the end. Both report their
+// progress every progressEvery.
 func (p *publisher) due() bool {
 	since := time.Since(p.last)
-	return p.initial && !p.ix.opts.Snapshot && (len(p.batch) >= 256 || since > progressEvery) && since >= 8*p.rebuild
+	gap := max(8*p.rebuild, time.Since(p.start)/8)
+	return p.initial && !p.ix.opts.Snapshot && (len(p.batch) >= 256 || since > progressEvery) && since >= gap
 }
 
-// progressEvery is how often the first pass publishes (a server) or
-// reports its progress (a snapshot) at most.
+// progressEvery is how often the first pass reports its progress, and
+// publishes at most.
 const progressEvery = 100 * time.Millisecond
 
 func (p *publisher) publish() {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestMergedListingIsTheRebuiltOne adds random entries in random batches,
@@ -86,4 +87,32 @@ func keysOf(es []*entry) []string {
 		out = append(out, e.Proj+"/"+e.Seg+":"+e.ListedID)
 	}
 	return out
+}
+
+// TestFirstPassPublishesSpacedByItsLength: a server's first pass publishes
+// its batches at most every eighth of the pass so far (and every
+// progressEvery), so that merging them into the listing stays linear in
+// all; a snapshot publishes only at the end.
+func TestFirstPassPublishesSpacedByItsLength(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name            string
+		pass, sinceLast time.Duration
+		batch           int
+		snapshot        bool
+		due             bool
+	}{
+		{"early, a full batch", 50 * time.Millisecond, 40 * time.Millisecond, 256, false, true},
+		{"early, a small batch", 50 * time.Millisecond, 40 * time.Millisecond, 10, false, false},
+		{"early, a small batch after progressEvery", 300 * time.Millisecond, 150 * time.Millisecond, 10, false, true},
+		{"16 s in, 1 s after the last", 16 * time.Second, time.Second, 5000, false, false},
+		{"16 s in, 2.1 s after the last", 16 * time.Second, 2100 * time.Millisecond, 5000, false, true},
+		{"a snapshot", 16 * time.Second, 10 * time.Second, 5000, true, false},
+	} {
+		p := publisher{ix: &Indexed{opts: IndexOptions{Snapshot: c.snapshot}}, initial: true,
+			start: now.Add(-c.pass), last: now.Add(-c.sinceLast), batch: make([]*entry, c.batch)}
+		if got := p.due(); got != c.due {
+			t.Errorf("%s: due %v, want %v", c.name, got, c.due)
+		}
+	}
 }
