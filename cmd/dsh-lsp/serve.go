@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 
@@ -31,6 +32,7 @@ func serveMain(args []string, stderr io.Writer) int {
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	noContent := fs.Bool("no-content-index", false, "content search off whatever the contentSearch setting says: no content index is built or kept")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for developers (as gopls -profile.cpu)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -47,6 +49,14 @@ func serveMain(args []string, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh-lsp: %v\n", err)
+			return 2
+		}
+		defer stop()
+	}
 
 	// A client that goes away while we write would otherwise kill the
 	// process with SIGPIPE (Go's default for fd 1); the write error ends
@@ -65,6 +75,19 @@ func serveMain(args []string, stderr io.Writer) int {
 	code := lsp.New(opts).Serve(ctx, stream)
 	logger.Info("dsh-lsp exiting", "code", code)
 	return code
+}
+
+// startCPUProfile profiles the process into the file path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // stdio is stdin+stdout as one connection. Closing it closes stdin, which
