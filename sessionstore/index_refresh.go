@@ -803,11 +803,11 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 	for e := range results {
 		pub.batch = append(pub.batch, e)
 		done++
-		published := pub.due()
-		if published {
+		if pub.due() {
 			pub.publish()
-		}
-		if published || time.Since(lastProgress) >= progressEvery {
+			progress(done)
+			lastProgress = time.Now()
+		} else if ix.opts.Snapshot && time.Since(lastProgress) >= progressEvery {
 			progress(done)
 			lastProgress = time.Now()
 		}
@@ -837,22 +837,23 @@ type publisher struct {
 // the first pass merges the batch into the whole listing (addToListing),
 // a cost linear in what is listed: publishing every progressEvery made the
 // pass quadratic (at 100,000 sessions, 200 merges took 5 % of its CPU). So
-// publishes are spaced by an eighth of the pass so far (and by 8 times the
-// last one's cost): about 45 in a pass of 20 s, each listing at most an
-// eighth of the pass behind.
+// publishes are spaced by a sixteenth of the pass so far (and by 8 times
+// the last one's cost): about 60 in a pass of 20 s, each listing at most a
+// sixteenth of the pass behind. A server reports its progress as it
+// publishes: what $/progress counts, a query lists.
 //
 // A snapshot (the CLI) answers once, after its first pass: publishing
 // before then would only sort listings no one reads (a tenth of its CPU at
-// 100,000 sessions), so it publishes once, at the end. Both report their
-// progress every progressEvery.
+// 100,000 sessions), so it publishes once, at the end, and reports its
+// progress every progressEvery meanwhile.
 func (p *publisher) due() bool {
 	since := time.Since(p.last)
-	gap := max(8*p.rebuild, time.Since(p.start)/8)
+	gap := max(8*p.rebuild, time.Since(p.start)/16)
 	return p.initial && !p.ix.opts.Snapshot && (len(p.batch) >= 256 || since > progressEvery) && since >= gap
 }
 
-// progressEvery is how often the first pass reports its progress, and
-// publishes at most.
+// progressEvery is how often the first pass publishes (a server) or
+// reports its progress (a snapshot) at most.
 const progressEvery = 100 * time.Millisecond
 
 func (p *publisher) publish() {
