@@ -534,13 +534,14 @@ type listedIDs struct {
 // sorting every entry again: a server's first pass publishes every few
 // hundred sessions, and at 100,000 sessions re-sorting the whole listing
 // each time took a tenth of the pass's CPU. The result is rebuildListing's.
-// It reports false, changing nothing, when that is not a merge: the
-// published listing is not of ix.entries less added (an added entry
-// replaced one), or an added entry comes before, in key order, the entry
-// listing its id (it would take its place). ids is kept across calls.
-// Callers hold ix.mu.
+// It reports false, changing nothing, when that is not a merge: nothing
+// is listed yet (a snapshot's one publish: rebuildListing sorts as much
+// without the id map), the published listing is not of ix.entries less
+// added (an added entry replaced one), or an added entry comes before, in
+// key order, the entry listing its id (it would take its place). ids is
+// kept across calls. Callers hold ix.mu.
 func (ix *Indexed) addToListing(added []*entry, ids *listedIDs) bool {
-	if len(ix.all)+len(added) != len(ix.entryMap()) {
+	if len(ix.all) == 0 || len(ix.all)+len(added) != len(ix.entryMap()) {
 		return false
 	}
 	if ids.byID == nil || ids.gen != ix.gen {

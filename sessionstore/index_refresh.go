@@ -827,7 +827,7 @@ type publisher struct {
 	batch   []*entry
 	// start is when the pass began, last when it last published.
 	start, last time.Time
-	// rebuild is what the last listing rebuild cost.
+	// rebuild is what the last publish's listing (merge or rebuild) cost.
 	rebuild time.Duration
 	// ids are the listed ids, for merging a batch into the listing.
 	ids listedIDs

@@ -17,14 +17,15 @@ import (
 // collate equal (key order decides), entries that are not listable, and
 // a batch replacing an entry (which must not merge).
 func TestMergedListingIsTheRebuiltOne(t *testing.T) {
+	merges, batches := 0, 0
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		var pool []*entry
 		for i := range 300 {
-			id := fmt.Sprintf("id-%d", r.IntN(120))
+			id := fmt.Sprintf("id-%d", r.IntN(400))
 			switch r.IntN(5) {
 			case 0:
-				id = fmt.Sprintf("ID-%d", r.IntN(120))
+				id = fmt.Sprintf("ID-%d", r.IntN(400))
 			case 1:
 				id += "\u200b" // collates equal to id
 			}
@@ -37,8 +38,8 @@ func TestMergedListingIsTheRebuiltOne(t *testing.T) {
 		r.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
 		merged := &Indexed{entries: map[dirKey]*entry{}}
 		var ids listedIDs
-		merges := 0
 		for len(pool) > 0 {
+			batches++
 			n := min(len(pool), 1+r.IntN(40))
 			batch := pool[:n:n]
 			pool = pool[n:]
@@ -73,9 +74,13 @@ func TestMergedListingIsTheRebuiltOne(t *testing.T) {
 				}
 			}
 		}
-		if merges == 0 {
-			t.Fatalf("seed %d: no batch merged", seed)
-		}
+	}
+	// The first batch of a seed is rebuilt (nothing listed yet), and the
+	// many duplicate ids make some displace one listed: a good share must
+	// still be merges (about 44 %).
+	t.Logf("%d of %d batches merged", merges, batches)
+	if merges < batches/3 {
+		t.Fatalf("%d of %d batches merged: the test no longer checks merges", merges, batches)
 	}
 }
 
