@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
 )
@@ -44,9 +45,7 @@ func TestCompletionAnswersAreRecycled(t *testing.T) {
 	if alone[0] == "" || alone[1] == alone[0] {
 		t.Fatalf("the queries' answers do not tell them apart: %q", alone[:2])
 	}
-	if n := lsp.ReturnedAnswers(srv); n != int64(len(queries)) {
-		t.Fatalf("%d answer buffers given back after %d answers", n, len(queries))
-	}
+	awaitReturned(t, srv, 0, int64(len(queries)))
 	var wg sync.WaitGroup
 	for round := range 20 {
 		for i := range queries {
@@ -60,13 +59,45 @@ func TestCompletionAnswersAreRecycled(t *testing.T) {
 	wg.Wait()
 	// Answers written while more were pending than lentAnswers tracks are
 	// left to the collector; asked one at a time again, each comes back.
+	// The burst's last give-backs may follow the client's reading of their
+	// responses: count from when none is outstanding.
+	awaitNoneLent(t, srv)
 	before := lsp.ReturnedAnswers(srv)
 	for i := range queries {
 		if got := ask(i); got != alone[i] {
 			t.Errorf("after the burst, query %q: answered\n%s\nwant\n%s", queries[i], got, alone[i])
 		}
 	}
-	if n := lsp.ReturnedAnswers(srv) - before; n != int64(len(queries)) {
-		t.Fatalf("after the burst, %d answer buffers given back after %d answers", n, len(queries))
+	awaitReturned(t, srv, before, int64(len(queries)))
+}
+
+// awaitNoneLent waits until every answer buffer lent has been given back
+// or dropped.
+func awaitNoneLent(t *testing.T, srv *lsp.Server) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for lsp.LentAnswers(srv) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answer buffers still lent 10 s after their responses were read", lsp.LentAnswers(srv))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// awaitReturned waits until want answer buffers more than before have
+// been given back: the stream gives one back after writing its response,
+// which the client may read first.
+func awaitReturned(t *testing.T, srv *lsp.Server, before, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := lsp.ReturnedAnswers(srv) - before
+		if n == want {
+			return
+		}
+		if n > want || time.Now().After(deadline) {
+			t.Fatalf("%d answer buffers given back after %d answers", n, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

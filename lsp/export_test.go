@@ -39,3 +39,17 @@ func (l *limiter) waiting() int {
 // ReturnedAnswers returns how many pooled answer buffers s got back after
 // their responses were written.
 func ReturnedAnswers(s *Server) int64 { return s.lent.returned.Load() }
+
+// LentAnswers returns how many answer buffers s has lent and not yet got
+// back (nor dropped).
+func LentAnswers(s *Server) int {
+	s.lent.mu.Lock()
+	defer s.lent.mu.Unlock()
+	n := 0
+	for _, sl := range s.lent.slots {
+		if sl.buf != nil {
+			n++
+		}
+	}
+	return n
+}
