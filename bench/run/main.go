@@ -331,28 +331,18 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	fixed := len(queries) + 1
 	logs := filepath.Join(cfg.work, "logs")
 	os.MkdirAll(logs, 0o755)
-	// No cache: a fresh cache directory per start, each followed by a
-	// one-goroutine json.Valid floor over the same files (the first
-	// pass's target), so the two share the machine's load of that moment.
+	// No cache: a fresh cache directory per start, each followed by the
+	// floor (startWithoutCache).
 	var paths []string
 	for _, in := range infos {
 		paths = append(paths, in.Path)
 	}
 	for i := 0; i < cfg.nocache; i++ {
-		cache := filepath.Join(cfg.work, "cache-empty")
-		os.RemoveAll(cache)
-		os.MkdirAll(cache, 0o755)
-		s, r, err := startAndComplete(cfg, root, cache, filepath.Join(logs, name+"-nocache.log"), text)
+		r, floor, _, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, name+"-nocache.log"), text)
 		if err != nil {
 			return res, err
 		}
-		s.stop()
 		res.NoCache = append(res.NoCache, r)
-		os.RemoveAll(cache)
-		floor, err := workload.Floor(paths, workload.FloorValid)
-		if err != nil {
-			return res, err
-		}
 		res.FloorValidMs = append(res.FloorValidMs, ms(floor.Elapsed))
 		fmt.Fprintf(os.Stderr, "run: %s no cache: complete %.0f ms after spawn, floor (json.Valid, one goroutine) %.0f ms: %.2fx\n",
 			name, r.FirstCompleteMs, ms(floor.Elapsed), r.FirstCompleteMs/ms(floor.Elapsed))
@@ -428,6 +418,26 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 	return res, nil
 }
 
+// startWithoutCache starts the server on root with an empty cache
+// directory until its first complete answer, stops it, then runs the
+// one-goroutine json.Valid floor over paths (the first pass's target):
+// the two share the machine's load of that moment. floorCPU is the
+// floor's CPU time in ms.
+func startWithoutCache(cfg config, root string, paths []string, logPath, text string) (r startResult, floor workload.FloorResult, floorCPU float64, err error) {
+	cache := filepath.Join(cfg.work, "cache-empty")
+	os.RemoveAll(cache)
+	os.MkdirAll(cache, 0o755)
+	defer os.RemoveAll(cache)
+	s, r, err := startAndComplete(cfg, root, cache, logPath, text)
+	if err != nil {
+		return r, floor, 0, err
+	}
+	s.stop()
+	c0 := cputime.Process()
+	floor, err = workload.Floor(paths, workload.FloorValid)
+	return r, floor, ms(cputime.Process() - c0), err
+}
+
 // runFirstPasses starts the server cfg.nocache times on root without a
 // cache (a fresh XDG_CACHE_HOME each time), each followed by the
 // one-goroutine json.Valid floor over the same files, and prints the
@@ -442,21 +452,10 @@ func runFirstPasses(cfg config, root string) error {
 	logs := filepath.Join(cfg.work, "logs")
 	os.MkdirAll(logs, 0o755)
 	for i := 0; i < cfg.nocache; i++ {
-		cache := filepath.Join(cfg.work, "cache-firstpass")
-		os.RemoveAll(cache)
-		os.MkdirAll(cache, 0o755)
-		s, r, err := startAndComplete(cfg, root, cache, filepath.Join(logs, "firstpass.log"), text)
+		r, floor, floorCPU, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, "firstpass.log"), text)
 		if err != nil {
 			return err
 		}
-		s.stop()
-		os.RemoveAll(cache)
-		c0 := cputime.Process()
-		floor, err := workload.Floor(paths, workload.FloorValid)
-		if err != nil {
-			return err
-		}
-		floorCPU := ms(cputime.Process() - c0)
 		fmt.Printf("first pass %d: complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor %.0f ms, CPU %.0f ms: wall %.2fx, CPU %.2fx\n",
 			i, r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), ms(floor.Elapsed), floorCPU,
 			r.FirstCompleteMs/ms(floor.Elapsed), r.FirstCompleteCPUMs/floorCPU)
