@@ -50,6 +50,8 @@ type IndexOptions struct {
 	watchLimit int
 	// spillJobs, when set, replaces spillJobs (tests).
 	spillJobs int
+	// spillBatch, when set, replaces spillBatch (tests).
+	spillBatch int
 	// firstRefreshGate, when set, holds the first refresh until it is
 	// closed (tests).
 	firstRefreshGate chan struct{}

@@ -233,19 +233,22 @@ func (g *genSession) appendBatches(t testing.TB, comp workload.Compression, k in
 func TestIndexedIncrementalRefresh(t *testing.T) {
 	t.Parallel()
 	for _, comp := range []workload.Compression{workload.None, workload.Zstd} {
-		for _, spill := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/spill=%v", comp, spill), func(t *testing.T) {
+		// The spill's batch: 0 keeps no states in a spill file, 1 writes
+		// each one at once, the default holds this store's in memory.
+		for _, batch := range []int{0, 1, spillBatch} {
+			t.Run(fmt.Sprintf("%s/spillBatch=%d", comp, batch), func(t *testing.T) {
 				t.Parallel()
-				incrementalRefresh(t, comp, spill)
+				incrementalRefresh(t, comp, batch)
 			})
 		}
 	}
 }
 
 // incrementalRefresh is TestIndexedIncrementalRefresh on one encoding;
-// with spill, every pass keeps its parse states in the spill file, read
-// back by the grown parses and the cache write.
-func incrementalRefresh(t *testing.T, comp workload.Compression, spill bool) {
+// with a spill batch, every pass keeps its parse states in the spill file
+// (written or pending), read back by the grown parses and the cache write.
+func incrementalRefresh(t *testing.T, comp workload.Compression, spillBatch int) {
+	spill := spillBatch > 0
 	root := t.TempDir()
 	ss := genStore(t, root, comp, 6, 3, 7)
 	// Without watches: a refresh a notification starts while a
@@ -254,6 +257,7 @@ func incrementalRefresh(t *testing.T, comp workload.Compression, spill bool) {
 	opts := IndexOptions{CacheDir: cacheDir, RefreshInterval: time.Hour, NoWatch: true}
 	if spill {
 		opts = WithSpillJobs(opts, 1)
+		opts.spillBatch = spillBatch
 	}
 	x := OpenWaited(t, root, opts)
 	sameAsStore(t, x, root)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -437,5 +438,42 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("no %s within a minute", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFirstPassCountsAsAScanWhenItEnds checks that a first pass dates the
+// scan it stands for from its end, not from its scan's start: every
+// transcript was read after that, so a pass longer than the full-scan
+// interval must not make the next poll scan the whole store again.
+func TestFirstPassCountsAsAScanWhenItEnds(t *testing.T) {
+	root := t.TempDir()
+	for i := range 6 {
+		writeTitled(t, root, fmt.Sprintf("s%02d", i), int64(i), "title")
+	}
+	var mu sync.Mutex
+	var lastRead time.Time
+	x, err := OpenIndexed(root, IndexOptions{CacheDir: NoCache, Progress: func(done, total int) {
+		if done == total {
+			mu.Lock()
+			lastRead = time.Now()
+			mu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if lastRead.IsZero() {
+		t.Fatal("no progress report of the pass's end")
+	}
+	if x.lastScan.Before(lastRead) || x.lastFull.Before(lastRead) {
+		t.Fatalf("first pass dated %v (full %v), before its last read at %v", x.lastScan, x.lastFull, lastRead)
 	}
 }

@@ -1,7 +1,9 @@
 package sessionstore
 
 import (
+	"cmp"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,8 +27,76 @@ type stateSpill struct {
 	// sec is the file's section, nil until the first state; failed is set
 	// when the file could not be made or written: states are then held.
 	sec    *stateSection
+	file   *spillFile
 	at     int64
 	failed bool
+}
+
+// spillBatch is how many states' bytes the spill gathers before it
+// writes them in one call: one write per state was 100,000 system calls
+// in a first pass over 100,000 sessions, about 1 % of its CPU time.
+const spillBatch = 256 << 10
+
+// spillFile is the spill's file with the states not yet written, which
+// it serves from memory: a state lies whole in one or the other, as a
+// write takes every pending byte.
+type spillFile struct {
+	mu    sync.Mutex
+	f     *os.File
+	batch int // spillBatch but in tests
+	// pending holds the bytes from pendingAt on, not yet written.
+	pending   []byte
+	pendingAt int64
+	closed    bool
+}
+
+// add appends b at the file's end (pendingAt+len(pending)) and writes the
+// pending bytes once there are s.batch of them. On a failed write the
+// bytes stay pending, readable, and the error says to stop spilling.
+func (s *spillFile) add(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, b...)
+	if len(s.pending) < s.batch {
+		return nil
+	}
+	if _, err := s.f.WriteAt(s.pending, s.pendingAt); err != nil {
+		return err
+	}
+	s.pendingAt += int64(len(s.pending))
+	s.pending = s.pending[:0]
+	return nil
+}
+
+// ReadAt reads the pending bytes from memory and the written ones from
+// the file; after close, nothing.
+func (s *spillFile) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, os.ErrClosed
+	}
+	if off >= s.pendingAt {
+		defer s.mu.Unlock()
+		if off-s.pendingAt >= int64(len(s.pending)) {
+			return 0, io.EOF
+		}
+		n := copy(p, s.pending[off-s.pendingAt:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	s.mu.Unlock()
+	return s.f.ReadAt(p, off)
+}
+
+// close closes the file and drops the pending bytes.
+func (s *spillFile) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed, s.pending = true, nil
+	s.f.Close()
 }
 
 // spill moves e's held state into the spill file, when the pass is large
@@ -40,16 +110,17 @@ func (ix *Indexed) spill(e *entry) {
 	s := &ix.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sec == nil && !s.open(ix) {
+	if s.failed || s.sec == nil && !s.open(ix) {
 		return
 	}
-	if _, err := s.sec.file.WriteAt(b, s.at); err != nil {
-		ix.logf("sessionstore: parse states kept in memory: %v", err)
-		s.failed = true
-		return
-	}
+	err := s.file.add(b)
+	// Even when the write failed, b is pending in memory and readable.
 	e.State = savedState{in: s.sec, off: s.at, n: uint32(len(b)), sum: crc32.Checksum(b, castagnoli)}
 	s.at += int64(len(b))
+	if err != nil {
+		ix.logf("sessionstore: parse states kept in memory: %v", err)
+		s.failed = true
+	}
 }
 
 // open makes the spill file; it reports false when there is none.
@@ -72,7 +143,9 @@ func (s *stateSpill) open(ix *Indexed) bool {
 		ix.logf("sessionstore: parse states kept in memory: %v", err)
 		return false
 	}
-	s.sec, s.failed = fileSection(f, 0, math.MaxInt64), false
+	s.file = &spillFile{f: f, batch: cmp.Or(ix.opts.spillBatch, spillBatch)}
+	s.sec = &stateSection{r: io.NewSectionReader(s.file, 0, math.MaxInt64)}
+	s.failed = false
 	return true
 }
 
@@ -81,6 +154,8 @@ func (s *stateSpill) open(ix *Indexed) bool {
 func (s *stateSpill) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sec.close()
-	s.sec = nil
+	if s.file != nil {
+		s.file.close()
+	}
+	s.sec, s.file = nil, nil
 }
