@@ -104,6 +104,10 @@ type envelope struct {
 	keys                                                                     uint16
 	extra                                                                    string
 	hasExtra                                                                 bool
+	// typeOK, seqOK and timeOK are decodeRecord's reading of typ (a
+	// string), seq (a non-negative safe integer) and time (a safe
+	// integer), which checkEnvelope asserts.
+	typeOK, seqOK, timeOK bool
 	tape                                                                     tape
 	// dataAt and seqsAt are the tape indexes of the data and
 	// sourceEventSeqs members (-1: none, or no tape).
@@ -205,7 +209,7 @@ func decodeRecord(dst []Event, line []byte, expand bool, env *envelope) ([]Event
 		return dst, RowSummary{}, Corruptf("record is not a JSON object")
 	}
 	// A non-string type is refused later, like any unknown type.
-	typ := eventType(env.typ)
+	typ, typeOK := eventType(env.typ)
 	switch typ {
 	case rowText, rowReasoning, rowToolCall:
 		r := packedRow{typ: typ, keep: expand}
@@ -222,21 +226,21 @@ func decodeRecord(dst []Event, line []byte, expand bool, env *envelope) ([]Event
 	if ev.Seq, ok = safeInt(env.seq); !ok {
 		return dst, RowSummary{}, Corruptf("event %s has no integer seq", jsjson.Quote(typ))
 	}
-	ev.Time, _ = safeInt(env.time)
+	ev.Time, env.timeOK = safeInt(env.time)
+	env.typeOK, env.seqOK = typeOK, ev.Seq >= 0
 	ev.Ignorable = string(env.ignorable) == "true"
 	return append(dst, ev), RowSummary{}, nil
 }
 
 // eventType is str(v) for a record's type, without copying the name of a
 // type dsh writes (it is interned).
-func eventType(v []byte) string {
+func eventType(v []byte) (string, bool) {
 	if len(v) > 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		if t, ok := typeNames[string(v[1:len(v)-1])]; ok {
-			return t
+			return t, true
 		}
 	}
-	t, _ := str(v)
-	return t
+	return str(v)
 }
 
 // typeNames interns the known event types and the packed row types.

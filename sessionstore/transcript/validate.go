@@ -110,13 +110,13 @@ func checkEnvelope(e *Event) error {
 		}
 		return Corruptf("event %d: unexpected envelope key %s", e.Seq, jsjson.Quote(k))
 	}
-	if _, ok := strView(env.typ); !ok {
+	if !env.typeOK {
 		return Corruptf("event %d: type is not a string", e.Seq)
 	}
-	if _, ok := nonNegSafeInt(env.seq); !ok {
+	if !env.seqOK {
 		return Corruptf("event %d: seq is not a non-negative safe integer", e.Seq)
 	}
-	if _, ok := safeInt(env.time); !ok {
+	if !env.timeOK {
 		return Corruptf("event %d: time is not a safe integer", e.Seq)
 	}
 	if env.keys&keyData == 0 {
