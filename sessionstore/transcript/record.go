@@ -108,7 +108,7 @@ type envelope struct {
 	// string), seq (a non-negative safe integer) and time (a safe
 	// integer), which checkEnvelope asserts.
 	typeOK, seqOK, timeOK bool
-	tape                                                                     tape
+	tape                  tape
 	// dataAt and seqsAt are the tape indexes of the data and
 	// sourceEventSeqs members (-1: none, or no tape).
 	dataAt, seqsAt int32
