@@ -641,13 +641,13 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		ix.relistParsed(p) // a first pass's last publish listed its entries
 	}
 	ix.dirty = true
-	// A first pass read every transcript after its scan; since each read,
-	// the watches it set up record the changes of the watched sessions and
-	// the polls that follow stat the unwatched ones: at its end the entries
-	// are as new as a scan then would make them. Dated from its scan's
-	// start, a pass longer than fullScanEvery (100,000 sessions on a loaded
-	// machine) ran a second whole-store scan the moment it ended, as the
-	// first answers came.
+	// A first pass read every transcript it parsed after its scan; since
+	// each read, the watches it set up record the changes of the watched
+	// sessions, and the polls and full scans that follow cover the others
+	// as after any scan: at its end the entries are as new as a scan then
+	// would make them. Dated from its scan's start, a pass longer than
+	// fullScanEvery (100,000 sessions on a loaded machine) ran a second
+	// whole-store scan the moment it ended, as the first answers came.
 	if initial {
 		start = time.Now()
 	}
