@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"io"
 	"strings"
 	"testing"
 )
@@ -25,14 +24,8 @@ func TestFoldChecksTheEnvelope(t *testing.T) {
 			cur := NewCursorBytes([]byte(cursorHeader+"\n"+c.line+"\n"), Lines, Options{})
 			defer cur.Close()
 			fd := ResumeFold("s", FoldState{})
-			for {
-				rec, err := cur.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			_, recs := seqsOf(t, cur)
+			for _, rec := range recs {
 				for i := range rec.Events {
 					fd.Stored(&rec.Events[i])
 				}
