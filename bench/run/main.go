@@ -70,7 +70,7 @@ func main() {
 		restart  = flag.String("restart", "", "only measure -restarts restarts of the server on this existing store, its XDG cache home -restart-xdg (primed first when it holds no cache)")
 		xdg      = flag.String("restart-xdg", "", "the XDG_CACHE_HOME of -restart")
 		idle     = flag.Duration("idle", 0, "with -restart: then leave the server idle this long and report its CPU use meanwhile (polls, scans)")
-		first    = flag.String("firstpass", "", "only measure -nocache starts of the server on this existing store without a cache, each followed by the floor over the same files: wall and CPU to the first complete answer")
+		first    = flag.String("firstpass", "", "only measure -nocache starts of the server on this existing store without a cache, each between two runs of the floor over the same files: wall and CPU to the first complete answer against their mean, and the median CPU ratio")
 	)
 	flag.StringVar(&cfg.bin, "bin", "", "dsh-lsp binary (default: go build ./cmd/dsh-lsp into WORK)")
 	flag.StringVar(&cfg.work, "work", "bench/out", "work directory for stores, caches, logs")
@@ -439,10 +439,11 @@ func startWithoutCache(cfg config, root string, paths []string, logPath, text st
 }
 
 // runFirstPasses starts the server cfg.nocache times on root without a
-// cache (a fresh XDG_CACHE_HOME each time), each followed by the
-// one-goroutine json.Valid floor over the same files, and prints the
-// wall and CPU time of each to the first complete answer against the
-// floor's.
+// cache (a fresh XDG_CACHE_HOME each time), each between two runs of the
+// one-goroutine json.Valid floor over the same files, and prints the wall
+// and CPU time of each to the first complete answer against the mean of
+// its two floors, then the median CPU ratio. The host's speed drifts from
+// minute to minute: a floor on one side only puts that drift in the ratio.
 func runFirstPasses(cfg config, root string) error {
 	paths := workload.Transcripts(root)
 	if len(paths) == 0 {
@@ -451,15 +452,29 @@ func runFirstPasses(cfg config, root string) error {
 	text, _ := queryDoc(nil)
 	logs := filepath.Join(cfg.work, "logs")
 	os.MkdirAll(logs, 0o755)
+	var ratios []float64
 	for i := 0; i < cfg.nocache; i++ {
-		r, floor, floorCPU, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, "firstpass.log"), text)
+		c0 := cputime.Process()
+		before, err := workload.Floor(paths, workload.FloorValid)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("first pass %d: complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor %.0f ms, CPU %.0f ms: wall %.2fx, CPU %.2fx\n",
-			i, r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), ms(floor.Elapsed), floorCPU,
-			r.FirstCompleteMs/ms(floor.Elapsed), r.FirstCompleteCPUMs/floorCPU)
+		beforeCPU := ms(cputime.Process() - c0)
+		r, after, afterCPU, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, "firstpass.log"), text)
+		if err != nil {
+			return err
+		}
+		floorWall, floorCPU := (ms(before.Elapsed)+ms(after.Elapsed))/2, (beforeCPU+afterCPU)/2
+		ratios = append(ratios, r.FirstCompleteCPUMs/floorCPU)
+		fmt.Printf("first pass %d: complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor before %.0f ms CPU, after %.0f ms CPU: wall %.2fx, CPU %.2fx\n",
+			i, r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), beforeCPU, afterCPU,
+			r.FirstCompleteMs/floorWall, r.FirstCompleteCPUMs/floorCPU)
 	}
+	if len(ratios) == 0 {
+		return nil
+	}
+	sort.Float64s(ratios)
+	fmt.Printf("first passes: median CPU %.2fx the floors' (%d runs, %.2fx to %.2fx)\n", ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
 	return nil
 }
 
