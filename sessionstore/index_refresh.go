@@ -641,14 +641,15 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		ix.relistParsed(p) // a first pass's last publish listed its entries
 	}
 	ix.dirty = true
-	// A first pass read every transcript it parsed after its scan; since
-	// each read, the watches it set up record the changes of the watched
-	// sessions, and the polls and full scans that follow cover the others
-	// as after any scan: at its end the entries are as new as a scan then
-	// would make them. Dated from its scan's start, a pass longer than
+	// A first pass without a cache read every transcript after its scan;
+	// since each read, the watches it set up record the changes of the
+	// watched sessions, and the polls and full scans that follow cover the
+	// others as after any scan: at its end the entries are as new as a scan
+	// then would make them. Dated from its scan's start, a pass longer than
 	// fullScanEvery (100,000 sessions on a loaded machine) ran a second
-	// whole-store scan the moment it ended, as the first answers came.
-	if initial {
+	// whole-store scan the moment it ended, as the first answers came. A
+	// restart's pass re-reads only what changed: the rest is as of its scan.
+	if initial && !ix.fresh.fromCache {
 		start = time.Now()
 	}
 	ix.scanDone(scanned, done == len(p.jobs), full, start)

@@ -433,9 +433,16 @@ func startWithoutCache(cfg config, root string, paths []string, logPath, text st
 		return r, floor, 0, err
 	}
 	s.stop()
+	floor, floorCPU, err = timedFloor(paths)
+	return r, floor, floorCPU, err
+}
+
+// timedFloor runs the one-goroutine json.Valid floor over paths and
+// returns it with its CPU time in ms.
+func timedFloor(paths []string) (workload.FloorResult, float64, error) {
 	c0 := cputime.Process()
-	floor, err = workload.Floor(paths, workload.FloorValid)
-	return r, floor, ms(cputime.Process() - c0), err
+	floor, err := workload.Floor(paths, workload.FloorValid)
+	return floor, ms(cputime.Process() - c0), err
 }
 
 // runFirstPasses starts the server cfg.nocache times on root without a
@@ -454,12 +461,10 @@ func runFirstPasses(cfg config, root string) error {
 	os.MkdirAll(logs, 0o755)
 	var ratios []float64
 	for i := 0; i < cfg.nocache; i++ {
-		c0 := cputime.Process()
-		before, err := workload.Floor(paths, workload.FloorValid)
+		before, beforeCPU, err := timedFloor(paths)
 		if err != nil {
 			return err
 		}
-		beforeCPU := ms(cputime.Process() - c0)
 		r, after, afterCPU, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, "firstpass.log"), text)
 		if err != nil {
 			return err
