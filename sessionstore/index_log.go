@@ -89,7 +89,7 @@ type logParser struct {
 	header     *transcript.Header
 	headerLine []byte
 	fd         *transcript.Fold
-	loc        transcript.Loc // the record being folded
+	rec        *transcript.Record // the record being folded
 }
 
 // cursor returns a cursor over the transcript's first size bytes.
@@ -105,7 +105,7 @@ func (p *logParser) fold() *transcript.Fold {
 			if len(p.st.Items) == len(p.st.Locs) {
 				p.st.Items = slices.Replace(p.st.Items, si, si+len(shadowed), newNodeItem(e))
 			}
-			p.st.Locs = slices.Replace(p.st.Locs, si, si+len(shadowed), p.loc)
+			p.st.Locs = slices.Replace(p.st.Locs, si, si+len(shadowed), p.rec.Located())
 		}
 	}
 	return p.fd
@@ -157,7 +157,7 @@ func (p *logParser) apply(rec transcript.Record) {
 	if rec.Skipped.N > 0 {
 		fd.Skip(rec.Skipped.N, rec.Skipped.Seq0+rec.Skipped.N-1, rec.Skipped.Last)
 	}
-	p.loc = rec.Loc
+	p.rec = &rec
 	for i := range rec.Events {
 		fd.Stored(&rec.Events[i])
 	}

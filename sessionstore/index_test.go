@@ -638,6 +638,10 @@ func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
+	// Release the pass before Close waits for it, also when a check below
+	// fails first (Close would otherwise wait for the gate forever).
+	release := sync.OnceFunc(func() { close(gate) })
+	defer release()
 	// The first pass is held at its start: nothing indexed, not complete.
 	if x.Complete() {
 		t.Fatal("complete before indexing")
@@ -656,7 +660,7 @@ func TestIndexedProgressAndPartialAnswers(t *testing.T) {
 	if x.Stats().Surfaces != 1 {
 		t.Fatal("ReadSurface during indexing was not served from an on-demand index")
 	}
-	close(gate)
+	release()
 	x.Wait(context.Background())
 	if !x.Complete() {
 		t.Fatal("not complete after Wait")

@@ -29,7 +29,8 @@ const (
 // Loc locates one record: Off is the file offset of the line (raw) or of
 // its frame (zstd, Inner is then the line's offset in the plaintext); Torn
 // marks a line of a torn final frame. CRC is the line's CRC-32, which ReadAt
-// checks so that a log rewritten in place is noticed.
+// checks so that a log rewritten in place is noticed (Record.Located sets
+// it).
 type Loc struct {
 	Off   int64
 	Inner int64
@@ -60,9 +61,24 @@ type Record struct {
 	Events []Event
 	// Skipped counts the members of a packed row not expanded.
 	Skipped RowSummary
-	// Loc is where the record is stored, Size its length without "\n".
+	// Loc is where the record is stored, without its CRC (Located adds
+	// it), Size its length without "\n".
 	Loc  Loc
 	Size int
+	// line is the record's text, valid until the next call.
+	line []byte
+}
+
+// Located returns where the record is stored with the CRC that ReadAt
+// checks; call it before the cursor's next Next. The sum is taken on
+// demand because a reader keeps the locations of few records (the
+// surface's): summing every line cost about 1 % of a first pass.
+func (r *Record) Located() Loc {
+	loc := r.Loc
+	if len(r.Events) > 0 {
+		loc.CRC = crc32.ChecksumIEEE(r.line)
+	}
+	return loc
 }
 
 // Options configures a Cursor.
@@ -233,11 +249,7 @@ func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
 	if c.sc.bad {
 		return Record{}, false, nil
 	}
-	rec = Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line)}
-	if len(rec.Events) > 0 {
-		rec.Loc.CRC = crc32.ChecksumIEEE(line)
-	}
-	return rec, true, nil
+	return Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line), line: line}, true, nil
 }
 
 // growForLine grows in's full buffer holding one incomplete line, up to

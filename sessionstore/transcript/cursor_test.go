@@ -74,6 +74,7 @@ func seqsOf(t *testing.T, c *Cursor) (seqs []int64, recs []Record) {
 		for _, e := range rec.Events {
 			seqs = append(seqs, e.Seq)
 		}
+		rec.Loc = rec.Located()
 		rec.Events = slices.Clone(rec.Events) // valid until the next call
 		for i := range rec.Events {
 			rec.Events[i].Data = bytes.Clone(rec.Events[i].Data)

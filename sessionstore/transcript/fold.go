@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sync"
 	"strconv"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -76,11 +77,23 @@ type Fold struct {
 	// OnNode is called when e becomes the surface node at index si,
 	// replacing shadowed (nil for an append); e may alias a read buffer.
 	OnNode func(e *Event, si int, shadowed []int64)
-	// seqs is reused for each event's sourceEventSeqs, canon for each
-	// tool result's canonical JSON.
+}
+
+// foldScratch holds a buffer a surface step reuses: the event's
+// sourceEventSeqs or a tool result's canonical JSON. They are pooled
+// across folds, not kept per fold: a first pass folds each of 100,000
+// sessions once, and regrowing them in every fold was an eighth of what
+// it allocated (bench/README.md).
+type foldScratch struct {
 	seqs  []int64
 	canon []byte
 }
+
+var scratchPool = sync.Pool{New: func() any { return new(foldScratch) }}
+
+// maxScratch is the largest buffer returned to the pool: a huge event's
+// would otherwise stay held.
+const maxScratch = 64 << 10
 
 // ResumeFold continues a fold from a saved state (zero: a new fold).
 func ResumeFold(id string, st FoldState) *Fold {
@@ -231,9 +244,11 @@ func (f *Fold) surface(e *Event) error {
 		}
 		return nil
 	}
-	seqs, err := citedSeqs(e, f.seqs[:0])
-	if cap(seqs) > cap(f.seqs) {
-		f.seqs = seqs[:0]
+	sc := scratchPool.Get().(*foldScratch)
+	defer scratchPool.Put(sc)
+	seqs, err := citedSeqs(e, sc.seqs[:0])
+	if cap(seqs) <= maxScratch/8 {
+		sc.seqs = seqs[:0]
 	}
 	if err != nil {
 		return err
@@ -368,14 +383,16 @@ type resultKey struct {
 // blanked: digests are equal exactly when the data are equal as parsed JSON
 // (canonJSON).
 func (f *Fold) digestResult(data obj) resultKey {
+	sc := scratchPool.Get().(*foldScratch)
+	defer scratchPool.Put(sc)
 	b, ok := []byte(nil), false
 	if data.onTape {
-		b, ok = canonObject(f.canon[:0], data, blankResultContent)
+		b, ok = canonObject(sc.canon[:0], data, blankResultContent)
 	} else {
-		b, ok = canonJSON(f.canon[:0], data.raw, blankResultContent)
+		b, ok = canonJSON(sc.canon[:0], data.raw, blankResultContent)
 	}
-	if cap(b) <= 64<<10 {
-		f.canon = b[:0]
+	if cap(b) <= maxScratch {
+		sc.canon = b[:0]
 	}
 	if !ok {
 		return resultKey{}

@@ -222,7 +222,7 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 		if !ok {
 			return dst, false
 		}
-		return strconv.AppendQuote(append(dst, 's'), s), true
+		return appendQuote(append(dst, 's'), s), true
 	case c == 't' || c == 'f' || c == 'n':
 		return append(dst, v...), true
 	}
@@ -234,6 +234,18 @@ func canonJSON(dst []byte, v []byte, mode canonMode) ([]byte, bool) {
 		f = 0 // -0 equals 0
 	}
 	return strconv.AppendFloat(append(dst, '#'), f, 'g', -1, 64), true
+}
+
+// appendQuote is strconv.AppendQuote, which decodes s rune by rune: the
+// keys and most strings a digest quotes are printable ASCII, which it
+// quotes as they are (a tenth of a tool result's digest).
+func appendQuote(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, s)
+		}
+	}
+	return append(append(append(dst, '"'), s...), '"')
 }
 
 // member is one member of an object being canonicalised; at is its tape
@@ -268,7 +280,7 @@ func canonObject(dst []byte, o obj, mode canonMode) ([]byte, bool) {
 	}
 	dst = append(dst, '{')
 	for _, m := range out {
-		dst = strconv.AppendQuote(dst, m.key)
+		dst = appendQuote(dst, m.key)
 		dst = append(dst, ':')
 		var ok bool
 		switch sub := memberMode(mode, m.key); {

@@ -150,3 +150,29 @@ func BenchmarkDigestResult(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendQuoteIsStrconvs: the digest's quoting, with its fast path for
+// printable ASCII, writes exactly what strconv.AppendQuote writes, so that
+// digests persisted by earlier versions still compare equal.
+func TestAppendQuoteIsStrconvs(t *testing.T) {
+	cases := []string{"", "content", `a"b`, `a\b`, "tab\there", "\x7f", "~ ", "é", "\xff", "\u2028", "ok\x00"}
+	for b := range 256 {
+		cases = append(cases, "k"+string(rune(b)), "k"+string([]byte{byte(b)}))
+	}
+	rng := rand.New(rand.NewSource(1))
+	for range 2000 {
+		s := make([]byte, rng.Intn(12))
+		for i := range s {
+			s[i] = byte(rng.Intn(256))
+			if rng.Intn(4) > 0 {
+				s[i] = byte(' ' + rng.Intn(95))
+			}
+		}
+		cases = append(cases, string(s))
+	}
+	for _, s := range cases {
+		if got, want := appendQuote([]byte("x"), s), strconv.AppendQuote([]byte("x"), s); string(got) != string(want) {
+			t.Errorf("appendQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func foldDump(data []byte) string {
 			}
 			continue
 		}
-		fmt.Fprintf(&w, "record %+v %d %+v\n", rec.Loc, rec.Size, rec.Skipped)
+		fmt.Fprintf(&w, "record %+v %d %+v\n", rec.Located(), rec.Size, rec.Skipped)
 		if rec.Skipped.N > 0 {
 			f.Skip(rec.Skipped.N, rec.Skipped.Seq0+rec.Skipped.N-1, rec.Skipped.Last)
 		}
