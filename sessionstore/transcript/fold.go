@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"sync"
 	"strconv"
+	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 )
