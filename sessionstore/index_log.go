@@ -89,7 +89,7 @@ type logParser struct {
 	header     *transcript.Header
 	headerLine []byte
 	fd         *transcript.Fold
-	rec        *transcript.Record // the record being folded
+	rec        transcript.Record // the record being folded (a copy: a pointer to apply's would allocate each)
 }
 
 // cursor returns a cursor over the transcript's first size bytes.
@@ -157,7 +157,7 @@ func (p *logParser) apply(rec transcript.Record) {
 	if rec.Skipped.N > 0 {
 		fd.Skip(rec.Skipped.N, rec.Skipped.Seq0+rec.Skipped.N-1, rec.Skipped.Last)
 	}
-	p.rec = &rec
+	p.rec = rec
 	for i := range rec.Events {
 		fd.Stored(&rec.Events[i])
 	}
