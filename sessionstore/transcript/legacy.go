@@ -38,14 +38,15 @@ func UpgradeEvent(sessionID string, e *Event, earlierID func(seq int64) string) 
 
 // needsUpgradeCheck reports whether upgradeMessage could change e (a
 // pre-identity message), from its top-level data keys alone.
+// Only messages read their data: most events of a log are not one.
 func needsUpgradeCheck(e *Event) bool {
-	switch d := e.data(); e.Type {
+	switch e.Type {
 	case "user/message":
-		return presentThenAbsent(d, 2, "content", "source", "id", "role", "message")
+		return presentThenAbsent(e.data(), 2, "content", "source", "id", "role", "message")
 	case "assistant/message":
-		return presentThenAbsent(d, 2, "content", "provenance", "message")
+		return presentThenAbsent(e.data(), 2, "content", "provenance", "message")
 	case "tool/result":
-		return presentThenAbsent(d, 3, "callId", "content", "isError", "message")
+		return presentThenAbsent(e.data(), 3, "callId", "content", "isError", "message")
 	}
 	return false
 }
