@@ -247,7 +247,7 @@ func (f *Fold) surface(e *Event) error {
 	sc := scratchPool.Get().(*foldScratch)
 	defer scratchPool.Put(sc)
 	seqs, err := citedSeqs(e, sc.seqs[:0])
-	if cap(seqs) <= maxScratch/8 {
+	if cap(seqs) > cap(sc.seqs) && cap(seqs) <= maxScratch/8 { // nil when e cites none
 		sc.seqs = seqs[:0]
 	}
 	if err != nil {
