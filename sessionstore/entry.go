@@ -228,8 +228,7 @@ func (e *entry) derive(view *logState) {
 		f.err = unreadable(fs.ErrNotExist)
 	}
 	if f.err == nil {
-		// Finished on a copy: the log may still grow.
-		_, f.err = transcript.ResumeFold(e.ReadID, view.Fold.Clone()).Finish()
+		f.err = view.Fold.FinishErr(e.ReadID) // the log may still grow
 	}
 	defer func() {
 		e.setFaults(f)
