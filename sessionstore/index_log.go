@@ -102,6 +102,9 @@ func (p *logParser) fold() *transcript.Fold {
 	if p.fd == nil {
 		p.fd = transcript.ResumeFold(p.id, p.st.Fold)
 		p.fd.OnNode = func(e *transcript.Event, si int, shadowed []int64) {
+			if p.st.Locs == nil { // sized once rather than grown from one
+				p.st.Locs, p.st.Items = make([]transcript.Loc, 0, transcript.FirstSurfaceCap), make([]nodeItem, 0, transcript.FirstSurfaceCap)
+			}
 			if len(p.st.Items) == len(p.st.Locs) {
 				p.st.Items = slices.Replace(p.st.Items, si, si+len(shadowed), newNodeItem(e))
 			}

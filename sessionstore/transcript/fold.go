@@ -91,6 +91,12 @@ type foldScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(foldScratch) }}
 
+// FirstSurfaceCap is the room a fold (and an index, for the surface's
+// locations) gives a surface it starts: a small
+// session's (a few turns) fits, where growing from one element
+// reallocated it four times.
+const FirstSurfaceCap = 16
+
 // maxScratch is the largest buffer returned to the pool: a huge event's
 // would otherwise stay held.
 const maxScratch = 64 << 10
@@ -269,6 +275,9 @@ func (f *Fold) surface(e *Event) error {
 		return Corruptf("event %d: %s has no surfaceOp", e.Seq, e.Type)
 	}
 	if string(Compact(e.SurfaceOp)) == `"append"` {
+		if f.Nodes == nil {
+			f.Nodes = make([]int64, 0, FirstSurfaceCap)
+		}
 		f.Nodes = append(f.Nodes, e.Seq)
 		f.node(e, len(f.Nodes)-1, nil)
 		return nil
