@@ -1,12 +1,14 @@
 package sessionstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"math"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/reference"
@@ -177,7 +179,27 @@ type stateTail struct {
 // encode returns st's encoding (decodeLogState reads it back): the tail
 // first, at fixed width, so that tailOf reads it without decoding the rest.
 func (st *logState) encode() []byte {
-	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 64+16*len(st.Locs)), uint64(st.Offset))
+	scratch := encodeScratch.Get().(*[]byte)
+	b := st.appendEncoding((*scratch)[:0])
+	out := bytes.Clone(b)
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+	}
+	encodeScratch.Put(scratch)
+	return out
+}
+
+// encodeScratch holds the buffers states are encoded into before they
+// are copied at their size: grown in place, every state cost about twice
+// its size in allocations (80 MB of a first pass at 100,000 sessions).
+var encodeScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxEncodeScratch is the largest encoding buffer kept for reuse.
+const maxEncodeScratch = 1 << 20
+
+// appendEncoding appends st's encoding to b.
+func (st *logState) appendEncoding(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.Offset))
 	b = binary.LittleEndian.AppendUint32(b, st.TailCRC)
 	b = binenc.AppendInt(binenc.AppendInt(b, int64(st.Lines)), int64(st.Frames))
 	b = st.Fold.AppendBinary(b)
