@@ -72,7 +72,7 @@ type Record struct {
 // Located returns where the record is stored with the CRC that ReadAt
 // checks; call it before the cursor's next Next. The sum is taken on
 // demand because a reader keeps the locations of few records (the
-// surface's): summing every line cost about 1 % of a first pass.
+X
 func (r *Record) Located() Loc {
 	loc := r.Loc
 	if len(r.Events) > 0 {

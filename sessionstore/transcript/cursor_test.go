@@ -53,6 +53,25 @@ func zstdLog(t *testing.T) []byte {
 	return enc.EncodeAll([]byte(joinLines(cursorLines[3:])), out)
 }
 
+// eventsOf reads every event of log, a raw transcript held in memory,
+// through a cursor over its bytes (whose events outlive the next record).
+func eventsOf(t *testing.T, log string) []Event {
+	t.Helper()
+	c := NewCursorBytes([]byte(log), Lines, Options{})
+	defer c.Close()
+	var evs []Event
+	for {
+		rec, err := c.Next()
+		if err == io.EOF {
+			return evs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, rec.Events...)
+	}
+}
+
 // seqsOf reads every record of c: the seqs of its events (a packed row's
 // members counted as their seqs), and the records, with torn ones marked.
 func seqsOf(t *testing.T, c *Cursor) (seqs []int64, recs []Record) {
@@ -207,19 +226,7 @@ func TestBytesCursorEventsOutliveTheNextRecord(t *testing.T) {
 		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1},"extra":1}`,
 		`{"type":"step/start","seq":1,"time":2,"data":{"turn":1,"step":2}}`,
 	})
-	c := NewCursorBytes([]byte(log), Lines, Options{})
-	defer c.Close()
-	var evs []Event
-	for {
-		rec, err := c.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, rec.Events...)
-	}
+	evs := eventsOf(t, log)
 	if len(evs) != 2 {
 		t.Fatalf("read %d events, want 2", len(evs))
 	}

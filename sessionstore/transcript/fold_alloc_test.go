@@ -1,9 +1,7 @@
 package transcript
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"testing"
@@ -23,23 +21,10 @@ func TestSurfaceStepsReuseTheirBuffers(t *testing.T) {
 		`{"type":"todo/write","seq":2,"time":3,"data":{}}`,
 		`{"type":"assistant/message","seq":3,"time":4,"data":{"turn":1,"step":1,"message":{"id":"a3","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"provider":"p","model":"m","kind":"model"}}},"sourceEventSeqs":[1,2],"surfaceOp":"append"}`,
 	})
-	cur := NewCursorBytes([]byte(log), Lines, Options{})
-	defer cur.Close()
 	var evs []Event
-	for {
-		rec, err := cur.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range rec.Events {
-			if IsSurfaceType(e.Type) {
-				e.env = nil // read from the bytes: the cursor reuses its tape
-				e.Data = bytes.Clone(e.Data)
-				evs = append(evs, e)
-			}
+	for _, e := range eventsOf(t, log) {
+		if IsSurfaceType(e.Type) {
+			evs = append(evs, e)
 		}
 	}
 	if len(evs) != 2 {
@@ -83,22 +68,12 @@ func TestFinishErrIsFinishsWithoutChangingTheState(t *testing.T) {
 		`{"type":"turn/end","seq":8,"time":9,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
 	}
 	opened, withResults := 0, 0
+	evs := eventsOf(t, cursorHeader+"\n"+joinLines(lines)) // one event a line
 	for n := 0; n <= len(lines); n++ {
-		cur := NewCursorBytes([]byte(cursorHeader+"\n"+joinLines(lines[:n])), Lines, Options{})
 		f := ResumeFold("s", FoldState{})
-		for {
-			rec, err := cur.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%d lines: %v", n, err)
-			}
-			for i := range rec.Events {
-				f.Stored(&rec.Events[i])
-			}
+		for _, e := range evs[:n] {
+			f.Stored(&e)
 		}
-		cur.Close()
 		if f.Closer.OpenTurn != nil {
 			opened++
 			if len(f.Results) > 0 {
