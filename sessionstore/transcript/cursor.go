@@ -72,7 +72,7 @@ type Record struct {
 // Located returns where the record is stored with the CRC that ReadAt
 // checks; call it before the cursor's next Next. The sum is taken on
 // demand because a reader keeps the locations of few records (the
-X
+// surface's): summing every line cost 2 % of a first pass.
 func (r *Record) Located() Loc {
 	loc := r.Loc
 	if len(r.Events) > 0 {
