@@ -268,11 +268,20 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 	if ix.fresh.fromCache {
 		ix.cancelFirst = cancel
 	}
+	// A pass without a cache is bulk work from its scan (at 100,000
+	// sessions, listing and stat'ing the directories at the serving
+	// target took 53 collections before the first parse) to its catalog,
+	// not only its parses.
+	bulkDone := func() {}
+	if !ix.fresh.fromCache {
+		bulkDone = gcgoal.Bulk()
+	}
 	ix.bg.Go(func() {
 		var once sync.Once
 		ready := func() { once.Do(func() { close(ix.ready) }) }
 		defer ready()
 		defer cancel()
+		defer bulkDone()
 		for _, gate := range []<-chan struct{}{after, ix.opts.firstRefreshGate} {
 			if gate != nil {
 				select {
@@ -298,6 +307,7 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 		// The catalog and its search index first, so that the cache
 		// written next holds it.
 		ix.prepareCatalog()
+		bulkDone()
 		// What waits for the pass (a complete answer, the end of a
 		// server's progress) does not wait for the cache file; Close
 		// does.

@@ -95,13 +95,42 @@ func TestBulkWorkOnASmallHeapGetsTheHeadroom(t *testing.T) {
 	Set(25, 35)
 	done := Bulk() // 32 MB on 10 MB live: 320 %, at most 200 %
 	live.Store(64 << 20)
-	retarget() // 50 %
+	retarget() // up to the bulk heap goal: 64 MB on 64 MB, 100 %
 	live.Store(1 << 30)
 	retarget() // 35 %
 	retarget() // unchanged: not applied again
 	done()
-	if got, want := applied(), []int{25, 200, 50, 35, 25}; !slices.Equal(got, want) {
+	if got, want := applied(), []int{25, 200, 100, 35, 25}; !slices.Equal(got, want) {
 		t.Errorf("targets applied %v, want %v", got, want)
+	}
+}
+
+// TestBulkTargetByLiveHeap: bulk work collects when the heap reaches
+// bulkHeapGoal while that is more than the percentage and the headroom
+// give, and never lets the heap grow by less than bulkHeadroom.
+func TestBulkTargetByLiveHeap(t *testing.T) {
+	record(t)
+	Set(25, 35)
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, maxBulkPercent},
+		{40 * mb, maxBulkPercent}, // 88 MB to the goal: 220 %
+		{64 * mb, 100},            // 64 MB to the goal
+		{80 * mb, 60},             // 48 MB to the goal
+		{100 * mb, 35},            // 28 MB to the goal; 35 % is 35 MB
+		{150 * mb, 35},            // past the goal: the percentage
+		{1 << 30, 35},
+	} {
+		goal := c.live + c.live*uint64(bulkTarget(c.live))/100
+		if got := bulkTarget(c.live); got != c.want {
+			t.Errorf("bulkTarget(%d MB) = %d %%, want %d %%", c.live/mb, got, c.want)
+		}
+		if c.live > 0 && c.live < bulkHeapGoal && c.want < maxBulkPercent && goal < bulkHeapGoal-mb {
+			t.Errorf("bulkTarget(%d MB): goal %d MB, under the bulk heap goal", c.live/mb, goal/mb)
+		}
 	}
 }
 
@@ -110,8 +139,8 @@ func TestBulkTargetFollowsTheLiveHeapWhileItRuns(t *testing.T) {
 	Set(25, 35)
 	done := Bulk()
 	defer done()
-	live.Store(20 << 20)
-	awaitTarget(t, applied, 160)
+	live.Store(80 << 20)
+	awaitTarget(t, applied, 60)
 }
 
 func TestReadLiveHeap(t *testing.T) {
@@ -140,8 +169,8 @@ func TestSetDuringBulkWorkFollowsTheHeap(t *testing.T) {
 	done := Bulk()
 	defer done()
 	Set(25, 35)
-	live.Store(20 << 20)
-	awaitTarget(t, applied, 160)
+	live.Store(80 << 20)
+	awaitTarget(t, applied, 60)
 }
 
 // awaitTarget waits until the target p has been applied (the loop that
