@@ -384,13 +384,15 @@ func (ix *Indexed) noteHot(key string) {
 }
 
 // forgetUnwatched drops the marks of directories that no longer exist:
-// the entries removed and the projects the last scan did not list.
-// Callers hold refreshMu.
-func (ix *Indexed) forgetUnwatched(removed []string) {
+// the session directories a scan found gone (with an entry or without
+// one) and the projects the last scan did not list. Callers hold
+// refreshMu.
+func (ix *Indexed) forgetUnwatched(gone []sessionDir) {
 	f := &ix.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, k := range removed {
+	for _, d := range gone {
+		k := d.key()
 		if f.unwatched[k] && !f.pollAll {
 			f.pollOrder = nil
 		}

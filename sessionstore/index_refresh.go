@@ -513,7 +513,7 @@ func (ix *Indexed) watchRoot(force bool) {
 	if ix.watcher == nil {
 		return
 	}
-	ok := ix.watcher.watch(ix.watcher.root, force)
+	ok, _ := ix.watcher.watch(ix.watcher.root, force)
 	ix.fresh.mu.Lock()
 	ix.fresh.pollAll = !ok
 	ix.fresh.mu.Unlock()
@@ -631,7 +631,7 @@ func (ix *Indexed) apply(ctx context.Context, initial, full bool, start time.Tim
 		ix.scanDone(scanned, true, full, start)
 	}
 	ix.mu.Unlock()
-	ix.forgetUnwatched(p.removed)
+	ix.forgetUnwatched(sc.gone)
 	if len(p.jobs) == 0 {
 		return nil
 	}

@@ -769,15 +769,26 @@ func TestSnapshotPublishesItsListingOnce(t *testing.T) {
 // TestLargePassesRunAtTheBulkTarget: a pass of spillJobs parses or more
 // runs at the collector's bulk target (internal/gcgoal), and the idle one
 // holds again once it is done.
-func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
+// atServerTargets sets the collector's targets a server runs at (25
+// serving, 35 for bulk work) for the test, and returns what reads the
+// target applied now.
+func atServerTargets(t *testing.T) (current func() int) {
+	t.Helper()
+	old := debug.SetGCPercent(100)
 	gcgoal.Set(25, 35)
-	t.Cleanup(func() { gcgoal.Set(100, 100) })
-	current := func() int {
+	t.Cleanup(func() {
+		gcgoal.Set(100, 100)
+		debug.SetGCPercent(old)
+	})
+	return func() int {
 		p := debug.SetGCPercent(100)
 		debug.SetGCPercent(p)
 		return p
 	}
+}
+
+func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
+	current := atServerTargets(t)
 	root := t.TempDir()
 	genStore(t, root, workload.None, 300, 2, 17)
 	during := map[int]bool{}
@@ -804,6 +815,41 @@ func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
 	}
 	if p := current(); p != 25 {
 		t.Errorf("GC percent after the pass: %d, want 25", p)
+	}
+}
+
+// TestFirstPassIsBulkWorkFromItsScan: a first pass without a cache runs
+// at the bulk target from before its scan (here held at its gate) to its
+// end, even when it parses fewer transcripts than a bulk parse does; a
+// restart on a cache checks it at the serving target.
+func TestFirstPassIsBulkWorkFromItsScan(t *testing.T) {
+	current := atServerTargets(t)
+	root := t.TempDir()
+	genStore(t, root, workload.None, 20, 2, 17)
+	cache := t.TempDir()
+	for _, c := range []struct {
+		name string
+		want func(p int) bool
+	}{
+		{"first pass", func(p int) bool { return p >= 35 }},
+		{"restart on the cache", func(p int) bool { return p == 25 }},
+	} {
+		gate := make(chan struct{})
+		x, err := OpenIndexed(root, IndexOptions{CacheDir: cache, firstRefreshGate: gate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := current(); !c.want(p) {
+			t.Errorf("%s: GC percent %d before the scan", c.name, p)
+		}
+		close(gate)
+		if err := x.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		x.Close()
+		if p := current(); p != 25 {
+			t.Errorf("%s: GC percent after the pass: %d, want 25", c.name, p)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -283,4 +284,34 @@ func TestPolledDirectoryWithoutATranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed(61, "bare", true)
+}
+
+// TestRemovedPolledDirectoryIsNoLongerPolled: a session directory past the
+// watch cap that never had a transcript (no entry) is polled; once it is
+// removed, the scan that finds it gone drops it from the polls.
+func TestRemovedPolledDirectoryIsNoLongerPolled(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, the 6 projects, 3 sessions
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
+	bare := filepath.Join(root, "--p0--", "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	polled := func() bool { return slices.Contains(x.UnwatchedSessions(), "--p0--/bare") }
+	if !polled() {
+		t.Fatalf("the directory without a transcript is not polled: %v", x.UnwatchedSessions())
+	}
+	if err := os.Remove(bare); err != nil {
+		t.Fatal(err)
+	}
+	// Its project is watched; the notification may land after an answer.
+	for deadline := time.Now().Add(10 * time.Second); polled(); {
+		if time.Now().After(deadline) {
+			t.Fatal("a removed session directory is still polled")
+		}
+		polledListing(t, x, "bare")
+		time.Sleep(10 * time.Millisecond)
+	}
 }
