@@ -21,28 +21,43 @@ func TitleOf(e *Event) (*Title, error) {
 	if len(e.Data) > maxTitleEventBytes {
 		return nil, titleTooLarge(e.Seq, "data", len(e.Data), maxTitleEventBytes)
 	}
-	d := rawObj(bytes.TrimSpace(e.Data))
-	if !d.valid() {
+	// One walk over the data and one over its source, the last of
+	// duplicate keys winning (a lookup per field walked the data six
+	// times: a first pass folds a title per session).
+	var title, seqs, source, kind []byte
+	if !rawObj(bytes.TrimSpace(e.Data)).each(func(k string, v []byte) {
+		switch k {
+		case "title":
+			title = v
+		case "messageSeqs":
+			seqs = v
+		case "source":
+			source = v
+		}
+	}) {
 		return nil, Corruptf("event %d: session/title data is not an object", e.Seq)
 	}
-	if !isArray(d.get("messageSeqs")) {
+	if !isArray(seqs) {
 		return nil, Corruptf("event %d: session/title messageSeqs is not an array", e.Seq)
 	}
-	src := d.sub("source")
-	if !src.valid() {
+	if !rawObj(source).each(func(k string, v []byte) {
+		if k == "kind" {
+			kind = v
+		}
+	}) {
 		return nil, Corruptf("event %d: session/title source is not an object", e.Seq)
 	}
-	switch k, _ := str(src.get("kind")); k {
+	switch k, _ := str(kind); k {
 	case "fallback", "provider", "user":
 	default:
-		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(src.get("kind"))))
+		return nil, Corruptf("event %d: session/title source kind %s is unknown", e.Seq, string(Compact(kind)))
 	}
-	if t, ok := strView(d.get("title")); !ok { // only its length is kept
+	if t, ok := strView(title); !ok { // only its length is kept
 		return nil, Corruptf("event %d: session/title title is not a string", e.Seq)
 	} else if len(t) > MaxTitleBytes {
 		return nil, titleTooLarge(e.Seq, "title", len(t), MaxTitleBytes)
 	}
-	return &Title{Title: Compact(d.get("title")), MessageSeqs: Compact(d.get("messageSeqs")), Source: Compact(src.raw),
+	return &Title{Title: Compact(title), MessageSeqs: Compact(seqs), Source: Compact(source),
 		EventSeq: e.Seq, UpdatedAt: e.Time}, nil
 }
 
