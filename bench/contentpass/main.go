@@ -35,7 +35,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,20 +281,11 @@ func timeQueries(n int, run func(q string) (int, error)) (map[string]any, time.D
 // profile starts a CPU profile into path ("" does nothing) and returns
 // its stop.
 func profile(path string) func() {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
+	stop, err := workload.CPUProfile(path)
 	if err != nil {
 		fail(err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fail(err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
+	return stop
 }
 
 // peakRSS is the process's VmHWM in bytes (0 where /proc is missing).

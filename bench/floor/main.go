@@ -2,7 +2,7 @@
 // zstd-decompress) the bytes and JSON-decode every line with a simple line
 // loop. It is the lower bound prepare is compared against.
 //
-//	go run ./bench/floor [-mode decode|valid|read] [-repeat 3] PATH...
+//	go run ./bench/floor [-mode decode|valid|read] [-repeat 3] [-cpuprofile FILE] PATH...
 //
 // A PATH that is a directory is searched for session.jsonl[.zstd] files.
 // The best of -repeat runs is printed as JSON.
@@ -20,7 +20,13 @@ import (
 func main() {
 	mode := flag.String("mode", "decode", "read, valid or decode")
 	repeat := flag.Int("repeat", 3, "runs; the fastest is reported")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file (to set the floor's shares beside a pass's)")
 	flag.Parse()
+	stopProfile, err := workload.CPUProfile(*cpuprofile)
+	if err != nil {
+		fail(err)
+	}
+	defer stopProfile()
 	var paths []string
 	for _, arg := range flag.Args() {
 		st, err := os.Stat(arg)
