@@ -526,6 +526,10 @@ func (s *Server) dispatch(rctx context.Context, req *jsonrpc2.Request) (any, err
 		// A notification's error would fail the whole connection.
 		return nil, nil
 	}
+	// jsonrpc2 lends the method from the request's frame until the handler
+	// returns; a request that releases the read loop ends after later
+	// messages were read into that frame, and its method is still logged.
+	method = strings.Clone(method)
 	id := req.ID()
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.inflight.Lock()
