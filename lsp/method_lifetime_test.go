@@ -13,7 +13,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/dsh-lsp/dsh-lsp/lsp"
-	"github.com/dsh-lsp/dsh-lsp/lsp/lsptest"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/storetest"
 )
@@ -51,22 +50,9 @@ func TestMethodOutlivesTheFrameItCameIn(t *testing.T) {
 			bs.Source = st
 			return bs, err
 		},
-		ResolveRoot:      func(string) (string, error) { return storeRaw, nil },
-		DiagnosticsDelay: 10 * time.Millisecond,
 	}
 	serverEnd, clientEnd := net.Pipe()
-	srv := lsp.New(opts)
-	done := make(chan int, 1)
-	go func() { done <- srv.Serve(context.Background(), jsonrpc2.NewHeaderStream(serverEnd)) }()
-	e := lsptest.NewEditor(t, jsonrpc2.NewHeaderStream(clientEnd))
-	t.Cleanup(func() {
-		e.Close()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("server did not stop after the client went away")
-		}
-	})
+	e := startOn(t, opts, jsonrpc2.NewHeaderStream(serverEnd), jsonrpc2.NewHeaderStream(clientEnd))
 	if _, err := e.Initialize(map[string]any{"sessionsDir": storeRaw}); err != nil {
 		t.Fatal(err)
 	}

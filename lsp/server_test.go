@@ -45,6 +45,13 @@ type session struct {
 // start runs a server over an in-process channel stream pair.
 func start(t testing.TB, opts lsp.Options, setup ...func(*lsp.Server)) *session {
 	t.Helper()
+	server, client := jsonrpc2.NewChannelStreamPair(16)
+	return startOn(t, opts, server, client, setup...)
+}
+
+// startOn runs a server on the stream server, its fake editor on client.
+func startOn(t testing.TB, opts lsp.Options, server, client jsonrpc2.Stream, setup ...func(*lsp.Server)) *session {
+	t.Helper()
 	if opts.OpenSource == nil {
 		// The production source (sessionstore.OpenIndexed) persists its
 		// index in the user cache directory: keep it in the test's
@@ -64,14 +71,13 @@ func start(t testing.TB, opts lsp.Options, setup ...func(*lsp.Server)) *session 
 	if opts.DiagnosticsDelay == 0 {
 		opts.DiagnosticsDelay = 10 * time.Millisecond
 	}
-	a, b := jsonrpc2.NewChannelStreamPair(16)
 	srv := lsp.New(opts)
 	for _, f := range setup {
 		f(srv)
 	}
 	done := make(chan int, 1)
-	go func() { done <- srv.Serve(context.Background(), a) }()
-	s := &session{Editor: lsptest.NewEditor(t, b), done: done}
+	go func() { done <- srv.Serve(context.Background(), server) }()
+	s := &session{Editor: lsptest.NewEditor(t, client), done: done}
 	t.Cleanup(func() {
 		s.Close()
 		select {

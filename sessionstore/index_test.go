@@ -766,9 +766,6 @@ func TestSnapshotPublishesItsListingOnce(t *testing.T) {
 	}
 }
 
-// TestLargePassesRunAtTheBulkTarget: a pass of spillJobs parses or more
-// runs at the collector's bulk target (internal/gcgoal), and the idle one
-// holds again once it is done.
 // atServerTargets sets the collector's targets a server runs at (25
 // serving, 35 for bulk work) for the test, and returns what reads the
 // target applied now.
@@ -787,6 +784,9 @@ func atServerTargets(t *testing.T) (current func() int) {
 	}
 }
 
+// TestLargePassesRunAtTheBulkTarget: a pass of spillJobs parses or more
+// runs at the collector's bulk target (internal/gcgoal), and the idle one
+// holds again once it is done.
 func TestLargePassesRunAtTheBulkTarget(t *testing.T) {
 	current := atServerTargets(t)
 	root := t.TempDir()

@@ -9,8 +9,9 @@
 // is CPU (bench/README.md, "The collector's target by phase"). While the
 // live heap is small, a proportional target alone would collect every few
 // megabytes, so bulk work also gets at least bulkHeadroom of growth between
-// collections, and may let the heap reach bulkHeapGoal. The binary calls Set once; until then, and in tests and
-// other programs, Bulk does nothing.
+// collections, and may let the heap reach bulkHeapGoal. The binary calls
+// Set once; until then, and in tests and other programs, Bulk does
+// nothing.
 package gcgoal
 
 import (
@@ -37,8 +38,8 @@ const bulkHeadroom = 32 << 20
 // here, the first half of the pass collects half as often. It binds only
 // below 95 MB live (where 35 % gives less): the content index build, the
 // process's peak, keeps 170 MB and more live at 100,000 sessions, so its
-// peak does not move; 160 MB also cut the collections, and raised the
-// first pass's own peak more.
+// peak does not move. A higher goal would raise the first pass's own peak
+// without cutting more collections (bench/README.md).
 const bulkHeapGoal = 128 << 20
 
 // retargetEvery is how often the bulk target follows the live heap.
