@@ -20,34 +20,39 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
+	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
 // The persisted index is one file per store root in the cache directory:
 //
-//	"DSHLSPIX" | uint32 version | states | head | uint32 CRC-32C of head | uint64 offset of head | uint64 length of the search index
+//	"DSHLSPIX" | uint32 version | states | head | search index |
+//	uint32 CRC-32C of head | uint64 offset of head | uint64 length of the search index |
+//	uint32 CRC-32C of the search index | uint64 offset of the marks in the head
 //
 // states: the entries' parse states, each as it is kept (logState.encode),
 // back to back in key order. head: the root and pinned encoding, a table
 // of the project and cwd strings, the entries in key order (varint fields;
 // of its state, the length and CRC-32C), the listing as entry positions,
-// the store's shape and the catalog's search index. The search index ends
-// the head and is read into a buffer of its own: once the catalog has
-// decoded it, it is garbage (11 MB at 100,000 sessions), while the rest
-// of the head stays, the entries' strings sharing its bytes. A restart
-// reads the head and takes the entries and both orders as they are: nothing is
-// sorted, re-derived or decoded beyond the entries' own fields, and a
-// state is read from the file when it is used (savedState). The file is
-// written to a temporary file in the cache directory and renamed into
-// place. A missing, foreign-version, corrupt or other-root file is ignored
-// and the index is rebuilt. Nothing is ever written under the store root.
+// the store's shape, the marks (where every entriesPerMark-th entry and its
+// state begin, so that the entries decode on every core) and the search
+// index's length. The catalog's trigram index follows the head and is read
+// into a buffer of its own: once the catalog has decoded it, it is garbage
+// (11 MB at 100,000 sessions), while the rest of the head stays, the
+// entries' strings sharing its bytes. A restart reads the head and takes
+// the entries and both orders as they are: nothing is sorted, re-derived
+// or decoded beyond the entries' own fields, and a state is read from the
+// file when it is used (savedState). The file is written to a temporary
+// file in the cache directory and renamed into place. A missing,
+// foreign-version, corrupt or other-root file is ignored and the index is
+// rebuilt. Nothing is ever written under the store root.
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 9
+	cacheVersion = 10
 	// cachePrefixBytes and cacheTrailerBytes frame the states and the head.
 	cachePrefixBytes  = len(cacheMagic) + 4
-	cacheTrailerBytes = 4 + 8 + 8
+	cacheTrailerBytes = 4 + 8 + 8 + 4 + 8
 	// persistEvery bounds how often background refreshes rewrite the
 	// cache file.
 	persistEvery = 30 * time.Second
@@ -68,6 +73,9 @@ type cacheFile struct {
 	SearchIndex []byte
 	// states is where the entries' states lie.
 	states *stateSection
+	// searchLen is the search index's length the head records, -1 for
+	// none.
+	searchLen int64
 }
 
 // Entry flags: the booleans, and which optional fields are present (nil
@@ -141,7 +149,7 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 		}
 	}
 	crc := crc32.New(castagnoli)
-	head := io.MultiWriter(bw, crc)
+	head := &countingWriter{w: io.MultiWriter(bw, crc)}
 	b := binenc.AppendString(nil, root)
 	b = binenc.AppendUint(b, uint64(pinned))
 	b = binenc.AppendUint(b, uint64(len(table)))
@@ -149,14 +157,23 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 		b = binenc.AppendString(b, s)
 	}
 	b = binenc.AppendUint(b, uint64(len(all)))
+	var marks []entryMark
+	var stateAt int64
 	for i, e := range all {
+		if i%entriesPerMark == 0 {
+			marks = append(marks, entryMark{at: head.n + int64(len(b)), stateAt: stateAt})
+		}
 		_, isListed := pos[e]
 		b = appendEntry(b, e, str, isListed && readBy(e.ListedID) == e, states[i])
+		if states[i].present {
+			stateAt += int64(states[i].n)
+		}
 		if len(b) >= 32<<10 {
 			head.Write(b)
 			b = b[:0]
 		}
 	}
+	marks = append(marks, entryMark{at: head.n + int64(len(b)), stateAt: stateAt})
 	b = binenc.AppendUint(b, uint64(len(listed)))
 	for _, e := range listed {
 		b = binenc.AppendUint(b, uint64(pos[e]))
@@ -165,15 +182,22 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
 		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
-	head.Write(b)
-	if searchIndex == nil {
-		head.Write([]byte{0})
-	} else {
-		head.Write(binenc.AppendUint([]byte{1}, uint64(len(searchIndex))))
-		head.Write(searchIndex)
+	marksAt := head.n + int64(len(b))
+	b = binenc.AppendUint(b, uint64(len(marks)))
+	for _, m := range marks {
+		b = binenc.AppendUint(binenc.AppendUint(b, uint64(m.at)), uint64(m.stateAt))
 	}
+	if searchIndex == nil {
+		b = append(b, 0)
+	} else {
+		b = binenc.AppendUint(append(b, 1), uint64(len(searchIndex)))
+	}
+	head.Write(b)
+	bw.Write(searchIndex)
 	trailer := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, crc.Sum32()), headAt)
-	bw.Write(binary.LittleEndian.AppendUint64(trailer, uint64(len(searchIndex))))
+	trailer = binary.LittleEndian.AppendUint64(trailer, uint64(len(searchIndex)))
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc32.Checksum(searchIndex, castagnoli))
+	bw.Write(binary.LittleEndian.AppendUint64(trailer, uint64(marksAt)))
 	return bw.Flush()
 }
 
@@ -266,8 +290,11 @@ func decodeCache(data []byte) (*cacheFile, error) {
 }
 
 // decodeCacheParts reads a cache file of size bytes whose parts read
-// gives; states gives the state section of size bytes at base. Only the
-// head is read whole.
+// gives (read may be called from two goroutines at once); states gives
+// the state section of size bytes at base. Only the head is read whole.
+// The search index is read and checked on another goroutine while the
+// head is read and decoded: a restart's first answer waits for the load,
+// and on two cores the two take little more than the head alone.
 func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), states func(base, size int64) *stateSection) (*cacheFile, error) {
 	if size < int64(cachePrefixBytes+cacheTrailerBytes) {
 		return nil, errors.New("not an index cache file")
@@ -286,59 +313,113 @@ func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), sta
 	if err != nil {
 		return nil, err
 	}
-	sum, headAt, searchLen := binary.LittleEndian.Uint32(trailer), binary.LittleEndian.Uint64(trailer[4:]), binary.LittleEndian.Uint64(trailer[12:])
+	headSum, headAt, searchLen := binary.LittleEndian.Uint32(trailer), binary.LittleEndian.Uint64(trailer[4:]), binary.LittleEndian.Uint64(trailer[12:])
+	searchSum, marksAt := binary.LittleEndian.Uint32(trailer[20:]), binary.LittleEndian.Uint64(trailer[24:])
 	headEnd := size - cacheTrailerBytes
 	if headAt < uint64(cachePrefixBytes) || headAt > uint64(headEnd) || searchLen > uint64(headEnd)-headAt {
 		return nil, errors.New("index cache head offset out of range")
 	}
 	searchAt := headEnd - int64(searchLen)
+	if marksAt > uint64(searchAt)-headAt {
+		return nil, errors.New("index cache marks offset out of range")
+	}
+	type searchRead struct {
+		data []byte
+		err  error
+	}
+	searched := make(chan searchRead, 1)
+	go func() {
+		data, err := read(searchAt, headEnd)
+		if err == nil && crc32.Checksum(data, castagnoli) != searchSum {
+			err = errors.New("index cache search index checksum mismatch")
+		}
+		searched <- searchRead{data, err}
+	}()
 	head, err := read(int64(headAt), searchAt)
 	if err != nil {
+		<-searched
 		return nil, err
 	}
-	search, err := read(searchAt, headEnd)
-	if err != nil {
-		return nil, err
-	}
-	if crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, search) != sum {
+	// Decoded before the checksum is known, which costs nothing here: a
+	// decode checks every length and count, and a mismatch discards it.
+	cf, decodeErr := decodeHead(head, int(marksAt), states(int64(cachePrefixBytes), int64(headAt)-int64(cachePrefixBytes)))
+	search := <-searched
+	switch {
+	case crc32.Checksum(head, castagnoli) != headSum:
 		return nil, errors.New("index cache checksum mismatch")
+	case search.err != nil:
+		return nil, search.err
+	case decodeErr != nil:
+		return nil, decodeErr
 	}
-	return decodeHead(head, search, states(int64(cachePrefixBytes), int64(headAt)-int64(cachePrefixBytes)))
+	if !takeSearchIndex(cf, search.data) {
+		return nil, errors.New("index cache search index length mismatch")
+	}
+	return cf, nil
+}
+
+// entriesPerMark is how many entries lie between two marks of the head:
+// a load decodes the entries in runs of marks, one per core.
+const entriesPerMark = 4096
+
+// entryMark is where an entry lies: its offset in the head, and that of
+// its state in the state section.
+type entryMark struct{ at, stateAt int64 }
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // decodeHead reads a cache file's head, whose entries' states lie in
-// states. The entries' byte and string fields alias head.
-func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, error) {
+// states and whose marks begin at marksAt. The entries' byte and string
+// fields alias head. The entries are decoded on up to GOMAXPROCS
+// goroutines, each from a mark to a later one.
+func decodeHead(head []byte, marksAt int, states *stateSection) (*cacheFile, error) {
 	r := binenc.NewReader(head)
 	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint()), states: states}
 	table := make([]string, r.Count(1))
 	for i := range table {
 		table[i] = r.StringAlias()
 	}
-	// The entries of one cwd share a pointer to it (ListedCWD).
-	str := func() (*string, bool) {
-		i := r.Uint()
-		if i >= uint64(len(table)) {
-			return nil, false
-		}
-		return &table[i], true
+	n := r.Count(minEntryBytes)
+	entriesAt := int64(len(head) - r.Len())
+	tail := binenc.NewReader(head[marksAt:])
+	marks := make([]entryMark, tail.Count(2))
+	for i := range marks {
+		marks[i] = entryMark{at: int64(tail.Uint()), stateAt: int64(tail.Uint())}
 	}
-	cf.Entries = make([]*entry, r.Count(minEntryBytes))
-	block := make([]entry, len(cf.Entries))
-	var stateAt int64
-	for i := range cf.Entries {
-		e := &block[i]
-		if !readEntry(r, e, str) || !placeState(r, &e.State, states, &stateAt) {
-			return nil, errors.New("index cache entry does not decode")
-		}
-		cf.Entries[i] = e
+	if r.Err() != nil || tail.Err() != nil || !marksFit(marks, n, entriesAt, int64(marksAt), states.r.Size()) {
+		return nil, errors.New("index cache does not decode")
 	}
-	if stateAt != states.r.Size() {
-		return nil, errors.New("index cache states do not fill their section")
+	cf.Entries = make([]*entry, n)
+	block := hugepage.Make[entry](n)
+	runs := len(marks) - 1
+	workers := min(runtime.GOMAXPROCS(0), runs)
+	ok := make([]bool, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*runs/workers, (w+1)*runs/workers
+		first, last := lo*entriesPerMark, min(hi*entriesPerMark, n)
+		wg.Go(func() {
+			ok[w] = decodeEntries(head[marks[lo].at:marks[hi].at], table, block[first:last], cf.Entries[first:last], states, marks[lo].stateAt, marks[hi].stateAt)
+		})
 	}
+	wg.Wait()
+	if slices.Contains(ok, false) {
+		return nil, errors.New("index cache entry does not decode")
+	}
+	r = binenc.NewReader(head[marks[runs].at:marksAt])
 	cf.Listed = make([]int, r.Count(1))
 	for i := range cf.Listed {
-		if cf.Listed[i] = int(r.Uint()); cf.Listed[i] >= len(cf.Entries) {
+		if cf.Listed[i] = int(r.Uint()); cf.Listed[i] >= n {
 			return nil, errors.New("index cache listing does not decode")
 		}
 	}
@@ -349,10 +430,51 @@ func decodeHead(head, searchIndex []byte, states *stateSection) (*cacheFile, err
 		p := r.String()
 		cf.Shape.projects[p] = r.Int()
 	}
-	if !takeSearchIndex(r, cf, searchIndex) || r.Err() != nil || r.Len() != 0 {
+	if r.Err() != nil || r.Len() != 0 || !readSearchIndexLength(tail, cf) || tail.Len() != 0 {
 		return nil, errors.New("index cache does not decode")
 	}
 	return cf, nil
+}
+
+// marksFit reports whether marks locate n entries written from entriesAt
+// to at most end in the head, one mark every entriesPerMark entries and
+// one after the last, their states filling a state section of
+// stateBytes.
+func marksFit(marks []entryMark, n int, entriesAt, end, stateBytes int64) bool {
+	if len(marks) != (n+entriesPerMark-1)/entriesPerMark+1 || marks[0] != (entryMark{at: entriesAt}) || marks[len(marks)-1].stateAt != stateBytes {
+		return false
+	}
+	for i := 1; i < len(marks); i++ {
+		if marks[i].at < marks[i-1].at || marks[i].stateAt < marks[i-1].stateAt {
+			return false
+		}
+	}
+	return marks[len(marks)-1].at <= end
+}
+
+// decodeEntries decodes the entries encoded in b into block, pointing
+// entries at them; their states lie from stateAt to stateEnd in states.
+func decodeEntries(b []byte, table []string, block []entry, entries []*entry, states *stateSection, stateAt, stateEnd int64) bool {
+	r := binenc.NewReader(b)
+	// The entries of one cwd share a pointer to it (ListedCWD).
+	str := func() (*string, bool) {
+		i := r.Uint()
+		if i >= uint64(len(table)) {
+			return nil, false
+		}
+		return &table[i], true
+	}
+	// The titles' string headers, allocated once: one allocation each
+	// was a tenth of a restart's decoding at 100,000 sessions.
+	titles := make([]string, len(block))
+	for i := range block {
+		e := &block[i]
+		if !readEntry(r, e, str, &titles[i]) || !placeState(r, &e.State, states, &stateAt) {
+			return false
+		}
+		entries[i] = e
+	}
+	return r.Len() == 0 && stateAt == stateEnd
 }
 
 // placeState reads the length and sum of an entry's state into s, which
@@ -423,21 +545,34 @@ func (s *stateSection) close() {
 	}
 }
 
-// takeSearchIndex reads the head's last field, the length of the search
-// index that follows it (written as OptBytes), and gives cf the index
-// when it is that long.
-func takeSearchIndex(r *binenc.Reader, cf *cacheFile, searchIndex []byte) bool {
+// readSearchIndexLength reads the head's last field, the length of the
+// search index that follows the head (written as OptBytes without its
+// bytes), into cf.searchLen: -1 when there is none.
+func readSearchIndexLength(r *binenc.Reader, cf *cacheFile) bool {
 	switch r.Uint() {
 	case 0:
-		return len(searchIndex) == 0
+		cf.searchLen = -1
+		return r.Err() == nil
 	case 1:
-		cf.SearchIndex = searchIndex
-		return r.Uint() == uint64(len(searchIndex))
+		cf.searchLen = int64(r.Uint())
+		return r.Err() == nil
 	}
 	return false
 }
 
-func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool)) bool {
+// takeSearchIndex gives cf the search index read after its head, when it
+// has the length the head recorded.
+func takeSearchIndex(cf *cacheFile, searchIndex []byte) bool {
+	if cf.searchLen < 0 {
+		return len(searchIndex) == 0
+	}
+	cf.SearchIndex = searchIndex
+	return cf.searchLen == int64(len(searchIndex))
+}
+
+// readEntry reads an entry appendEntry wrote into e; str reads a string
+// of the table, and a title is read into *title, which e then points to.
+func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool), title *string) bool {
 	flags := r.Uint()
 	proj, ok := str()
 	if ok {
@@ -474,8 +609,8 @@ func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool)) bool {
 	}
 	e.HeaderLine = r.OptBytes()
 	if flags&flagTitle != 0 {
-		t := r.StringAlias()
-		e.TitleText = &t
+		*title = r.StringAlias()
+		e.TitleText = title
 	}
 	return ok && r.Err() == nil
 }

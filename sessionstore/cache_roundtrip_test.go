@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"math/rand"
@@ -13,9 +14,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/bench/workload"
+	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc/binenctest"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
@@ -27,7 +30,12 @@ import (
 func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 	rng := randv2.New(randv2.NewPCG(7, 8))
 	for round := range 200 {
-		all := make([]*entry, rng.IntN(6))
+		n := rng.IntN(6)
+		if round%40 == 0 {
+			// Enough entries for several runs of marks (decodeHead).
+			n = 2*entriesPerMark + rng.IntN(entriesPerMark+1)
+		}
+		all := make([]*entry, n)
 		for i := range all {
 			all[i] = new(entry)
 			binenctest.Fill(rng, all[i])
@@ -46,6 +54,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 			var state []byte
 			binenctest.Fill(rng, &state)
 			all[i].State = savedState{held: state}
+			if rng.IntN(5) == 0 {
+				all[i].State = savedState{} // a read error's entry has none
+			}
 		}
 		var listed []*entry
 		for _, e := range all {
@@ -382,8 +393,11 @@ func TestSearchIndexReadApart(t *testing.T) {
 	e := &entry{Proj: "p", Seg: "s", ListedID: "s", State: savedState{held: []byte("state")}}
 	searchIndex := []byte("the catalog's search index")
 	data := encodeCache("/root", Zstd, []*entry{e}, []*entry{e}, storeShape{projects: map[string]int64{}}, searchIndex)
+	var mu sync.Mutex
 	var reads [][2]int64
 	read := func(from, to int64) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		reads = append(reads, [2]int64{from, to})
 		return slices.Clone(data[from:to]), nil
 	}
@@ -403,4 +417,68 @@ func TestSearchIndexReadApart(t *testing.T) {
 	if _, err := decodeCache(data); err == nil {
 		t.Fatal("a flipped byte in the search index decoded")
 	}
+}
+
+// TestDamagedMarksDoNotDecode: marks that do not locate the entries (a
+// run that starts mid-entry, one that skips a state, a count that does
+// not fit) give an error, never a panic or a wrong entry.
+func TestDamagedMarksDoNotDecode(t *testing.T) {
+	all := make([]*entry, entriesPerMark+7)
+	for i := range all {
+		all[i] = &entry{Proj: "p", Seg: fmt.Sprint(i), ListedID: fmt.Sprint(i), State: savedState{held: []byte("state")}}
+	}
+	data := encodeCache("/root", Raw, all, nil, storeShape{projects: map[string]int64{}}, nil)
+	if _, err := decodeCache(data); err != nil {
+		t.Fatal(err)
+	}
+	end := len(data) - cacheTrailerBytes
+	headAt := int(binary.LittleEndian.Uint64(data[end+4:]))
+	marksAt := headAt + int(binary.LittleEndian.Uint64(data[end+24:]))
+	for _, c := range []struct {
+		name    string
+		marks   []entryMark
+		decodes bool
+	}{
+		{"as written (the control)", []entryMark{{0, 0}, {0, 0}, {0, 0}}, true},
+		{"second run starts one byte late", []entryMark{{0, 0}, {1, 0}, {0, 0}}, false},
+		{"second run skips a state", []entryMark{{0, 0}, {0, 5}, {0, 0}}, false},
+		{"one mark too few", []entryMark{{0, 0}, {0, 0}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := binenc.NewReader(data[marksAt:end])
+			orig := make([]entryMark, r.Count(2))
+			for i := range orig {
+				orig[i] = entryMark{at: int64(r.Uint()), stateAt: int64(r.Uint())}
+			}
+			var b []byte
+			b = binenc.AppendUint(b, uint64(len(c.marks)))
+			for i, d := range c.marks {
+				m := orig[min(i, len(orig)-1)]
+				b = binenc.AppendUint(binenc.AppendUint(b, uint64(m.at+d.at)), uint64(m.stateAt+d.stateAt))
+			}
+			marksLen := len(data[marksAt:end]) - r.Len()
+			damaged := slices.Concat(data[:marksAt], b, data[marksAt+marksLen:])
+			// Well formed but for the marks: the head's checksum (the
+			// head ends the file here: no search index) is made again.
+			dEnd := len(damaged) - cacheTrailerBytes
+			binary.LittleEndian.PutUint32(damaged[dEnd:], crc32.Checksum(damaged[headAt:dEnd], crc32.MakeTable(crc32.Castagnoli)))
+			if _, err := decodeCache(damaged); (err == nil) != c.decodes {
+				t.Fatalf("decoded: %v, want %v (%v)", err == nil, c.decodes, err)
+			}
+		})
+	}
+}
+
+// FuzzDecodeCache: whatever a cache file holds, decoding it gives entries
+// or an error, never a panic, and never allocates past the bound the
+// counts have (binenc.Reader.Count).
+func FuzzDecodeCache(f *testing.F) {
+	e := &entry{Proj: "p", Seg: "s", ListedID: "s", ListedRaw: []byte(`{"id":"s"}`), State: savedState{held: []byte("state")}}
+	f.Add(encodeCache("/root", Zstd, []*entry{e}, []*entry{e}, storeShape{projects: map[string]int64{"p": 1}}, []byte("search")))
+	f.Add(encodeCache("/root", Raw, nil, nil, storeShape{}, nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cf, err := decodeCache(data); err == nil && len(cf.Entries) > len(data) {
+			t.Fatalf("%d entries from %d bytes", len(cf.Entries), len(data))
+		}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
+	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -210,11 +211,14 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 	}
 	ix.opts.NoWatch = ix.opts.NoWatch || ix.opts.Snapshot
 	ix.cachePath = ix.resolveCachePath()
+	loaded := func() {}
 	if ix.cachePath != "" {
-		// Decoding the whole persisted index is bulk work too.
-		loaded := gcgoal.Bulk()
+		// Decoding the whole persisted index, and preparing its catalog
+		// (below), is bulk work too: it allocates what the index keeps,
+		// and a collection meanwhile would find nearly all of it live
+		// and delay a restart's first answer.
+		loaded = gcgoal.Bulk()
 		err := ix.loadCache()
-		loaded()
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			ix.logf("sessionstore: ignoring index cache %s: %v", ix.cachePath, err)
 		}
@@ -230,6 +234,9 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		ix.bg.Go(ix.watcher.run)
 	}
 	ix.fresh.pollAll = ix.watcher == nil
+	if opts.Lazy || !ix.complete {
+		loaded()
+	}
 	if opts.Lazy {
 		ix.complete = true
 		close(ix.ready)
@@ -243,6 +250,7 @@ func OpenIndexed(root string, opts IndexOptions) (*Indexed, error) {
 		prepared = make(chan struct{})
 		ix.bg.Go(func() {
 			defer close(prepared)
+			defer loaded()
 			ix.prepareCatalog()
 		})
 	}
@@ -679,7 +687,7 @@ func (ix *Indexed) listable(e *entry) bool {
 // order) and the lookup maps built from all (every entry, in key order).
 // A cache load calls it with both orders as persisted. Callers hold ix.mu.
 func (ix *Indexed) setListing(all, listed []*entry) {
-	listing := make([]reference.SessionHeader, len(listed))
+	listing := hugepage.Make[reference.SessionHeader](len(listed))
 	for i, e := range listed {
 		listing[i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -125,7 +126,7 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 			}
 		}
 	} else {
-		titles, entries = make([]reference.TitleResult, len(headers)), make([]*entry, len(headers))
+		titles, entries = hugepage.Make[reference.TitleResult](len(headers)), make([]*entry, len(headers))
 		for i := range headers {
 			id := headers[i].ID
 			e := listed[i]

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package hugepage
+
+// advise does nothing: only Linux's transparent huge pages are asked for.
+func advise([]byte) {}

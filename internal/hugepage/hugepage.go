@@ -1,0 +1,34 @@
+// Package hugepage asks the kernel to back large arrays with transparent
+// huge pages where it gives them only on request (Linux's "madvise" mode,
+// the default of several distributions). A restart of the server on the
+// persisted index of a large store fills a few arrays of tens of megabytes
+// at once (the cache file's head, the entries, the listing, the catalog's
+// titles): in 4 KiB pages every page is a fault of its own, which on a
+// virtual machine costs 10 µs or more; a 2 MiB page is one fault for 512
+// of them. bench/README.md ("A restart's page faults") has the figures.
+package hugepage
+
+import "unsafe"
+
+// minBytes is the smallest array advised: an advice covers only the
+// whole huge pages inside an array, and a small one has few or none.
+const minBytes = 4 << 20
+
+// hugePageBytes is the size of a transparent huge page on the platforms
+// that advise (x86-64 and arm64 with 4 KiB base pages).
+const hugePageBytes = 2 << 20
+
+// Make returns make([]T, n), its memory advised to huge pages when it
+// takes at least minBytes. The advice changes only how the memory is
+// backed, never its contents.
+func Make[T any](n int) []T {
+	s := make([]T, n)
+	if size := uintptr(n) * unsafe.Sizeof(*new(T)); size >= minBytes {
+		p := unsafe.Pointer(unsafe.SliceData(s))
+		skip := -uintptr(p) & (hugePageBytes - 1)
+		if whole := (size - skip) &^ (hugePageBytes - 1); whole > 0 {
+			advise(unsafe.Slice((*byte)(unsafe.Add(p, skip)), whole))
+		}
+	}
+	return s
+}
