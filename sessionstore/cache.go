@@ -285,21 +285,22 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 // decodeCache reads a cache file held in memory. The entries' byte and
 // string fields, and their states, alias data, which must not be modified.
 func decodeCache(data []byte) (*cacheFile, error) {
-	return decodeCacheParts(int64(len(data)), func(from, to int64) ([]byte, error) { return data[from:to], nil },
+	return decodeCacheParts(int64(len(data)), func(from, to int64, _ bool) ([]byte, error) { return data[from:to], nil },
 		func(base, size int64) *stateSection { return bytesSection(data[base : base+size]) })
 }
 
 // decodeCacheParts reads a cache file of size bytes whose parts read
-// gives (read may be called from two goroutines at once); states gives
+// gives (read may be called from two goroutines at once; kept says the
+// part is kept as long as the index: the head); states gives
 // the state section of size bytes at base. Only the head is read whole.
 // The search index is read and checked on another goroutine while the
 // head is read and decoded: a restart's first answer waits for the load,
 // and on two cores the two take little more than the head alone.
-func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), states func(base, size int64) *stateSection) (*cacheFile, error) {
+func decodeCacheParts(size int64, read func(from, to int64, kept bool) ([]byte, error), states func(base, size int64) *stateSection) (*cacheFile, error) {
 	if size < int64(cachePrefixBytes+cacheTrailerBytes) {
 		return nil, errors.New("not an index cache file")
 	}
-	prefix, err := read(0, int64(cachePrefixBytes))
+	prefix, err := read(0, int64(cachePrefixBytes), false)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +310,7 @@ func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), sta
 	if v := binary.LittleEndian.Uint32(prefix[len(cacheMagic):]); v != cacheVersion {
 		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
 	}
-	trailer, err := read(size-cacheTrailerBytes, size)
+	trailer, err := read(size-cacheTrailerBytes, size, false)
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +330,13 @@ func decodeCacheParts(size int64, read func(from, to int64) ([]byte, error), sta
 	}
 	searched := make(chan searchRead, 1)
 	go func() {
-		data, err := read(searchAt, headEnd)
+		data, err := read(searchAt, headEnd, false)
 		if err == nil && crc32.Checksum(data, castagnoli) != searchSum {
 			err = errors.New("index cache search index checksum mismatch")
 		}
 		searched <- searchRead{data, err}
 	}()
-	head, err := read(int64(headAt), searchAt)
+	head, err := read(int64(headAt), searchAt, true)
 	if err != nil {
 		<-searched
 		return nil, err
@@ -711,7 +712,7 @@ func (ix *Indexed) loadCache() error {
 	ix.dirty = ix.dirty || decoded || len(listed) > 0 && !flagged
 	// Built on first use (entryMap); nothing else runs during a load.
 	ix.entries, ix.entriesFrom, ix.entriesOnce = nil, cf.Entries, sync.Once{}
-	ix.setListing(cf.Entries, listed)
+	ix.setListing(cf.Entries, listed, true)
 	ix.cachedShape, ix.cachedSearchIndex, ix.cachedGen = cf.Shape, cf.SearchIndex, ix.gen
 	ix.cachedStates = cf.states
 	return nil
@@ -733,7 +734,7 @@ func readCacheFile(path string) (*cacheFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	read := func(from, to int64) ([]byte, error) { return readFileRange(f, path, from, to) }
+	read := func(from, to int64, kept bool) ([]byte, error) { return readFileRange(f, path, from, to, kept) }
 	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return fileSection(f, base, n) })
 	if err != nil {
 		f.Close()

@@ -395,7 +395,7 @@ func TestSearchIndexReadApart(t *testing.T) {
 	data := encodeCache("/root", Zstd, []*entry{e}, []*entry{e}, storeShape{projects: map[string]int64{}}, searchIndex)
 	var mu sync.Mutex
 	var reads [][2]int64
-	read := func(from, to int64) ([]byte, error) {
+	read := func(from, to int64, _ bool) ([]byte, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reads = append(reads, [2]int64{from, to})

@@ -539,7 +539,7 @@ func (ix *Indexed) rebuildListing() {
 		listed = append(listed, e)
 	}
 	sortListing(listed, func(e *entry) (int64, string) { return e.ListedCreatedAt, e.ListedID })
-	ix.setListing(all, listed)
+	ix.setListing(all, listed, false)
 }
 
 // listedIDs maps each id the listing of generation gen lists to the
@@ -596,7 +596,7 @@ func (ix *Indexed) addToListing(added []*entry, ids *listedIDs) bool {
 		return cmp.Or(compare(a.ListedID, b.ListedID), compareKeys(a, b))
 	})
 	ix.listings.Add(1)
-	ix.setListing(mergeSorted(ix.all, added, compareKeys), listed)
+	ix.setListing(mergeSorted(ix.all, added, compareKeys), listed, false)
 	ids.gen = ix.gen
 	return true
 }
@@ -685,9 +685,15 @@ func (ix *Indexed) listable(e *entry) bool {
 
 // setListing publishes the listing of the entries listed (in listing
 // order) and the lookup maps built from all (every entry, in key order).
-// A cache load calls it with both orders as persisted. Callers hold ix.mu.
-func (ix *Indexed) setListing(all, listed []*entry) {
-	listing := hugepage.Make[reference.SessionHeader](len(listed))
+// A cache load calls it with both orders as persisted, and loading set:
+// the listing's array is then in huge pages, since a restart's first
+// answer waits for it (package hugepage); later listings are not, so that
+// the advice stays on a few arrays made at once. Callers hold ix.mu.
+func (ix *Indexed) setListing(all, listed []*entry, loading bool) {
+	listing := make([]reference.SessionHeader, len(listed))
+	if loading {
+		listing = hugepage.Make[reference.SessionHeader](len(listed))
+	}
 	for i, e := range listed {
 		listing[i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
 	}

@@ -126,7 +126,11 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 			}
 		}
 	} else {
-		titles, entries = hugepage.Make[reference.TitleResult](len(headers)), make([]*entry, len(headers))
+		titles, entries = make([]reference.TitleResult, len(headers)), make([]*entry, len(headers))
+		if loaded {
+			// What a restart's first answer waits for (setListing).
+			titles = hugepage.Make[reference.TitleResult](len(headers))
+		}
 		for i := range headers {
 			id := headers[i].ID
 			e := listed[i]

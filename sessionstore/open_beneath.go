@@ -77,7 +77,7 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := readFileRange(f, path, 0, size)
+	data, err := readFileRange(f, path, 0, size, false)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +92,15 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 // readFileRange reads the bytes from..to of f (at path), into a buffer
 // sized to them, in parallel parts when large: most of reading a 100 MB
 // cache from the page cache is faulting in the new buffer's pages (about
-// 90 ms at 100,000 sessions on one core).
-func readFileRange(f *os.File, path string, from, to int64) ([]byte, error) {
-	data := hugepage.Make[byte](int(to - from))
+// 90 ms at 100,000 sessions on one core). Bytes kept as long as the index
+// (a cache's head, which a restart's first answer waits for) are read
+// into huge pages (package hugepage); others are not, so that the advice
+// stays on a few long-lived arrays.
+func readFileRange(f *os.File, path string, from, to int64, kept bool) ([]byte, error) {
+	data := make([]byte, to-from)
+	if kept {
+		data = hugepage.Make[byte](int(to - from))
+	}
 	parts := 1
 	if to-from >= parallelReadBytes {
 		parts = min(runtime.GOMAXPROCS(0), 4)
