@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
-	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 	"golang.org/x/text/cases"
 )
 
@@ -105,8 +104,8 @@ func (c *Catalog) decodeSearchIndex(data []byte) (*trigramIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog search index: %w", err)
 	}
-	readLowered(r, len(c.Headers)) // c lowered its own; the fingerprint covers both
-	readLowered(r, len(c.Headers))
+	readLowered(r, len(c.Headers), nil) // c lowered its own; the fingerprint covers both
+	readLowered(r, len(c.Headers), nil)
 	if r.Err() == nil && fp != c.searchFingerprint() {
 		return nil, errors.New("catalog search index: made from other ids, cwds or titles than the catalog's")
 	}
@@ -134,26 +133,22 @@ func (c *Catalog) lowersFromSearchIndex(data []byte) (*binenc.Reader, error) {
 		return nil, fmt.Errorf("catalog search index: %w", err)
 	}
 	n := len(c.Headers)
-	ids := readLowered(r, n)
-	labels := readLowered(r, n)
-	if r.Err() != nil {
-		return nil, fmt.Errorf("catalog search index: lowered strings: %w", r.Err())
-	}
-	if len(ids) > 0 {
-		c.lowIDs = make([]string, n)
-		for i := range c.Headers {
-			c.lowIDs[i] = c.Headers[i].ID
+	readLowered(r, n, func(i int, s string) {
+		if c.lowIDs == nil {
+			c.lowIDs = make([]string, n)
+			for j := range c.Headers {
+				c.lowIDs[j] = c.Headers[j].ID
+			}
 		}
-		for _, l := range ids {
-			c.lowIDs[l.i] = l.s
-		}
-	}
+		c.lowIDs[i] = s
+	})
 	c.lowLabels = make([]string, n)
 	for i := range c.Headers {
 		c.lowLabels[i] = c.label(i)
 	}
-	for _, l := range labels {
-		c.lowLabels[l.i] = l.s
+	readLowered(r, n, func(i int, s string) { c.lowLabels[i] = s })
+	if r.Err() != nil {
+		return nil, fmt.Errorf("catalog search index: lowered strings: %w", r.Err())
 	}
 	if fp != c.searchFingerprint() {
 		return nil, errors.New("catalog search index: made from other ids, cwds or titles than the catalog's")
@@ -186,42 +181,48 @@ func appendLowered(b []byte, n int, low, orig func(int) string) []byte {
 	return b
 }
 
-// loweredString is a persisted lowered string of session i.
-type loweredString struct {
-	i int32
-	s string
-}
-
-// readLowered reads what appendLowered wrote for n sessions: positions
-// ascending and below n. The strings share one allocation.
-func readLowered(r *binenc.Reader, n int) []loweredString {
+// readLowered reads what appendLowered wrote for n sessions (positions
+// ascending and below n) and, when set is not nil, gives it each session's
+// string. The strings are copied once, into one allocation sized first:
+// the search index's buffer is garbage once decoded, and at 100,000
+// sessions growing the copy, then copying it again into a string, touched
+// twice the memory a restart's first answer waits for.
+func readLowered(r *binenc.Reader, n int, set func(i int, s string)) {
 	count := int(r.Uint32LE())
 	if r.Err() != nil || count > n || count > r.Len()/8 {
 		r.Failf("%d lowered strings of %d sessions", count, n)
-		return nil
+		return
 	}
-	out := make([]loweredString, count)
-	var buf []byte
-	spans := make([]int, count+1)
-	for k := range out {
-		i := int32(r.Uint32LE())
-		b := r.Fixed(int(r.Uint32LE()))
-		if r.Err() != nil {
-			return nil
+	size, sized := 0, *r
+	for k, last := 0, -1; k < count; k++ {
+		i := int(sized.Uint32LE())
+		size += len(sized.Fixed(int(sized.Uint32LE())))
+		if sized.Err() != nil {
+			*r = sized
+			return
 		}
-		if i < 0 || int(i) >= n || k > 0 && i <= out[k-1].i {
+		if i >= n || i <= last {
 			r.Failf("lowered string %d: session %d out of order or range", k, i)
-			return nil
+			return
 		}
-		out[k].i = i
-		buf = append(buf, b...)
-		spans[k+1] = len(buf)
+		last = i
 	}
-	all := string(buf)
-	for k := range out {
-		out[k].s = all[spans[k]:spans[k+1]]
+	if set == nil {
+		*r = sized
+		return
 	}
-	return out
+	buf, copied := make([]byte, 0, size), *r
+	for range count {
+		copied.Uint32LE()
+		buf = append(buf, copied.Fixed(int(copied.Uint32LE()))...)
+	}
+	all, at := binenc.Alias(buf), 0
+	for range count {
+		i := int(r.Uint32LE())
+		m := len(r.Fixed(int(r.Uint32LE())))
+		set(i, all[at:at+m])
+		at += m
+	}
 }
 
 // searchFingerprint is a 64-bit fingerprint of every session's id, cwd
@@ -252,21 +253,13 @@ func (c *Catalog) searchFingerprint() uint64 {
 			binary.LittleEndian.PutUint64(b[16:], loweredSum(c.label(i), c.lowLabels[i]))
 		}
 	}
-	parts := 1
-	if n >= parallelFingerprintSessions {
-		parts = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() { fill(n*p/parts, n*(p+1)/parts) })
-	}
-	wg.Wait()
+	parallel.Parts(n, parallelFingerprintSessions, fill)
 	return xxhash.Sum64(sums)
 }
 
-// parallelFingerprintSessions is the catalog size from which
-// searchFingerprint hashes in parallel parts.
-const parallelFingerprintSessions = 10000
+// parallelFingerprintSessions is the fewest sessions searchFingerprint
+// hashes in each of its parallel parts.
+const parallelFingerprintSessions = 5000
 
 // loweredSum hashes s and, when it differs, its lowered form low.
 func loweredSum(s, low string) uint64 {

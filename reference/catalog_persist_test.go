@@ -213,14 +213,14 @@ func TestSearchIndexForgedTableSizeAllocatesLittle(t *testing.T) {
 	built, _ := persistCatalog(t, rng, minTrigramSessions+5)
 	bad := slices.Clone(built.MarshalSearchIndex())
 	r := binenc.NewReader(bad[len(searchIndexMagic):])
-	r.Uint32LE()                       // version
-	r.Fixed(int(r.Uint32LE()))         // lower-casing
-	r.Uint32LE()                       // sessions
-	r.Fixed(8)                         // fingerprint
-	readLowered(r, len(built.Headers)) // ids
-	readLowered(r, len(built.Headers)) // labels
-	r.Uint32LE()                       // trigram count
-	at := len(bad) - r.Len()           // the table size
+	r.Uint32LE()                            // version
+	r.Fixed(int(r.Uint32LE()))              // lower-casing
+	r.Uint32LE()                            // sessions
+	r.Fixed(8)                              // fingerprint
+	readLowered(r, len(built.Headers), nil) // ids
+	readLowered(r, len(built.Headers), nil) // labels
+	r.Uint32LE()                            // trigram count
+	at := len(bad) - r.Len()                // the table size
 	binary.LittleEndian.PutUint32(bad[at:], 30)
 	bad = withChecksum(bad)
 	var before, after runtime.MemStats

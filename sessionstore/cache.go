@@ -21,6 +21,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
@@ -381,8 +382,8 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 
 // decodeHead reads a cache file's head, whose entries' states lie in
 // states and whose marks begin at marksAt. The entries' byte and string
-// fields alias head. The entries are decoded on up to GOMAXPROCS
-// goroutines, each from a mark to a later one.
+// fields alias head. The entries are decoded in parts, one per processor,
+// each from a mark to a later one.
 func decodeHead(head []byte, marksAt int, states *stateSection) (*cacheFile, error) {
 	r := binenc.NewReader(head)
 	cf := &cacheFile{Root: r.String(), Pinned: Encoding(r.Uint()), states: states}
@@ -403,18 +404,14 @@ func decodeHead(head []byte, marksAt int, states *stateSection) (*cacheFile, err
 	cf.Entries = make([]*entry, n)
 	block := hugepage.Make[entry](n)
 	runs := len(marks) - 1
-	workers := min(runtime.GOMAXPROCS(0), runs)
-	ok := make([]bool, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*runs/workers, (w+1)*runs/workers
+	var failed atomic.Bool
+	parallel.Parts(runs, 1, func(lo, hi int) {
 		first, last := lo*entriesPerMark, min(hi*entriesPerMark, n)
-		wg.Go(func() {
-			ok[w] = decodeEntries(head[marks[lo].at:marks[hi].at], table, block[first:last], cf.Entries[first:last], states, marks[lo].stateAt, marks[hi].stateAt)
-		})
-	}
-	wg.Wait()
-	if slices.Contains(ok, false) {
+		if !decodeEntries(head[marks[lo].at:marks[hi].at], table, block[first:last], cf.Entries[first:last], states, marks[lo].stateAt, marks[hi].stateAt) {
+			failed.Store(true)
+		}
+	})
+	if failed.Load() {
 		return nil, errors.New("index cache entry does not decode")
 	}
 	r = binenc.NewReader(head[marks[runs].at:marksAt])

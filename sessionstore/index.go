@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -694,14 +695,20 @@ func (ix *Indexed) setListing(all, listed []*entry, loading bool) {
 	if loading {
 		listing = hugepage.Make[reference.SessionHeader](len(listed))
 	}
-	for i, e := range listed {
-		listing[i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
-	}
+	parallel.Parts(len(listed), parallelEntries, func(lo, hi int) {
+		for i, e := range listed[lo:hi] {
+			listing[lo+i] = reference.SessionHeader{ID: e.ListedID, CWD: e.ListedCWD, CreatedAt: e.ListedCreatedAt, Raw: e.ListedRaw}
+		}
+	})
 	ix.all, ix.listed = all, listed
 	ix.listing, ix.byID = listing, &idLookup{all: all}
 	ix.swappedAt = swapNote{} // nothing derives across a rebuilt listing
 	ix.published()
 }
+
+// parallelEntries is the fewest entries a loop over every entry gives each
+// processor (package parallel).
+const parallelEntries = 8192
 
 // published starts the generation of a listing just published. Callers
 // hold ix.mu.

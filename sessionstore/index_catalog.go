@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 )
 
@@ -131,18 +132,23 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 			// What a restart's first answer waits for (setListing).
 			titles = hugepage.Make[reference.TitleResult](len(headers))
 		}
-		for i := range headers {
-			id := headers[i].ID
-			e := listed[i]
-			if !loaded || !e.readByListedID {
-				e = ix.titleEntry(id)
+		parallel.Parts(len(headers), parallelEntries, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				id := headers[i].ID
+				e := listed[i]
+				if !loaded || !e.readByListedID {
+					e = ix.titleEntry(id)
+				}
+				titles[i] = reference.TitleResult{SessionID: id}
+				if e != nil {
+					titles[i], entries[i] = e.titleResult(id, ix.root), e
+				}
 			}
+		})
+		for i, e := range entries {
 			if e == nil {
 				unindexed = append(unindexed, i)
-				titles[i] = reference.TitleResult{SessionID: id}
-				continue
 			}
-			titles[i], entries[i] = e.titleResult(id, ix.root), e
 		}
 	}
 	ix.mu.RUnlock()

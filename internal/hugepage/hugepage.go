@@ -10,25 +10,24 @@ package hugepage
 
 import "unsafe"
 
-// minBytes is the smallest array advised: an advice covers only the
-// whole huge pages inside an array, and a small one has few or none.
-const minBytes = 4 << 20
-
 // hugePageBytes is the size of a transparent huge page on the platforms
 // that advise (x86-64 and arm64 with 4 KiB base pages).
 const hugePageBytes = 2 << 20
 
-// Make returns make([]T, n), its memory advised to huge pages when it
-// takes at least minBytes. The advice changes only how the memory is
-// backed, never its contents.
+// Make returns make([]T, n), the whole huge pages inside its memory
+// advised to be huge pages (an array under 2 MiB has none). The advice
+// changes only how the memory is backed, never its contents, and never
+// reaches past the array.
 func Make[T any](n int) []T {
 	s := make([]T, n)
-	if size := uintptr(n) * unsafe.Sizeof(*new(T)); size >= minBytes {
-		p := unsafe.Pointer(unsafe.SliceData(s))
-		skip := -uintptr(p) & (hugePageBytes - 1)
-		if whole := (size - skip) &^ (hugePageBytes - 1); whole > 0 {
-			advise(unsafe.Slice((*byte)(unsafe.Add(p, skip)), whole))
-		}
+	size := uintptr(n) * unsafe.Sizeof(*new(T))
+	if size < hugePageBytes {
+		return s
+	}
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	skip := -uintptr(p) & (hugePageBytes - 1) // to the first huge page boundary; < size
+	if whole := (size - skip) &^ (hugePageBytes - 1); whole > 0 {
+		advise(unsafe.Slice((*byte)(unsafe.Add(p, skip)), whole))
 	}
 	return s
 }
