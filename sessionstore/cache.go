@@ -175,6 +175,20 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 		}
 	}
 	marks = append(marks, entryMark{at: head.n + int64(len(b)), stateAt: stateAt})
+	b = appendListingAndShape(b, listed, pos, shape)
+	marksAt := head.n + int64(len(b))
+	head.Write(appendMarks(b, marks, searchIndex))
+	bw.Write(searchIndex)
+	trailer := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, crc.Sum32()), headAt)
+	trailer = binary.LittleEndian.AppendUint64(trailer, uint64(len(searchIndex)))
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc32.Checksum(searchIndex, castagnoli))
+	bw.Write(binary.LittleEndian.AppendUint64(trailer, uint64(marksAt)))
+	return bw.Flush()
+}
+
+// appendListingAndShape appends the listing, as the positions pos gives
+// its entries, and the store's shape.
+func appendListingAndShape(b []byte, listed []*entry, pos map[*entry]int, shape storeShape) []byte {
 	b = binenc.AppendUint(b, uint64(len(listed)))
 	for _, e := range listed {
 		b = binenc.AppendUint(b, uint64(pos[e]))
@@ -183,23 +197,20 @@ func writeCacheTo(w io.Writer, root string, pinned Encoding, all, listed []*entr
 	for _, p := range slices.Sorted(maps.Keys(shape.projects)) {
 		b = binenc.AppendInt(binenc.AppendString(b, p), shape.projects[p])
 	}
-	marksAt := head.n + int64(len(b))
+	return b
+}
+
+// appendMarks appends the marks and the search index's length, the end of
+// the head.
+func appendMarks(b []byte, marks []entryMark, searchIndex []byte) []byte {
 	b = binenc.AppendUint(b, uint64(len(marks)))
 	for _, m := range marks {
 		b = binenc.AppendUint(binenc.AppendUint(b, uint64(m.at)), uint64(m.stateAt))
 	}
 	if searchIndex == nil {
-		b = append(b, 0)
-	} else {
-		b = binenc.AppendUint(append(b, 1), uint64(len(searchIndex)))
+		return append(b, 0)
 	}
-	head.Write(b)
-	bw.Write(searchIndex)
-	trailer := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, crc.Sum32()), headAt)
-	trailer = binary.LittleEndian.AppendUint64(trailer, uint64(len(searchIndex)))
-	trailer = binary.LittleEndian.AppendUint32(trailer, crc32.Checksum(searchIndex, castagnoli))
-	bw.Write(binary.LittleEndian.AppendUint64(trailer, uint64(marksAt)))
-	return bw.Flush()
+	return binenc.AppendUint(append(b, 1), uint64(len(searchIndex)))
 }
 
 // writtenState is what the head records of a state written to the state
@@ -298,32 +309,9 @@ func decodeCache(data []byte) (*cacheFile, error) {
 // head is read and decoded: a restart's first answer waits for the load,
 // and on two cores the two take little more than the head alone.
 func decodeCacheParts(size int64, read func(from, to int64, kept bool) ([]byte, error), states func(base, size int64) *stateSection) (*cacheFile, error) {
-	if size < int64(cachePrefixBytes+cacheTrailerBytes) {
-		return nil, errors.New("not an index cache file")
-	}
-	prefix, err := read(0, int64(cachePrefixBytes), false)
+	t, err := readFrame(size, read)
 	if err != nil {
 		return nil, err
-	}
-	if string(prefix[:len(cacheMagic)]) != cacheMagic {
-		return nil, errors.New("not an index cache file")
-	}
-	if v := binary.LittleEndian.Uint32(prefix[len(cacheMagic):]); v != cacheVersion {
-		return nil, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
-	}
-	trailer, err := read(size-cacheTrailerBytes, size, false)
-	if err != nil {
-		return nil, err
-	}
-	headSum, headAt, searchLen := binary.LittleEndian.Uint32(trailer), binary.LittleEndian.Uint64(trailer[4:]), binary.LittleEndian.Uint64(trailer[12:])
-	searchSum, marksAt := binary.LittleEndian.Uint32(trailer[20:]), binary.LittleEndian.Uint64(trailer[24:])
-	headEnd := size - cacheTrailerBytes
-	if headAt < uint64(cachePrefixBytes) || headAt > uint64(headEnd) || searchLen > uint64(headEnd)-headAt {
-		return nil, errors.New("index cache head offset out of range")
-	}
-	searchAt := headEnd - int64(searchLen)
-	if marksAt > uint64(searchAt)-headAt {
-		return nil, errors.New("index cache marks offset out of range")
 	}
 	type searchRead struct {
 		data []byte
@@ -331,23 +319,23 @@ func decodeCacheParts(size int64, read func(from, to int64, kept bool) ([]byte, 
 	}
 	searched := make(chan searchRead, 1)
 	go func() {
-		data, err := read(searchAt, headEnd, false)
-		if err == nil && crc32.Checksum(data, castagnoli) != searchSum {
+		data, err := read(t.searchAt, t.searchEnd, false)
+		if err == nil && crc32.Checksum(data, castagnoli) != t.searchSum {
 			err = errors.New("index cache search index checksum mismatch")
 		}
 		searched <- searchRead{data, err}
 	}()
-	head, err := read(int64(headAt), searchAt, true)
+	head, err := read(t.headAt, t.searchAt, true)
 	if err != nil {
 		<-searched
 		return nil, err
 	}
 	// Decoded before the checksum is known, which costs nothing here: a
 	// decode checks every length and count, and a mismatch discards it.
-	cf, decodeErr := decodeHead(head, int(marksAt), states(int64(cachePrefixBytes), int64(headAt)-int64(cachePrefixBytes)))
+	cf, decodeErr := decodeHead(head, int(t.marksAt), states(int64(cachePrefixBytes), t.headAt-int64(cachePrefixBytes)))
 	search := <-searched
 	switch {
-	case crc32.Checksum(head, castagnoli) != headSum:
+	case crc32.Checksum(head, castagnoli) != t.headSum:
 		return nil, errors.New("index cache checksum mismatch")
 	case search.err != nil:
 		return nil, search.err
@@ -358,6 +346,48 @@ func decodeCacheParts(size int64, read func(from, to int64, kept bool) ([]byte, 
 		return nil, errors.New("index cache search index length mismatch")
 	}
 	return cf, nil
+}
+
+// cacheFrame is where a cache file's parts lie, from its prefix and
+// trailer: the head from headAt to searchAt, its marks at marksAt within
+// it, the search index from searchAt to searchEnd; and their checksums.
+type cacheFrame struct {
+	headAt, searchAt, searchEnd, marksAt int64
+	headSum, searchSum                   uint32
+}
+
+// readFrame reads and checks the prefix and trailer of a cache file of
+// size bytes whose parts read gives.
+func readFrame(size int64, read func(from, to int64, kept bool) ([]byte, error)) (cacheFrame, error) {
+	if size < int64(cachePrefixBytes+cacheTrailerBytes) {
+		return cacheFrame{}, errors.New("not an index cache file")
+	}
+	prefix, err := read(0, int64(cachePrefixBytes), false)
+	if err != nil {
+		return cacheFrame{}, err
+	}
+	if string(prefix[:len(cacheMagic)]) != cacheMagic {
+		return cacheFrame{}, errors.New("not an index cache file")
+	}
+	if v := binary.LittleEndian.Uint32(prefix[len(cacheMagic):]); v != cacheVersion {
+		return cacheFrame{}, fmt.Errorf("index cache version %d, want %d", v, cacheVersion)
+	}
+	trailer, err := read(size-cacheTrailerBytes, size, false)
+	if err != nil {
+		return cacheFrame{}, err
+	}
+	le := binary.LittleEndian
+	headAt, searchLen, marksAt := le.Uint64(trailer[4:]), le.Uint64(trailer[12:]), le.Uint64(trailer[24:])
+	end := size - cacheTrailerBytes
+	if headAt < uint64(cachePrefixBytes) || headAt > uint64(end) || searchLen > uint64(end)-headAt {
+		return cacheFrame{}, errors.New("index cache head offset out of range")
+	}
+	t := cacheFrame{headAt: int64(headAt), searchAt: end - int64(searchLen), searchEnd: end, headSum: le.Uint32(trailer), searchSum: le.Uint32(trailer[20:])}
+	if marksAt > uint64(t.searchAt-t.headAt) {
+		return cacheFrame{}, errors.New("index cache marks offset out of range")
+	}
+	t.marksAt = int64(marksAt)
+	return t, nil
 }
 
 // entriesPerMark is how many entries lie between two marks of the head:
