@@ -146,14 +146,17 @@ for entry in "${pkgs[@]}"; do
 	fi
 	(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 	rc=$?
-	# Two failures of Wine itself say nothing about the tests: its
+	# Three failures of Wine itself say nothing about the tests: its
 	# connection to the wineserver broke ("wine client error: recvmsg:
-	# Connection reset by peer"), or its CreateProcess failed with
+	# Connection reset by peer"), its CreateProcess failed with
 	# ERROR_INTERNAL_ERROR while a test started the server binary ("fork/exec
-	# ...: Internal error."). Each was seen once on a loaded machine; restart
-	# the wineserver and run the package again, once.
-	if [ $rc -ne 0 ] && grep -qE '^wine client error:|fork/exec .*: Internal error\.' "$log"; then
-		echo "     (Wine failed, not a test: $(grep -m1 -oE '^wine client error:.*|fork/exec .*: Internal error\.' "$log"); running $pkg again)"
+	# ...: Internal error."), or it could not start the test binary at all
+	# ("wine: failed to open ...: c0000135", a binary that runs when started
+	# again). Each was seen once on a loaded machine; restart the wineserver
+	# and run the package again, once.
+	wine_failed='^wine client error:.*|fork/exec .*: Internal error\.|^wine: failed to open .*'
+	if [ $rc -ne 0 ] && grep -qE "$wine_failed" "$log"; then
+		echo "     (Wine failed, not a test: $(grep -m1 -oE "$wine_failed" "$log"); running $pkg again)"
 		/usr/lib/wine/wineserver -k 2>/dev/null || true
 		(cd "$dir" && timeout -k 10 "$timeout_s" "$wine" "$exe" "${flags[@]}" -test.v) >"$log" 2>&1
 		rc=$?
