@@ -691,9 +691,11 @@ func (ix *Indexed) listable(e *entry) bool {
 // answer waits for it (package hugepage); later listings are not, so that
 // the advice stays on a few arrays made at once. Callers hold ix.mu.
 func (ix *Indexed) setListing(all, listed []*entry, loading bool) {
-	listing := make([]reference.SessionHeader, len(listed))
+	var listing []reference.SessionHeader
 	if loading {
 		listing = hugepage.Make[reference.SessionHeader](len(listed))
+	} else {
+		listing = make([]reference.SessionHeader, len(listed))
 	}
 	parallel.Parts(len(listed), parallelEntries, func(lo, hi int) {
 		for i, e := range listed[lo:hi] {

@@ -127,10 +127,12 @@ func (ix *Indexed) buildCatalog(ctx context.Context) (*catalogSnap, error) {
 			}
 		}
 	} else {
-		titles, entries = make([]reference.TitleResult, len(headers)), make([]*entry, len(headers))
+		entries = make([]*entry, len(headers))
 		if loaded {
 			// What a restart's first answer waits for (setListing).
 			titles = hugepage.Make[reference.TitleResult](len(headers))
+		} else {
+			titles = make([]reference.TitleResult, len(headers))
 		}
 		parallel.Parts(len(headers), parallelEntries, func(lo, hi int) {
 			for i := lo; i < hi; i++ {

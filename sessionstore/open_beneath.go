@@ -97,9 +97,11 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 // into huge pages (package hugepage); others are not, so that the advice
 // stays on a few long-lived arrays.
 func readFileRange(f *os.File, path string, from, to int64, kept bool) ([]byte, error) {
-	data := make([]byte, to-from)
+	var data []byte
 	if kept {
 		data = hugepage.Make[byte](int(to - from))
+	} else {
+		data = make([]byte, to-from)
 	}
 	parts := 1
 	if to-from >= parallelReadBytes {
