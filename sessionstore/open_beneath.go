@@ -6,11 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 )
 
 // errSymlinkBelowRoot is the cause of an open refused because a component
@@ -103,23 +103,21 @@ func readFileRange(f *os.File, path string, from, to int64, kept bool) ([]byte, 
 	} else {
 		data = make([]byte, to-from)
 	}
-	parts := 1
-	if to-from >= parallelReadBytes {
-		parts = min(runtime.GOMAXPROCS(0), 4)
-	}
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := int64(len(data))*int64(p)/int64(parts), int64(len(data))*int64(p+1)/int64(parts)
-		wg.Go(func() { _, errs[p] = f.ReadAt(data[lo:hi], from+lo) })
-	}
-	wg.Wait()
+	var mu sync.Mutex
+	var errs []error
+	parallel.Parts(len(data), parallelReadBytes, func(lo, hi int) {
+		if _, err := f.ReadAt(data[lo:hi], from+int64(lo)); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return data, nil
 }
 
-// parallelReadBytes is the size from which readFileRange reads in
-// parallel parts.
-const parallelReadBytes = 8 << 20
+// parallelReadBytes is the fewest bytes readFileRange reads in each of
+// its parallel parts.
+const parallelReadBytes = 4 << 20

@@ -5,7 +5,8 @@
 // at once (the cache file's head, the entries, the listing, the catalog's
 // titles): in 4 KiB pages every page is a fault of its own, which on a
 // virtual machine costs 10 µs or more; a 2 MiB page is one fault for 512
-// of them. bench/README.md ("A restart's page faults") has the figures.
+// of them. bench/README.md ("A restart's first answer in about half the time")
+// has the figures.
 package hugepage
 
 import "unsafe"

@@ -1,8 +1,8 @@
 // Package parallel runs a loop over an index range in parts, one per
-// processor, for the few loops over every session that a restart's first
-// answer waits for: with the other core idle meanwhile, a loop over
-// 100,000 sessions that waits on memory takes about half as long in two
-// parts.
+// processor, for the few loops that a restart's first answer waits for
+// (reading the cache file, and the loops over every session): with the
+// other core idle meanwhile, a loop over 100,000 sessions that waits on
+// memory takes about half as long in two parts.
 package parallel
 
 import (
