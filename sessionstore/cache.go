@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/hugepage"
 	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
@@ -649,7 +650,7 @@ const maxCacheBytes = 512 << 20
 
 // resolveCachePath returns the cache file path, or "" when the index is
 // memory only (NoCache, no cache directory, or a cache directory inside
-// the store root, dirInStore).
+// the store root, beneath.Inside).
 func (ix *Indexed) resolveCachePath() string {
 	dir := ix.opts.CacheDir
 	if dir == NoCache {
@@ -663,54 +664,16 @@ func (ix *Indexed) resolveCachePath() string {
 		}
 		dir = filepath.Join(d, "dsh-lsp")
 	}
-	absDir, absRoot, inside, err := dirInStore(dir, ix.root)
+	absDir, absRoot, inside, err := beneath.Inside(dir, ix.root)
 	if err != nil {
 		return ""
 	}
 	if inside {
-		ix.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, resolveExisting(absDir), absRoot, resolveExisting(absRoot))
+		ix.logf("sessionstore: cache directory %s (%s) is inside the store root %s (%s); index kept in memory", absDir, beneath.Resolved(absDir), absRoot, beneath.Resolved(absRoot))
 		return ""
 	}
 	sum := sha256.Sum256([]byte(absRoot + "\x00" + fmt.Sprint(ix.opts.Encoding)))
 	return filepath.Join(absDir, "index-"+hex.EncodeToString(sum[:12])+".bin")
-}
-
-// dirInStore reports whether dir is the store root or below it, decided
-// on the paths with and without symlinks resolved (so a directory that
-// reaches into the store through a symlink is inside too), and returns
-// both absolute paths.
-func dirInStore(dir, root string) (absDir, absRoot string, inside bool, err error) {
-	if absDir, err = physicalAbs(dir); err != nil {
-		return "", "", false, err
-	}
-	if absRoot, err = physicalAbs(root); err != nil {
-		return "", "", false, err
-	}
-	realDir, realRoot := resolveExisting(absDir), resolveExisting(absRoot)
-	for _, pair := range [][2]string{{absRoot, absDir}, {realRoot, realDir}, {absRoot, realDir}, {realRoot, absDir}} {
-		if _, in := relBelow(pair[0], pair[1]); in {
-			return absDir, absRoot, true, nil
-		}
-	}
-	return absDir, absRoot, false, nil
-}
-
-// resolveExisting resolves the symlinks of the longest existing prefix of
-// the absolute path p and appends the rest (a cache directory need not
-// exist yet; MkdirAll would create it through the links).
-func resolveExisting(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // loadCache reads the persisted index (readCacheFile), if valid, into ix.
@@ -746,22 +709,22 @@ func (ix *Indexed) loadCache() error {
 }
 
 // readCacheFile reads the cache file at path (at most maxCacheBytes:
-// openRegularFile): its head, and its states when they are used. The
+// beneath.OpenRegular): its head, and its states when they are used. The
 // file is kept open for them, except on Windows, where an open file
 // would keep the next write from replacing it: there it is read whole.
 func readCacheFile(path string) (*cacheFile, error) {
 	if runtime.GOOS == "windows" {
-		data, err := readRegularFile(path, maxCacheBytes)
+		data, err := beneath.ReadRegular(path, maxCacheBytes)
 		if err != nil {
 			return nil, err
 		}
 		return decodeCache(data)
 	}
-	f, size, err := openRegularFile(path, maxCacheBytes)
+	f, size, err := beneath.OpenRegular(path, maxCacheBytes)
 	if err != nil {
 		return nil, err
 	}
-	read := func(from, to int64, kept bool) ([]byte, error) { return readFileRange(f, path, from, to, kept) }
+	read := func(from, to int64, kept bool) ([]byte, error) { return beneath.ReadRange(f, path, from, to, kept) }
 	cf, err := decodeCacheParts(size, read, func(base, n int64) *stateSection { return fileSection(f, base, n) })
 	if err != nil {
 		f.Close()

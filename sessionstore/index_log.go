@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
@@ -269,8 +270,8 @@ func decodeLogState(b []byte) (*logState, error) {
 // openState opens a transcript for resuming or reading a saved parse
 // state: ok is false unless it is still the file sig describes (device and
 // inode), at least st.Offset long, with the same tail CRC.
-func openState(d *rootDir, root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
-	f, fi, err := openBeneathIn(d, root, path)
+func openState(d *beneath.Root, root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
+	f, fi, err := beneath.Open(d, root, path)
 	if err != nil {
 		return nil, fileSig{}, false, err
 	}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
@@ -791,8 +792,8 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 		// A large pass allocates gigabytes of short-lived records.
 		defer gcgoal.Bulk()()
 	}
-	dir := openRootDir(ix.root)
-	defer dir.close() // after the workers: results is drained below
+	dir := beneath.OpenRoot(ix.root)
+	defer dir.Close() // after the workers: results is drained below
 	results := make(chan *entry, 64)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -891,7 +892,7 @@ func (p *publisher) publish() {
 // parse; an on-demand parse is not published, so the last few finished
 // ones are kept for the refresher (or the next read) to reuse. d is the
 // store root a pass holds open (nil: none).
-func (ix *Indexed) parseOnce(d *rootDir, j indexJob) *entry {
+func (ix *Indexed) parseOnce(d *beneath.Root, j indexJob) *entry {
 	key := parseKey{dir: j.proj + "/" + j.seg, enc: j.enc, sig: j.sig}
 	ix.parsesMu.Lock()
 	call, shared := ix.parses[key]
@@ -924,7 +925,7 @@ type parseCall struct {
 	e    *entry
 }
 
-func (ix *Indexed) parseDir(d *rootDir, j indexJob) *entry {
+func (ix *Indexed) parseDir(d *beneath.Root, j indexJob) *entry {
 	ix.parsed.Add(1)
 	e := &entry{Proj: j.proj, Seg: j.seg, HasRaw: j.hasRaw, HasZstd: j.hasZstd, Enc: j.enc, Sig: j.sig}
 	if j.enc == Zstd && !j.hasZstd || j.enc != Zstd && !j.hasRaw {
@@ -949,7 +950,7 @@ func (ix *Indexed) parseDir(d *rootDir, j indexJob) *entry {
 // parseAppended continues old's parse over the appended bytes. It reports
 // false when the file is no longer the one old describes, or when the fold
 // now needs the message ids it did not keep (then the log is parsed again).
-func (ix *Indexed) parseAppended(d *rootDir, e, old *entry, path string) (*logState, bool) {
+func (ix *Indexed) parseAppended(d *beneath.Root, e, old *entry, path string) (*logState, bool) {
 	b, err := old.State.bytes()
 	if err != nil {
 		return nil, false
@@ -991,10 +992,10 @@ func (ix *Indexed) setReadErr(e *entry, err error) {
 // parseFromStart parses a whole transcript with a read's checks; its
 // header gives the listing facts (read again as listing reads it when the
 // parse refused it).
-func (ix *Indexed) parseFromStart(d *rootDir, e *entry, path string) {
+func (ix *Indexed) parseFromStart(d *beneath.Root, e *entry, path string) {
 	var view *logState
 	defer func() { e.derive(view) }()
-	f, fi, err := openBeneathIn(d, ix.root, path)
+	f, fi, err := beneath.Open(d, ix.root, path)
 	if err != nil {
 		ix.setReadErr(e, unreadable(err))
 		return

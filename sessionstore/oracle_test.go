@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript/transcripttest"
@@ -28,7 +29,7 @@ import (
 func readStable(root, path string, limit int64) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
-		f, _, err := openBeneath(root, path)
+		f, _, err := beneath.Open(nil, root, path)
 		if err != nil {
 			return nil, err
 		}
@@ -284,9 +285,9 @@ func segmentID(seg string) string {
 }
 
 // readHeader reads only the header of the transcript at path, opened
-// without following symlinks below root (see openBeneath).
+// without following symlinks below root (see beneath.Open).
 func readHeader(root, path string, enc Encoding) (*transcript.Header, error) {
-	f, _, err := openBeneath(root, path)
+	f, _, err := beneath.Open(nil, root, path)
 	if err != nil {
 		return nil, &transcript.Error{Kind: KindIO, Msg: "cannot open transcript", Err: err}
 	}

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 )
 
 // ResolveRoot returns the store root: flag (or setting) when non-empty,
@@ -40,44 +41,5 @@ func absHome(p string) (string, error) {
 		}
 		p = filepath.Join(home, p[min(2, len(p)):])
 	}
-	return physicalAbs(p)
-}
-
-// physicalAbs makes p absolute as the kernel resolves it: filepath.Abs
-// cleans "sl/.." as text even when sl is a symlink, so the longest existing
-// prefix of p up to its last ".." goes through filepath.EvalSymlinks and
-// the rest is only cleaned (the root itself may be a symlink, kept as
-// given). Windows resolves ".." as text, as filepath.Abs does.
-func physicalAbs(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil || runtime.GOOS == "windows" {
-		return abs, err
-	}
-	if !filepath.IsAbs(p) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return abs, nil
-		}
-		p = wd + string(filepath.Separator) + p
-	}
-	comps := strings.Split(p, string(filepath.Separator))
-	last := -1
-	for i, c := range comps {
-		if c == ".." {
-			last = i
-		}
-	}
-	if last < 0 {
-		return abs, nil
-	}
-	for k := last + 1; k > 0; k-- {
-		head := strings.Join(comps[:k], string(filepath.Separator))
-		if head == "" {
-			head = string(filepath.Separator)
-		}
-		if r, err := filepath.EvalSymlinks(head); err == nil {
-			return filepath.Join(append([]string{r}, comps[k:]...)...), nil
-		}
-	}
-	return abs, nil
+	return beneath.Abs(p)
 }

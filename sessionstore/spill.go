@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
+	"github.com/dsh-lsp/dsh-lsp/internal/spillfile"
 )
 
 // spillJobs is the fewest parses in one pass whose states go to the spill
@@ -20,14 +23,14 @@ const spillJobs = 1024
 // 100,000 sessions the states are 50-100 MB that a first pass would hold
 // until the process ends (they are read back when a session grows, and
 // when the cache is written). The file is gone when the process is,
-// however it ends (createSpillFile); it lives in the cache directory, or
+// however it ends (package spillfile); it lives in the cache directory, or
 // the temporary directory without one, and never in the store.
 type stateSpill struct {
 	mu sync.Mutex
 	// sec is the file's section, nil until the first state; failed is set
 	// when the file could not be made or written: states are then held.
 	sec    *stateSection
-	file   *spillFile
+	file   *spillfile.File
 	at     int64
 	failed bool
 }
@@ -36,68 +39,6 @@ type stateSpill struct {
 // writes them in one call: one write per state was 100,000 system calls
 // in a first pass over 100,000 sessions, about 1 % of its CPU time.
 const spillBatch = 256 << 10
-
-// spillFile is the spill's file with the states not yet written, which
-// it serves from memory: a state lies whole in one or the other, as a
-// write takes every pending byte.
-type spillFile struct {
-	mu    sync.Mutex
-	f     *os.File
-	batch int // spillBatch but in tests
-	// pending holds the bytes from pendingAt on, not yet written.
-	pending   []byte
-	pendingAt int64
-	closed    bool
-}
-
-// add appends b at the file's end (pendingAt+len(pending)) and writes the
-// pending bytes once there are s.batch of them. On a failed write the
-// bytes stay pending, readable, and the error says to stop spilling.
-func (s *spillFile) add(b []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pending = append(s.pending, b...)
-	if len(s.pending) < s.batch {
-		return nil
-	}
-	if _, err := s.f.WriteAt(s.pending, s.pendingAt); err != nil {
-		return err
-	}
-	s.pendingAt += int64(len(s.pending))
-	s.pending = s.pending[:0]
-	return nil
-}
-
-// ReadAt reads the pending bytes from memory and the written ones from
-// the file; after close, nothing.
-func (s *spillFile) ReadAt(p []byte, off int64) (int, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return 0, os.ErrClosed
-	}
-	if off >= s.pendingAt {
-		defer s.mu.Unlock()
-		if off-s.pendingAt >= int64(len(s.pending)) {
-			return 0, io.EOF
-		}
-		n := copy(p, s.pending[off-s.pendingAt:])
-		if n < len(p) {
-			return n, io.EOF
-		}
-		return n, nil
-	}
-	s.mu.Unlock()
-	return s.f.ReadAt(p, off)
-}
-
-// close closes the file and drops the pending bytes.
-func (s *spillFile) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed, s.pending = true, nil
-	s.f.Close()
-}
 
 // spill moves e's held state into the spill file, when the pass is large
 // (ix.spilling). e must not be shared yet: parseOnce calls it before
@@ -113,7 +54,7 @@ func (ix *Indexed) spill(e *entry) {
 	if s.failed || s.sec == nil && !s.open(ix) {
 		return
 	}
-	err := s.file.add(b)
+	err := s.file.Append(b)
 	// Even when the write failed, b is pending in memory and readable.
 	e.State = savedState{in: s.sec, off: s.at, n: uint32(len(b)), sum: crc32.Checksum(b, castagnoli)}
 	s.at += int64(len(b))
@@ -132,18 +73,18 @@ func (s *stateSpill) open(ix *Indexed) bool {
 	dir := os.TempDir()
 	if ix.cachePath != "" {
 		dir = filepath.Dir(ix.cachePath)
-	} else if _, _, inside, err := dirInStore(dir, ix.root); err != nil || inside {
+	} else if _, _, inside, err := beneath.Inside(dir, ix.root); err != nil || inside {
 		return false
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
 	}
-	f, err := createSpillFile(dir)
+	f, err := spillfile.Create(dir, cmp.Or(ix.opts.spillBatch, spillBatch))
 	if err != nil {
 		ix.logf("sessionstore: parse states kept in memory: %v", err)
 		return false
 	}
-	s.file = &spillFile{f: f, batch: cmp.Or(ix.opts.spillBatch, spillBatch)}
+	s.file = f
 	s.sec = &stateSection{r: io.NewSectionReader(s.file, 0, math.MaxInt64)}
 	s.failed = false
 	return true
@@ -155,7 +96,7 @@ func (s *stateSpill) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file != nil {
-		s.file.close()
+		s.file.Close()
 	}
 	s.sec, s.file = nil, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -82,7 +83,7 @@ func (sw *storeWatcher) run() {
 // in or names.
 func (sw *storeWatcher) changeOf(ev fsnotify.Event) (changeSet, bool) {
 	var c changeSet
-	rel, in := relBelow(sw.root, ev.Name)
+	rel, in := beneath.Rel(sw.root, ev.Name)
 	if !in {
 		return c, false
 	}

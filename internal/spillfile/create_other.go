@@ -1,12 +1,12 @@
 //go:build !windows
 
-package sessionstore
+package spillfile
 
 import "os"
 
-// createSpillFile creates a spill file in dir and unlinks it at once: it
+// create creates a spill file in dir and unlinks it at once: it
 // lives as long as the process holds it open, whatever ends the process.
-func createSpillFile(dir string) (*os.File, error) {
+func create(dir string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, "dsh-lsp-states-*")
 	if err != nil {
 		return nil, err

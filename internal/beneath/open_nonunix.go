@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sessionstore
+package beneath
 
 import (
 	"io/fs"
@@ -26,7 +26,7 @@ func openNoFollow(root, rel string) (*os.File, error) {
 			return nil, err
 		}
 		if last.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
-			return nil, errSymlinkBelowRoot
+			return nil, ErrSymlink
 		}
 	}
 	f, err := r.Open(rel)
@@ -35,7 +35,7 @@ func openNoFollow(root, rel string) (*os.File, error) {
 	}
 	if fi, err := f.Stat(); err != nil || !os.SameFile(last, fi) {
 		f.Close()
-		return nil, errSymlinkBelowRoot
+		return nil, ErrSymlink
 	}
 	return f, nil
 }

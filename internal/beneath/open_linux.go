@@ -1,6 +1,6 @@
 //go:build linux
 
-package sessionstore
+package beneath
 
 import (
 	"errors"
@@ -15,18 +15,15 @@ import (
 // a seccomp filter that refuses it); opens then walk the path with openat.
 var noOpenat2 atomic.Bool
 
-// rootDir is the store root held open while a pass opens many files
-// below it: each is opened from its descriptor, so the root is not opened
-// (and its path resolved) again for each. A root replaced meanwhile is
-// seen by the next pass, which opens it again.
-type rootDir struct{ fd int }
+// Root is a store root held open while a pass opens many files below it:
+// each is opened from its descriptor, so the root is not opened (and its
+// path resolved) again for each. A root replaced meanwhile is seen by the
+// next pass, which opens it again.
+type Root struct{ fd int }
 
-// rootOpens counts the opens of a root for one file (tests).
-var rootOpens atomic.Int64
-
-// openRootDir opens root for openNoFollowIn; nil when it cannot (the
-// opens then open the root themselves).
-func openRootDir(root string) *rootDir {
+// OpenRoot opens root for Open; nil when it cannot (each open then opens
+// the root itself).
+func OpenRoot(root string) *Root {
 	if noOpenat2.Load() {
 		return nil
 	}
@@ -34,11 +31,11 @@ func openRootDir(root string) *rootDir {
 	if err != nil {
 		return nil
 	}
-	return &rootDir{fd: fd}
+	return &Root{fd: fd}
 }
 
-// close closes d (nil: nothing).
-func (d *rootDir) close() {
+// Close closes d (nil: nothing).
+func (d *Root) Close() {
 	if d != nil {
 		unix.Close(d.fd)
 	}
@@ -48,7 +45,7 @@ func (d *rootDir) close() {
 // the root, opened for this file): RESOLVE_BENEATH keeps the walk below
 // root and RESOLVE_NO_SYMLINKS refuses a symlink in any component, checked
 // by the kernel as it walks.
-func openNoFollowIn(d *rootDir, root, rel string) (*os.File, error) {
+func openNoFollowIn(d *Root, root, rel string) (*os.File, error) {
 	if noOpenat2.Load() {
 		return openComponents(root, rel)
 	}
@@ -56,7 +53,6 @@ func openNoFollowIn(d *rootDir, root, rel string) (*os.File, error) {
 	if d != nil {
 		dirfd = d.fd
 	} else {
-		rootOpens.Add(1)
 		fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, err
@@ -80,7 +76,7 @@ func openNoFollowIn(d *rootDir, root, rel string) (*os.File, error) {
 			// A rename or mount raced the resolution: try again.
 			continue
 		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
-			return nil, errSymlinkBelowRoot
+			return nil, ErrSymlink
 		}
 		return nil, err
 	}

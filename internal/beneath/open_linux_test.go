@@ -1,11 +1,9 @@
 //go:build linux
 
-package sessionstore
+package beneath
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,9 +11,9 @@ import (
 	"time"
 )
 
-// TestOpenBeneath checks both Linux open paths (openat2, and the openat
+// TestOpen checks both Linux open paths (openat2, and the openat
 // walk used where openat2 is missing) on every kind of hostile component.
-func TestOpenBeneath(t *testing.T) {
+func TestOpen(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")
@@ -77,9 +75,9 @@ func TestOpenBeneath(t *testing.T) {
 	} {
 		noOpenat2.Store(walk.noOpenat)
 		for _, c := range cases {
-			var d *rootDir
+			var d *Root
 			if walk.held {
-				if d = openRootDir(c.root); d == nil {
+				if d = OpenRoot(c.root); d == nil {
 					t.Fatalf("cannot hold %s open", c.root)
 				}
 			}
@@ -87,9 +85,9 @@ func TestOpenBeneath(t *testing.T) {
 			var err error
 			go func() {
 				defer close(done)
-				defer d.close()
+				defer d.Close()
 				var f *os.File
-				if f, _, err = openBeneathIn(d, c.root, filepath.Join(c.root, c.rel)); err == nil {
+				if f, _, err = Open(d, c.root, filepath.Join(c.root, c.rel)); err == nil {
 					f.Close()
 				}
 			}()
@@ -106,28 +104,9 @@ func TestOpenBeneath(t *testing.T) {
 	noOpenat2.Store(false)
 }
 
-// TestAPassOpensTheRootOnce: a first pass opens every transcript from the
-// root it holds open, instead of opening the root again for each.
-func TestAPassOpensTheRootOnce(t *testing.T) {
-	root := t.TempDir()
-	for i := range 200 {
-		writeTitled(t, root, fmt.Sprintf("s%03d", i), int64(i+1), "t")
-	}
-	before := rootOpens.Load()
-	x := OpenWaited(t, root, IndexOptions{CacheDir: NoCache, NoWatch: true, RefreshInterval: time.Hour})
-	opens := rootOpens.Load() - before
-	cat, err := x.Catalog(context.Background())
-	if err != nil || len(cat.Headers) != 200 {
-		t.Fatalf("the pass indexed %d sessions (%v), want 200", len(cat.Headers), err)
-	}
-	if opens > 20 { // other tests' indexes may open a few meanwhile
-		t.Errorf("the pass opened the root %d times for 200 transcripts", opens)
-	}
-}
-
-// TestReadRegularFile checks the cache reader on a FIFO, /dev/zero
+// TestReadRegular checks the cache reader on a FIFO, /dev/zero
 // through a symlink, a symlink to a regular file and an oversized file.
-func TestReadRegularFile(t *testing.T) {
+func TestReadRegular(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good")
 	if err := os.WriteFile(good, []byte("cache"), 0o644); err != nil {
@@ -160,7 +139,7 @@ func TestReadRegularFile(t *testing.T) {
 		done := make(chan struct{})
 		var data []byte
 		var err error
-		go func() { defer close(done); data, err = readRegularFile(c.path, c.max) }()
+		go func() { defer close(done); data, err = ReadRegular(c.path, c.max) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -179,7 +158,7 @@ func TestReadRegularFile(t *testing.T) {
 	if err := os.WriteFile(bigPath, big, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := readRegularFile(bigPath, 1<<30); err != nil || !bytes.Equal(data, big) {
+	if data, err := ReadRegular(bigPath, 1<<30); err != nil || !bytes.Equal(data, big) {
 		t.Errorf("a file of %d bytes read in parts: %d bytes, %v", len(big), len(data), err)
 	}
 }

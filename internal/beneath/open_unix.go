@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionstore
+package beneath
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // a time with openat(O_NOFOLLOW) from a descriptor of its parent, so a
 // component that is (or is swapped for) a symlink fails instead of being
 // followed; the final file is opened O_NONBLOCK. rel is clean and below
-// root (openBeneath): it has no empty, "." or ".." component.
+// root (Open): it has no empty, "." or ".." component.
 func openComponents(root, rel string) (*os.File, error) {
 	comps := strings.Split(filepath.ToSlash(rel), "/")
 	dirfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -37,7 +37,7 @@ func openComponents(root, rel string) (*os.File, error) {
 		unix.Close(dirfd)
 		// O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			return nil, errSymlinkBelowRoot
+			return nil, ErrSymlink
 		}
 		if err != nil {
 			return nil, err

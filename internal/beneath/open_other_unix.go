@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package sessionstore
+package beneath
 
 import "os"
 

@@ -1,6 +1,6 @@
 //go:build windows
 
-package sessionstore
+package spillfile
 
 import (
 	"crypto/rand"
@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// createSpillFile creates a spill file in dir that Windows deletes when
+// create creates a spill file in dir that Windows deletes when
 // its last handle closes (FILE_FLAG_DELETE_ON_CLOSE): an open file cannot
 // be unlinked there, and a server an editor kills would otherwise leave
 // its states behind in the cache directory.
-func createSpillFile(dir string) (*os.File, error) {
+func create(dir string) (*os.File, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	name := filepath.Join(dir, "dsh-lsp-states-"+hex.EncodeToString(b[:]))
