@@ -4,6 +4,8 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // idLookup finds a listing's entries by session id. A session lies in the
@@ -47,7 +49,7 @@ func (l *idLookup) group(seg string) []*entry {
 // the entries of a listing are never modified.
 func (l *idLookup) find(ix *Indexed, id string) *entry {
 	l.build(ix)
-	seg, err := EncodeSegment(id)
+	seg, err := storepath.EncodeSegment(id)
 	if err != nil {
 		return nil
 	}
@@ -66,7 +68,7 @@ func (l *idLookup) find(ix *Indexed, id string) *entry {
 func (l *idLookup) listed(ix *Indexed, id string) *entry {
 	l.build(ix)
 	var e *entry
-	if seg, err := EncodeSegment(id); err == nil {
+	if seg, err := storepath.EncodeSegment(id); err == nil {
 		for _, g := range l.group(seg) {
 			if ix.listable(g) && g.ListedID == id {
 				e = g
@@ -150,7 +152,7 @@ func (l *idLookup) swapped(all []*entry, swap map[*entry]*entry) *idLookup {
 
 // ownSegment reports whether seg is id's own segment.
 func ownSegment(id, seg string) bool {
-	s, err := EncodeSegment(id)
+	s, err := storepath.EncodeSegment(id)
 	return err == nil && s == seg
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // LongTests reports whether DSH_LONG_TESTS is set, as run-tests.sh (CI)
@@ -79,9 +80,8 @@ func DecodeSegment(seg string) (string, bool) {
 	for i := 0; i < len(seg); {
 		c := seg[i]
 		if c != '~' {
-			if !isSegmentUnit(uint16(c)) {
-				return "", false
-			}
+			// Any other byte is kept as a unit: the re-encoding below
+			// rejects what dsh would have escaped.
 			units = append(units, uint16(c))
 			i++
 			continue
@@ -91,7 +91,7 @@ func DecodeSegment(seg string) (string, bool) {
 		}
 		var u uint16
 		for _, h := range []byte(seg[i+1 : i+5]) {
-			d := strings.IndexByte(upperHex, h)
+			d := strings.IndexByte("0123456789ABCDEF", h)
 			if d < 0 {
 				return "", false
 			}
@@ -114,7 +114,7 @@ func DecodeSegment(seg string) (string, bool) {
 		b = jsjson.AppendWTF8(b, rune(u))
 	}
 	id := string(b)
-	if enc, err := EncodeSegment(id); err != nil || enc != seg {
+	if enc, err := storepath.EncodeSegment(id); err != nil || enc != seg {
 		return "", false
 	}
 	return id, true

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
@@ -109,9 +110,9 @@ func named[T any](l layout, dirs []T, holds func(T) (hasRaw, hasZstd bool)) (n i
 }
 
 // find locates the transcript of id on disk (dsh findLog): every project
-// directory is searched for <project>/<EncodeSegment(id)>/.
+// directory is searched for <project>/<storepath.EncodeSegment(id)>/.
 func (l layout) find(id string) (string, Encoding, error) {
-	seg, err := EncodeSegment(id)
+	seg, err := storepath.EncodeSegment(id)
 	if err != nil {
 		return "", 0, notFound(id)
 	}

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // TestProjectKeyWindowsCwds: dsh's projectKey is the same pure function on
@@ -24,8 +26,8 @@ func TestProjectKeyWindowsCwds(t *testing.T) {
 		{`\`, "--root--"},
 	}
 	for _, c := range cases {
-		if got, err := ProjectKey(c.cwd); err != nil || got != c.key {
-			t.Errorf("ProjectKey(%q) = %q, %v; want %q", c.cwd, got, err, c.key)
+		if got, err := storepath.ProjectKey(c.cwd); err != nil || got != c.key {
+			t.Errorf("storepath.ProjectKey(%q) = %q, %v; want %q", c.cwd, got, err, c.key)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-lsp/dsh-lsp/reference"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // TestPathVectors checks encodeSegment and projectKey against the vectors
@@ -30,9 +31,9 @@ func TestPathVectors(t *testing.T) {
 		t.Fatal("no vectors")
 	}
 	for _, c := range v.IDVectors {
-		got, err := EncodeSegment(c.ID)
+		got, err := storepath.EncodeSegment(c.ID)
 		if err != nil || got != c.EncodeSegment {
-			t.Errorf("EncodeSegment(%q) = %q, %v; want %q", c.ID, got, err, c.EncodeSegment)
+			t.Errorf("storepath.EncodeSegment(%q) = %q, %v; want %q", c.ID, got, err, c.EncodeSegment)
 		}
 		back, ok := DecodeSegment(got)
 		if !ok || back != c.ID {
@@ -40,8 +41,8 @@ func TestPathVectors(t *testing.T) {
 		}
 	}
 	for _, c := range v.CwdVectors {
-		if got, err := ProjectKey(c.CWD); err != nil || got != c.ProjectKey {
-			t.Errorf("ProjectKey(%q) = %q, %v; want %q", c.CWD, got, err, c.ProjectKey)
+		if got, err := storepath.ProjectKey(c.CWD); err != nil || got != c.ProjectKey {
+			t.Errorf("storepath.ProjectKey(%q) = %q, %v; want %q", c.CWD, got, err, c.ProjectKey)
 		}
 	}
 	extra := []struct{ id, seg string }{
@@ -51,8 +52,8 @@ func TestPathVectors(t *testing.T) {
 		{"...", "..."},
 	}
 	for _, c := range extra {
-		if got, _ := EncodeSegment(c.id); got != c.seg {
-			t.Errorf("EncodeSegment(%q) = %q, want %q", c.id, got, c.seg)
+		if got, _ := storepath.EncodeSegment(c.id); got != c.seg {
+			t.Errorf("storepath.EncodeSegment(%q) = %q, want %q", c.id, got, c.seg)
 		}
 		if back, ok := DecodeSegment(c.seg); !ok || back != c.id {
 			t.Errorf("DecodeSegment(%q) = %q, %v", c.seg, back, ok)
@@ -63,14 +64,14 @@ func TestPathVectors(t *testing.T) {
 			t.Errorf("DecodeSegment(%q) accepted a non-canonical segment", bad)
 		}
 	}
-	if _, err := EncodeSegment(""); err == nil {
-		t.Error("EncodeSegment(\"\") accepted the empty id")
+	if _, err := storepath.EncodeSegment(""); err == nil {
+		t.Error("storepath.EncodeSegment(\"\") accepted the empty id")
 	}
-	if _, err := ProjectKey(""); err == nil {
-		t.Error("ProjectKey(\"\") accepted the empty cwd")
+	if _, err := storepath.ProjectKey(""); err == nil {
+		t.Error("storepath.ProjectKey(\"\") accepted the empty cwd")
 	}
 	long := "/" + repeat("a", 300)
-	if got, _ := ProjectKey(long); len(got) != 251+4 {
+	if got, _ := storepath.ProjectKey(long); len(got) != 251+4 {
 		t.Errorf("ProjectKey of a 300-char cwd has length %d, want 255", len(got))
 	}
 	cwd := "/home/alice/proj"
@@ -157,8 +158,8 @@ func TestResolveRoot(t *testing.T) {
 func TestEncodeSegmentOfAPlainIDIsTheID(t *testing.T) {
 	const id = "0b6f8a4e-2d51-4c8e-9f0a-5d3c2b1a0abc"
 	if allocs := testing.AllocsPerRun(100, func() {
-		if seg, err := EncodeSegment(id); err != nil || seg != id {
-			t.Fatalf("EncodeSegment(%q) = %q, %v", id, seg, err)
+		if seg, err := storepath.EncodeSegment(id); err != nil || seg != id {
+			t.Fatalf("storepath.EncodeSegment(%q) = %q, %v", id, seg, err)
 		}
 	}); allocs != 0 {
 		t.Errorf("EncodeSegment of a plain id allocated %v times, want 0", allocs)

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
 	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // sessionLog is a minimal valid raw transcript with one user message and a
@@ -114,8 +115,8 @@ func TestHostileStoreNeverLeavesRoot(t *testing.T) {
 		}
 	}
 	must(os.Symlink(outProj, filepath.Join(root, "--linked-project--")))
-	proj, _ := sessionstore.ProjectKey("/home/alice/proj")
-	segLinkedDir, _ := sessionstore.EncodeSegment("linked-dir")
+	proj, _ := storepath.ProjectKey("/home/alice/proj")
+	segLinkedDir, _ := storepath.EncodeSegment("linked-dir")
 	must(os.Symlink(outSess, filepath.Join(root, proj, segLinkedDir)))
 	linkedFile := writeHostileSession(t, root, "linked-file", hostileStr("/home/alice/proj"), "placeholder")
 	must(os.Remove(linkedFile))

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -107,13 +108,18 @@ func Specs(opts Options) []SessionSpec {
 	return specs
 }
 
-// PathOf returns where spec's transcript lives under root.
+// PathOf returns where spec's transcript lives under root, as dsh names
+// it (storepath.Dir). spec.ID must not be empty.
 func PathOf(root string, spec SessionSpec, c Compression) string {
-	project := "_no-cwd"
+	var cwd *string
 	if spec.CWD != "" {
-		project = ProjectKey(spec.CWD)
+		cwd = &spec.CWD
 	}
-	return filepath.Join(root, project, EncodeSegment(spec.ID), "session"+c.Suffix())
+	dir, err := storepath.Dir(root, cwd, spec.ID)
+	if err != nil {
+		panic(fmt.Sprintf("workload: session %q has no path: %v", spec.ID, err))
+	}
+	return filepath.Join(dir, "session"+c.Suffix())
 }
 
 // Generate writes a store under root (created if missing) and returns one

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"math/rand"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -116,76 +115,4 @@ func uuid(rng *rand.Rand) string {
 		out = append(out, hex[c>>4], hex[c&0xf])
 	}
 	return string(out)
-}
-
-// ProjectKey is dsh's projectKey(cwd) (spec §1.2): the project directory
-// name of a working directory.
-func ProjectKey(cwd string) string {
-	var b strings.Builder
-	inSep := false
-	for _, u := range utf16Units(cwd) {
-		switch {
-		case u == '/' || u == '\\' || u == ':':
-			if !inSep {
-				b.WriteByte('-')
-				inSep = true
-			}
-		case isSegmentChar(u) && u != '~':
-			b.WriteByte(byte(u))
-			inSep = false
-		default:
-			b.WriteString(hexUnit(u))
-			inSep = false
-		}
-	}
-	slug := strings.TrimLeft(b.String(), "-")
-	if slug == "" {
-		slug = "root"
-	}
-	if len(slug) > 251 {
-		slug = slug[:251]
-	}
-	return "--" + slug + "--"
-}
-
-// EncodeSegment is dsh's encodeSegment(id) (spec §1.2).
-func EncodeSegment(id string) string {
-	switch id {
-	case ".":
-		return "~002E"
-	case "..":
-		return "~002E~002E"
-	}
-	var b strings.Builder
-	for _, u := range utf16Units(id) {
-		if isSegmentChar(u) {
-			b.WriteByte(byte(u))
-		} else {
-			b.WriteString(hexUnit(u))
-		}
-	}
-	return b.String()
-}
-
-func isSegmentChar(u uint16) bool {
-	return u >= 'A' && u <= 'Z' || u >= 'a' && u <= 'z' || u >= '0' && u <= '9' ||
-		u == '.' || u == '_' || u == '-'
-}
-
-func hexUnit(u uint16) string {
-	s := strings.ToUpper(strconv.FormatUint(uint64(u), 16))
-	return "~" + strings.Repeat("0", 4-len(s)) + s
-}
-
-func utf16Units(s string) []uint16 {
-	var out []uint16
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3ff)))
-		} else {
-			out = append(out, uint16(r))
-		}
-	}
-	return out
 }

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
-	"github.com/dsh-lsp/dsh-lsp/sessionstore"
+	"github.com/dsh-lsp/dsh-lsp/sessionstore/storepath"
 )
 
 // mcpWire drives `dsh-lsp mcp` over its stdio with raw lines, so that tests
@@ -177,7 +177,7 @@ func loneSurrogateStore(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	id := "\xed\xb8\x80x" // WTF-8 of the JS string "\ude00x"
-	seg, err := sessionstore.EncodeSegment(id)
+	seg, err := storepath.EncodeSegment(id)
 	if err != nil {
 		t.Fatal(err)
 	}
