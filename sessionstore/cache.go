@@ -791,15 +791,16 @@ func writeCache(path string, write func(io.Writer) error) error {
 // the cache should keep.
 func restoreAll(entries []*entry, limit int64) (derived bool) {
 	var n atomic.Int64
-	forEachParallel(len(entries), min(runtime.GOMAXPROCS(0), len(entries)/4096+1), func(i int) {
-		e := entries[i]
-		if f := e.fault(); f.ReadErr.Limit && f.ReadErrLimit != limit {
-			e.faults, e.Sig.Size = nil, -1
-		}
-		was := e.Clean
-		e.restore()
-		if !was && e.Clean {
-			n.Add(1)
+	parallel.Parts(len(entries), parallelEntries, func(lo, hi int) {
+		for _, e := range entries[lo:hi] {
+			if f := e.fault(); f.ReadErr.Limit && f.ReadErrLimit != limit {
+				e.faults, e.Sig.Size = nil, -1
+			}
+			was := e.Clean
+			e.restore()
+			if !was && e.Clean {
+				n.Add(1)
+			}
 		}
 	})
 	return n.Load() > 0

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/gcgoal"
+	"github.com/dsh-lsp/dsh-lsp/internal/parallel"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore/transcript"
 )
 
@@ -301,7 +302,11 @@ const yieldEvery = 64
 // p99 tail at 100,000 sessions).
 func forEachStat(ctx context.Context, n int, fn func(i int)) {
 	if ctx.Value(inBackground{}) == nil {
-		forEachParallel(n, min(4, n/256), fn)
+		parallel.Split(n, min(4, n/256), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				fn(i)
+			}
+		})
 		return
 	}
 	for i := range n {
@@ -337,27 +342,6 @@ func (ix *Indexed) statTranscripts(d *sessionDir) {
 	raw, zstd := ix.transcriptPaths(d.proj, d.seg)
 	d.raw, d.hasRaw = lstatSig(raw)
 	d.zstd, d.hasZstd = lstatSig(zstd)
-}
-
-// forEachParallel calls fn(i) for every i < n, split into workers
-// contiguous ranges on goroutines of their own.
-func forEachParallel(n, workers int, fn func(i int)) {
-	if workers <= 1 || n == 0 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	per := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += per {
-		wg.Go(func() {
-			for i := lo; i < min(lo+per, n); i++ {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // scanChanges is the scan of a notified change set in watch mode: it
