@@ -12,17 +12,16 @@
 // encoded (a few hundred bytes) and decoded only while a read or a resumed
 // parse uses it. The index is persisted outside the store (cache.go: a
 // varint file a restart takes as it is; the parse states lie in their own
-// section (during a large first pass, in a spill file: package
-// internal/spillfile), read from the file when used, and the catalog's search index is
-// read apart and dropped once decoded) and kept fresh by notifications and
-// polling (fresh.go, watch*.go); after a restart, completion answers before
-// the first refresh under the checks of restart.go. The CLI opens it as a
-// snapshot, lazily for prepare.
+// section, read from the file when used — during a large first pass, from
+// a spill file, package internal/spillfile — and the catalog's search
+// index is read apart and dropped once decoded) and kept fresh by
+// notifications and polling (fresh.go, watch*.go); after a restart,
+// completion answers before the first refresh under the checks of
+// restart.go. The CLI opens it as a snapshot, lazily for prepare.
 //
 // Read-only by construction: files are opened O_RDONLY, relative to the
-// root and never through a symlink below it (package internal/beneath);
-// sessions' directories are named as dsh names them (package storepath);
-// nothing under a
+// root and never through a symlink below it (package internal/beneath),
+// in the directories dsh names (package storepath); nothing under a
 // root is written, locked, renamed or created. One read is bounded by the
 // read limit (ErrReadLimit); a torn final line or frame ends the log.
 // Errors are *Error values with a Kind; a missing session's message is
