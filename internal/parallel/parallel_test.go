@@ -33,40 +33,36 @@ func partsOf(t *testing.T, name string, n int, loop func(f func(lo, hi int))) []
 	return parts
 }
 
-// TestPartsCoverTheRangeOnce: every index is in exactly one part, parts
-// are consecutive, and none is smaller than asked unless there is one.
+// TestPartsCoverTheRangeOnce: both ways of looping in parts make the
+// parts expected, consecutive and covering every index once; Parts makes
+// none smaller than asked unless there is one, Split none empty.
 func TestPartsCoverTheRangeOnce(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	for _, tc := range []struct{ n, minPerPart, wantParts int }{
-		{0, 10, 1}, {1, 10, 1}, {19, 10, 1}, {20, 10, 2}, {39, 10, 3}, {1000, 10, 4}, {1000, 0, 4},
-	} {
-		name := fmt.Sprintf("Parts(%d, %d)", tc.n, tc.minPerPart)
-		parts := partsOf(t, name, tc.n, func(f func(lo, hi int)) { Parts(tc.n, tc.minPerPart, f) })
-		if len(parts) != tc.wantParts {
-			t.Errorf("%s: %d parts, want %d", name, len(parts), tc.wantParts)
-		}
-		for _, p := range parts {
-			if len(parts) > 1 && tc.minPerPart > 0 && p[1]-p[0] < tc.minPerPart {
-				t.Errorf("%s: part %v under %d", name, p, tc.minPerPart)
-			}
-		}
+	type loop struct {
+		name string
+		run  func(n, arg int, f func(lo, hi int))
+		// minSize is the smallest part allowed when there are several.
+		minSize func(n, arg int) int
 	}
-}
-
-// TestSplitCoversTheRangeOnce: Split makes the parts asked for (at most
-// one per index, none empty), consecutive and covering every index once.
-func TestSplitCoversTheRangeOnce(t *testing.T) {
-	for _, tc := range []struct{ n, parts, wantParts int }{
-		{0, 4, 1}, {1, 4, 1}, {3, 4, 3}, {10, 0, 1}, {10, 1, 1}, {10, 4, 4}, {1000, 7, 7},
+	parts := loop{"Parts", Parts, func(_, minPerPart int) int { return minPerPart }}
+	split := loop{"Split", Split, func(n, _ int) int { return min(n, 1) }}
+	for _, tc := range []struct {
+		loop
+		n, arg, wantParts int
+	}{
+		{parts, 0, 10, 1}, {parts, 1, 10, 1}, {parts, 19, 10, 1}, {parts, 20, 10, 2}, {parts, 39, 10, 3},
+		{parts, 1000, 10, 4}, {parts, 1000, 0, 4},
+		{split, 0, 4, 1}, {split, 1, 4, 1}, {split, 3, 4, 3}, {split, 10, 0, 1}, {split, 10, 1, 1},
+		{split, 10, 4, 4}, {split, 1000, 7, 7},
 	} {
-		name := fmt.Sprintf("Split(%d, %d)", tc.n, tc.parts)
-		parts := partsOf(t, name, tc.n, func(f func(lo, hi int)) { Split(tc.n, tc.parts, f) })
-		if len(parts) != tc.wantParts {
-			t.Errorf("%s: %d parts, want %d", name, len(parts), tc.wantParts)
+		name := fmt.Sprintf("%s(%d, %d)", tc.name, tc.n, tc.arg)
+		got := partsOf(t, name, tc.n, func(f func(lo, hi int)) { tc.run(tc.n, tc.arg, f) })
+		if len(got) != tc.wantParts {
+			t.Errorf("%s: %d parts, want %d", name, len(got), tc.wantParts)
 		}
-		for _, p := range parts {
-			if tc.n > 0 && p[1] == p[0] {
-				t.Errorf("%s: empty part %v", name, p)
+		for _, p := range got {
+			if len(got) > 1 && p[1]-p[0] < tc.minSize(tc.n, tc.arg) {
+				t.Errorf("%s: part %v under %d", name, p, tc.minSize(tc.n, tc.arg))
 			}
 		}
 	}
