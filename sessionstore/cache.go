@@ -51,7 +51,7 @@ import (
 
 const (
 	cacheMagic   = "DSHLSPIX"
-	cacheVersion = 10
+	cacheVersion = 11
 	// cachePrefixBytes and cacheTrailerBytes frame the states and the head.
 	cachePrefixBytes  = len(cacheMagic) + 4
 	cacheTrailerBytes = 4 + 8 + 8 + 4 + 8

@@ -357,7 +357,7 @@ func TestCacheStateReadBackOrLost(t *testing.T) {
 // (in memory, or in the file kept open) is its first bytes, read without
 // the rest; a state too short to hold one has none.
 func TestStateTailReadAlone(t *testing.T) {
-	state := []byte("\x07\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00rest of the state")
+	state := []byte("\x07\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x05\x00\x00\x00rest of the state")
 	all := []*entry{
 		{Seg: "a", State: savedState{held: state}},
 		{Seg: "b", State: savedState{held: []byte("short")}},
@@ -377,8 +377,8 @@ func TestStateTailReadAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cf := range []*cacheFile{fromFile, inMemory} {
-		if got := cf.Entries[0].tail(); got != (stateTail{Offset: 7, TailCRC: 42}) {
-			t.Errorf("tail %+v, want offset 7, CRC 42", got)
+		if got := cf.Entries[0].tail(); got != (stateTail{Offset: 7, TailCRC: 42, Sum: 5}) {
+			t.Errorf("tail %+v, want offset 7, CRC 42, sum 5", got)
 		}
 		if got := cf.Entries[1].tail(); got.Offset != -1 {
 			t.Errorf("tail of a short state %+v, want none", got)

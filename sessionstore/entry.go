@@ -131,7 +131,7 @@ func (e *entry) view() (*logState, error) {
 // tail is where the view's parse stopped.
 func (e *entry) tail() stateTail {
 	if t := e.torn(); t != nil {
-		return stateTail{Offset: t.Offset, TailCRC: t.TailCRC}
+		return stateTail{Offset: t.Offset, TailCRC: t.TailCRC, Sum: t.Sum}
 	}
 	return e.State.tail()
 }

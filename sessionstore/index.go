@@ -178,7 +178,7 @@ type Indexed struct {
 	watcher *storeWatcher
 	changed chan struct{}
 
-	parsed, grown, surfaces, wholeScans, fullScans, dirStats, statBatches, coldChecks, listings, pollTicks atomic.Int64 // counters
+	parsed, grown, sameBytes, surfaces, wholeScans, fullScans, dirStats, statBatches, coldChecks, listings, pollTicks atomic.Int64 // counters
 }
 
 var _ reference.Source = (*Indexed)(nil)
@@ -736,6 +736,9 @@ type Stats struct {
 	// Parsed counts transcripts (re)indexed since open, Grown those
 	// parsed only from their saved offset, Surfaces ReadSurface answers.
 	Parsed, Grown, Surfaces int64
+	// SameBytes counts transcripts whose signature changed (a touch, a
+	// copy) but whose bytes were those indexed: kept, not parsed.
+	SameBytes int64
 }
 
 // Skipped reports, in path order, the transcripts the encoding rule does
@@ -757,7 +760,7 @@ func (ix *Indexed) Skipped() []error {
 func (ix *Indexed) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	s := Stats{Listed: len(ix.listing), Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load()}
+	s := Stats{Listed: len(ix.listing), Parsed: ix.parsed.Load(), Grown: ix.grown.Load(), Surfaces: ix.surfaces.Load(), SameBytes: ix.sameBytes.Load()}
 	for _, e := range ix.entryMap() {
 		if !e.State.present() {
 			s.Unreadable++

@@ -26,6 +26,10 @@ type logState struct {
 	// before it, to detect a file rewritten in place.
 	Offset  int64
 	TailCRC uint32
+	// Sum is the CRC-32C of the bytes before Offset (transcript.Position):
+	// a transcript whose signature changed but whose bytes did not (a
+	// touch, a copy, a restore) keeps its entry (sameBytes).
+	Sum uint32
 	// Lines and Frames count the event lines and the complete frames
 	// before Offset, for error messages.
 	Lines  int
@@ -123,7 +127,7 @@ func (p *logParser) fold() *transcript.Fold {
 func (p *logParser) parse(size int64) (view *logState, err error) {
 	cur := p.cursor(size)
 	defer cur.Close()
-	cur.Resume(transcript.Position{Offset: p.st.Offset, Lines: p.st.Lines, Frames: p.st.Frames, NextSeq: p.st.Fold.Count})
+	cur.Resume(transcript.Position{Offset: p.st.Offset, Lines: p.st.Lines, Frames: p.st.Frames, NextSeq: p.st.Fold.Count, Sum: p.st.Sum})
 	committed := p.st
 	for {
 		rec, err := cur.Next()
@@ -140,7 +144,7 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 		p.apply(rec)
 	}
 	pos := cur.Position()
-	committed.Offset, committed.Lines, committed.Frames = pos.Offset, pos.Lines, pos.Frames
+	committed.Offset, committed.Lines, committed.Frames, committed.Sum = pos.Offset, pos.Lines, pos.Frames, pos.Sum
 	if committed.TailCRC, err = cur.TailCRC(); err != nil {
 		return nil, err
 	}
@@ -148,7 +152,7 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 	if cur.TornFrame() && view == committed {
 		view = committed.clone()
 	}
-	view.Offset, view.TailCRC, view.Lines, view.Frames = committed.Offset, committed.TailCRC, committed.Lines, committed.Frames
+	view.Offset, view.TailCRC, view.Lines, view.Frames, view.Sum = committed.Offset, committed.TailCRC, committed.Lines, committed.Frames, committed.Sum
 	p.st = committed
 	return view, nil
 }
@@ -175,6 +179,7 @@ func (p *logParser) apply(rec transcript.Record) {
 type stateTail struct {
 	Offset  int64
 	TailCRC uint32
+	Sum     uint32
 }
 
 // encode returns st's encoding (decodeLogState reads it back): the tail
@@ -202,6 +207,7 @@ const maxEncodeScratch = 1 << 20
 func (st *logState) appendEncoding(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(st.Offset))
 	b = binary.LittleEndian.AppendUint32(b, st.TailCRC)
+	b = binary.LittleEndian.AppendUint32(b, st.Sum)
 	b = binenc.AppendInt(binenc.AppendInt(b, int64(st.Lines)), int64(st.Frames))
 	b = st.Fold.AppendBinary(b)
 	b = binenc.AppendBool(b, st.Locs != nil)
@@ -225,14 +231,14 @@ func (st *logState) appendEncoding(b []byte) []byte {
 var errStateEncoding = errors.New("index state does not decode")
 
 // stateTailBytes is the tail's size at the start of an encoded state.
-const stateTailBytes = 12
+const stateTailBytes = 16
 
 // tailOf reads the tail of an encoded state.
 func tailOf(b []byte) stateTail {
 	if len(b) < stateTailBytes {
 		return stateTail{Offset: -1}
 	}
-	return stateTail{Offset: int64(binary.LittleEndian.Uint64(b)), TailCRC: binary.LittleEndian.Uint32(b[8:])}
+	return stateTail{Offset: int64(binary.LittleEndian.Uint64(b)), TailCRC: binary.LittleEndian.Uint32(b[8:]), Sum: binary.LittleEndian.Uint32(b[12:])}
 }
 
 // decodeLogState reads what encode wrote into a new state.
@@ -241,8 +247,8 @@ func decodeLogState(b []byte) (*logState, error) {
 	if t.Offset < 0 {
 		return nil, errStateEncoding
 	}
-	r := binenc.NewReader(b[12:])
-	st := &logState{Offset: t.Offset, TailCRC: t.TailCRC, Lines: int(r.Int()), Frames: int(r.Int())}
+	r := binenc.NewReader(b[stateTailBytes:])
+	st := &logState{Offset: t.Offset, TailCRC: t.TailCRC, Sum: t.Sum, Lines: int(r.Int()), Frames: int(r.Int())}
 	st.Fold = transcript.ReadFoldState(r)
 	if hasLocs, n := r.Bool(), r.Count(7); hasLocs {
 		st.Locs = make([]transcript.Loc, n)

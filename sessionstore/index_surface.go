@@ -85,7 +85,7 @@ func (ix *Indexed) surfaceOf(ctx context.Context, e *entry) (*reference.Surface,
 	if err != nil {
 		return nil, err
 	}
-	f, _, ok, err := openState(nil, ix.root, e.path(ix.root), e.Sig, stateTail{st.Offset, st.TailCRC})
+	f, _, ok, err := openState(nil, ix.root, e.path(ix.root), e.Sig, stateTail{Offset: st.Offset, TailCRC: st.TailCRC, Sum: st.Sum})
 	if err != nil {
 		return nil, unreadable(err)
 	}

@@ -73,11 +73,25 @@ func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, serv
 			if ctx.Err() != nil {
 				return false // the caller gives up; the early path stays
 			}
-			if e := entries[i]; e == nil || ix.entryChanged(e) {
+			if e := entries[i]; e == nil || !ix.stillIndexed(e) {
 				ix.early.ok.Store(false)
 				return false
 			}
 		}
 		return true
 	}
+}
+
+// stillIndexed reports whether e's session directory still holds what e
+// indexed: the same transcript signature, or, when only that changed (a
+// touched or copied store), the same bytes (sameBytesAs).
+func (ix *Indexed) stillIndexed(e *entry) bool {
+	d := sessionDir{proj: e.Proj, seg: e.Seg}
+	ix.statTranscripts(&d)
+	enc, change := ix.compare(e, &d)
+	if sig, _ := d.sig(enc); change == changeTranscript && e.mayKeep(enc, d.hasRaw, d.hasZstd, sig.Size) {
+		_, same := ix.sameBytesAs(nil, e)
+		return same
+	}
+	return change == changeNone
 }

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,16 +73,20 @@ func candidatesText(ctx context.Context, src reference.Source, query string) (st
 
 // TestRestartAnswersCompletionBeforeItsFirstRefresh restarts on the
 // persisted index with the first refresh held back: an unchanged store is
-// answered at once; a served session appended to, or a session added,
+// answered at once, and so is one whose transcripts were only touched or
+// replaced by copies (their bytes are checked, and kept, not parsed); a
+// served session appended to or rewritten in place, or a session added,
 // while the server was down makes the answer wait for the refresh and
 // show the change.
 func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
-	for _, change := range []string{"none", "served session appended", "session added"} {
+	changes := []string{"none", "transcripts touched", "transcripts replaced by copies",
+		"served session appended", "served session rewritten, same size", "session added"}
+	for _, change := range changes {
 		t.Run(change, func(t *testing.T) {
 			root, cacheDir := t.TempDir(), t.TempDir()
-			writeTitled(t, root, "s1", 3, "alpha")
+			paths := []string{writeTitled(t, root, "s1", 3, "alpha")}
 			appended := writeTitled(t, root, "s2", 2, "beta")
-			writeTitled(t, root, "s3", 1, "gamma")
+			paths = append(paths, appended, writeTitled(t, root, "s3", 1, "gamma"))
 			ageDirs(t, root)
 			first := openIndexed(t, root, cacheDir)
 			want, err := candidatesText(context.Background(), first, "")
@@ -98,6 +103,19 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				f.WriteString(titleLine(1, "delta"))
 				f.Close()
 				want = strings.Replace(want, "s2=beta", "s2=delta", 1)
+			case "served session rewritten, same size":
+				rewriteKeepingSize(t, appended, "beta", "bEta")
+				want = strings.Replace(want, "s2=beta", "s2=bEta", 1)
+			case "transcripts touched":
+				for _, p := range paths {
+					if err := os.Chtimes(p, time.Now(), time.Now().Add(time.Minute)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case "transcripts replaced by copies":
+				for _, p := range paths {
+					replaceByCopy(t, p)
+				}
 			case "session added":
 				writeTitled(t, root, "s4", 4, "epsilon")
 				want = "s4=epsilon " + want
@@ -125,7 +143,7 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				text, err := candidatesText(context.Background(), x, "")
 				answered <- answer{text, err}
 			}()
-			if change == "none" {
+			if early := change == "none" || strings.HasPrefix(change, "transcripts"); early {
 				var a answer
 				select {
 				case a = <-answered:
@@ -149,6 +167,22 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				if cat.Verify(cancelled, []int32{0}) || !x.servedFirst() {
 					t.Fatal("a cancelled check closed the early path (or passed)")
 				}
+				// The first refresh keeps every entry: none is parsed.
+				close(gate)
+				if err := x.Wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the first refresh", func() bool { return !x.unverified() })
+				wantKept := int64(3)
+				if change == "none" {
+					wantKept = 0
+				}
+				if st := x.Stats(); st.Parsed != 0 || st.SameBytes != wantKept {
+					t.Fatalf("first refresh: %d parsed, %d kept by their bytes; want 0 and %d", st.Parsed, st.SameBytes, wantKept)
+				}
+				if text, err := candidatesText(context.Background(), x, ""); err != nil || text != want {
+					t.Fatalf("after the first refresh: %q (%v), want %q", text, err, want)
+				}
 				return
 			}
 			// The early path must close (the shape or a served session
@@ -169,6 +203,51 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				t.Fatalf("answered %q (%v), want %q", a.text, a.err, want)
 			}
 		})
+	}
+}
+
+// rewriteKeepingSize replaces the first from in path's bytes by to, of
+// the same length, in place (same inode), with a new mtime.
+func rewriteKeepingSize(t *testing.T, path, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(from))
+	if i < 0 || len(from) != len(to) {
+		t.Fatalf("%s: no %q to replace by %q", path, from, to)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte(to), int64(i)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, time.Now(), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceByCopy replaces path by a copy of its bytes: a new inode and
+// mtime, as a restore or a copy of the store leaves it.
+func replaceByCopy(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".copy"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, time.Now(), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -48,6 +48,10 @@ type Position struct {
 	Frames int
 	// NextSeq is the seq the next event must carry.
 	NextSeq int64
+	// Sum is the CRC-32C of the bytes before Offset: what tells a
+	// transcript whose metadata changed (touched, copied, restored) from
+	// one whose bytes did (SumOf).
+	Sum uint32
 }
 
 // Record is one good record the cursor read.
@@ -168,7 +172,7 @@ func NewCursorBytes(data []byte, framing Framing, o Options) *Cursor {
 func (c *Cursor) Resume(pos Position) {
 	c.pos = pos
 	c.wantHeader = pos.Offset == 0
-	c.in.off, c.in.start, c.in.end = pos.Offset, 0, 0
+	c.in.off, c.in.start, c.in.end, c.in.sum = pos.Offset, 0, 0, pos.Sum
 	c.in.eof = pos.Offset >= c.in.size
 	c.sc.nextSeq, c.sc.lines = pos.NextSeq, pos.Lines
 }
@@ -226,13 +230,13 @@ func (c *Cursor) nextLine() (Record, error) {
 			if err != nil {
 				return Record{}, err
 			}
-			c.wantHeader, c.pos.Offset = false, end
+			c.wantHeader, c.pos.Offset, c.pos.Sum = false, end, c.in.sum
 			return Record{Header: h, HeaderLine: bytes.Clone(line)}, nil
 		}
 		rec, ok, err := c.scan(line, Loc{Off: off})
 		if err != nil || ok {
 			if ok {
-				c.pos.Offset, c.pos.Lines, c.pos.NextSeq = end, c.sc.lines, c.sc.nextSeq
+				c.pos.Offset, c.pos.Lines, c.pos.NextSeq, c.pos.Sum = end, c.sc.lines, c.sc.nextSeq, c.in.sum
 			}
 			return rec, err
 		}
@@ -314,7 +318,7 @@ func (c *Cursor) nextInFrame() (Record, error) {
 				c.pending = err
 				continue
 			}
-			c.wantHeader, c.pos.Offset = false, off+int64(len(frame))
+			c.wantHeader, c.pos.Offset, c.pos.Sum = false, off+int64(len(frame)), c.in.sum
 			return rec, nil
 		}
 		c.pending = c.startFrame(frame, off)
@@ -367,7 +371,8 @@ func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
 	if i < 0 {
 		c.releaseText()
 		if !c.frameTorn && c.pending == nil {
-			c.pos.Offset, c.pos.Lines, c.pos.NextSeq = c.frameEnd, c.sc.lines, c.sc.nextSeq
+			// Nothing was consumed since the frame: in.sum ends at it.
+			c.pos.Offset, c.pos.Lines, c.pos.NextSeq, c.pos.Sum = c.frameEnd, c.sc.lines, c.sc.nextSeq, c.in.sum
 		}
 		return Record{}, false, nil
 	}
@@ -561,6 +566,32 @@ func TailCRC(r io.ReaderAt, off int64) (uint32, error) {
 	return crc32.ChecksumIEEE(buf), nil
 }
 
+// castagnoli is the CRC-32C table of Position.Sum (hardware on amd64 and
+// arm64: summing a transcript costs a small share of reading it).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// SumOf returns the CRC-32C of the first n bytes of r: Position.Sum of a
+// read that committed n bytes, without parsing them. It fails when r is
+// shorter.
+func SumOf(r io.ReaderAt, n int64) (uint32, error) {
+	b := readBufs.Get().(*[]byte)
+	defer putReadBuf(b)
+	var sum uint32
+	for off := int64(0); off < n; {
+		chunk := (*b)[:min(int64(len(*b)), n-off)]
+		m, err := r.ReadAt(chunk, off)
+		if m < len(chunk) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		sum = crc32.Update(sum, castagnoli, chunk)
+		off += int64(m)
+	}
+	return sum, nil
+}
+
 // readChunk is the recycled read buffer's size: the first index pass
 // allocates per session about what it keeps, not what it reads.
 const readChunk = 4 << 20
@@ -607,6 +638,9 @@ type input struct {
 	// held is budget memory for a grown buffer; heldAll: every slot.
 	held    *slot
 	heldAll bool
+	// sum is the CRC-32C of the file's bytes before buf[start]: line and
+	// frame consume every byte once, in order.
+	sum uint32
 }
 
 // setBuf replaces buf by a grown copy.
@@ -653,6 +687,7 @@ func (in *input) line(grow func() error) ([]byte, int64, error) {
 	for {
 		if i := bytes.IndexByte(in.buf[in.start:in.end], '\n'); i >= 0 {
 			line, off := in.buf[in.start:in.start+i], in.off+int64(in.start)
+			in.sum = crc32.Update(in.sum, castagnoli, in.buf[in.start:in.start+i+1])
 			in.start += i + 1
 			return line, off, nil
 		}
@@ -674,6 +709,7 @@ func (in *input) frame(grow func() error) ([]byte, int64, error) {
 			}
 			if complete {
 				frame, off := in.buf[in.start:end], in.off+int64(in.start)
+				in.sum = crc32.Update(in.sum, castagnoli, frame)
 				in.start = end
 				return frame, off, nil
 			}

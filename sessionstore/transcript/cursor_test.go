@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,7 +106,8 @@ func seqsOf(t *testing.T, c *Cursor) (seqs []int64, recs []Record) {
 // TestCursorResumesWhereAPrefixStopped: reading any prefix of a log (a
 // torn line or frame at its end) and then resuming the whole log at the
 // prefix's position hands out exactly the records of one read, and a
-// torn final frame's lines are never committed.
+// torn final frame's lines are never committed. Each position's Sum is the
+// CRC-32C of the bytes before its offset, as SumOf reads it.
 func TestCursorResumesWhereAPrefixStopped(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -148,15 +150,51 @@ func TestCursorResumesWhereAPrefixStopped(t *testing.T) {
 				}
 				pos := first.Position()
 				first.Close()
+				checkSum(t, c.data, pos)
 				rest := NewCursor(bytes.NewReader(c.data), int64(len(c.data)), c.framing, Options{})
 				rest.Resume(pos)
 				more, _ := seqsOf(t, rest)
+				checkSum(t, c.data, rest.Position())
+				if end := rest.Position().Offset; end != int64(len(c.data)) {
+					t.Fatalf("cut %d: resumed read ended at %d of %d", cut, end, len(c.data))
+				}
 				rest.Close()
 				if got = append(got, more...); !slices.Equal(got, want) {
 					t.Fatalf("cut %d (resumed at %+v): seqs %v, want %v", cut, pos, got, want)
 				}
 			}
 		})
+	}
+}
+
+// checkSum fails unless pos.Sum is the CRC-32C of data before pos.Offset,
+// and SumOf reads the same.
+func checkSum(t *testing.T, data []byte, pos Position) {
+	t.Helper()
+	want := crc32.Checksum(data[:pos.Offset], crc32.MakeTable(crc32.Castagnoli))
+	if pos.Sum != want {
+		t.Fatalf("position %+v: Sum %#x, want the CRC-32C of the bytes before it, %#x", pos, pos.Sum, want)
+	}
+	if got, err := SumOf(bytes.NewReader(data), pos.Offset); err != nil || got != want {
+		t.Fatalf("SumOf(%d) = %#x (%v), want %#x", pos.Offset, got, err, want)
+	}
+}
+
+// TestSumCoversOnlyCommittedBytes: a bad line, and lines after it, are
+// not committed, and the position's Sum stops where its offset does; SumOf
+// fails on a reader shorter than asked.
+func TestSumCoversOnlyCommittedBytes(t *testing.T) {
+	data := []byte(cursorHeader + "\n" + joinLines(cursorLines[:2]) + "{not json}\n" + joinLines(cursorLines[3:]))
+	c := NewCursor(bytes.NewReader(data), int64(len(data)), Lines, Options{})
+	seqsOf(t, c)
+	pos := c.Position()
+	c.Close()
+	if want := len(cursorHeader) + 1 + len(joinLines(cursorLines[:2])); pos.Offset != int64(want) {
+		t.Fatalf("committed %d bytes, want %d (up to the bad line)", pos.Offset, want)
+	}
+	checkSum(t, data, pos)
+	if _, err := SumOf(bytes.NewReader(data), int64(len(data))+1); err == nil {
+		t.Fatal("SumOf past the end succeeded")
 	}
 }
 
