@@ -1,9 +1,12 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,6 +30,17 @@ const (
 // 2,048 covers, in each poll, every unwatched session of a store up to
 // 2,048 directories past the watch cap.
 var pollChunk = 2048
+
+// pollHotMax bounds the hot unwatched sessions one poll stats out of turn
+// (pollHot); tests set it. A live store has a few: the sessions dsh is
+// writing. A store whose every transcript was just touched, copied or
+// restored has every unwatched session hot for hotWindow, and each poll
+// stat-ing all of them (76,000 of 100,000 sessions: 1.7 s) made every
+// query wait that long for ten minutes. Past the bound a poll takes the
+// most recently modified and leaves the rest to the rotation, which
+// covers every unwatched session in turn; the next full scan moves the
+// watches to the sessions written last (preferRecentWatches).
+var pollHotMax = 512
 
 // changeSet is what changed since a refresh took the previous set: all
 // (rescan everything), the root's listing, project directories' listings,
@@ -265,12 +279,8 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	} else {
 		// The hot few, not every unwatched session: at 100,000 sessions
 		// most are unwatched and each poll would otherwise look them all up.
-		for k := range f.pollHot {
-			if e := ix.entryMap()[dirKeyOf(k)]; e == nil || e.hot(now) {
-				c.addSession(k)
-			} else {
-				delete(f.pollHot, k)
-			}
+		for _, k := range f.hotToPoll(ix, now) {
+			c.addSession(k)
 		}
 		if len(f.pollHot) == 0 {
 			// A map keeps its size when emptied: after a restart it
@@ -291,6 +301,37 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 		cold = append(cold, keys[(i+n)%len(keys)])
 	}
 	return c, cold
+}
+
+// hotToPoll drops from pollHot the sessions no longer hot and returns
+// those a poll stats out of turn: all of them, or, past pollHotMax, the
+// ones without an entry or a complete header first, then the most
+// recently modified. Callers hold f.mu and refreshMu.
+func (f *freshness) hotToPoll(ix *Indexed, now time.Time) []string {
+	type hot struct {
+		key   string
+		mtime int64
+	}
+	var hots []hot
+	for k := range f.pollHot {
+		switch e := ix.entryMap()[dirKeyOf(k)]; {
+		case e == nil || e.Sig.Size < 0 || e.NoHeaderYet:
+			hots = append(hots, hot{k, math.MaxInt64})
+		case e.hot(now):
+			hots = append(hots, hot{k, e.Sig.MtimeNs})
+		default:
+			delete(f.pollHot, k)
+		}
+	}
+	if len(hots) > pollHotMax {
+		slices.SortFunc(hots, func(a, b hot) int { return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key, b.key)) })
+		hots = hots[:pollHotMax]
+	}
+	keys := make([]string, len(hots))
+	for i, h := range hots {
+		keys[i] = h.key
+	}
+	return keys
 }
 
 // changedOf returns the keys among cold whose session directories no

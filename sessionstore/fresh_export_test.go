@@ -26,6 +26,14 @@ func SetPollChunk(n int) func() {
 	return func() { pollChunk = old }
 }
 
+// SetPollHotMax sets how many hot unwatched sessions a poll stats out of
+// turn and returns the function restoring it.
+func SetPollHotMax(n int) func() {
+	old := pollHotMax
+	pollHotMax = n
+	return func() { pollHotMax = old }
+}
+
 // NoteEverything records a notification that anything may have changed,
 // as the watcher does after a lost event.
 func (x *Indexed) NoteEverything() { x.noteChange(changeSet{all: true}) }

@@ -260,3 +260,57 @@ func TestRestartQueuesNoIdleUnwatchedSessionOutOfTurn(t *testing.T) {
 		t.Fatalf("after a restart on an idle store, %d unwatched sessions are queued out of turn, want 0", n)
 	}
 }
+
+// TestPollStatsABoundedHotSet: when every unwatched session is hot at once
+// (a store whose transcripts were all just touched, as a copy or a restore
+// leaves them), a poll stats at most pollHotMax of them out of turn, not
+// all: every query would otherwise wait for all of them (1.7 s at 100,000
+// sessions). A write to one of the others is still seen, in its turn.
+func TestPollStatsABoundedHotSet(t *testing.T) {
+	const n, chunk, hotMax = 40, 4, 3
+	defer sessionstore.SetPollChunk(chunk)()
+	defer sessionstore.SetPollHotMax(hotMax)()
+	root := t.TempDir()
+	s := idleStore(t, root, n)
+	x := openCapped(t, root)
+	ctx := context.Background()
+	now := time.Now()
+	for _, g := range s.Sessions {
+		if err := os.Chtimes(g.Path, now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unwatched := x.UnwatchedSessions()
+	if hot, _ := x.HotPolled(); hot < n/2 || hot != len(unwatched) {
+		t.Fatalf("%d unwatched sessions hot after touching every transcript, want all %d of them", hot, len(unwatched))
+	}
+	for round := 0; round < 3; round++ {
+		_, stats0, _ := x.ScanCounts()
+		x.ExpirePoll()
+		if _, err := x.ListSessions(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The background poller may poll in the same window: at most one
+		// poll's stats each.
+		if _, stats, _ := x.ScanCounts(); stats-stats0 > 2*hotMax {
+			t.Fatalf("round %d: a query's poll stat'd %d sessions out of turn of %d hot, want at most %d", round, stats-stats0, len(unwatched), 2*hotMax)
+		}
+	}
+	// An append to a hot unwatched session, its mtime kept (a coarse
+	// clock): seen within a rotation of the unwatched sessions.
+	g := s.Pick(func(g *freshtest.Session) bool { return slices.Contains(unwatched, sessionKey(t, root, g)) })
+	if err := s.AppendTurn(g); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(g.Path, now, now)
+	want := mustExpected(t, ctx, root)
+	for polls := 0; mustView(t, ctx, x) != want; polls++ {
+		if polls > n/chunk+1 {
+			t.Fatalf("%d polls did not see the append to %s", polls, g.Spec.ID)
+		}
+		x.ExpirePoll()
+	}
+}
