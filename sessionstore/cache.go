@@ -102,6 +102,8 @@ const (
 	// loaded cache.
 	flagIDInRaw
 	flagSegIsID
+	// flagWhole: Whole, and Sum follows the signature.
+	flagWhole
 )
 
 func flagIf(cond bool, f uint64) uint64 {
@@ -247,11 +249,11 @@ func writeState(w io.Writer, s savedState) writtenState {
 const minEntryBytes = 18
 
 func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID bool, state writtenState) []byte {
-	sig := e.Sig
+	sig, whole := e.Sig, e.Whole
 	if e.torn() != nil || state.lost {
 		// The view holds a torn final frame, or the state was lost: parse
 		// again after a restart.
-		sig.Size = -1
+		sig.Size, whole = -1, false
 	}
 	readIDIsListed := e.ReadID == e.ListedID
 	idAt := -1
@@ -264,11 +266,14 @@ func appendEntry(b []byte, e *entry, str func(string) uint64, readByListedID boo
 		flagIf(e.TitleDerived, flagTitleDerived)|flagIf(e.Clean && e.torn() == nil, flagClean)|
 		flagIf(e.ListedCWD != nil, flagCWD)|flagIf(e.TitleText != nil, flagTitle)|
 		flagIf(readIDIsListed, flagReadIDIsListed)|flagIf(e.HeaderFromListed, flagHeaderFromListed)|
-		flagIf(readByListedID, flagReadByListedID))
+		flagIf(readByListedID, flagReadByListedID)|flagIf(whole, flagWhole))
 	b = binenc.AppendUint(b, str(e.Proj))
 	b = binenc.AppendUint(b, uint64(e.Enc))
 	b = binenc.AppendUint(binenc.AppendUint(b, sig.Dev), sig.Ino)
 	b = binenc.AppendInt(binenc.AppendInt(b, sig.Size), sig.MtimeNs)
+	if whole {
+		b = binary.LittleEndian.AppendUint32(b, e.Sum)
+	}
 	b = binenc.AppendInt(transcript.AppendSavedError(b, e.fault().ReadErr), e.fault().ReadErrLimit)
 	b = binenc.AppendOptBytes(binenc.AppendInt(b, e.ListedCreatedAt), e.ListedRaw)
 	if idAt >= 0 {
@@ -612,6 +617,11 @@ func readEntry(r *binenc.Reader, e *entry, str func() (*string, bool), title *st
 	e.TitleDerived, e.Clean = flags&flagTitleDerived != 0, flags&flagClean != 0
 	e.Enc = Encoding(r.Uint())
 	e.Sig = fileSig{Dev: r.Uint(), Ino: r.Uint(), Size: r.Int(), MtimeNs: r.Int()}
+	if e.Whole = flags&flagWhole != 0; e.Whole {
+		if sum := r.Fixed(4); sum != nil {
+			e.Sum = binary.LittleEndian.Uint32(sum)
+		}
+	}
 	e.setFaults(faults{ReadErr: transcript.ReadSavedError(r), ReadErrLimit: r.Int()})
 	e.ListedCreatedAt, e.ListedRaw = r.Int(), r.OptBytes()
 	if flags&flagIDInRaw != 0 {

@@ -51,6 +51,9 @@ func TestCacheEntryEncodingRoundTrips(t *testing.T) {
 				all[i].ListedRaw = append(all[i].ListedRaw, all[i].ListedID...)
 				all[i].Seg = all[i].ListedID
 			}
+			if !all[i].Whole {
+				all[i].Sum = 0 // a sum is kept only with the whole file's parse
+			}
 			var state []byte
 			binenctest.Fill(rng, &state)
 			all[i].State = savedState{held: state}

@@ -70,11 +70,20 @@ type entry struct {
 	// Clean says derive found no error and a view equal to State: a
 	// restart takes the entry as persisted, without decoding State.
 	Clean bool
+	// Whole says State's parse committed every byte of the transcript Sig
+	// describes, whose CRC-32C is Sum.
+	Whole bool
 	// readByListedID, set on an entry loaded from the cache, says a read
 	// of ListedID loads this entry in the listing the cache persisted
 	// (Indexed.cachedGen): the catalog of that listing takes its title
 	// from it without the id lookup (byid.go).
 	readByListedID bool
+	// Sum is the CRC-32C of the transcript's bytes when Whole: State's
+	// parse committed the whole file. A transcript whose signature changed
+	// but whose bytes did not (a touch, a copy, a restore) keeps the entry
+	// (keepSameBytes) and its content version (contentVersion). Beside the
+	// flags, it takes no word of its own.
+	Sum uint32
 }
 
 // faults are what few entries have, kept behind one pointer (72 bytes a
@@ -139,6 +148,7 @@ func (e *entry) tail() stateTail {
 // setState keeps committed, encoded, and view when it differs from it.
 func (e *entry) setState(committed, view *logState) {
 	e.State = savedState{held: committed.encode()}
+	e.Whole, e.Sum = view == committed && committed.Offset == e.Sig.Size, committed.Sum
 	f := e.fault()
 	f.torn = nil
 	if view != committed {
@@ -308,6 +318,22 @@ func (e *entry) hot(now time.Time) bool {
 // sig, over old.
 func (e *entry) reparse(sig fileSig, old *entry) indexJob {
 	return indexJob{proj: e.Proj, seg: e.Seg, old: old, sig: sig, enc: e.Enc, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
+}
+
+// contentVersion is the version SessionVersions gives e: the bytes e
+// indexed, "enc:size:sum" in decimal, when its parse covered the whole
+// file (a touch, a copy or a restore of the store then leaves it, and
+// the content index keeps what it derived from them), else the file's
+// signature (transcriptVersion), a form with two more fields.
+func (e *entry) contentVersion() string {
+	if !e.Whole {
+		return transcriptVersion(e.Enc, e.Sig)
+	}
+	var buf [3 * 21]byte
+	b := strconv.AppendUint(buf[:0], uint64(e.Enc), 10)
+	b = strconv.AppendInt(append(b, ':'), e.Sig.Size, 10)
+	b = strconv.AppendUint(append(b, ':'), uint64(e.Sum), 10)
+	return string(b)
 }
 
 // transcriptVersion names one version of a transcript: its encoding and

@@ -960,14 +960,14 @@ func (ix *Indexed) keepSameBytes(d *beneath.Root, j indexJob) (*entry, bool) {
 // enc and size whose directory holds transcripts of the encodings the
 // flags say, if its bytes are the ones e's parse committed.
 func (e *entry) mayKeep(enc Encoding, hasRaw, hasZstd bool, size int64) bool {
-	return e.Clean && e.Listed && e.State.present() && e.Enc == enc && e.HasRaw == hasRaw && e.HasZstd == hasZstd && e.Sig.Size == size
+	return e.Clean && e.Whole && e.Listed && e.State.present() && e.Enc == enc && e.HasRaw == hasRaw && e.HasZstd == hasZstd && e.Sig.Size == size
 }
 
 // sameBytesAs reports whether the transcript of old's directory holds the
-// bytes old's parse committed, whole, and returns its signature.
+// bytes old's parse committed, the whole file (old.Whole), and returns its
+// signature.
 func (ix *Indexed) sameBytesAs(d *beneath.Root, old *entry) (fileSig, bool) {
-	t := old.State.tail()
-	if t.Offset != old.Sig.Size {
+	if !old.Whole {
 		return fileSig{}, false
 	}
 	f, fi, err := beneath.Open(d, ix.root, old.path(ix.root))
@@ -976,11 +976,11 @@ func (ix *Indexed) sameBytesAs(d *beneath.Root, old *entry) (fileSig, bool) {
 	}
 	defer f.Close()
 	sig := sigOf(fi)
-	if sig.Size != t.Offset {
+	if sig.Size != old.Sig.Size {
 		return fileSig{}, false
 	}
-	sum, err := transcript.SumOf(f, t.Offset)
-	return sig, err == nil && sum == t.Sum
+	sum, err := transcript.SumOf(f, sig.Size)
+	return sig, err == nil && sum == old.Sum
 }
 
 // parseAppended continues old's parse over the appended bytes. It reports
@@ -1017,7 +1017,7 @@ func (ix *Indexed) parseAppended(d *beneath.Root, e, old *entry, path string) (*
 
 // setReadErr records on e the error its read gives.
 func (ix *Indexed) setReadErr(e *entry, err error) {
-	e.State = savedState{}
+	e.State, e.Whole, e.Sum = savedState{}, false, 0
 	e.setFaults(faults{ReadErr: transcript.SaveError(err), ReadErrLimit: ix.limit})
 	if re := e.fault().ReadErr; re.Kind == KindIO && !re.Limit {
 		// Not a fact about these bytes: parse again at the next scan.

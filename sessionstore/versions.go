@@ -80,7 +80,7 @@ func (ix *Indexed) SessionVersionsSince(ctx context.Context, since VersionsMark)
 			e = lookup.find(ix, h.ID)
 		}
 		if e != nil {
-			v.Version = transcriptVersion(e.Enc, e.Sig)
+			v.Version = e.contentVersion()
 		}
 		return v
 	}
