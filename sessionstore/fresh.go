@@ -308,30 +308,47 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 // ones without an entry or a complete header first, then the most
 // recently modified. Callers hold f.mu and refreshMu.
 func (f *freshness) hotToPoll(ix *Indexed, now time.Time) []string {
-	type hot struct {
-		key   string
-		mtime int64
-	}
-	var hots []hot
+	var hots []hotDir
 	for k := range f.pollHot {
-		switch e := ix.entryMap()[dirKeyOf(k)]; {
-		case e == nil || e.Sig.Size < 0 || e.NoHeaderYet:
-			hots = append(hots, hot{k, math.MaxInt64})
-		case e.hot(now):
-			hots = append(hots, hot{k, e.Sig.MtimeNs})
-		default:
+		if e := ix.entryMap()[dirKeyOf(k)]; e == nil || e.hot(now) {
+			proj, seg, _ := strings.Cut(k, "/")
+			hots = append(hots, hotDir{proj, seg, e})
+		} else {
 			delete(f.pollHot, k)
 		}
 	}
-	if len(hots) > pollHotMax {
-		slices.SortFunc(hots, func(a, b hot) int { return cmp.Or(cmp.Compare(b.mtime, a.mtime), strings.Compare(a.key, b.key)) })
-		hots = hots[:pollHotMax]
-	}
+	hots = newestHot(hots)
 	keys := make([]string, len(hots))
 	for i, h := range hots {
-		keys[i] = h.key
+		keys[i] = h.proj + "/" + h.seg
 	}
 	return keys
+}
+
+// hotDir is a session directory a poll stats because its entry e is hot
+// (nil: it has none yet).
+type hotDir struct {
+	proj, seg string
+	e         *entry
+}
+
+// newestHot returns hots, or, past pollHotMax of them, the pollHotMax
+// most pressing: those without an entry or a complete header, then the
+// most recently modified (in path order among equals).
+func newestHot(hots []hotDir) []hotDir {
+	if len(hots) <= pollHotMax {
+		return hots
+	}
+	rank := func(h hotDir) int64 {
+		if h.e == nil || h.e.Sig.Size < 0 || h.e.NoHeaderYet {
+			return math.MaxInt64
+		}
+		return h.e.Sig.MtimeNs
+	}
+	slices.SortFunc(hots, func(a, b hotDir) int {
+		return cmp.Or(cmp.Compare(rank(b), rank(a)), strings.Compare(a.proj, b.proj), strings.Compare(a.seg, b.seg))
+	})
+	return hots[:pollHotMax]
 }
 
 // changedOf returns the keys among cold whose session directories no

@@ -70,6 +70,9 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	b := &statBatch{ix: ix, dirs: make([]sessionDir, 0, min(scanBatchSize, len(ix.entryMap())+1))}
 	seen := make(map[string]projectScan, len(projects))
 	var key []byte
+	// A quick scan stats the hot sessions after the others, the newest
+	// pollHotMax of them: the rotation of polls covers the rest.
+	var hots []hotDir
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return scanResult{}, err
@@ -85,12 +88,20 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		for i, seg := range ps.segs {
 			old := ix.segEntry(proj, ps.segs, i, relisted)
 			key = appendKey(key[:0], proj, seg) // looked up without a copy
-			if old != nil && !full && !relisted && !cs.sessions[string(key)] && !old.hot(now) {
+			if old != nil && !full && !relisted && !cs.sessions[string(key)] {
+				if old.hot(now) {
+					hots = append(hots, hotDir{proj, seg, old})
+				}
 				continue
 			}
 			if err := b.add(ctx, ix.toStat(proj, seg, cs)); err != nil {
 				return scanResult{}, err
 			}
+		}
+	}
+	for _, h := range newestHot(hots) {
+		if err := b.add(ctx, ix.toStat(h.proj, h.seg, cs)); err != nil {
+			return scanResult{}, err
 		}
 	}
 	if err := b.flush(ctx); err != nil {

@@ -4,6 +4,7 @@ package sessionstore_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,14 +266,35 @@ func TestRestartQueuesNoIdleUnwatchedSessionOutOfTurn(t *testing.T) {
 // (a store whose transcripts were all just touched, as a copy or a restore
 // leaves them), a poll stats at most pollHotMax of them out of turn, not
 // all: every query would otherwise wait for all of them (1.7 s at 100,000
-// sessions). A write to one of the others is still seen, in its turn.
+// sessions). A write to one of the others is still seen, in its turn. So
+// too when nothing is watched (NoWatch: each poll is a quick scan).
 func TestPollStatsABoundedHotSet(t *testing.T) {
+	for _, mode := range []string{"watch cap", "no watch"} {
+		t.Run(mode, func(t *testing.T) { testPollStatsABoundedHotSet(t, mode == "no watch") })
+	}
+}
+
+func testPollStatsABoundedHotSet(t *testing.T, noWatch bool) {
 	const n, chunk, hotMax = 40, 4, 3
 	defer sessionstore.SetPollChunk(chunk)()
 	defer sessionstore.SetPollHotMax(hotMax)()
 	root := t.TempDir()
 	s := idleStore(t, root, n)
-	x := openCapped(t, root)
+	// Directories as old as the transcripts: a project listed within the
+	// last seconds is listed, and its sessions stat'd, by every poll.
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chtimes(path, old, old)
+		}
+		return err
+	})
+	var x *sessionstore.Indexed
+	if noWatch {
+		x = openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, NoWatch: true})
+	} else {
+		x = openCapped(t, root)
+	}
 	ctx := context.Background()
 	now := time.Now()
 	for _, g := range s.Sessions {
@@ -284,7 +306,12 @@ func TestPollStatsABoundedHotSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	unwatched := x.UnwatchedSessions()
-	if hot, _ := x.HotPolled(); hot < n/2 || hot != len(unwatched) {
+	if noWatch {
+		unwatched = nil
+		for _, g := range s.Sessions {
+			unwatched = append(unwatched, sessionKey(t, root, g))
+		}
+	} else if hot, _ := x.HotPolled(); hot < n/2 || hot != len(unwatched) {
 		t.Fatalf("%d unwatched sessions hot after touching every transcript, want all %d of them", hot, len(unwatched))
 	}
 	for round := 0; round < 3; round++ {
