@@ -948,7 +948,7 @@ func (ix *Indexed) parseDir(d *beneath.Root, j indexJob) *entry {
 
 // keepSameBytes returns j.old with the transcript's new signature when
 // only the signature changed: its bytes are the ones j.old indexed (their
-// CRC-32C is the state's Sum). A touched, copied or restored store so
+// CRC-32C is j.old.Sum). A touched, copied or restored store so
 // keeps its index for the cost of reading its bytes once, a small share
 // of parsing them (at 100,000 small sessions about a second of CPU
 // against twenty). Only a clean entry whose parse committed the whole file

@@ -30,6 +30,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 3, "runs of each measurement; the fastest is reported")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the index passes to this file")
+	memprofile := flag.String("memprofile", "", "write a profile of what the first index pass allocated (every 64 KiB) to this file")
 	skipFloor := flag.Bool("nofloor", false, "measure the index pass only")
 	snapshot := flag.Bool("snapshot", false, "open the index as the CLI does (one answer: no listing published before the pass ends)")
 	flag.Parse()
@@ -42,6 +43,9 @@ func main() {
 		if prof, err = os.Create(*cpuprofile); err != nil {
 			fail(err)
 		}
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
 	}
 	for _, root := range flag.Args() {
 		paths := workload.Transcripts(root)
@@ -84,6 +88,9 @@ func main() {
 			if prof != nil && i == 0 {
 				pprof.StopCPUProfile()
 			}
+			if *memprofile != "" && i == 0 {
+				writeHeapProfile(*memprofile)
+			}
 			st := x.Stats()
 			listed, unreadable = st.Listed, st.Unreadable
 			x.Close()
@@ -111,6 +118,19 @@ func main() {
 			out["idleWallRatioEstimate"] = float64(indexCPU) / float64(runtime.GOMAXPROCS(0)) / float64(floorCPU)
 		}
 		json.NewEncoder(os.Stdout).Encode(out)
+	}
+}
+
+// writeHeapProfile writes the allocations so far (alloc_space) to path.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	runtime.GC() // the profile then holds every allocation until now
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fail(err)
 	}
 }
 
