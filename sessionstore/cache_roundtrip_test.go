@@ -479,6 +479,9 @@ func FuzzDecodeCache(f *testing.F) {
 	e := &entry{Proj: "p", Seg: "s", ListedID: "s", ListedRaw: []byte(`{"id":"s"}`), State: savedState{held: []byte("state")}}
 	f.Add(encodeCache("/root", Zstd, []*entry{e}, []*entry{e}, storeShape{projects: map[string]int64{"p": 1}}, []byte("search")))
 	f.Add(encodeCache("/root", Raw, nil, nil, storeShape{}, nil))
+	whole := *e
+	whole.Whole, whole.Sum = true, 0xC0FFEE // the whole file's sum follows the signature
+	f.Add(encodeCache("/root", Zstd, []*entry{&whole}, []*entry{&whole}, storeShape{}, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if cf, err := decodeCache(data); err == nil && len(cf.Entries) > len(data) {
 			t.Fatalf("%d entries from %d bytes", len(cf.Entries), len(data))
