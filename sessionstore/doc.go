@@ -6,7 +6,9 @@
 // latest title and the transcript's parse state (package transcript's fold
 // after the records read so far, where each surface record lies, the
 // read's error). A grown transcript is parsed from where the last parse
-// stopped, a replaced, truncated or rewritten one from the start.
+// stopped, a replaced, truncated or rewritten one from the start; one whose
+// signature alone changed (touched, copied, restored: the CRC-32C of its
+// bytes is the one the parse recorded) keeps its entry unparsed.
 // ListSessions and ReadTitles answer from memory; ReadSurface re-reads the
 // surface records, each checked against its CRC. Each parse state is kept
 // encoded (a few hundred bytes) and decoded only while a read or a resumed
