@@ -82,14 +82,22 @@ func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, serv
 	}
 }
 
+// earlySumBytes bounds the bytes of one served session an early answer
+// reads to check it (stillIndexed); tests set it. Served sessions are the
+// few a completion shows, re-checked by each query until the first
+// refresh: at 16 MiB each costs a few milliseconds.
+var earlySumBytes int64 = 16 << 20
+
 // stillIndexed reports whether e's session directory still holds what e
 // indexed: the same transcript signature, or, when only that changed (a
-// touched or copied store), the same bytes (sameBytesAs).
+// touched or copied store), the same bytes (sameBytesAs) — read only up
+// to earlySumBytes: a query that would read more waits for the first
+// refresh instead, which reads them once.
 func (ix *Indexed) stillIndexed(e *entry) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
 	ix.statTranscripts(&d)
 	enc, change := ix.compare(e, &d)
-	if sig, _ := d.sig(enc); change == changeTranscript && e.mayKeep(enc, d.hasRaw, d.hasZstd, sig.Size) {
+	if sig, _ := d.sig(enc); change == changeTranscript && sig.Size <= earlySumBytes && e.mayKeep(enc, d.hasRaw, d.hasZstd, sig.Size) {
 		_, same := ix.sameBytesAs(nil, e)
 		return same
 	}

@@ -80,7 +80,8 @@ func candidatesText(ctx context.Context, src reference.Source, query string) (st
 // show the change.
 func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 	changes := []string{"none", "transcripts touched", "transcripts replaced by copies",
-		"served session appended", "served session rewritten, same size", "session added"}
+		"served session appended", "served session rewritten, same size", "session added",
+		"transcripts touched, larger than an early answer reads"}
 	for _, change := range changes {
 		t.Run(change, func(t *testing.T) {
 			root, cacheDir := t.TempDir(), t.TempDir()
@@ -106,7 +107,11 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 			case "served session rewritten, same size":
 				rewriteKeepingSize(t, appended, "beta", "bEta")
 				want = strings.Replace(want, "s2=beta", "s2=bEta", 1)
-			case "transcripts touched":
+			case "transcripts touched", "transcripts touched, larger than an early answer reads":
+				if strings.HasSuffix(change, "reads") {
+					defer func(n int64) { earlySumBytes = n }(earlySumBytes)
+					earlySumBytes = 1
+				}
 				for _, p := range paths {
 					if err := os.Chtimes(p, time.Now(), time.Now().Add(time.Minute)); err != nil {
 						t.Fatal(err)
@@ -143,7 +148,7 @@ func TestRestartAnswersCompletionBeforeItsFirstRefresh(t *testing.T) {
 				text, err := candidatesText(context.Background(), x, "")
 				answered <- answer{text, err}
 			}()
-			if early := change == "none" || strings.HasPrefix(change, "transcripts"); early {
+			if early := change == "none" || change == "transcripts touched" || change == "transcripts replaced by copies"; early {
 				var a answer
 				select {
 				case a = <-answered:
