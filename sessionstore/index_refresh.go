@@ -69,10 +69,6 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 	}
 	b := &statBatch{ix: ix, dirs: make([]sessionDir, 0, min(scanBatchSize, len(ix.entryMap())+1))}
 	seen := make(map[string]projectScan, len(projects))
-	var key []byte
-	// A quick scan stats the hot sessions after the others, the newest
-	// pollHotMax of them: the rotation of polls covers the rest.
-	var hots []hotDir
 	for _, proj := range projects {
 		if err := ctx.Err(); err != nil {
 			return scanResult{}, err
@@ -85,21 +81,13 @@ func (ix *Indexed) scan(ctx context.Context, now time.Time, full bool, cs change
 		// change scan goes through the project's segs again.
 		ps.bare, ps.bareKnown = nil, false
 		seen[proj] = ps
-		for i, seg := range ps.segs {
-			old := ix.segEntry(proj, ps.segs, i, relisted)
-			key = appendKey(key[:0], proj, seg) // looked up without a copy
-			if old != nil && !full && !relisted && !cs.sessions[string(key)] {
-				if old.hot(now) {
-					hots = append(hots, hotDir{proj, seg, old})
-				}
-				continue
-			}
-			if err := b.add(ctx, ix.toStat(proj, seg, cs)); err != nil {
-				return scanResult{}, err
-			}
+		if err := b.addProject(ctx, proj, ps.segs, relisted, full, now, cs); err != nil {
+			return scanResult{}, err
 		}
 	}
-	for _, h := range newestHot(hots) {
+	// A quick scan stats the hot sessions after the others, the newest
+	// pollHotMax of them: the rotation of polls covers the rest.
+	for _, h := range newestHot(b.hots) {
 		if err := b.add(ctx, ix.toStat(h.proj, h.seg, cs)); err != nil {
 			return scanResult{}, err
 		}
@@ -135,6 +123,32 @@ type statBatch struct {
 	// bare are the directories found without a transcript, kept by a
 	// change scan (found.partial) for markBare.
 	bare []sessionDir
+	// hots are the hot sessions a quick scan set apart (addProject), key
+	// the buffer it looks entries up with.
+	hots []hotDir
+	key  []byte
+}
+
+// addProject adds the session directories segs of project proj that a
+// scan stats: all of them in a full scan or when the project was listed
+// again (relisted), else those without an entry or named by cs; a quick
+// scan's hot ones go to b.hots.
+func (b *statBatch) addProject(ctx context.Context, proj string, segs []string, relisted, full bool, now time.Time, cs changeSet) error {
+	ix := b.ix
+	for i, seg := range segs {
+		old := ix.segEntry(proj, segs, i, relisted)
+		b.key = appendKey(b.key[:0], proj, seg) // looked up without a copy
+		if old != nil && !full && !relisted && !cs.sessions[string(b.key)] {
+			if old.hot(now) {
+				b.hots = append(b.hots, hotDir{proj, seg, old})
+			}
+			continue
+		}
+		if err := b.add(ctx, ix.toStat(proj, seg, cs)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scanBatchSize is how many session directories a scan stats at a time.
