@@ -78,11 +78,8 @@ type entry struct {
 	// (Indexed.cachedGen): the catalog of that listing takes its title
 	// from it without the id lookup (byid.go).
 	readByListedID bool
-	// Sum is the CRC-32C of the transcript's bytes when Whole: State's
-	// parse committed the whole file. A transcript whose signature changed
-	// but whose bytes did not (a touch, a copy, a restore) keeps the entry
-	// (keepSameBytes) and its content version (contentVersion). Beside the
-	// flags, it takes no word of its own.
+	// Sum is the CRC-32C of the transcript's bytes when Whole (keepSameBytes,
+	// contentVersion); beside the flags, it takes no word of its own.
 	Sum uint32
 }
 
@@ -320,11 +317,9 @@ func (e *entry) reparse(sig fileSig, old *entry) indexJob {
 	return indexJob{proj: e.Proj, seg: e.Seg, old: old, sig: sig, enc: e.Enc, hasRaw: e.HasRaw, hasZstd: e.HasZstd}
 }
 
-// contentVersion is the version SessionVersions gives e: the bytes e
-// indexed, "enc:size:sum" in decimal, when its parse covered the whole
-// file (a touch, a copy or a restore of the store then leaves it, and
-// the content index keeps what it derived from them), else the file's
-// signature (transcriptVersion), a form with two more fields.
+// contentVersion is SessionVersions' version of e: "enc:size:sum" when its
+// parse covered the whole file (a touch or a copy keeps it), else
+// transcriptVersion, a form with two more fields.
 func (e *entry) contentVersion() string {
 	if !e.Whole {
 		return transcriptVersion(e.Enc, e.Sig)

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"math"
@@ -29,17 +30,11 @@ const (
 // 2,048 directories past the watch cap.
 var pollChunk = 2048
 
-// pollHotMax bounds the hot unwatched sessions one poll stats out of turn
-// (pollHot, and a quick scan's hot sessions); tests set it. A live store
-// has a few: the sessions dsh is writing. A store whose every transcript
-// was just touched, copied or restored has every unwatched session hot
-// for hotWindow, and each poll stat-ing all of them (76,000 of 100,000
-// sessions: 1.7 s) made every query wait that long for ten minutes. Past
-// the bound, pollHot keeps the sessions last seen changing (the likeliest
-// to be written now) and a quick scan the most recently modified; the
-// rest wait for the rotation, which covers every unwatched session in
-// turn, and the next full scan moves the watches to the sessions written
-// last (preferRecentWatches).
+// pollHotMax bounds the hot sessions a poll stats out of turn (pollHot;
+// a quick scan's newestHot); tests set it. A live store has a few, those
+// dsh writes; a store just touched or copied as a whole had 76,000, and
+// every query waited 1.7 s for their stats. Past it the rest wait for the
+// rotation, which covers every unwatched session in turn.
 var pollHotMax = 512
 
 // changeSet is what changed since a refresh took the previous set: all
@@ -279,8 +274,13 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	} else {
 		// The hot few, not every unwatched session: at 100,000 sessions
 		// most are unwatched and each poll would otherwise look them all up.
-		for _, k := range f.hotToPoll(ix, now) {
-			c.addSession(k)
+		// pollHot holds at most pollHotMax (addHot).
+		for k := range f.pollHot {
+			if e := ix.entryMap()[dirKeyOf(k)]; e == nil || e.hot(now) {
+				c.addSession(k)
+			} else {
+				delete(f.pollHot, k)
+			}
 		}
 		if len(f.pollHot) == 0 {
 			// A map keeps its size when emptied: after a restart it
@@ -303,22 +303,6 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	return c, cold
 }
 
-// hotToPoll drops from pollHot the sessions no longer hot and returns
-// those a poll stats out of turn: all of them, or, past pollHotMax, the
-// ones without an entry or a complete header first, then the most
-// recently modified. Callers hold f.mu and refreshMu.
-func (f *freshness) hotToPoll(ix *Indexed, now time.Time) []string {
-	var keys []string
-	for k := range f.pollHot {
-		if e := ix.entryMap()[dirKeyOf(k)]; e == nil || e.hot(now) {
-			keys = append(keys, k)
-		} else {
-			delete(f.pollHot, k)
-		}
-	}
-	return keys
-}
-
 // addHot adds key to pollHot, dropping another one when it holds
 // pollHotMax already: the sessions last seen changing are kept.
 func (f *freshness) addHot(key string) {
@@ -331,52 +315,30 @@ func (f *freshness) addHot(key string) {
 	addKey(&f.pollHot, key)
 }
 
-// hotDir is a session directory a poll stats because its entry e is hot
-// (nil: it has none yet).
+// hotDir is a hot session directory a quick scan may stat, ranked by
+// hotRank.
 type hotDir struct {
 	proj, seg string
-	e         *entry
+	rank      int64
 }
 
-// newestHot returns hots, or, past pollHotMax of them, the pollHotMax
-// most pressing, in their order: those without an entry or a complete
-// header, then the most recently modified (the first among equals). It
-// costs a sort of their mtimes, not of the hots themselves (a sort by a
-// comparison of entries took 100 ms at 76,000 hot sessions).
+// hotRank ranks hot entries: one with an unfinished header or read first,
+// then by mtime, the newest first.
+func hotRank(e *entry) int64 {
+	if e.Sig.Size < 0 || e.NoHeaderYet {
+		return math.MaxInt64
+	}
+	return e.Sig.MtimeNs
+}
+
+// newestHot returns hots, or, past pollHotMax of them, the pollHotMax of
+// highest rank.
 func newestHot(hots []hotDir) []hotDir {
-	if len(hots) <= pollHotMax {
-		return hots
+	if len(hots) > pollHotMax {
+		slices.SortFunc(hots, func(a, b hotDir) int { return cmp.Compare(b.rank, a.rank) })
+		hots = hots[:pollHotMax]
 	}
-	rank := func(h hotDir) int64 {
-		if h.e == nil || h.e.Sig.Size < 0 || h.e.NoHeaderYet {
-			return math.MaxInt64
-		}
-		return h.e.Sig.MtimeNs
-	}
-	ranks := make([]int64, len(hots))
-	for i, h := range hots {
-		ranks[i] = rank(h)
-	}
-	sorted := slices.Clone(ranks)
-	slices.Sort(sorted)
-	bound := sorted[len(sorted)-pollHotMax] // the pollHotMax-th largest
-	atBound := pollHotMax                   // slots for ranks equal to it
-	for _, r := range ranks {
-		if r > bound {
-			atBound--
-		}
-	}
-	out := hots[:0:0]
-	for i, h := range hots {
-		switch r := ranks[i]; {
-		case r > bound:
-			out = append(out, h)
-		case r == bound && atBound > 0:
-			out = append(out, h)
-			atBound--
-		}
-	}
-	return out
+	return hots
 }
 
 // changedOf returns the keys among cold whose session directories no

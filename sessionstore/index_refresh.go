@@ -123,16 +123,14 @@ type statBatch struct {
 	// bare are the directories found without a transcript, kept by a
 	// change scan (found.partial) for markBare.
 	bare []sessionDir
-	// hots are the hot sessions a quick scan set apart (addProject), key
-	// the buffer it looks entries up with.
+	// hots are a quick scan's hot sessions (addProject), key its buffer.
 	hots []hotDir
 	key  []byte
 }
 
-// addProject adds the session directories segs of project proj that a
-// scan stats: all of them in a full scan or when the project was listed
-// again (relisted), else those without an entry or named by cs; a quick
-// scan's hot ones go to b.hots.
+// addProject adds project proj's directories segs a scan stats: all in a
+// full scan or a relisted project, else the new ones and those cs names;
+// a quick scan's hot ones go to b.hots.
 func (b *statBatch) addProject(ctx context.Context, proj string, segs []string, relisted, full bool, now time.Time, cs changeSet) error {
 	ix := b.ix
 	for i, seg := range segs {
@@ -140,7 +138,7 @@ func (b *statBatch) addProject(ctx context.Context, proj string, segs []string, 
 		b.key = appendKey(b.key[:0], proj, seg) // looked up without a copy
 		if old != nil && !full && !relisted && !cs.sessions[string(b.key)] {
 			if old.hot(now) {
-				b.hots = append(b.hots, hotDir{proj, seg, old})
+				b.hots = append(b.hots, hotDir{proj, seg, hotRank(old)})
 			}
 			continue
 		}
@@ -960,13 +958,10 @@ func (ix *Indexed) parseDir(d *beneath.Root, j indexJob) *entry {
 	return e
 }
 
-// keepSameBytes returns j.old with the transcript's new signature when
-// only the signature changed: its bytes are the ones j.old indexed (their
-// CRC-32C is j.old.Sum). A touched, copied or restored store so
-// keeps its index for the cost of reading its bytes once, a small share
-// of parsing them (at 100,000 small sessions about a second of CPU
-// against twenty). Only a clean entry whose parse committed the whole file
-// qualifies: a torn tail, an error or a grown file is parsed.
+// keepSameBytes returns j.old with the transcript's new signature when its
+// bytes are the ones j.old indexed (their CRC-32C is j.old.Sum): a touched
+// or copied store is read once, not parsed (at 100,000 small sessions a
+// second of CPU against twenty). A torn, failed or grown one is parsed.
 func (ix *Indexed) keepSameBytes(d *beneath.Root, j indexJob) (*entry, bool) {
 	old := j.old
 	if old == nil || !old.mayKeep(j.enc, j.hasRaw, j.hasZstd, j.sig.Size) {
@@ -981,16 +976,14 @@ func (ix *Indexed) keepSameBytes(d *beneath.Root, j indexJob) (*entry, bool) {
 	return &e, true
 }
 
-// mayKeep reports whether e may describe a transcript now of encoding
-// enc and size whose directory holds transcripts of the encodings the
-// flags say, if its bytes are the ones e's parse committed.
+// mayKeep reports whether e may describe a transcript of encoding enc and
+// size (and a directory of those flags) if its bytes are e's.
 func (e *entry) mayKeep(enc Encoding, hasRaw, hasZstd bool, size int64) bool {
 	return e.Clean && e.Whole && e.Listed && e.State.present() && e.Enc == enc && e.HasRaw == hasRaw && e.HasZstd == hasZstd && e.Sig.Size == size
 }
 
-// sameBytesAs reports whether the transcript of old's directory holds the
-// bytes old's parse committed, the whole file (old.Whole), and returns its
-// signature.
+// sameBytesAs reports whether old's transcript holds the bytes old's parse
+// committed, whole, and returns its signature.
 func (ix *Indexed) sameBytesAs(d *beneath.Root, old *entry) (fileSig, bool) {
 	if !old.Whole {
 		return fileSig{}, false

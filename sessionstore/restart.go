@@ -82,17 +82,13 @@ func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, serv
 	}
 }
 
-// earlySumBytes bounds the bytes of one served session an early answer
-// reads to check it (stillIndexed); tests set it. Served sessions are the
-// few a completion shows, re-checked by each query until the first
-// refresh: at 16 MiB each costs a few milliseconds.
+// earlySumBytes bounds what an early answer reads of one served session
+// (stillIndexed), re-checked by each query until the first refresh.
 var earlySumBytes int64 = 16 << 20
 
-// stillIndexed reports whether e's session directory still holds what e
-// indexed: the same transcript signature, or, when only that changed (a
-// touched or copied store), the same bytes (sameBytesAs) — read only up
-// to earlySumBytes: a query that would read more waits for the first
-// refresh instead, which reads them once.
+// stillIndexed reports whether e's directory still holds what e indexed:
+// the same signature or, up to earlySumBytes, the same bytes (sameBytesAs);
+// past that the query waits for the first refresh, which reads them once.
 func (ix *Indexed) stillIndexed(e *entry) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
 	ix.statTranscripts(&d)
