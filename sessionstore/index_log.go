@@ -28,7 +28,7 @@ type logState struct {
 	TailCRC uint32
 	// Sum is the CRC-32C of the bytes before Offset (transcript.Position):
 	// a transcript whose signature changed but whose bytes did not (a
-	// touch, a copy, a restore) keeps its entry (sameBytes).
+	// touch, a copy, a restore) keeps its entry (keepSameBytes).
 	Sum uint32
 	// Lines and Frames count the event lines and the complete frames
 	// before Offset, for error messages.
