@@ -303,8 +303,9 @@ func (ix *Indexed) pollKeys(now time.Time) (c changeSet, cold []string) {
 	return c, cold
 }
 
-// addHot adds key to pollHot, dropping another one when it holds
-// pollHotMax already: the sessions last seen changing are kept.
+// addHot adds key to pollHot; when it holds pollHotMax already, key takes
+// the place of another: the set holds sessions seen changing, the last
+// one always among them.
 func (f *freshness) addHot(key string) {
 	if len(f.pollHot) >= pollHotMax && !f.pollHot[key] {
 		for k := range f.pollHot {
@@ -354,7 +355,7 @@ func (ix *Indexed) changedOf(ctx context.Context, cold []string) []string {
 	}
 	changed := make([]bool, len(cold))
 	forEachStat(ctx, len(cold), func(i int) {
-		changed[i] = entries[i] == nil || ix.entryChanged(entries[i])
+		changed[i] = entries[i] == nil || ix.entryChanged(entries[i], 0)
 	})
 	var out []string
 	for i, k := range cold {
@@ -366,11 +367,17 @@ func (ix *Indexed) changedOf(ctx context.Context, cold []string) []string {
 }
 
 // entryChanged reports whether e's session directory no longer holds what
-// e recorded (plan's rule), on two lstats.
-func (ix *Indexed) entryChanged(e *entry) bool {
+// e recorded (plan's rule), on two lstats. A transcript of at most
+// readBytes whose signature alone changed is read: unchanged when its
+// bytes are e's (sameBytesAs).
+func (ix *Indexed) entryChanged(e *entry, readBytes int64) bool {
 	d := sessionDir{proj: e.Proj, seg: e.Seg}
 	ix.statTranscripts(&d)
-	_, change := ix.compare(e, &d)
+	enc, change := ix.compare(e, &d)
+	if sig, _ := d.sig(enc); change == changeTranscript && sig.Size <= readBytes && e.mayKeep(enc, d.hasRaw, d.hasZstd, sig.Size) {
+		_, same := ix.sameBytesAs(nil, e)
+		return !same
+	}
 	return change != changeNone
 }
 

@@ -983,11 +983,8 @@ func (e *entry) mayKeep(enc Encoding, hasRaw, hasZstd bool, size int64) bool {
 }
 
 // sameBytesAs reports whether old's transcript holds the bytes old's parse
-// committed, whole, and returns its signature.
+// committed, whole (old.mayKeep held), and returns its signature.
 func (ix *Indexed) sameBytesAs(d *beneath.Root, old *entry) (fileSig, bool) {
-	if !old.Whole {
-		return fileSig{}, false
-	}
 	f, fi, err := beneath.Open(d, ix.root, old.path(ix.root))
 	if err != nil {
 		return fileSig{}, false

@@ -73,7 +73,7 @@ func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, serv
 			if ctx.Err() != nil {
 				return false // the caller gives up; the early path stays
 			}
-			if e := entries[i]; e == nil || !ix.stillIndexed(e) {
+			if e := entries[i]; e == nil || ix.entryChanged(e, earlySumBytes) {
 				ix.early.ok.Store(false)
 				return false
 			}
@@ -83,19 +83,7 @@ func (ix *Indexed) verifyServed(entries []*entry) func(ctx context.Context, serv
 }
 
 // earlySumBytes bounds what an early answer reads of one served session
-// (stillIndexed), re-checked by each query until the first refresh.
+// whose signature alone changed (entryChanged), re-checked by each query
+// until the first refresh; a larger one waits for that refresh, which
+// reads it once.
 var earlySumBytes int64 = 16 << 20
-
-// stillIndexed reports whether e's directory still holds what e indexed:
-// the same signature or, up to earlySumBytes, the same bytes (sameBytesAs);
-// past that the query waits for the first refresh, which reads them once.
-func (ix *Indexed) stillIndexed(e *entry) bool {
-	d := sessionDir{proj: e.Proj, seg: e.Seg}
-	ix.statTranscripts(&d)
-	enc, change := ix.compare(e, &d)
-	if sig, _ := d.sig(enc); change == changeTranscript && sig.Size <= earlySumBytes && e.mayKeep(enc, d.hasRaw, d.hasZstd, sig.Size) {
-		_, same := ix.sameBytesAs(nil, e)
-		return same
-	}
-	return change == changeNone
-}
