@@ -279,8 +279,12 @@ func (s *server) cpuTime() time.Duration {
 	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
-// stop shuts the server down (shutdown + exit), killing it after 5 s.
-func (s *server) stop() {
+// stop asks the server to shut down and exit, and kills it when it has
+// not exited 5 s later. It returns how long the exit took and whether
+// the server had to be killed (a kill can lose what it was persisting,
+// which the next start then pays for).
+func (s *server) stop() (took time.Duration, killed bool) {
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.call(ctx, "shutdown", nil)
@@ -293,5 +297,7 @@ func (s *server) stop() {
 	case <-time.After(5 * time.Second):
 		s.cmd.Process.Kill()
 		<-done
+		killed = true
 	}
+	return time.Since(t0), killed
 }

@@ -531,7 +531,8 @@ func runRestarts(cfg config, root, xdg string, idle time.Duration) error {
 			fmt.Printf("restart %d: idle %v: CPU %.1f%% of one core, peak RSS %s\n", i, idle.Round(time.Second),
 				100*float64(s.cpuTime()-c0)/float64(time.Since(t0)), mb(s.peakRSS()))
 		}
-		s.stop()
+		took, killed := s.stop()
+		fmt.Printf("restart %d: exited %.0f ms after shutdown (killed: %v)\n", i, ms(took), killed)
 	}
 	return nil
 }
