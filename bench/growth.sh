@@ -4,7 +4,7 @@
 # binary BIN. For each size N (default: 1000 10000 100000 sessions) it
 # makes the store DIR/sN once:
 #
-#   go run ./bench/gen -out DIR/sN -sessions N -cwds N/50 -messages 4   (zstd, seed 1)
+#   go run ./bench/gen -out DIR/sN -sessions N -cwds N/50 -messages 4   (zstd, seed 1; at least 1 cwd)
 #
 # and measures, one after another on the same host:
 #   firstpass  the server without a cache, to its first complete answer,
@@ -38,7 +38,7 @@ timed() { # timed LABEL CMD...: CMD's wall, CPU and peak RSS on stderr
 }
 for n in "$@"; do
 	store=$dir/s$n
-	[ -d "$store" ] || go run ./bench/gen -q -out "$store" -sessions "$n" -cwds $((n / 50)) -messages 4
+	[ -d "$store" ] || go run ./bench/gen -q -out "$store" -sessions "$n" -cwds $((n < 50 ? 1 : n / 50)) -messages 4
 	store=$(realpath "$store")
 	echo "== $n sessions: $store ($(du -sh "$store" | cut -f1) on disk)" >&2
 	"$tools/run" -firstpass "$store" -nocache 2 -bin "$bin" -work "$tools/work"
