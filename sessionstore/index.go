@@ -283,7 +283,7 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 	// not only its parses.
 	bulkDone := func() {}
 	if !ix.fresh.fromCache {
-		bulkDone = gcgoal.Bulk()
+		bulkDone = gcgoal.BulkUpTo(gcgoal.FirstPassHeapGoal)
 	}
 	ix.bg.Go(func() {
 		var once sync.Once

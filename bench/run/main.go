@@ -52,6 +52,9 @@ type config struct {
 	// latencies, when set, receives every restart's new-query latencies.
 	latencies   string
 	sources3Big bool
+	// vs, with -firstpass, is a second binary started beside bin in each
+	// round (between the same two floors), for an A/B comparison.
+	vs string
 }
 
 func main() {
@@ -80,6 +83,7 @@ func main() {
 	flag.IntVar(&cfg.prepRuns, "prepare-runs", 3, "prepare requests per case (the first is also reported alone)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep stores of 1 GB and more")
 	flag.StringVar(&cfg.latencies, "latencies", "", "with -restart: write each new query's latency to this CSV file (restart, query, ms since spawn, latency ms)")
+	flag.StringVar(&cfg.vs, "vs", "", "with -firstpass: a second binary started beside -bin in each round between the same floors (order alternating), for an A/B comparison")
 	flag.BoolVar(&cfg.sources3Big, "three-big", false, "also run 3 sources at sizes >= 1 GB (needs 3x disk)")
 	flag.Parse()
 	cfg.compression = workload.Compression(*comp)
@@ -424,15 +428,9 @@ func runCompletion(cfg config, n int) (completionResult, error) {
 // the two share the machine's load of that moment. floorCPU is the
 // floor's CPU time in ms.
 func startWithoutCache(cfg config, root string, paths []string, logPath, text string) (r startResult, floor workload.FloorResult, floorCPU float64, err error) {
-	cache := filepath.Join(cfg.work, "cache-empty")
-	os.RemoveAll(cache)
-	os.MkdirAll(cache, 0o755)
-	defer os.RemoveAll(cache)
-	s, r, err := startAndComplete(cfg, root, cache, logPath, text)
-	if err != nil {
+	if r, err = startWithoutFloor(cfg, root, logPath, text); err != nil {
 		return r, floor, 0, err
 	}
-	s.stop()
 	floor, floorCPU, err = timedFloor(paths)
 	return r, floor, floorCPU, err
 }
@@ -459,28 +457,61 @@ func runFirstPasses(cfg config, root string) error {
 	text, _ := queryDoc(nil)
 	logs := filepath.Join(cfg.work, "logs")
 	os.MkdirAll(logs, 0o755)
-	var ratios []float64
+	bins := []string{cfg.bin}
+	if cfg.vs != "" {
+		bins = append(bins, cfg.vs)
+	}
+	ratios := make([][]float64, len(bins))
 	for i := 0; i < cfg.nocache; i++ {
 		before, beforeCPU, err := timedFloor(paths)
 		if err != nil {
 			return err
 		}
-		r, after, afterCPU, err := startWithoutCache(cfg, root, paths, filepath.Join(logs, "firstpass.log"), text)
+		results := make([]startResult, len(bins))
+		for k := range bins {
+			b := (k + i) % len(bins) // alternate which binary goes first
+			c := cfg
+			c.bin = bins[b]
+			results[b], err = startWithoutFloor(c, root, filepath.Join(logs, "firstpass.log"), text)
+			if err != nil {
+				return err
+			}
+		}
+		after, afterCPU, err := timedFloor(paths)
 		if err != nil {
 			return err
 		}
 		floorWall, floorCPU := (ms(before.Elapsed)+ms(after.Elapsed))/2, (beforeCPU+afterCPU)/2
-		ratios = append(ratios, r.FirstCompleteCPUMs/floorCPU)
-		fmt.Printf("first pass %d: complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor before %.0f ms CPU, after %.0f ms CPU: wall %.2fx, CPU %.2fx\n",
-			i, r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), beforeCPU, afterCPU,
-			r.FirstCompleteMs/floorWall, r.FirstCompleteCPUMs/floorCPU)
+		for b, r := range results {
+			ratios[b] = append(ratios[b], r.FirstCompleteCPUMs/floorCPU)
+			fmt.Printf("first pass %d (%s): complete %.0f ms, CPU %.0f ms after spawn, peak RSS %s; floor before %.0f ms CPU, after %.0f ms CPU: wall %.2fx, CPU %.2fx\n",
+				i, filepath.Base(bins[b]), r.FirstCompleteMs, r.FirstCompleteCPUMs, mb(r.PeakRSS), beforeCPU, afterCPU,
+				r.FirstCompleteMs/floorWall, r.FirstCompleteCPUMs/floorCPU)
+		}
 	}
-	if len(ratios) == 0 {
-		return nil
+	for b, rs := range ratios {
+		if len(rs) == 0 {
+			continue
+		}
+		sort.Float64s(rs)
+		fmt.Printf("first passes (%s): median CPU %.2fx the floors' (%d runs, %.2fx to %.2fx)\n", filepath.Base(bins[b]), rs[len(rs)/2], len(rs), rs[0], rs[len(rs)-1])
 	}
-	sort.Float64s(ratios)
-	fmt.Printf("first passes: median CPU %.2fx the floors' (%d runs, %.2fx to %.2fx)\n", ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
 	return nil
+}
+
+// startWithoutFloor starts the server on root with an empty cache
+// directory until its first complete answer and stops it.
+func startWithoutFloor(cfg config, root, logPath, text string) (startResult, error) {
+	cache := filepath.Join(cfg.work, "cache-empty")
+	os.RemoveAll(cache)
+	os.MkdirAll(cache, 0o755)
+	defer os.RemoveAll(cache)
+	s, r, err := startAndComplete(cfg, root, cache, logPath, text)
+	if err != nil {
+		return r, err
+	}
+	s.stop()
+	return r, nil
 }
 
 // runRestarts starts the server on root with the XDG cache home xdg

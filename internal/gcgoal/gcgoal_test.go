@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// live is the live heap the tests' liveHeap reports.
-var live atomic.Uint64
+// live is the live heap the tests' liveHeap reports; frees counts the
+// calls of their freeOSMemory.
+var live, frees atomic.Uint64
 
 // record replaces the collector's setter with a recorder for the test and
 // resets the package's state; it returns the targets applied so far.
@@ -25,12 +26,14 @@ func record(t *testing.T) func() []int {
 		got = append(got, p)
 		return 0
 	}
-	oldLive := liveHeap
+	oldLive, oldFree := liveHeap, freeOSMemory
+	freeOSMemory = func() { frees.Add(1) }
+	frees.Store(0)
 	live.Store(1 << 30) // a heap for which the bulk percentage is headroom enough
 	liveHeap = func() uint64 { return live.Load() }
-	reset := func() { set, idle, bulk, running, applied, stopRetarget = false, 0, 0, 0, -1, nil }
+	reset := func() { set, idle, bulk, running, goals, applied, stopRetarget = false, 0, 0, 0, nil, -1, nil }
 	reset()
-	t.Cleanup(func() { setGCPercent, liveHeap = old, oldLive; reset() })
+	t.Cleanup(func() { setGCPercent, liveHeap, freeOSMemory = old, oldLive, oldFree; reset() })
 	return func() []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -183,5 +186,29 @@ func awaitTarget(t *testing.T, applied func() []int, p int) {
 			t.Fatalf("the bulk target did not follow the live heap to %d %%: %v", p, applied())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRaisedGoalHoldsWhileItsWorkRuns: a first pass's goal (BulkUpTo)
+// lifts the target over other bulk work's while it runs, and its end
+// returns the garbage it let build up, once.
+func TestRaisedGoalHoldsWhileItsWorkRuns(t *testing.T) {
+	applied := record(t)
+	live.Store(100 << 20)
+	Set(25, 35)
+	other := Bulk() // 128 MB goal on 100 MB live: 32 MB of headroom, 35 % is more
+	pass := BulkUpTo(FirstPassHeapGoal)
+	pass()
+	pass()
+	other()
+	if got, want := applied(), []int{25, 35, 92, 35, 25}; !slices.Equal(got, want) {
+		t.Errorf("targets applied %v, want %v", got, want)
+	}
+	if n := frees.Load(); n != 1 {
+		t.Errorf("free pages returned %d times, want once when the raised goal ended", n)
+	}
+	Bulk()() // an ordinary goal's end returns nothing
+	if n := frees.Load(); n != 1 {
+		t.Errorf("free pages returned %d times after an ordinary bulk work, want 1", n)
 	}
 }

@@ -25,45 +25,52 @@ func isSegmentUnit(u uint16) bool {
 
 const upperHex = "0123456789ABCDEF"
 
-// utf16Units returns the UTF-16 code units of s. WTF-8 encoded lone
-// surrogates (see package reference) become their single unit.
-func utf16Units(s string) []uint16 {
-	var units []uint16
+// escapeUnits appends s to b as dsh writes it: a segment unit as itself,
+// any other UTF-16 unit as ~XXXX; for a slug, a run of '/', '\' and ':'
+// becomes one '-'. The units are taken as it goes (WTF-8 encoded lone
+// surrogates, see package reference, are their single unit): a first pass
+// checks every session's path, and a slice of them was a third of that.
+func escapeUnits(b []byte, s string, slug bool) []byte {
+	e := unitEscaper{b: b, slug: slug}
 	for i := 0; i < len(s); {
 		if r, ok := jsjson.SurrogateAt(s, i); ok {
-			units = append(units, uint16(r))
+			e.unit(uint16(r))
 			i += 3
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		units = utf16.AppendRune(units, r)
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			e.unit(uint16(r1))
+			e.unit(uint16(r2))
+		} else {
+			e.unit(uint16(r)) // not a pair: a BMP rune (a decoded rune is no surrogate)
+		}
 		i += size
 	}
-	return units
+	return e.b
 }
 
-// escapeUnits writes s as dsh does: a segment unit as itself, any other
-// UTF-16 unit as ~XXXX; for a slug, a run of '/', '\' and ':' becomes one
-// '-'.
-func escapeUnits(s string, slug bool) []byte {
-	var b []byte
-	inSep := false
-	for _, u := range utf16Units(s) {
-		switch {
-		case slug && (u == '/' || u == '\\' || u == ':'):
-			if !inSep {
-				b = append(b, '-')
-			}
-			inSep = true
-			continue
-		case isSegmentUnit(u):
-			b = append(b, byte(u))
-		default:
-			b = append(b, '~', upperHex[u>>12], upperHex[(u>>8)&0xf], upperHex[(u>>4)&0xf], upperHex[u&0xf])
+// unitEscaper is escapeUnits's output and whether it is in a run of
+// separators.
+type unitEscaper struct {
+	b           []byte
+	slug, inSep bool
+}
+
+func (e *unitEscaper) unit(u uint16) {
+	switch {
+	case e.slug && (u == '/' || u == '\\' || u == ':'):
+		if !e.inSep {
+			e.b = append(e.b, '-')
 		}
-		inSep = false
+		e.inSep = true
+		return
+	case isSegmentUnit(u):
+		e.b = append(e.b, byte(u))
+	default:
+		e.b = append(e.b, '~', upperHex[u>>12], upperHex[(u>>8)&0xf], upperHex[(u>>4)&0xf], upperHex[u&0xf])
 	}
-	return b
+	e.inSep = false
 }
 
 // EncodeSegment is dsh's injective escaping of a session id into one path
@@ -82,7 +89,7 @@ func EncodeSegment(id string) (string, error) {
 		// allocates nothing.
 		return id, nil
 	}
-	return string(escapeUnits(id, false)), nil
+	return string(escapeUnits(make([]byte, 0, len(id)), id, false)), nil
 }
 
 // plainSegment reports whether every byte of s is a segment unit.
@@ -101,11 +108,13 @@ func ProjectKey(cwd string) (string, error) {
 	if cwd == "" {
 		return "", errors.New("cwd is empty")
 	}
-	slug := bytes.TrimLeft(escapeUnits(cwd, true), "-")
+	b := escapeUnits(append(make([]byte, 0, len(cwd)+8), "--"...), cwd, true)
+	slug := bytes.TrimLeft(b[2:], "-")
 	if len(slug) == 0 {
-		slug = []byte("root")
+		return "--root--", nil
 	}
-	return "--" + string(slug[:min(len(slug), 251)]) + "--", nil
+	n := copy(b[2:], slug[:min(len(slug), 251)])
+	return string(append(b[:2+n], "--"...)), nil
 }
 
 // Dir returns the directory of a session under root: its project
