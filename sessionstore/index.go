@@ -280,9 +280,12 @@ func (ix *Indexed) startFirstRefresh(after <-chan struct{}) {
 	// A pass without a cache is bulk work from its scan (at 100,000
 	// sessions, listing and stat'ing the directories at the serving
 	// target took 53 collections before the first parse) to its catalog,
-	// not only its parses.
+	// not only its parses. A server's may let the heap grow more; a
+	// snapshot's (the CLI, which exits at its end) keeps the lower peak.
 	bulkDone := func() {}
-	if !ix.fresh.fromCache {
+	if !ix.fresh.fromCache && ix.opts.Snapshot {
+		bulkDone = gcgoal.Bulk()
+	} else if !ix.fresh.fromCache {
 		bulkDone = gcgoal.BulkUpTo(gcgoal.FirstPassHeapGoal)
 	}
 	ix.bg.Go(func() {
