@@ -90,3 +90,53 @@ func TestRecordsPastTheTapeBoundReadAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeKeysAreReadAsJSONParseReadsThem: a key is its decoded name,
+// so an escape may spell an envelope name, and an unknown key is reported
+// by its decoded name; the literal fast path changes neither.
+func TestEnvelopeKeysAreReadAsJSONParseReadsThem(t *testing.T) {
+	cases := []struct{ line, extra, typ string }{
+		{`{"type":"turn/start","seq":1,"time":2,"data":{}}`, "", "turn/start"},
+		{`{"ty\u0070e":"turn/start","s\u0065q":1,"time":2,"data":{}}`, "", "turn/start"},
+		{`{"type":"turn/start","seq":1,"time":2,"data":{},"\u0078tra":1}`, "xtra", "turn/start"},
+		{`{"type":"turn/start","seq":1,"time":2,"data":{},"typ":1,"other":2}`, "typ", "turn/start"},
+	}
+	for _, c := range cases {
+		env := &envelope{}
+		if !env.scan([]byte(c.line)) {
+			t.Fatalf("%s: not an object", c.line)
+		}
+		if env.extra != c.extra || env.hasExtra != (c.extra != "") {
+			t.Errorf("%s: extra key %q (%v), want %q", c.line, env.extra, env.hasExtra, c.extra)
+		}
+		if typ, _ := eventType(env.typ); typ != c.typ || env.keys&(keyType|keySeq|keyTime|keyData) != keyType|keySeq|keyTime|keyData {
+			t.Errorf("%s: type %q, keys %b; want %q and the four envelope keys", c.line, typ, env.keys, c.typ)
+		}
+	}
+}
+
+// BenchmarkDecodeRecord decodes records of the most common shapes (an
+// assistant message, a stream chunk, a step event) as the index's scanner
+// does, without expanding packed rows.
+func BenchmarkDecodeRecord(b *testing.B) {
+	lines := [][]byte{
+		[]byte(`{"type":"assistant/message","seq":20,"time":1786195324914,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"reader /home/alice/proj buffer value <tag> é build parse client\nrefactor"}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":"c1d77f2f-4b5c-4444-a0a1-e8d7db386b9c"},"usage":{"inputTokens":1200,"outputTokens":60}},"sourceEventSeqs":[9,10,11,12,13,14,15,16,17,18,19],"surfaceOp":"append"}`),
+		[]byte(`{"type":"assistant/chunk","seq":9,"time":1786195324857,"data":{"turn":1,"step":1,"chunk":{"type":"block-start","index":0,"blockType":"text"}}}`),
+		[]byte(`{"type":"step/start","seq":8,"time":1786195324850,"data":{"turn":1,"step":1}}`),
+	}
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l))
+	}
+	b.SetBytes(n)
+	env := &envelope{}
+	var evs []Event
+	for b.Loop() {
+		for _, l := range lines {
+			var err error
+			if evs, _, err = decodeRecord(evs[:0], l, false, env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
