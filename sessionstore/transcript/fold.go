@@ -170,7 +170,7 @@ func (f *Fold) check(e *Event) {
 			f.fail(passMessage, err)
 		}
 	}
-	if f.FailPass < passUnknown && !knownEventTypes[e.Type] && !e.Ignorable {
+	if f.FailPass < passUnknown && !knownType(e.Type) && !e.Ignorable {
 		f.fail(passUnknown, unsupportedf("event %d has unknown type %s (written by a newer harness?)", e.Seq, jsjson.Quote(e.Type)))
 	}
 	if f.FailPass < passEnvelope {

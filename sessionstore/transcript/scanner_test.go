@@ -140,3 +140,32 @@ func BenchmarkDecodeRecord(b *testing.B) {
 		}
 	}
 }
+
+// TestTypeNamesInternEveryType: every known type and packed row type is
+// found and interned, known exactly when it is in knownEventTypes, and
+// no slot holds more than three names (the lookup stays a compare or two).
+func TestTypeNamesInternEveryType(t *testing.T) {
+	names := []string{rowText, rowReasoning, rowToolCall}
+	for name := range knownEventTypes {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		got, ok := eventType([]byte(`"` + name + `"`))
+		if !ok || got != name || knownType(name) != knownEventTypes[name] {
+			t.Errorf("%s: eventType %q %v, known %v", name, got, ok, knownType(name))
+		}
+	}
+	for _, name := range []string{"", "x", "user/messag", "user/messages", "turn/star"} {
+		if knownType(name) {
+			t.Errorf("knownType(%q) = true", name)
+		}
+	}
+	if got, ok := eventType([]byte(`"an/unknown-type"`)); !ok || got != "an/unknown-type" {
+		t.Errorf("unknown type read as %q %v", got, ok)
+	}
+	for i, slot := range typeNames {
+		if len(slot) > 3 {
+			t.Errorf("slot %d holds %d names", i, len(slot))
+		}
+	}
+}
