@@ -95,7 +95,7 @@ func keysOf(es []*entry) []string {
 }
 
 // TestFirstPassPublishesSpacedByItsLength: a server's first pass publishes
-// its batches at most every sixteenth of the pass so far (and every
+// its batches at most every eighth of the pass so far (and every
 // progressEvery), so that merging them into the listing stays linear in
 // all; a snapshot publishes only at the end.
 func TestFirstPassPublishesSpacedByItsLength(t *testing.T) {
@@ -110,8 +110,8 @@ func TestFirstPassPublishesSpacedByItsLength(t *testing.T) {
 		{"early, a full batch", 50 * time.Millisecond, 40 * time.Millisecond, 256, false, true},
 		{"early, a small batch", 50 * time.Millisecond, 40 * time.Millisecond, 10, false, false},
 		{"early, a small batch after progressEvery", 300 * time.Millisecond, 150 * time.Millisecond, 10, false, true},
-		{"16 s in, 0.9 s after the last", 16 * time.Second, 900 * time.Millisecond, 5000, false, false},
-		{"16 s in, 1.1 s after the last", 16 * time.Second, 1100 * time.Millisecond, 5000, false, true},
+		{"16 s in, 1.9 s after the last", 16 * time.Second, 1900 * time.Millisecond, 5000, false, false},
+		{"16 s in, 2.1 s after the last", 16 * time.Second, 2100 * time.Millisecond, 5000, false, true},
 		{"a snapshot", 16 * time.Second, 10 * time.Second, 5000, true, false},
 	} {
 		p := publisher{ix: &Indexed{opts: IndexOptions{Snapshot: c.snapshot}}, initial: true,
