@@ -29,7 +29,8 @@ const upperHex = "0123456789ABCDEF"
 // any other UTF-16 unit as ~XXXX; for a slug, a run of '/', '\' and ':'
 // becomes one '-'. The units are taken as it goes (WTF-8 encoded lone
 // surrogates, see package reference, are their single unit): a first pass
-// checks every session's path, and a slice of them was a third of that.
+// checks every session's path, and a slice of them was about a third of
+// that check's allocations.
 func escapeUnits(b []byte, s string, slug bool) []byte {
 	e := unitEscaper{b: b, slug: slug}
 	for i := 0; i < len(s); {
