@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/beneath"
+	"github.com/dsh-lsp/dsh-lsp/internal/watchbudget"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -34,7 +35,7 @@ type storeWatcher struct {
 // available there (the index then polls).
 func newStoreWatcher(ix *Indexed) *storeWatcher {
 	root := filepath.Clean(ix.root)
-	if !watchable(root) {
+	if !watchbudget.Reliable(root) {
 		ix.logf("sessionstore: %s is on a file system without reliable change notifications; polling it", root)
 		return nil
 	}
@@ -53,6 +54,10 @@ func newStoreWatcher(ix *Indexed) *storeWatcher {
 	limit := cmp.Or(ix.opts.watchLimit, maxWatches())
 	return &storeWatcher{ix: ix, w: w, root: root, limit: limit, watched: map[string]bool{root: true}}
 }
+
+// maxWatches is the cap on the directories one index watches (a variable
+// for tests).
+var maxWatches = watchbudget.Max
 
 // run delivers notifications until the watcher is closed.
 func (sw *storeWatcher) run() {
@@ -137,7 +142,7 @@ func (sw *storeWatcher) watch(dir string, force bool) (ok bool, err error) {
 	}
 	if err := sw.w.Add(dir); err != nil {
 		delete(sw.watched, dir)
-		if watchExhausted(err) && !sw.full {
+		if watchbudget.Exhausted(err) && !sw.full {
 			sw.ix.logf("sessionstore: file-system watch limit reached at %s (%v); polling the directories not watched", dir, err)
 			sw.full = true
 		}

@@ -40,20 +40,6 @@ func inotifyUsage(t *testing.T) (instances, watches int) {
 	return instances, watches
 }
 
-func TestWatchCapIsAShareOfTheUserBudget(t *testing.T) {
-	for _, c := range []struct{ limit, want int }{
-		{8192, 1024},     // the kernel default before Linux 5.11
-		{192536, 24067},  // a large budget (24 GB of memory): the share
-		{1 << 30, 65536}, // never more than the ceiling
-		{80, 10},
-		{3, 1}, // at least the root
-	} {
-		if got := sessionstore.WatchCap(c.limit); got != c.want {
-			t.Errorf("WatchCap(%d) = %d, want %d", c.limit, got, c.want)
-		}
-	}
-}
-
 // TestWatchesStayUnderTheCapAndTheRestIsPolled opens a store of more
 // directories than the cap allows: the kernel must show at most the cap
 // in watches, and a write in a polled directory must still be answered.

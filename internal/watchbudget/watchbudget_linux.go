@@ -1,6 +1,6 @@
 //go:build linux
 
-package sessionstore
+package watchbudget
 
 import (
 	"errors"
@@ -44,9 +44,8 @@ const (
 	defaultUserWatches = 8192
 )
 
-// userWatchLimit returns fs.inotify.max_user_watches (a variable for
-// tests).
-var userWatchLimit = func() int {
+// userWatchLimit returns fs.inotify.max_user_watches.
+func userWatchLimit() int {
 	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
 	if err != nil {
 		return defaultUserWatches
@@ -58,19 +57,15 @@ var userWatchLimit = func() int {
 	return n
 }
 
-// maxWatches caps the directories one index watches.
-func maxWatches() int {
-	return watchCap(userWatchLimit())
-}
+func maxWatches() int { return Cap(userWatchLimit()) }
 
-// watchCap is maxWatches for a user budget of limit watches (at least 1:
-// the root).
-func watchCap(limit int) int {
+// Cap is Max for a user budget of limit inotify watches (at least 1: the
+// root).
+func Cap(limit int) int {
 	return max(1, min(limit/watchShare, watchCeiling))
 }
 
-// watchable reports whether inotify watches on dir see every change.
-func watchable(dir string) bool {
+func reliable(dir string) bool {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return true // nonexistent: the watch itself fails
@@ -79,8 +74,7 @@ func watchable(dir string) bool {
 	return !remote
 }
 
-// watchExhausted reports whether err is inotify's "no watch left" or a
-// descriptor limit.
-func watchExhausted(err error) bool {
+// exhausted: inotify's "no watch left" or a descriptor limit.
+func exhausted(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOMEM)
 }
