@@ -117,3 +117,11 @@ func (x *Indexed) HoldRefreshes() (release func()) {
 
 // PollEvery is how often the background poller polls.
 const PollEvery = pollEvery
+
+// Notices counts the change notices the index has had (a watcher's
+// notifications and the watches it moved).
+func (x *Indexed) Notices() uint64 {
+	x.fresh.mu.Lock()
+	defer x.fresh.mu.Unlock()
+	return x.fresh.seq
+}

@@ -143,6 +143,10 @@ type Indexed struct {
 	refreshing sync.Mutex // held by the background refresher
 	projects   map[string]projectScan
 	rootMtime  int64 // at the last listing of the root (refreshMu)
+	// watchAtParse: this refresh, a first pass without a cache, watches
+	// each session directory as its parse starts, not as its scan lists it
+	// (refreshMu).
+	watchAtParse bool
 	// scannedShape is the store's directory mtimes at the last scan
 	// (refreshMu); shape is that of the last refresh whose changes are all
 	// in the entries (ix.mu), persisted with them; cachedShape is the

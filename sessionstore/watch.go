@@ -17,8 +17,10 @@ import (
 
 // storeWatcher turns notifications on the store root, its project and its
 // session directories into change sets. fsnotify is not recursive: the
-// scans watch each directory before reading it, so no later write goes
-// unnoticed. A watch creates, writes and locks nothing.
+// scans watch each directory before reading it (a first pass without a
+// cache, each session directory before its parse opens the transcript and
+// reads it to the size it then has), so no later write goes unnoticed. A
+// watch creates, writes and locks nothing.
 type storeWatcher struct {
 	ix    *Indexed
 	w     *fsnotify.Watcher

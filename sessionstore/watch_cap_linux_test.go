@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dsh-lsp/dsh-lsp/reference"
 	"github.com/dsh-lsp/dsh-lsp/sessionstore"
 )
 
@@ -73,17 +75,27 @@ func TestWatchesStayUnderTheCapAndTheRestIsPolled(t *testing.T) {
 	if !watching || unwatched == 0 {
 		t.Fatalf("watching %v with %d directories polled, want the directories past the cap polled", watching, unwatched)
 	}
-	// A new session in the last project (past the cap: polled) is seen by
-	// the next answer once the last poll is older than the poll age.
-	dir := filepath.Join(root, "--p5--", "late")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A write to a session past the cap (polled) is seen by the next
+	// answer once the last poll is older than the poll age.
+	polled := x.UnwatchedSessions()
+	slices.Sort(polled)
+	if len(polled) == 0 {
+		t.Fatal("no session directory is polled")
+	}
+	proj, id, _ := strings.Cut(polled[0], "/")
+	f, err := os.OpenFile(filepath.Join(root, proj, id, "session.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(header(5, "late")), 0o644); err != nil {
+	fmt.Fprintln(f, `{"type":"session/title","seq":0,"time":5,"data":{"title":"written while polled","messageSeqs":[],"source":{"kind":"fallback"}}}`)
+	f.Close()
+	x.ExpirePoll()
+	titles, err := x.ReadTitles(context.Background(), []string{id})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n, found := polledListing(t, x, "late"); !found || n != 61 {
-		t.Fatalf("after a write in a polled project the index lists %d sessions (late found: %v), want 61 with late", n, found)
+	if got := titles[0].Label(); got != "written while polled" {
+		t.Fatalf("after a write to the polled session %s the index gives the title %q, want the written one", polled[0], got)
 	}
 }
 
@@ -198,6 +210,12 @@ func TestCappedWatchesGoToProjectsThenTheNewestSessions(t *testing.T) {
 			t.Errorf("%s has no watch", dir)
 		}
 	}
+	// The first pass set them up so, as it parsed the newest first: no
+	// watch was moved to a newer session after it (each moved one is
+	// noted, to be stat'd once more).
+	if n := x.Notices(); n != 0 {
+		t.Errorf("%d change notices after the first pass over an unchanged store, want 0", n)
+	}
 	// A session created in the project listed first is listed.
 	if _, _, unwatched := x.WatchState(); unwatched == 0 {
 		t.Fatal("no session is polled: the cap did not bind")
@@ -299,5 +317,80 @@ func TestRemovedPolledDirectoryIsNoLongerPolled(t *testing.T) {
 		}
 		polledListing(t, x, "bare")
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFirstPassReadsWritesBeforeItsWatches: a first pass without a cache
+// watches a session directory only as its parse starts; what dsh writes
+// between the scan and then is in the parse (it reads to the size it
+// stats after the watch), for a session under the cap and one past it.
+func TestFirstPassReadsWritesBeforeItsWatches(t *testing.T) {
+	const userBudget = 80 // cap 10: the root, the 6 projects, 3 sessions
+	defer sessionstore.SetUserWatchLimit(userBudget)()
+	root := t.TempDir()
+	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
+	titled := map[string]string{"s5-9": "newest, watched", "s0-0": "oldest, polled"}
+	var once sync.Once
+	x, err := sessionstore.OpenIndexed(root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache, Progress: func(done, total int) {
+		once.Do(func() { // after the scan, before the first parse
+			for id, title := range titled {
+				p := id[1:2]
+				f, err := os.OpenFile(filepath.Join(root, "--p"+p+"--", id, "session.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				fmt.Fprintf(f, `{"type":"session/title","seq":0,"time":5,"data":{"title":%q,"messageSeqs":[],"source":{"kind":"fallback"}}}`+"\n", title)
+				f.Close()
+			}
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, titles, complete := x.Partial()
+	if !complete {
+		t.Fatal("the first pass is over but the index is not complete")
+	}
+	for id, want := range titled {
+		if got := titles[id]; got.Title == nil || *got.Title != want {
+			t.Errorf("%s: title %v (err %v) right after the first pass, want %q", id, got.Title, got.Err, want)
+		}
+	}
+}
+
+// TestTranscriptInADirectoryBareAtTheFirstPass: a session directory
+// without a transcript has no parse to watch it in a first pass without a
+// cache; it is watched after the scan, and a transcript written in it
+// later is listed without a poll (nothing is polled under the cap).
+func TestTranscriptInADirectoryBareAtTheFirstPass(t *testing.T) {
+	root := t.TempDir()
+	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
+	bare := filepath.Join(root, "--p0--", "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
+	if watching, _, unwatched := x.WatchState(); !watching || unwatched != 0 {
+		t.Fatalf("watching %v, %d directories polled; want every directory watched", watching, unwatched)
+	}
+	if err := os.WriteFile(filepath.Join(bare, "session.jsonl"), agedHeader(0, "bare"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		hs, err := x.ListSessions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(hs, func(h reference.SessionHeader) bool { return h.ID == "bare" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a transcript written in a directory bare at the first pass is not listed after 10 s (%d sessions listed)", len(hs))
+		}
 	}
 }
