@@ -296,12 +296,7 @@ func TestPolledDirectoryWithoutATranscript(t *testing.T) {
 func TestRemovedPolledDirectoryIsNoLongerPolled(t *testing.T) {
 	const userBudget = 80 // cap 10: the root, the 6 projects, 3 sessions
 	defer sessionstore.SetUserWatchLimit(userBudget)()
-	root := t.TempDir()
-	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
-	bare := filepath.Join(root, "--p0--", "bare")
-	if err := os.MkdirAll(bare, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root, bare := agedStoreWithABareDirectory(t)
 	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 	polled := func() bool { return slices.Contains(x.UnwatchedSessions(), "--p0--/bare") }
 	if !polled() {
@@ -368,12 +363,7 @@ func TestFirstPassReadsWritesBeforeItsWatches(t *testing.T) {
 // cache; it is watched after the scan, and a transcript written in it
 // later is listed without a poll (nothing is polled under the cap).
 func TestTranscriptInADirectoryBareAtTheFirstPass(t *testing.T) {
-	root := t.TempDir()
-	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
-	bare := filepath.Join(root, "--p0--", "bare")
-	if err := os.MkdirAll(bare, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root, bare := agedStoreWithABareDirectory(t)
 	x := openFresh(t, root, sessionstore.IndexOptions{CacheDir: sessionstore.NoCache})
 	if watching, _, unwatched := x.WatchState(); !watching || unwatched != 0 {
 		t.Fatalf("watching %v, %d directories polled; want every directory watched", watching, unwatched)
@@ -393,4 +383,18 @@ func TestTranscriptInADirectoryBareAtTheFirstPass(t *testing.T) {
 			t.Fatalf("a transcript written in a directory bare at the first pass is not listed after 10 s (%d sessions listed)", len(hs))
 		}
 	}
+}
+
+// agedStoreWithABareDirectory writes writeAgedStore's store, written two
+// days ago, and a session directory "bare" without a transcript in its
+// first project; it returns the root and that directory.
+func agedStoreWithABareDirectory(t *testing.T) (root, bare string) {
+	t.Helper()
+	root = t.TempDir()
+	writeAgedStore(t, root, time.Now().Add(-48*time.Hour))
+	bare = filepath.Join(root, "--p0--", "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root, bare
 }
