@@ -147,6 +147,9 @@ type Indexed struct {
 	// each session directory as its parse starts, not as its scan lists it
 	// (refreshMu).
 	watchAtParse bool
+	// watchOnly: the sessions a restart's first refresh watches (nil:
+	// all, as the cap allows; refreshMu).
+	watchOnly map[string]bool
 	// scannedShape is the store's directory mtimes at the last scan
 	// (refreshMu); shape is that of the last refresh whose changes are all
 	// in the entries (ix.mu), persisted with them; cachedShape is the

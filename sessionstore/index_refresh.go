@@ -303,9 +303,13 @@ func dirTrusted(path string, mtime int64, now time.Time) bool {
 }
 
 // toStat watches a session directory (forced when cs names it; not yet
-// when watchAtParse) and returns it to be stat'd.
+// when watchAtParse; only one of watchOnly) and returns it to be stat'd.
 func (ix *Indexed) toStat(proj, seg string, cs changeSet) sessionDir {
-	if key := proj + "/" + seg; !ix.watchAtParse {
+	switch key := proj + "/" + seg; {
+	case ix.watchAtParse:
+	case ix.watchOnly != nil && !ix.watchOnly[key]:
+		ix.markUnwatched(key, false, true)
+	default:
 		ix.watchDir(filepath.Join(ix.root, proj, seg), key, false, cs.all || cs.sessions[key])
 	}
 	return sessionDir{proj: proj, seg: seg}
@@ -585,7 +589,10 @@ func (ix *Indexed) refresh(ctx context.Context, initial bool, mode refreshMode) 
 	}
 	cs, seq := ix.takeChanges()
 	ix.watchAtParse = initial && !ix.fresh.fromCache
-	defer func() { ix.watchAtParse = false }()
+	if initial {
+		ix.watchOnly = ix.restartWatches()
+	}
+	defer func() { ix.watchAtParse, ix.watchOnly = false, nil }()
 	start := time.Now()
 	full := mode == modeFull || initial || cs.all
 	sc, full, err := ix.scanFor(ctx, mode, &cs, start, full)

@@ -252,6 +252,32 @@ func (ix *Indexed) preferRecentWatches() {
 	}
 }
 
+// restartWatches returns, for a restart's first refresh over more sessions
+// than the cap watches, the keys of the newest cached sessions it leaves
+// room for beside the root and the projects: the scan watches those and
+// polls the others, where it watched in directory order and the move after
+// it (preferRecentWatches) stat'd and watched again each one it moved
+// (18,000 at 100,000 sessions). nil: watch as listed.
+func (ix *Indexed) restartWatches() map[string]bool {
+	sw, entries := ix.watcher, ix.entryMap()
+	if sw == nil || !ix.fresh.fromCache {
+		return nil
+	}
+	projects := map[string]bool{}
+	for k := range entries {
+		projects[k.proj] = true
+	}
+	n := sw.limit - 1 - len(projects)
+	if n >= len(entries) {
+		return nil
+	}
+	keep := make(map[string]bool, max(n, 0))
+	for _, w := range newestEntries(entries, n) {
+		keep[w.key.proj+"/"+w.key.seg] = true
+	}
+	return keep
+}
+
 // written is an entry's key and its transcript's mtime.
 type written struct {
 	key   dirKey
