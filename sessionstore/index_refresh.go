@@ -749,9 +749,9 @@ func (ix *Indexed) plan(sc scanResult) refreshPlan {
 	// and, in a first pass without a cache (watchAtParse), watched first:
 	// the cap's watches go to the sessions dsh writes to, and the move of
 	// watches after the pass (preferRecentWatches), each moved one stat'd
-	// again, has next to nothing to move (24,000 at 100,000 sessions when
-	// the scan watched them in directory order: 0.8 s of CPU). Ties go in
-	// key order, as there (a touched or restored store is all ties).
+	// again, has next to nothing to move (it moved 17,833 of 24,067 at
+	// 100,000 sessions when the scan watched in directory order). Ties go
+	// in key order, as there (a touched or restored store is all ties).
 	slices.SortFunc(p.jobs, func(a, b indexJob) int {
 		return cmp.Or(cmp.Compare(b.sig.MtimeNs, a.sig.MtimeNs), strings.Compare(a.proj, b.proj), strings.Compare(a.seg, b.seg))
 	})
