@@ -102,7 +102,7 @@ func TestFreshAnswersAfterWrites(t *testing.T) {
 			t.Run(string(comp)+"/"+m.name, func(t *testing.T) {
 				t.Parallel()
 				if runtime.GOOS == "windows" && !m.opts.NoWatch {
-					t.Skip("Windows polls the store (sessionstore/watch_other.go); the polled mode runs")
+					t.Skip("Windows polls the store (internal/watchbudget/watchbudget_other.go); the polled mode runs")
 				}
 				root := t.TempDir()
 				s, err := freshtest.New(root, comp, 8, 11)

@@ -143,9 +143,9 @@ type Indexed struct {
 	refreshing sync.Mutex // held by the background refresher
 	projects   map[string]projectScan
 	rootMtime  int64 // at the last listing of the root (refreshMu)
-	// watchAtParse: this refresh, a first pass without a cache, watches
-	// each session directory as its parse starts, not as its scan lists it
-	// (refreshMu).
+	// watchAtParse: this refresh, a watched store's first pass without a
+	// cache, watches each session directory as its parse starts, not as
+	// its scan lists it (refreshMu).
 	watchAtParse bool
 	// watchOnly: the sessions a restart's first refresh watches (nil:
 	// all, as the cap allows; refreshMu).

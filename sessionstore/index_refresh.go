@@ -588,7 +588,7 @@ func (ix *Indexed) refresh(ctx context.Context, initial bool, mode refreshMode) 
 		return nil
 	}
 	cs, seq := ix.takeChanges()
-	ix.watchAtParse = initial && !ix.fresh.fromCache
+	ix.watchAtParse = initial && !ix.fresh.fromCache && ix.watcher != nil
 	if initial {
 		ix.watchOnly = ix.restartWatches()
 	}
@@ -945,7 +945,9 @@ func (ix *Indexed) parseOnce(d *beneath.Root, j indexJob) *entry {
 	ix.parsesMu.Unlock()
 	if shared && j.watchFirst {
 		// That parse may have opened the transcript before the watch.
-		ix.noteChange(changeSet{sessions: map[string]bool{key.dir: true}})
+		var c changeSet
+		c.addSession(key.dir)
+		ix.noteChange(c)
 	}
 	if !shared {
 		call.e = ix.parseDir(d, j)
