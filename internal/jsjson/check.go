@@ -380,19 +380,14 @@ func (c *checker) str(i int) (int, bool) {
 		default:
 			// Non-ASCII comes in runs (words of a script other than
 			// Latin): stay on the run rather than go back to the stride.
-			for j < len(b) && b[j] >= utf8.RuneSelf {
-				j += c.multiByte(j)
+			for {
+				j = multiByteRunEnd(b, j)
+				if j >= len(b) || b[j] < utf8.RuneSelf {
+					break
+				}
+				c.utf8OK = false // an invalid byte: counted as one
+				j++
 			}
 		}
 	}
-}
-
-// multiByte returns the length of the UTF-8 sequence at b[j] (a non-ASCII
-// byte), 1 for an invalid one, which it records.
-func (c *checker) multiByte(j int) int {
-	if n := runeLen(c.b, j); n > 0 {
-		return n
-	}
-	c.utf8OK = false
-	return 1
 }

@@ -261,3 +261,25 @@ func FuzzAppendJSString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainBody: the strided PlainBody agrees with its definition checked
+// a byte at a time (no escape, quote or control character; valid UTF-8).
+func FuzzPlainBody(f *testing.F) {
+	for _, s := range []string{
+		"", "plain ascii text, long enough for words", "é 界 🙂 \u2028 mixed 한국어 مرحبا", "12345678\\12345678",
+		"1234567\"", "tab\there", "\xff", "\xe2\x82", "\xed\xa0\x80", "\xf0\x9f\x98", "\xf4\x90\x80\x80", "abcdefgh😀\x80",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := utf8.Valid(b)
+		for _, c := range b {
+			if c == '\\' || c == '"' || c < 0x20 {
+				want = false
+			}
+		}
+		if got := PlainBody(b); got != want {
+			t.Fatalf("PlainBody(%q) = %v, want %v", b, got, want)
+		}
+	})
+}

@@ -55,6 +55,36 @@ func LiteralLens(v []byte) (textLen, quotedLen int, ok bool) {
 	return n, q, true
 }
 
+// PlainBody reports whether a string literal's body b (between its
+// quotes) decodes to itself: no escape, quote or control character, and
+// valid UTF-8. It strides over 8 plain ASCII bytes at a time and over runs
+// of multibyte characters, as the validating walk does.
+func PlainBody(b []byte) bool {
+	for i := 0; i < len(b); {
+		if len(b)-i >= 8 {
+			m := special8(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
+		switch c := b[i]; {
+		case c < 0x20 || c == '"' || c == '\\':
+			return false
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			j := multiByteRunEnd(b, i)
+			if j == i {
+				return false
+			}
+			i = j
+		}
+	}
+	return true
+}
+
 // shortEscapeQuotedLen returns what the character the escape at b[i] (a
 // backslash) stands for costs written back by JSON.stringify; 0 when it
 // is not a short escape (\u, invalid or cut).
@@ -72,14 +102,28 @@ func shortEscapeQuotedLen(b []byte, i int) int {
 }
 
 // multiByteRunEnd returns the end of the valid multibyte characters that
-// start at b[i]: i when the bytes there are not one.
+// start at b[i]: i when the bytes there are not one. The forms of the
+// scripts a transcript mixes (accents, Cyrillic, Greek, Arabic, CJK,
+// Hangul, typographic punctuation, emoji) are checked here as
+// utf8.DecodeRune checks them, a run at a time; the rest goes to it.
 func multiByteRunEnd(b []byte, i int) int {
-	for i < len(b) && b[i] >= utf8.RuneSelf {
-		size := runeLen(b, i)
-		if size == 0 {
-			break
+	for i < len(b) {
+		switch ch := b[i]; {
+		case ch < utf8.RuneSelf:
+			return i
+		case ch >= 0xC2 && ch <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+			i += 2
+		case ch >= 0xE1 && ch <= 0xEF && ch != 0xED && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+			i += 3
+		case ch == 0xF0 && i+3 < len(b) && b[i+1] >= 0x90 && b[i+1] <= 0xBF && b[i+2]&0xC0 == 0x80 && b[i+3]&0xC0 == 0x80:
+			i += 4
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i
+			}
+			i += size
 		}
-		i += size
 	}
 	return i
 }
@@ -89,22 +133,4 @@ func multiByteRunEnd(b []byte, i int) int {
 func lensSpecial8(x uint64) uint64 {
 	lt := x ^ (lsb * '<')
 	return special8(x) | (lt-lsb)&^lt&msb
-}
-
-// runeLen returns the length of the valid UTF-8 sequence at b[i] (a
-// non-ASCII byte), or 0 when it is not one. The 2- and 3-byte forms
-// outside the surrogate block (accents, Cyrillic, Greek, CJK, typographic
-// punctuation) are checked here as utf8.DecodeRune checks them; the rest
-// goes to it.
-func runeLen(b []byte, i int) int {
-	switch ch := b[i]; {
-	case ch >= 0xC2 && ch <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
-		return 2
-	case ch >= 0xE1 && ch <= 0xEF && ch != 0xED && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
-		return 3
-	}
-	if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size > 1 {
-		return size
-	}
-	return 0
 }

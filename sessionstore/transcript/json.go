@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dsh-lsp/dsh-lsp/internal/binenc"
 	"github.com/dsh-lsp/dsh-lsp/internal/jsjson"
@@ -430,6 +429,9 @@ func shortInt(v []byte) (int64, bool) {
 
 // safeInt returns v when JS Number.isSafeInteger accepts it.
 func safeInt(v json.RawMessage) (int64, bool) {
+	if n, ok := shortInt(v); ok { // at most 15 digits: below 2^53
+		return n, true
+	}
 	f, ok := number(v)
 	if !ok || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
 		return 0, false
@@ -454,21 +456,10 @@ func str(v json.RawMessage) (string, bool) {
 // viewed in place, not copied, so the string must not outlive v.
 func strView(v json.RawMessage) (string, bool) {
 	v = bytes.TrimSpace(v)
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && plainBody(v[1:len(v)-1]) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && jsjson.PlainBody(v[1:len(v)-1]) {
 		return binenc.Alias(v[1 : len(v)-1]), true
 	}
 	return str(v)
-}
-
-// plainBody reports whether a literal's body decodes to itself: no
-// escape, quote or control character, valid UTF-8.
-func plainBody(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return false
-		}
-	}
-	return utf8.Valid(b)
 }
 
 // nonEmptyStr is strView for a non-empty string.
