@@ -38,7 +38,7 @@ type SurfaceItem struct {
 // has one (nil: by walking its bytes).
 func SurfaceItemOf(typ string, data []byte, t *jsjson.Tape) SurfaceItem {
 	var it projectedItem
-	var m quoteMeter
+	m := quoteMeter{tape: t}
 	switch typ {
 	case eventUserMessage:
 		item, keep, err := projectUserMessage(t, data, m.measure)
@@ -77,15 +77,17 @@ func SurfaceItemOf(typ string, data []byte, t *jsjson.Tape) SurfaceItem {
 }
 
 // quoteMeter measures the text literals of one item for textBlocks with
-// jsjson.LiteralLens, summing their tag-safe quoted lengths; slow is set
-// when one needs the decoded text for that.
+// LiteralLens (the tape's, which counts the literals it holds without a
+// walk), summing their tag-safe quoted lengths; slow is set when one
+// needs the decoded text for that.
 type quoteMeter struct {
+	tape   *jsjson.Tape
 	quoted int
 	slow   bool
 }
 
 func (m *quoteMeter) measure(text []byte) (int, bool) {
-	if n, q, ok := jsjson.LiteralLens(text); ok {
+	if n, q, ok := m.tape.LiteralLens(text); ok {
 		m.quoted += q
 		return n, true
 	}

@@ -564,7 +564,8 @@ type indexJob struct {
 	sig             fileSig
 	enc             Encoding
 	hasRaw, hasZstd bool
-	// watchFirst: watch the session directory before the parse opens it.
+	// watchFirst: the session directory was watched (by a first pass, as
+	// it took the job) before the parse opens it.
 	watchFirst bool
 }
 
@@ -829,16 +830,26 @@ func (ix *Indexed) parseAll(ctx context.Context, jobs []indexJob, initial bool) 
 	defer dir.Close() // after the workers: results is drained below
 	results := make(chan *entry, 64)
 	var next atomic.Int64
+	// A first pass watches each session as its parse starts, in the
+	// jobs' order (newest first): taking a job and watching it is one
+	// step, or a worker could watch a later job before another watched
+	// the one it took, and the cap's last watch go to the older one.
+	var take sync.Mutex
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for {
+				take.Lock()
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) || ctx.Err() != nil || ix.isClosed() {
+					take.Unlock()
 					return
 				}
 				j := jobs[i]
-				j.watchFirst = ix.watchAtParse
+				if j.watchFirst = ix.watchAtParse; j.watchFirst {
+					ix.watchDir(filepath.Join(ix.root, j.proj, j.seg), j.proj+"/"+j.seg, false, false)
+				}
+				take.Unlock()
 				results <- ix.parseOnce(dir, j)
 			}
 		})
@@ -930,9 +941,6 @@ func (p *publisher) publish() {
 // store root a pass holds open (nil: none).
 func (ix *Indexed) parseOnce(d *beneath.Root, j indexJob) *entry {
 	key := parseKey{dir: j.proj + "/" + j.seg, enc: j.enc, sig: j.sig}
-	if j.watchFirst {
-		ix.watchDir(filepath.Join(ix.root, j.proj, j.seg), key.dir, false, false)
-	}
 	ix.parsesMu.Lock()
 	call, shared := ix.parses[key]
 	if !shared {

@@ -283,3 +283,33 @@ func FuzzPlainBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTapeLiteralLens: for a string the validating walk held on its tape in
+// valid UTF-8, the tape's counted lengths are LiteralLens's (and it
+// declines what LiteralLens declines); a slice that is not one held value
+// (white space around it, several members, the member's colon) is
+// measured by LiteralLens itself.
+func FuzzTapeLiteralLens(f *testing.F) {
+	for _, s := range []string{
+		`""`, `"plain ascii text, long enough for words"`, `"a<b <<< c"`, `"\n\t\"\\\/\b\f\r"`, `"a\\/b"`, `"\\\/"`,
+		`"x\u0041"`, `"\ud800"`, "\"é 界 🙂 \u2028\u2029 \x7f > &\"", `"\/\/<\n"`, `"a\\u0041"`, `"\\\\"`, `"12345678<12345678\n12345678"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		line := append(append([]byte(`{"a":[{"text":`), v...), `}],"b":1}`...)
+		entries, held, ok, utf8OK := CheckObjectTape(line, nil)
+		if !ok || !held || !utf8OK {
+			return
+		}
+		tape := &Tape{Text: line, Entries: entries, UTF8: true}
+		lit := line[len(`{"a":[{"text":`) : len(line)-len(`}],"b":1}`)]
+		for _, w := range [][]byte{lit, line[len(`{"a":[{"text":`)-1 : len(line)-len(`}],"b":1}`)]} {
+			n, q, ok := tape.LiteralLens(w)
+			wantN, wantQ, wantOK := LiteralLens(w)
+			if ok != wantOK || (ok && (n != wantN || q != wantQ)) {
+				t.Fatalf("tape.LiteralLens(%q) = %d, %d, %v; LiteralLens %d, %d, %v", w, n, q, ok, wantN, wantQ, wantOK)
+			}
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package jsjson
 
 import (
+	"bytes"
 	"slices"
 	"unsafe"
 )
@@ -14,6 +15,9 @@ import (
 type Tape struct {
 	Text    []byte
 	Entries []Member
+	// UTF8 is set when Text is valid UTF-8 throughout (CheckObjectTape
+	// reported it, or the text was repaired): LiteralLens relies on it.
+	UTF8 bool
 }
 
 // Members is Members(v, fn), from the tape when it holds the object v.
@@ -56,12 +60,52 @@ func (t *Tape) ObjectField(v []byte, name string) []byte {
 	return found
 }
 
+// LiteralLens is LiteralLens(v). When v is a string the tape holds (a
+// member value or an element of an object or array on it) in a text of
+// valid UTF-8, v is known to be a literal with only valid escapes, no raw
+// control character and valid UTF-8, so its lengths come from counting
+// bytes: '<' (written back as \u003c), backslashes (each starts a
+// two-byte escape) and solidus escapes (written back as one byte), in
+// vectorised searches rather than a pass that stops at every escape and
+// multibyte character. A literal with an escaped backslash or a \u
+// escape is measured by LiteralLens.
+func (t *Tape) LiteralLens(v []byte) (textLen, quotedLen int, ok bool) {
+	if t == nil || !t.UTF8 || len(v) < 2 || v[0] != '"' || t.entry(v) < 0 {
+		return LiteralLens(v)
+	}
+	b := v[1 : len(v)-1]
+	lt := bytes.Count(b, []byte{'<'})
+	k := bytes.IndexByte(b, '\\')
+	if k < 0 {
+		return len(b), 2 + len(b) + 5*lt, true
+	}
+	esc := b[k:]
+	if bytes.Contains(esc, []byte(`\\`)) || bytes.Contains(esc, []byte(`\u`)) {
+		return LiteralLens(v)
+	}
+	escapes, solidus := bytes.Count(esc, []byte{'\\'}), bytes.Count(esc, []byte(`\/`))
+	return len(b) - escapes, 2 + len(b) + 5*lt - solidus, true
+}
+
 // find returns the index of the entry whose value is v, an object or
 // array (by its first byte, open) whose entries the tape holds; -1 when
-// there is none. Entries are in document order, so their values' starts
-// increase with the index.
+// there is none.
 func (t *Tape) find(v []byte, open byte) int32 {
-	if t == nil || len(v) == 0 || v[0] != open || len(t.Entries) == 0 || len(t.Text) == 0 {
+	if len(v) == 0 || v[0] != open {
+		return -1
+	}
+	k := t.entry(v)
+	if k < 0 || t.Entries[k].Sub < 0 {
+		return -1
+	}
+	return k
+}
+
+// entry returns the index of the entry whose value is v (a slice of
+// Text); -1 when there is none. Entries are in document order, so their
+// values' starts increase with the index.
+func (t *Tape) entry(v []byte) int32 {
+	if t == nil || len(v) == 0 || len(t.Entries) == 0 || len(t.Text) == 0 {
 		return -1
 	}
 	off := uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(t.Text)))
@@ -69,7 +113,7 @@ func (t *Tape) find(v []byte, open byte) int32 {
 		return -1 // not a slice of Text
 	}
 	k, found := slices.BinarySearchFunc(t.Entries, int32(off), func(m Member, at int32) int { return int(m.At - at) })
-	if !found || t.Entries[k].End != int32(off)+int32(len(v)) || t.Entries[k].Sub < 0 {
+	if !found || t.Entries[k].End != int32(off)+int32(len(v)) {
 		return -1
 	}
 	return int32(k)

@@ -112,3 +112,29 @@ func FuzzTapeAnswersAsWalks(f *testing.F) {
 	}
 	f.Fuzz(checkTapeAnswersAsWalks)
 }
+
+// TestTapeLiteralLensCountsHeldStrings: strings held on a tape in valid
+// UTF-8 are measured by counting (the tape finds them), with LiteralLens's
+// answers, including a literal it declines (a \u escape).
+func TestTapeLiteralLensCountsHeldStrings(t *testing.T) {
+	for _, lit := range []string{
+		`""`, `"plain"`, `"a<b <<< c"`, `"\n\t\"\/\b\f\r <"`, `"x\/y\/"`, "\"é 界 🙂 \u2028 <tag>\"",
+		`"x\u0041"`, `"a\\/b"`, `"\\"`,
+	} {
+		line := []byte(`{"data":{"content":[{"type":"text","text":` + lit + `}]}}`)
+		entries, held, ok, utf8OK := CheckObjectTape(line, nil)
+		if !ok || !held || !utf8OK {
+			t.Fatalf("%s: not a held object", line)
+		}
+		tape := &Tape{Text: line, Entries: entries, UTF8: true}
+		v := line[len(line)-len(lit)-4 : len(line)-4]
+		if string(v) != lit || tape.entry(v) < 0 {
+			t.Fatalf("the tape of %s does not hold %s", line, v)
+		}
+		n, q, ok := tape.LiteralLens(v)
+		wantN, wantQ, wantOK := LiteralLens(v)
+		if n != wantN || q != wantQ || ok != wantOK {
+			t.Errorf("tape.LiteralLens(%s) = %d, %d, %v; LiteralLens %d, %d, %v", v, n, q, ok, wantN, wantQ, wantOK)
+		}
+	}
+}

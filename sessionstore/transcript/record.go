@@ -127,7 +127,8 @@ func (env *envelope) scan(line []byte) bool {
 	if !held {
 		entries = entries[:0] // kept for the next line
 	}
-	*env = envelope{tape: tape{jsjson.Tape{Text: line, Entries: entries}}, dataAt: -1, seqsAt: -1}
+	// The line is valid UTF-8 now, as read or repaired.
+	*env = envelope{tape: tape{jsjson.Tape{Text: line, Entries: entries, UTF8: true}}, dataAt: -1, seqsAt: -1}
 	switch t := &env.tape; {
 	case !ok:
 		return false
