@@ -64,26 +64,39 @@ func (t *Tape) ObjectField(v []byte, name string) []byte {
 // member value or an element of an object or array on it) in a text of
 // valid UTF-8, v is known to be a literal with only valid escapes, no raw
 // control character and valid UTF-8, so its lengths come from counting
-// bytes: '<' (written back as \u003c), backslashes (each starts a
-// two-byte escape) and solidus escapes (written back as one byte), in
-// vectorised searches rather than a pass that stops at every escape and
-// multibyte character. A literal with an escaped backslash or a \u
+// bytes in vectorised searches rather than from a pass that stops at
+// every escape and multibyte character: '<' (written back as \u003c) and
+// the escapes, found from their backslashes (a run of k of them holds
+// k/2 escaped backslashes and, when k is odd, escapes the byte after it;
+// an escaped solidus is written back as one byte). A literal with a \u
 // escape is measured by LiteralLens.
 func (t *Tape) LiteralLens(v []byte) (textLen, quotedLen int, ok bool) {
 	if t == nil || !t.UTF8 || len(v) < 2 || v[0] != '"' || t.entry(v) < 0 {
 		return LiteralLens(v)
 	}
 	b := v[1 : len(v)-1]
+	escapes, solidus := 0, 0
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			break
+		}
+		run := i + j
+		for i = run; i < len(b) && b[i] == '\\'; i++ {
+		}
+		k := i - run
+		escapes += (k + 1) / 2
+		if k%2 == 1 { // the last backslash escapes b[i]
+			if i == len(b) || b[i] == 'u' {
+				return LiteralLens(v)
+			}
+			if b[i] == '/' {
+				solidus++
+			}
+			i++
+		}
+	}
 	lt := bytes.Count(b, []byte{'<'})
-	k := bytes.IndexByte(b, '\\')
-	if k < 0 {
-		return len(b), 2 + len(b) + 5*lt, true
-	}
-	esc := b[k:]
-	if bytes.Contains(esc, []byte(`\\`)) || bytes.Contains(esc, []byte(`\u`)) {
-		return LiteralLens(v)
-	}
-	escapes, solidus := bytes.Count(esc, []byte{'\\'}), bytes.Count(esc, []byte(`\/`))
 	return len(b) - escapes, 2 + len(b) + 5*lt - solidus, true
 }
 

@@ -119,7 +119,7 @@ func FuzzTapeAnswersAsWalks(f *testing.F) {
 func TestTapeLiteralLensCountsHeldStrings(t *testing.T) {
 	for _, lit := range []string{
 		`""`, `"plain"`, `"a<b <<< c"`, `"\n\t\"\/\b\f\r <"`, `"x\/y\/"`, "\"é 界 🙂 \u2028 <tag>\"",
-		`"x\u0041"`, `"a\\/b"`, `"\\"`,
+		`"x\u0041"`, `"a\\/b"`, `"\\"`, `"C:\\dir\\file\n"`, `"\\\\\\\""`, `"\\\/ \\u0041 \\\u0041"`,
 	} {
 		line := []byte(`{"data":{"content":[{"type":"text","text":` + lit + `}]}}`)
 		entries, held, ok, utf8OK := CheckObjectTape(line, nil)
