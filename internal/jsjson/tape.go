@@ -2,7 +2,6 @@ package jsjson
 
 import (
 	"bytes"
-	"slices"
 	"unsafe"
 )
 
@@ -125,9 +124,20 @@ func (t *Tape) entry(v []byte) int32 {
 	if off >= uintptr(len(t.Text)) || uintptr(len(v)) > uintptr(len(t.Text))-off {
 		return -1 // not a slice of Text
 	}
-	k, found := slices.BinarySearchFunc(t.Entries, int32(off), func(m Member, at int32) int { return int(m.At - at) })
-	if !found || t.Entries[k].End != int32(off)+int32(len(v)) {
+	// A binary search written out: slices.BinarySearchFunc's comparison
+	// is a call per step, and an item's sizes look up each of its blocks
+	// and texts here.
+	at := int32(off)
+	lo, hi := 0, len(t.Entries)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); t.Entries[m].At < at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(t.Entries) || t.Entries[lo].At != at || t.Entries[lo].End != at+int32(len(v)) {
 		return -1
 	}
-	return int32(k)
+	return int32(lo)
 }
