@@ -533,11 +533,11 @@ func placeState(r *binenc.Reader, s *savedState, states *stateSection, at *int64
 type stateSection struct {
 	r *io.SectionReader
 	// file is the file r reads, closed with the section; nil for bytes.
-	file *os.File
+	file beneath.File
 }
 
 // fileSection is the section of n bytes at base of f.
-func fileSection(f *os.File, base, n int64) *stateSection {
+func fileSection(f beneath.File, base, n int64) *stateSection {
 	return &stateSection{r: io.NewSectionReader(f, base, n), file: f}
 }
 

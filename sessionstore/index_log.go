@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sync"
 
@@ -89,7 +88,7 @@ func (st *logState) clone() *logState {
 type logParser struct {
 	enc   Encoding
 	id    string
-	f     *os.File
+	f     io.ReaderAt
 	st    *logState
 	limit int64
 	// header is the header read by a parse from offset 0.
@@ -276,7 +275,7 @@ func decodeLogState(b []byte) (*logState, error) {
 // openState opens a transcript for resuming or reading a saved parse
 // state: ok is false unless it is still the file sig describes (device and
 // inode), at least st.Offset long, with the same tail CRC.
-func openState(d *beneath.Root, root, path string, sig fileSig, st stateTail) (f *os.File, cur fileSig, ok bool, err error) {
+func openState(d *beneath.Root, root, path string, sig fileSig, st stateTail) (f beneath.File, cur fileSig, ok bool, err error) {
 	f, fi, err := beneath.Open(d, root, path)
 	if err != nil {
 		return nil, fileSig{}, false, err

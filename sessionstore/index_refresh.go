@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -1128,7 +1129,7 @@ func (ix *Indexed) parseFromStart(d *beneath.Root, e *entry, path string) {
 // listFrom sets e's listing facts from h, the header a read of f parsed,
 // or, when the read got none, from a header-only read of f. It returns
 // the header's identity check (nil without a header).
-func (ix *Indexed) listFrom(e *entry, path string, f *os.File, h *transcript.Header) (identity error) {
+func (ix *Indexed) listFrom(e *entry, path string, f io.ReaderAt, h *transcript.Header) (identity error) {
 	var err error
 	if h == nil {
 		h, err = transcript.ReadHeader(f, e.Enc.framing())

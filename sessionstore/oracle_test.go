@@ -29,17 +29,16 @@ import (
 func readStable(root, path string, limit int64) ([]byte, error) {
 	var data []byte
 	for attempt := 0; attempt < 4; attempt++ {
-		f, _, err := beneath.Open(nil, root, path)
+		f, st1, err := beneath.Open(nil, root, path)
 		if err != nil {
 			return nil, err
 		}
-		st1, err1 := f.Stat()
-		if err1 == nil && st1.Size() > limit {
+		if st1.Size() > limit {
 			f.Close()
 			return nil, transcript.Limitf(limit, "the transcript holds %d bytes, more than the read limit of a full load", st1.Size())
 		}
-		data, err = io.ReadAll(io.LimitReader(f, limit+1))
-		st2, err2 := f.Stat()
+		data, err = io.ReadAll(io.NewSectionReader(f, 0, limit+1))
+		st2, err2 := os.Stat(path)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -47,7 +46,7 @@ func readStable(root, path string, limit int64) ([]byte, error) {
 		if int64(len(data)) > limit {
 			return nil, transcript.Limitf(limit, "the transcript grew past the read limit of a full load while it was read")
 		}
-		if err1 == nil && err2 == nil && st1.Size() == st2.Size() &&
+		if err2 == nil && st1.Size() == st2.Size() &&
 			st1.ModTime().Equal(st2.ModTime()) && int64(len(data)) == st2.Size() {
 			break
 		}

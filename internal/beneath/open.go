@@ -14,8 +14,8 @@ package beneath
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,28 +28,47 @@ import (
 // path below the root is a symlink (or a reparse point).
 var ErrSymlink = errors.New("a path component below the store root is a symbolic link or reparse point")
 
+// File is a file Open opened, read at offsets and then closed.
+type File interface {
+	io.ReaderAt
+	io.Closer
+}
+
 // Open opens path below root read-only, without following a symlink below
 // root, race-free (a session directory swapped for a link outside fails
 // the open), non-blocking, and only if it is a regular file, which it
 // returns with its stat. d is root held open (OpenRoot), or nil.
-func Open(d *Root, root, path string) (*os.File, fs.FileInfo, error) {
+func Open(d *Root, root, path string) (File, fs.FileInfo, error) {
 	rel, in := Rel(root, path)
 	if !in || rel == "." {
 		return nil, nil, fmt.Errorf("%s is not below the store root %s", path, root)
 	}
+	return openIn(d, root, rel, path)
+}
+
+// openOSFile is Open through an *os.File.
+func openOSFile(d *Root, root, rel, path string) (File, fs.FileInfo, error) {
 	f, err := openNoFollowIn(d, root, rel)
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file (mode %s)", path, fi.Mode().Type())
+	if err == nil {
+		err = checkRegular(path, fi)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// checkRegular refuses a file that is not a regular one.
+func checkRegular(path string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (mode %s)", path, fi.Mode().Type())
+	}
+	return nil
 }
 
 // Rel returns path relative to root when path is root or below it
@@ -62,7 +81,7 @@ func Rel(root, path string) (rel string, in bool) {
 // OpenRegular opens path (a cache file) like Open from its directory, and
 // only if it holds at most max bytes: a FIFO, a symlink or /dev/zero there
 // must not hang or exhaust the reader. It returns the file and its size.
-func OpenRegular(path string, max int64) (*os.File, int64, error) {
+func OpenRegular(path string, max int64) (File, int64, error) {
 	f, fi, err := Open(nil, filepath.Dir(path), path)
 	if err != nil {
 		return nil, 0, err
@@ -100,7 +119,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 // serves (kept: a cache's head, which a restart's first answer waits for)
 // are read into huge pages (package hugepage); others are not, so that
 // the advice stays on a few long-lived arrays.
-func ReadRange(f *os.File, path string, from, to int64, kept bool) ([]byte, error) {
+func ReadRange(f io.ReaderAt, path string, from, to int64, kept bool) ([]byte, error) {
 	var data []byte
 	if kept {
 		data = hugepage.Make[byte](int(to - from))

@@ -4,6 +4,7 @@ package beneath
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -86,7 +87,7 @@ func TestOpen(t *testing.T) {
 			go func() {
 				defer close(done)
 				defer d.Close()
-				var f *os.File
+				var f File
 				if f, _, err = Open(d, c.root, filepath.Join(c.root, c.rel)); err == nil {
 					f.Close()
 				}
@@ -160,5 +161,69 @@ func TestReadRegular(t *testing.T) {
 	}
 	if data, err := ReadRegular(bigPath, 1<<30); err != nil || !bytes.Equal(data, big) {
 		t.Errorf("a file of %d bytes read in parts: %d bytes, %v", len(big), len(data), err)
+	}
+}
+
+// TestOpenReadsAndStatsAsTheOSPackage: what Open returns (a descriptor of
+// its own with openat2, an *os.File after an openat walk) reads at offsets
+// as io.ReaderAt says and stats as os.Stat does.
+func TestOpenReadsAndStatsAsTheOSPackage(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "p", "s", "session.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("0123456789abcdef")
+	if err := os.WriteFile(path, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 6, 11, 0, 0, 123456789, time.UTC)
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noOpenat2.Store(false)
+	for _, walk := range []bool{false, true} {
+		noOpenat2.Store(walk)
+		f, fi, err := Open(nil, root, path)
+		if err != nil {
+			t.Fatalf("walk %v: %v", walk, err)
+		}
+		if fi.Name() != want.Name() || fi.Size() != want.Size() || fi.Mode() != want.Mode() || !fi.ModTime().Equal(want.ModTime()) || fi.IsDir() {
+			t.Errorf("walk %v: stat %s %d %v %v, want %s %d %v %v", walk, fi.Name(), fi.Size(), fi.Mode(), fi.ModTime(), want.Name(), want.Size(), want.Mode(), want.ModTime())
+		}
+		got, wantSys := fi.Sys().(*syscall.Stat_t), want.Sys().(*syscall.Stat_t)
+		if got == nil || got.Dev != wantSys.Dev || got.Ino != wantSys.Ino {
+			t.Errorf("walk %v: Sys %+v, want device %d inode %d", walk, got, wantSys.Dev, wantSys.Ino)
+		}
+		for _, r := range []struct {
+			off, n  int64
+			read    string
+			wantEOF bool
+		}{
+			{0, 16, "0123456789abcdef", false},
+			{4, 4, "4567", false},
+			{12, 8, "cdef", true},
+			{16, 4, "", true},
+			{40, 1, "", true},
+		} {
+			p := make([]byte, r.n)
+			n, err := f.ReadAt(p, r.off)
+			if string(p[:n]) != r.read || (err == io.EOF) != r.wantEOF || (err != nil && err != io.EOF) {
+				t.Errorf("walk %v: ReadAt(%d bytes at %d) = %q, %v; want %q (EOF %v)", walk, r.n, r.off, p[:n], err, r.read, r.wantEOF)
+			}
+		}
+		if _, err := f.ReadAt(make([]byte, 1), -1); err == nil {
+			t.Errorf("walk %v: a read at a negative offset did not fail", walk)
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("walk %v: close: %v", walk, err)
+		}
+		if err := f.Close(); err == nil {
+			t.Errorf("walk %v: a second close did not fail", walk)
+		}
 	}
 }
