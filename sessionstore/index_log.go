@@ -95,7 +95,7 @@ type logParser struct {
 	header     *transcript.Header
 	headerLine []byte
 	fd         *transcript.Fold
-	rec        transcript.Record // the record being folded (a copy: a pointer to apply's would allocate each)
+	rec        transcript.Record // the record being folded, read in place (Cursor.Read)
 }
 
 // cursor returns a cursor over the transcript's first size bytes.
@@ -129,18 +129,18 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 	cur.Resume(transcript.Position{Offset: p.st.Offset, Lines: p.st.Lines, Frames: p.st.Frames, NextSeq: p.st.Fold.Count, Sum: p.st.Sum})
 	committed := p.st
 	for {
-		rec, err := cur.Next()
+		err := cur.Read(&p.rec)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		if rec.Loc.Torn && p.st == committed {
+		if p.rec.Loc.Torn && p.st == committed {
 			p.st = committed.clone()
 			p.fd = nil
 		}
-		p.apply(rec)
+		p.apply()
 	}
 	pos := cur.Position()
 	committed.Offset, committed.Lines, committed.Frames, committed.Sum = pos.Offset, pos.Lines, pos.Frames, pos.Sum
@@ -156,8 +156,9 @@ func (p *logParser) parse(size int64) (view *logState, err error) {
 	return view, nil
 }
 
-// apply folds one record.
-func (p *logParser) apply(rec transcript.Record) {
+// apply folds the record read, p.rec.
+func (p *logParser) apply() {
+	rec := &p.rec
 	if rec.Header != nil {
 		p.header, p.headerLine, p.id = rec.Header, rec.HeaderLine, rec.Header.ID
 		return
@@ -166,7 +167,6 @@ func (p *logParser) apply(rec transcript.Record) {
 	if rec.Skipped.N > 0 {
 		fd.Skip(rec.Skipped.N, rec.Skipped.Seq0+rec.Skipped.N-1, rec.Skipped.Last)
 	}
-	p.rec = rec
 	for i := range rec.Events {
 		fd.Stored(&rec.Events[i])
 	}

@@ -204,56 +204,71 @@ func (c *Cursor) Close() {
 // tail is not an error), or the read's error: framing, corruption, the
 // read limit, I/O.
 func (c *Cursor) Next() (Record, error) {
+	var rec Record
+	err := c.Read(&rec)
+	return rec, err
+}
+
+// Read is Next into *rec, which it overwrites: a record passed up by value
+// through the cursor's layers was copied four times per line.
+func (c *Cursor) Read(rec *Record) error {
 	if c.framing == Frames {
-		return c.nextInFrame()
+		return c.nextInFrame(rec)
 	}
-	return c.nextLine()
+	return c.nextLine(rec)
 }
 
 // nextLine is Next for raw lines. Lines after a bad one are still scanned
 // (a later turn/end makes it corruption) but not returned.
-func (c *Cursor) nextLine() (Record, error) {
+func (c *Cursor) nextLine(rec *Record) error {
 	for {
 		line, off, err := c.in.line(func() error { return c.growForLine(&c.in) })
 		if err == io.EOF {
+			*rec = Record{}
 			if c.wantHeader {
-				return Record{}, backendf("empty or header-less session log")
+				return backendf("empty or header-less session log")
 			}
-			return Record{}, io.EOF
+			return io.EOF
 		}
 		if err != nil {
-			return Record{}, err
+			*rec = Record{}
+			return err
 		}
 		end := off + int64(len(line)) + 1
 		if c.wantHeader {
 			h, err := ParseHeaderLine(line)
 			if err != nil {
-				return Record{}, err
+				*rec = Record{}
+				return err
 			}
 			c.wantHeader, c.pos.Offset, c.pos.Sum = false, end, c.in.sum
-			return Record{Header: h, HeaderLine: bytes.Clone(line)}, nil
+			*rec = Record{Header: h, HeaderLine: bytes.Clone(line)}
+			return nil
 		}
-		rec, ok, err := c.scan(line, Loc{Off: off})
+		ok, err := c.scan(line, Loc{Off: off}, rec)
 		if err != nil || ok {
 			if ok {
 				c.pos.Offset, c.pos.Lines, c.pos.NextSeq, c.pos.Sum = end, c.sc.lines, c.sc.nextSeq, c.in.sum
 			}
-			return rec, err
+			return err
 		}
 	}
 }
 
-// scan feeds one line to the scanner: ok reports a good record, false a
-// bad line.
-func (c *Cursor) scan(line []byte, loc Loc) (rec Record, ok bool, err error) {
+// scan feeds one line to the scanner: ok reports a good record, set in
+// *rec, false a bad line (*rec is then cleared).
+func (c *Cursor) scan(line []byte, loc Loc, rec *Record) (ok bool, err error) {
 	c.sc.events = c.sc.events[:0]
 	if err := c.sc.feed(line); err != nil {
-		return Record{}, false, markBackend(err)
+		*rec = Record{}
+		return false, markBackend(err)
 	}
 	if c.sc.bad {
-		return Record{}, false, nil
+		*rec = Record{}
+		return false, nil
 	}
-	return Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line), line: line}, true, nil
+	*rec = Record{Events: c.sc.events, Skipped: c.sc.takeSkipped(), Loc: loc, Size: len(line), line: line}
+	return true, nil
 }
 
 // growForLine grows in's full buffer holding one incomplete line, up to
@@ -287,39 +302,43 @@ func (c *Cursor) growForFrame(in *input) error {
 // nextInFrame is Next for zstd frames. After the first decode-stage error
 // only the framing of the rest is read; a torn final frame's lines come
 // last, with Loc.Torn, never committed.
-func (c *Cursor) nextInFrame() (Record, error) {
+func (c *Cursor) nextInFrame(rec *Record) error {
 	for {
 		if c.text != nil {
-			if rec, ok, err := c.frameLine(); ok || err != nil {
-				return rec, err
+			if ok, err := c.frameLine(rec); ok || err != nil {
+				return err
 			}
 			continue
 		}
 		if c.done {
-			return Record{}, io.EOF
+			*rec = Record{}
+			return io.EOF
 		}
 		frame, off, err := c.in.frame(func() error { return c.growForFrame(&c.in) })
 		if err == io.EOF {
 			if err := c.endOfFrames(); err != nil {
-				return Record{}, err
+				*rec = Record{}
+				return err
 			}
 			continue
 		}
 		if err != nil {
-			return Record{}, err
+			*rec = Record{}
+			return err
 		}
 		if c.pending != nil {
 			continue
 		}
 		c.pos.Frames++
 		if c.pos.Frames == 1 {
-			rec, err := c.headerFrame(frame)
+			header, err := c.headerFrame(frame)
 			if err != nil {
 				c.pending = err
 				continue
 			}
 			c.wantHeader, c.pos.Offset, c.pos.Sum = false, off+int64(len(frame)), c.in.sum
-			return rec, nil
+			*rec = header
+			return nil
 		}
 		c.pending = c.startFrame(frame, off)
 	}
@@ -365,7 +384,7 @@ func (c *Cursor) startFrame(frame []byte, off int64) error {
 
 // frameLine hands out the current frame's next line; ok is false once the
 // frame is done (then committed, unless torn or failed).
-func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
+func (c *Cursor) frameLine(rec *Record) (ok bool, err error) {
 	rest := c.text[c.textAt:]
 	i := bytes.IndexByte(rest, '\n')
 	if i < 0 {
@@ -374,16 +393,16 @@ func (c *Cursor) frameLine() (rec Record, ok bool, err error) {
 			// Nothing was consumed since the frame: in.sum ends at it.
 			c.pos.Offset, c.pos.Lines, c.pos.NextSeq, c.pos.Sum = c.frameEnd, c.sc.lines, c.sc.nextSeq, c.in.sum
 		}
-		return Record{}, false, nil
+		return false, nil
 	}
 	inner := c.textAt
 	c.textAt += i + 1
-	rec, ok, err = c.scan(rest[:i], Loc{Off: c.frameOff, Inner: int64(inner), Torn: c.frameTorn})
+	ok, err = c.scan(rest[:i], Loc{Off: c.frameOff, Inner: int64(inner), Torn: c.frameTorn}, rec)
 	if err != nil && !c.frameTorn {
 		c.pending, err = err, nil
 		c.releaseText()
 	}
-	return rec, ok, err
+	return ok, err
 }
 
 // releaseText ends the current frame's text: a budget buffer goes back for
