@@ -128,15 +128,6 @@ func openat2In(d *Root, root, rel string) (int, error) {
 	}
 }
 
-// ignoringEINTR calls fn until it is not interrupted.
-func ignoringEINTR(fn func() error) error {
-	for {
-		if err := fn(); !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
 // fdFile is a regular file open on a descriptor. Reads at offsets are
 // pread calls, safe to make concurrently.
 type fdFile struct {

@@ -28,12 +28,10 @@ func openComponents(root, rel string) (*os.File, error) {
 			flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
 		}
 		var fd int
-		for {
+		err = ignoringEINTR(func() (err error) {
 			fd, err = unix.Openat(dirfd, c, flags, 0)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+			return err
+		})
 		unix.Close(dirfd)
 		// O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
@@ -45,4 +43,13 @@ func openComponents(root, rel string) (*os.File, error) {
 		dirfd = fd
 	}
 	return os.NewFile(uintptr(dirfd), filepath.Join(root, rel)), nil
+}
+
+// ignoringEINTR calls fn until it is not interrupted.
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
